@@ -1,1 +1,28 @@
 //! `crawl`: a polite, crash-safe web crawler with Mercator's disk-based duplicate-URL eliminator.
+//!
+//! The modules follow a URL through the crawler (see shared/DESIGN.md):
+//! `seeds` → `normalize` (canonical form, scope filter) → `due` (`clock` cache in front of the
+//! sorted on-disk `store`, keyed by `checksum`) → `frontier` (disk FIFO) → `dispatch` and
+//! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
+//! `urllog`. `statedir` and `durable` keep the state directory safe; `cli`, `exit` and
+//! `summary` face the user.
+
+pub mod checksum;
+pub mod cli;
+pub mod clock;
+pub mod crawl;
+pub mod dispatch;
+pub mod due;
+pub mod durable;
+pub mod exit;
+pub mod extract;
+pub mod fetch;
+pub mod frontier;
+pub mod normalize;
+pub mod politeness;
+pub mod robots;
+pub mod seeds;
+pub mod statedir;
+pub mod store;
+pub mod summary;
+pub mod urllog;

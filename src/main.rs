@@ -1,1 +1,116 @@
-fn main() {}
+//! `crawl SEEDS --out DIR`: the command-line entry point.
+
+use anyhow::Result;
+use clap::Parser;
+use crawl::cli::Args;
+use crawl::crawl::{CrawlConfig, run};
+use crawl::dispatch::Ending;
+use crawl::due::DueConfig;
+use crawl::exit::Status;
+use crawl::fetch::FetchConfig;
+use crawl::normalize::Filter;
+use crawl::politeness::DelayRule;
+use crawl::urllog::UrlLog;
+use crawl::{durable, seeds, statedir, summary};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run_cli(args) {
+        Ok(status) => status.into(),
+        Err(failure) => {
+            eprintln!("crawl: {:#}", failure.error);
+            failure.status.into()
+        }
+    }
+}
+
+/// An error and the exit status it maps to.
+struct Failure {
+    status: Status,
+    error: anyhow::Error,
+}
+
+fn bad_input(error: anyhow::Error) -> Failure {
+    Failure {
+        status: Status::BadInput,
+        error,
+    }
+}
+
+fn fatal(error: anyhow::Error) -> Failure {
+    Failure {
+        status: Status::Fatal,
+        error,
+    }
+}
+
+fn run_cli(args: Args) -> Result<Status, Failure> {
+    // Validate everything before building anything.
+    let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
+    let _lock = statedir::open(&args.out).map_err(bad_input)?;
+
+    let mut filter = Filter::new(args.scope, &seeds);
+    filter.max_depth = args.max_depth;
+    filter.include = args.include;
+    filter.exclude = args.exclude;
+    let robots_token = args
+        .user_agent
+        .split(['/', ' '])
+        .next()
+        .unwrap_or("crawl")
+        .to_owned();
+    let config = CrawlConfig {
+        out: args.out.clone(),
+        seeds,
+        workers: args.jobs as usize,
+        max_pages: args.max_pages,
+        filter,
+        delay: DelayRule {
+            factor: args.delay_factor,
+            min: args.min_delay,
+            max: args.max_delay,
+        },
+        fetch: FetchConfig {
+            user_agent: args.user_agent,
+            timeout: args.timeout,
+            max_body: args.max_body,
+        },
+        robots_token,
+        due: DueConfig {
+            cache_entries: args.cache_entries as usize,
+            buffer_entries: args.buffer_entries as usize,
+        },
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let handler_stop = Arc::clone(&stop);
+    ctrlc::set_handler(move || {
+        if handler_stop.swap(true, Ordering::SeqCst) {
+            // A second Ctrl-C: leave now; the state on disk is resumable at any instant.
+            std::process::exit(Status::Interrupted as i32);
+        }
+    })
+    .map_err(|e| fatal(e.into()))?;
+
+    let log = UrlLog::start(Box::new(std::io::stdout()));
+    let outcome = run(config, &log, &stop);
+    let log_result = log.finish();
+    let report = outcome.map_err(fatal)?;
+    log_result.map_err(|e| fatal(anyhow::Error::new(e).context("writing the URL log")))?;
+
+    durable::replace(
+        &args.out.join("summary.json"),
+        summary::to_json(&report).as_bytes(),
+    )
+    .map_err(|e| fatal(anyhow::Error::new(e).context("writing summary.json")))?;
+    if !args.quiet {
+        eprint!("{}", summary::to_text(&report));
+    }
+    Ok(match report.ending {
+        Ending::Stopped if stop.load(Ordering::Relaxed) => Status::Interrupted,
+        _ => Status::Done,
+    })
+}

@@ -1,0 +1,172 @@
+//! The command line: every option with a one-line help and a longer explanation.
+//!
+//! Values are validated here, before any machinery is built: a typo is an error (exit 2),
+//! never a silent zero.
+
+use crate::normalize::Scope;
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
+///
+/// The URL log (one tab-separated line per fetch: status, depth, bytes, ms, content type,
+/// URL, note) goes to stdout; diagnostics and the summary go to stderr. Everything else the
+/// crawl keeps lives under --out.
+#[derive(Parser, Debug)]
+#[command(name = "crawl", version, max_term_width = 100)]
+pub struct Args {
+    /// File of seed URLs, one per line (`-` for stdin).
+    ///
+    /// Blank lines and lines starting with `#` are skipped. A bad line is reported as
+    /// FILE:LINE and nothing is crawled (exit status 2).
+    #[arg(value_name = "SEEDS")]
+    pub seeds: String,
+
+    /// State directory: seen set, frontier, logs, summary.
+    ///
+    /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout and
+    /// stderr). Two crawls cannot share one directory at the same time.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Worker threads.
+    ///
+    /// At most one request is in flight per host at any time, whatever the number of workers,
+    /// so more workers than hosts gains nothing.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: u32,
+
+    /// Stop after this many pages have been fetched.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pages: Option<u64>,
+
+    /// Follow links at most this many hops from a seed (seeds are depth 0).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+
+    /// Which hosts the crawl may visit beyond the seeds.
+    ///
+    /// `host`: the seeds' hosts (host and port) only. `domain`: the seeds' registrable
+    /// domains (www.example.com also covers shop.example.com). `any`: no limit.
+    #[arg(long, value_enum, default_value_t = Scope::Host)]
+    pub scope: Scope,
+
+    /// Only crawl URLs matching this regular expression (repeatable: any may match).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<regex::Regex>,
+
+    /// Never crawl URLs matching this regular expression (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<regex::Regex>,
+
+    /// Wait this many times the last response time before the next request to a host.
+    ///
+    /// Mercator's politeness rule. 0 turns it off (for benchmarks of your own servers);
+    /// robots.txt Crawl-delay and --min-delay still apply.
+    #[arg(long, value_name = "F", default_value_t = 10.0, value_parser = non_negative)]
+    pub delay_factor: f64,
+
+    /// Never contact a host sooner than this many seconds after its last response.
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = seconds)]
+    pub min_delay: Duration,
+
+    /// Cap the delay rule at this many seconds (robots.txt Crawl-delay may still ask for more).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub max_delay: Duration,
+
+    /// User-Agent header; its first word (before `/`) is the robots.txt token.
+    #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
+    pub user_agent: String,
+
+    /// Give up on a request after this many seconds (connect, headers and body together).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+    pub timeout: Duration,
+
+    /// Keep at most this many bytes of a response body (suffixes K, M, G).
+    #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
+    pub max_body: u64,
+
+    /// Entries in the CLOCK cache of recently seen URL checksums.
+    ///
+    /// About 17 bytes each. The cache answers most "seen?" lookups without the disk.
+    #[arg(long, value_name = "N", default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 31))]
+    pub cache_entries: u64,
+
+    /// Cache misses buffered before they are merged into the on-disk seen set.
+    ///
+    /// Larger batches mean fewer passes over the seen-set file; each entry holds its URL in
+    /// memory until the merge.
+    #[arg(long, value_name = "N", default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 28))]
+    pub buffer_entries: u64,
+
+    /// Print nothing on stderr but errors (no summary).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a non-negative number, found {text:?}")),
+    }
+}
+
+fn seconds(text: &str) -> Result<Duration, String> {
+    non_negative(text)
+        .and_then(|v| Duration::try_from_secs_f64(v).map_err(|e| e.to_string()))
+        .map_err(|_| format!("expected a number of seconds such as 0.5 or 30, found {text:?}"))
+}
+
+/// A byte count with an optional K/M/G suffix (powers of 1024).
+fn bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: u64 = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "expected bytes such as 65536, 512K or 10M, found {text:?}"
+            ));
+        }
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("expected a positive byte count such as 512K or 10M, found {text:?}")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_parse_or_fail_loudly() {
+        assert_eq!(bytes("10M"), Ok(10 << 20));
+        assert_eq!(bytes("512k"), Ok(512 << 10));
+        assert_eq!(bytes("7"), Ok(7));
+        assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
+        assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert!(seconds("-1").is_err() && seconds("nan").is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+    }
+}

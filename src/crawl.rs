@@ -1,0 +1,313 @@
+//! The crawl: wires the components together and runs the worker pool.
+//!
+//! seeds → filter → DUE → frontier → dispatcher (politeness, robots) → workers: fetch, log,
+//! extract links → filter → DUE. Each worker loops over `Dispatcher::next_work` until the
+//! dispatcher says the crawl is over. A failure on one URL is a line in the URL log; only
+//! failures of the state directory are fatal.
+
+use crate::checksum::checksum;
+use crate::dispatch::{Dispatcher, Ending};
+use crate::due::{Due, DueConfig, DueStats};
+use crate::extract::extract_links;
+use crate::fetch::{FetchConfig, Fetched, Fetcher};
+use crate::frontier::{Entry, Frontier};
+use crate::normalize::{Filter, Rejection, canonicalize};
+use crate::politeness::{DelayRule, Scheduler, Work};
+use crate::robots::RobotsRules;
+use crate::urllog::{LogLine, UrlLog};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use url::Url;
+
+/// A redirect chain longer than this is abandoned (its last target is not followed).
+pub const MAX_REDIRECTS: u32 = 10;
+/// Links read from one page at most.
+const MAX_LINKS_PER_PAGE: usize = 20_000;
+
+/// Everything a crawl needs, validated.
+pub struct CrawlConfig {
+    pub out: PathBuf,
+    pub seeds: Vec<Url>,
+    pub workers: usize,
+    pub max_pages: Option<u64>,
+    pub filter: Filter,
+    pub delay: DelayRule,
+    pub fetch: FetchConfig,
+    pub robots_token: String,
+    pub due: DueConfig,
+}
+
+/// Counters shared by the workers.
+#[derive(Default)]
+pub struct Counters {
+    pub pages: AtomicU64,
+    pub bytes: AtomicU64,
+    /// By status class: [no response, 1xx, 2xx, 3xx, 4xx, 5xx].
+    pub by_class: [AtomicU64; 6],
+    pub robots_fetches: AtomicU64,
+    pub links: AtomicU64,
+    pub truncated: AtomicU64,
+    /// By `Rejection` (in `Rejection::ALL` order).
+    pub filtered: [AtomicU64; Rejection::ALL.len()],
+}
+
+/// What a finished (or stopped) crawl reports.
+pub struct Report {
+    pub ending: Ending,
+    pub elapsed: Duration,
+    pub counters: Arc<Counters>,
+    pub due: DueStats,
+    pub frontier_left: u64,
+    pub robots_blocked: u64,
+}
+
+/// Runs a crawl to its end. `stop` is raised by a signal handler.
+pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Report> {
+    let started = Instant::now();
+    let frontier = Frontier::open(&config.out.join("frontier"))?;
+    let queue_limit = (config.workers * 16).max(1024);
+    let dispatcher = Arc::new(Dispatcher::new(
+        frontier,
+        Scheduler::new(config.delay),
+        queue_limit,
+        config.max_pages,
+    ));
+    let sink_dispatcher = Arc::clone(&dispatcher);
+    let wake_dispatcher = Arc::clone(&dispatcher);
+    let due = Due::open_with_notify(
+        &config.out.join("seen"),
+        config.due,
+        Box::new(move |novel| sink_dispatcher.push_novel(novel)),
+        Box::new(move || wake_dispatcher.wake_all()),
+    )?;
+    let counters = Arc::new(Counters::default());
+    due.offer(config.seeds.iter().map(|url| {
+        (
+            checksum(url.as_str().as_bytes()),
+            Entry {
+                depth: 0,
+                redirects: 0,
+                url: url.to_string(),
+            },
+        )
+    }))?;
+    due.flush()?;
+
+    let fetcher = Fetcher::new(&config.fetch);
+    let worker = Worker {
+        config: &config,
+        fetcher: &fetcher,
+        due: &due,
+        dispatcher: &dispatcher,
+        counters: &counters,
+        log,
+    };
+    let stop_or_closed = AtomicBool::new(false);
+    let result: Result<()> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..config.workers)
+            .map(|i| {
+                let worker = &worker;
+                let stop_or_closed = &stop_or_closed;
+                std::thread::Builder::new()
+                    .name(format!("worker-{i}"))
+                    .spawn_scoped(scope, move || worker.run(stop, stop_or_closed))
+                    .expect("spawning a worker")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().expect("a worker panicked"))
+    });
+    result?;
+    let due_stats = due.finish()?;
+    let dispatcher = Arc::into_inner(dispatcher).context("the dispatcher is still shared")?;
+    let (ending, frontier_left, robots_blocked) = dispatcher.close()?;
+    Ok(Report {
+        ending,
+        elapsed: started.elapsed(),
+        counters,
+        due: due_stats,
+        frontier_left,
+        robots_blocked,
+    })
+}
+
+struct Worker<'a> {
+    config: &'a CrawlConfig,
+    fetcher: &'a Fetcher,
+    due: &'a Due<Entry>,
+    dispatcher: &'a Dispatcher,
+    counters: &'a Counters,
+    log: &'a UrlLog,
+}
+
+impl Worker<'_> {
+    fn run(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+        let result = self.work(stop, stopped);
+        if let Err(e) = &result {
+            self.dispatcher.fail(e);
+        }
+        result
+    }
+
+    fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+        loop {
+            if stop.load(Ordering::Relaxed) || self.log.is_closed() {
+                stopped.store(true, Ordering::Relaxed);
+            }
+            let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
+                return Ok(());
+            };
+            match work {
+                Work::Robots { host, url } => {
+                    let (rules, elapsed) = self.fetch_robots(&url);
+                    self.dispatcher.robots_done(host, rules, elapsed);
+                }
+                Work::Page { host, entry } => {
+                    let elapsed = self.fetch_page(&entry)?;
+                    self.dispatcher.page_done(host, elapsed);
+                }
+            }
+        }
+    }
+
+    fn fetch_robots(&self, url: &str) -> (RobotsRules, Duration) {
+        self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
+        let token = &self.config.robots_token;
+        match self.fetcher.get_robots(url) {
+            Ok(response) => {
+                self.log_response(&response, 0, url, "robots");
+                (
+                    RobotsRules::from_response(token, response.status, &response.body),
+                    response.elapsed,
+                )
+            }
+            Err(e) => {
+                self.log.write(&LogLine {
+                    status: 0,
+                    depth: 0,
+                    bytes: 0,
+                    millis: e.elapsed.as_millis(),
+                    content_type: None,
+                    url,
+                    note: e.kind,
+                });
+                (RobotsRules::unreachable(token), e.elapsed)
+            }
+        }
+    }
+
+    /// Fetches one page, logs it, and offers what it links to (or redirects to) to the DUE.
+    /// Returns the response time for the politeness rule.
+    fn fetch_page(&self, entry: &Entry) -> Result<Duration> {
+        self.counters.pages.fetch_add(1, Ordering::Relaxed);
+        let response = match self.fetcher.get(&entry.url) {
+            Ok(response) => response,
+            Err(e) => {
+                self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
+                let line = LogLine {
+                    status: 0,
+                    depth: entry.depth,
+                    bytes: 0,
+                    millis: e.elapsed.as_millis(),
+                    content_type: None,
+                    url: &entry.url,
+                    note: e.kind,
+                };
+                self.log.write(&line);
+                return Ok(e.elapsed);
+            }
+        };
+        let class = (response.status / 100).clamp(0, 5) as usize;
+        self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bytes
+            .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+        let page_url = Url::parse(&entry.url).context("a frontier URL does not parse")?;
+        let mut found = Vec::new();
+        let mut note = String::new();
+        if (300..400).contains(&response.status) {
+            if let Some(target) = response
+                .header("location")
+                .and_then(|l| page_url.join(l.trim()).ok())
+            {
+                let target = canonicalize(target);
+                note = format!("redirect:{target}");
+                if entry.redirects < MAX_REDIRECTS {
+                    found.push(Entry {
+                        depth: entry.depth,
+                        redirects: entry.redirects + 1,
+                        url: target.into(),
+                    });
+                } else {
+                    note = "too-many-redirects".into();
+                }
+            }
+        } else if (200..300).contains(&response.status) && response.is_html() {
+            found = self.links_of(&response, &page_url, entry.depth + 1);
+        }
+        if response.truncated {
+            self.counters.truncated.fetch_add(1, Ordering::Relaxed);
+            if note.is_empty() {
+                note = "truncated".into();
+            }
+        }
+        self.log_response(&response, entry.depth, &entry.url, &note);
+        self.offer(found)?;
+        Ok(response.elapsed)
+    }
+
+    fn links_of(&self, response: &Fetched, page_url: &Url, depth: u32) -> Vec<Entry> {
+        let body = response.decoded_body(self.config.fetch.max_body);
+        let extracted = extract_links(&body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
+        self.counters
+            .links
+            .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+        extracted
+            .links
+            .into_iter()
+            .map(|url| Entry {
+                depth,
+                redirects: 0,
+                url: url.into(),
+            })
+            .collect()
+    }
+
+    /// Canonicalizes and filters discovered URLs, then offers the wanted ones to the DUE.
+    fn offer(&self, found: Vec<Entry>) -> Result<()> {
+        let mut wanted = Vec::with_capacity(found.len());
+        for mut entry in found {
+            let Ok(url) = Url::parse(&entry.url) else {
+                continue;
+            };
+            let url = canonicalize(url);
+            match self.config.filter.check(&url, entry.depth) {
+                Ok(()) => {
+                    entry.url = url.into();
+                    wanted.push((checksum(entry.url.as_bytes()), entry));
+                }
+                Err(reason) => {
+                    self.counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        self.due.offer(wanted)
+    }
+
+    fn log_response(&self, response: &Fetched, depth: u32, url: &str, note: &str) {
+        let content_type = response.header("content-type");
+        self.log.write(&LogLine {
+            status: response.status,
+            depth,
+            bytes: response.body.len() as u64,
+            millis: response.elapsed.as_millis(),
+            content_type,
+            url,
+            note,
+        });
+    }
+}

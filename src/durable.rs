@@ -1,0 +1,53 @@
+//! Durable file replacement: the one way the crawler updates a state file.
+//!
+//! A state file is never modified in place. Its new contents go to a temporary file in the same
+//! directory, which is fsynced and renamed over the old name, and then the directory is fsynced so
+//! the rename itself survives a power loss. A crash at any instant leaves either the old file or
+//! the new one, never a mixture.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The temporary name a new version of `path` is written under before it is renamed into place.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Makes a rename or a newly created file in `dir` durable.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Renames a fully written and fsynced `tmp` over `path`, then syncs the directory.
+pub fn commit(tmp: &Path, path: &Path) -> io::Result<()> {
+    fs::rename(tmp, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Replaces `path` atomically with `bytes`.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_path(path);
+    let mut file = File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    commit(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_writes_new_contents_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        replace(&path, b"one").unwrap();
+        replace(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert!(!temp_path(&path).exists());
+    }
+}

@@ -1,0 +1,611 @@
+//! Link extraction: every URL-bearing attribute of an HTML body, made absolute.
+//!
+//! This module owns reading URLs out of HTML — `a/area/link[href]`, the `src` of embedded
+//! resources, `srcset`, `video[poster]`, `object[data]`, `form[action]`,
+//! `meta[http-equiv=refresh]` — and resolving them against the page's effective base
+//! (`<base href>`), as Mercator did: every reference is a candidate, not only anchors. It does
+//! not normalize, filter by scope, or deduplicate: the URLs come back in document order with
+//! duplicates kept, for the normalizer, the filter and the DUE downstream.
+//!
+//! Choices worth knowing:
+//! - The body is streamed through `lol_html` in 16 KiB chunks with a memory cap, in non-strict
+//!   mode, so a huge or malformed body costs bounded memory and never an error: whatever fails
+//!   (memory limit, odd markup) ends extraction with the links found so far.
+//! - `javascript:`, `mailto:`, `data:` and `tel:` references are dropped here because they are
+//!   never fetchable and `data:` URLs can be large; any other scheme that parses is returned and
+//!   left to the filter.
+//! - The `<base href>` value itself is not returned as a link: it only changes how later
+//!   references resolve.
+//! - Character references are decoded only when they end in `;` (what `html_escape` does), so a
+//!   query parameter such as `&copy=2` stays literal, as in browsers; the rare `&amp` without
+//!   `;` stays undecoded too.
+//! - The document's charset decodes attribute values, but queries are percent-encoded as UTF-8
+//!   (the WHATWG URL standard would use the document's encoding). A non-UTF-8 page with
+//!   non-ASCII query strings thus yields URLs a browser would encode differently; such pages are
+//!   rare and the URL is still well-formed.
+
+use encoding_rs::Encoding;
+use lol_html::html_content::Element;
+use lol_html::{AsciiCompatibleEncoding, HandlerResult, HtmlRewriter, MemorySettings, Settings};
+use url::Url;
+
+/// Bytes handed to the parser at a time.
+const CHUNK: usize = 16 * 1024;
+/// Upper bound on the parser's buffers (a tag split across chunks, open elements).
+const MAX_PARSER_MEMORY: usize = 4 * 1024 * 1024;
+/// Elements that may carry a URL; the handler picks the attributes by tag name.
+const SELECTOR: &str = "a, area, link, img, script, iframe, frame, embed, source, audio, video, \
+                        track, input, object, form, meta, base";
+/// Schemes never worth returning (see the module doc).
+const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
+
+/// The links of one page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// Absolute URLs in document order, duplicates kept.
+    pub links: Vec<Url>,
+    /// More than `max_links` links were found; the rest were dropped.
+    pub truncated: bool,
+}
+
+/// Extracts the links of an HTML `body` fetched from `page_url`.
+///
+/// `charset` is the label from the `Content-Type` header, if any; without a usable one the
+/// document's `<meta charset>` is honoured, else UTF-8 is assumed. At most `max_links` links are
+/// returned. Never fails: unparseable values are skipped, and a parser error (e.g. its memory
+/// limit) ends extraction with what was found so far.
+pub fn extract_links(
+    body: &[u8],
+    page_url: &Url,
+    charset: Option<&str>,
+    max_links: usize,
+) -> Extracted {
+    let header_encoding = charset
+        .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
+        .and_then(AsciiCompatibleEncoding::new);
+    let mut state = State {
+        page_url,
+        base: page_url.clone(),
+        base_seen: false,
+        max_links,
+        out: Extracted::default(),
+    };
+    {
+        let settings = Settings::new()
+            .with_strict(false)
+            .with_encoding(header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8))
+            // The header's charset wins over `<meta>` (HTML encoding sniffing).
+            .with_adjust_charset_on_meta_tag(header_encoding.is_none())
+            .with_memory_settings(
+                MemorySettings::new()
+                    .with_preallocated_parsing_buffer_size(CHUNK)
+                    .with_max_allowed_memory_usage(MAX_PARSER_MEMORY),
+            )
+            .append_element_content_handler(lol_html::element!(SELECTOR, |el| state.element(el)));
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        // `end` panics after a failed `write`, so it is only reached when every write succeeded.
+        let written = body
+            .chunks(CHUNK)
+            .try_for_each(|chunk| rewriter.write(chunk));
+        if written.is_ok() {
+            let _ = rewriter.end();
+        }
+    }
+    state.out
+}
+
+/// What the element handler accumulates while the document streams by.
+struct State<'a> {
+    page_url: &'a Url,
+    /// The effective base: the page URL until the first `<base href>`.
+    base: Url,
+    base_seen: bool,
+    max_links: usize,
+    out: Extracted,
+}
+
+impl State<'_> {
+    /// Reads the URL-bearing attributes of one element. Returns an error (which stops the parser)
+    /// once the link limit is exceeded.
+    fn element(&mut self, el: &mut Element<'_, '_>) -> HandlerResult {
+        match el.tag_name().as_str() {
+            "a" | "area" | "link" => self.attr(el, "href"),
+            "img" | "source" => {
+                self.attr(el, "src");
+                if let Some(srcset) = el.get_attribute("srcset") {
+                    let srcset = html_escape::decode_html_entities(&srcset);
+                    for candidate in srcset_urls(&srcset) {
+                        self.push(candidate);
+                    }
+                }
+            }
+            "video" => {
+                self.attr(el, "src");
+                self.attr(el, "poster");
+            }
+            "script" | "iframe" | "frame" | "embed" | "audio" | "track" | "input" => {
+                self.attr(el, "src");
+            }
+            "object" => self.attr(el, "data"),
+            "form" => self.attr(el, "action"),
+            "meta" => {
+                let refresh = el
+                    .get_attribute("http-equiv")
+                    .is_some_and(|v| v.trim_matches(is_ascii_ws).eq_ignore_ascii_case("refresh"));
+                if let Some(content) = el.get_attribute("content").filter(|_| refresh) {
+                    let content = html_escape::decode_html_entities(&content);
+                    if let Some(target) = refresh_url(&content) {
+                        self.push(target);
+                    }
+                }
+            }
+            "base" => self.base(el),
+            _ => {}
+        }
+        if self.out.truncated {
+            return Err("link limit reached".into());
+        }
+        Ok(())
+    }
+
+    /// Handles `<base href>`: only the first one with an `href` counts (HTML standard), resolved
+    /// against the page URL; a value that does not parse or cannot serve as a base is ignored.
+    fn base(&mut self, el: &Element<'_, '_>) {
+        if self.base_seen {
+            return;
+        }
+        let Some(href) = el.get_attribute("href") else {
+            return;
+        };
+        self.base_seen = true;
+        let href = html_escape::decode_html_entities(&href);
+        if let Ok(base) = self.page_url.join(href.trim_matches(is_ascii_ws))
+            && !base.cannot_be_a_base()
+            && !matches!(base.scheme(), "data" | "javascript")
+        {
+            self.base = base;
+        }
+    }
+
+    fn attr(&mut self, el: &Element<'_, '_>, name: &str) {
+        if let Some(value) = el.get_attribute(name) {
+            self.push(&html_escape::decode_html_entities(&value));
+        }
+    }
+
+    /// Resolves one raw (entity-decoded) value and records it, or sets `truncated`.
+    fn push(&mut self, raw: &str) {
+        let value = raw.trim_matches(is_ascii_ws);
+        if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
+            return;
+        }
+        // `join` also strips embedded tabs and newlines, as the URL standard says.
+        let Ok(url) = self.base.join(value) else {
+            return;
+        };
+        if DROPPED_SCHEMES.contains(&url.scheme()) {
+            return;
+        }
+        if self.out.links.len() >= self.max_links {
+            self.out.truncated = true;
+        } else {
+            self.out.links.push(url);
+        }
+    }
+}
+
+/// ASCII whitespace as the HTML standard defines it.
+fn is_ascii_ws(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ')
+}
+
+/// A cheap check before parsing, mainly so large `data:` URLs are never parsed.
+fn has_dropped_scheme(value: &str) -> bool {
+    DROPPED_SCHEMES.iter().any(|scheme| {
+        value.len() > scheme.len()
+            && value.as_bytes()[scheme.len()] == b':'
+            && value.as_bytes()[..scheme.len()].eq_ignore_ascii_case(scheme.as_bytes())
+    })
+}
+
+/// The URLs of a `srcset` value: comma-separated candidates `URL [descriptors]`.
+///
+/// Follows the HTML standard's tokenizer closely: a URL runs to the next whitespace, so it may
+/// contain commas, except that trailing commas end the candidate; descriptors run to the next
+/// comma outside parentheses. Descriptors are skipped, not validated, so a candidate with
+/// invalid descriptors is still returned (a browser would drop it).
+fn srcset_urls(srcset: &str) -> Vec<&str> {
+    let mut urls = Vec::new();
+    let mut rest = srcset;
+    loop {
+        rest = rest.trim_start_matches(|c| is_ascii_ws(c) || c == ',');
+        if rest.is_empty() {
+            return urls;
+        }
+        let end = rest.find(is_ascii_ws).unwrap_or(rest.len());
+        let (url, after) = rest.split_at(end);
+        rest = after;
+        let trimmed = url.trim_end_matches(',');
+        urls.push(trimmed);
+        if trimmed.len() < url.len() {
+            continue; // The commas ended the candidate: no descriptors.
+        }
+        let mut depth = 0usize;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| match c {
+                '(' => {
+                    depth += 1;
+                    false
+                }
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+                ',' => depth == 0,
+                _ => false,
+            })
+            .map_or(rest.len(), |(i, _)| i);
+        rest = &rest[end..];
+    }
+}
+
+/// The URL of a `<meta http-equiv=refresh>` `content` value such as `5; url=/x`,
+/// `0;URL='/x'` or `3, /x`, following the HTML standard's "shared declarative refresh steps".
+/// Returns `None` for a delay without a URL (a reload of the same page).
+fn refresh_url(content: &str) -> Option<&str> {
+    let rest = content.trim_start_matches(is_ascii_ws);
+    let delay_end = rest
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(rest.len());
+    if delay_end == 0 {
+        return None; // The standard requires a delay.
+    }
+    let rest = rest[delay_end..].trim_start_matches(is_ascii_ws);
+    let rest = rest.strip_prefix([';', ',']).unwrap_or(rest);
+    let mut url = rest.trim_start_matches(is_ascii_ws);
+    if url.len() >= 3 && url.as_bytes()[..3].eq_ignore_ascii_case(b"url") {
+        let after = url[3..].trim_start_matches(is_ascii_ws);
+        if let Some(after) = after.strip_prefix('=') {
+            url = after.trim_start_matches(is_ascii_ws);
+        }
+    }
+    if let Some(quote) = url.chars().next().filter(|&c| c == '"' || c == '\'') {
+        url = &url[1..];
+        url = url.find(quote).map_or(url, |end| &url[..end]);
+    }
+    (!url.trim_matches(is_ascii_ws).is_empty()).then_some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "http://example.com/dir/page.html";
+
+    fn links_with(body: &[u8], charset: Option<&str>) -> Vec<String> {
+        let page = Url::parse(PAGE).unwrap();
+        let out = extract_links(body, &page, charset, 1000);
+        assert!(!out.truncated);
+        out.links.into_iter().map(String::from).collect()
+    }
+
+    fn links(body: &str) -> Vec<String> {
+        links_with(body.as_bytes(), None)
+    }
+
+    #[test]
+    fn every_attribute_kind() {
+        let body = r#"<html><head>
+            <link rel=stylesheet href="/style.css">
+            <script src="/app.js"></script>
+            <meta http-equiv="refresh" content="5; url=/refreshed">
+            </head><body>
+            <a href="/a">a</a>
+            <map><area href="/area"></map>
+            <img src="/img.png" srcset="/small.png 1x, /big.png 2x">
+            <picture><source src="/source.webm" srcset="/s1.jpg 480w"></picture>
+            <iframe src="/iframe"></iframe>
+            <frameset><frame src="/frame"></frameset>
+            <embed src="/embed">
+            <audio src="/audio.ogg"></audio>
+            <video src="/video.mp4" poster="/poster.jpg"><track src="/subs.vtt"></video>
+            <object data="/object.swf"></object>
+            <form action="/search"><input type=image src="/button.png"></form>
+            </body></html>"#;
+        let expected: Vec<String> = [
+            "/style.css",
+            "/app.js",
+            "/refreshed",
+            "/a",
+            "/area",
+            "/img.png",
+            "/small.png",
+            "/big.png",
+            "/source.webm",
+            "/s1.jpg",
+            "/iframe",
+            "/frame",
+            "/embed",
+            "/audio.ogg",
+            "/video.mp4",
+            "/poster.jpg",
+            "/subs.vtt",
+            "/object.swf",
+            "/search",
+            "/button.png",
+        ]
+        .iter()
+        .map(|path| format!("http://example.com{path}"))
+        .collect();
+        assert_eq!(links(body), expected);
+    }
+
+    #[test]
+    fn elements_without_url_attributes_yield_nothing() {
+        let body = r#"<a name="x">x</a><img alt="y"><form method=post>
+            <meta name=x content="5; url=/no">"#;
+        assert!(links(body).is_empty());
+    }
+
+    #[test]
+    fn duplicates_are_kept_in_document_order() {
+        assert_eq!(
+            links(r#"<a href="/b"></a><a href="/a"></a><a href="/b"></a>"#),
+            [
+                "http://example.com/b",
+                "http://example.com/a",
+                "http://example.com/b"
+            ]
+        );
+    }
+
+    #[test]
+    fn entities_are_decoded_before_joining() {
+        assert_eq!(
+            links(r#"<a href="a?x=1&amp;y=2">x</a><a href="&#x2F;b&#47;c">y</a>"#),
+            ["http://example.com/dir/a?x=1&y=2", "http://example.com/b/c"]
+        );
+    }
+
+    #[test]
+    fn entities_without_semicolon_stay_literal() {
+        // Browsers also leave `&copy=` alone in attributes; `html_escape` decodes only
+        // references that end in `;`, so query parameters named like entities survive.
+        assert_eq!(
+            links(r#"<a href="?a=1&copy=2&not=3&amp;times=4">x</a>"#),
+            ["http://example.com/dir/page.html?a=1&copy=2&not=3&times=4"]
+        );
+    }
+
+    #[test]
+    fn base_applies_only_after_it_and_only_the_first_counts() {
+        let body = r#"<a href="before"></a>
+            <base target="_blank">
+            <base href="http://other.org/base/">
+            <a href="after"></a>
+            <base href="http://third.net/">
+            <a href="/rooted"></a>"#;
+        assert_eq!(
+            links(body),
+            [
+                "http://example.com/dir/before",
+                "http://other.org/base/after",
+                "http://other.org/rooted",
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_base_is_joined_against_the_page_url() {
+        assert_eq!(
+            links(r#"<base href="../sub/"><a href="x">x</a>"#),
+            ["http://example.com/sub/x"]
+        );
+    }
+
+    #[test]
+    fn unusable_base_is_ignored() {
+        assert_eq!(
+            links(r#"<base href="javascript:void(0)"><a href="x">x</a>"#),
+            ["http://example.com/dir/x"]
+        );
+    }
+
+    #[test]
+    fn relative_references() {
+        let body = r##"<a href="../up"></a><a href="./same"></a><a href="?q=1"></a>
+            <a href="//cdn.example.net/lib.js"></a><a href="#frag"></a>
+            <a href="HTTPS://Example.COM:443/x"></a>"##;
+        assert_eq!(
+            links(body),
+            [
+                "http://example.com/up",
+                "http://example.com/dir/same",
+                "http://example.com/dir/page.html?q=1",
+                "http://cdn.example.net/lib.js",
+                "http://example.com/dir/page.html#frag",
+                "https://example.com/x",
+            ]
+        );
+    }
+
+    #[test]
+    fn whitespace_is_trimmed_and_empty_values_skipped() {
+        assert_eq!(
+            links(
+                "<a href=\"  /x\n\">x</a><a href=\"/a\tb\"></a>\
+                 <a href=\"\"></a><a href=\"  \"></a><a href></a>"
+            ),
+            ["http://example.com/x", "http://example.com/ab"]
+        );
+    }
+
+    #[test]
+    fn unfetchable_schemes_are_dropped_but_others_kept() {
+        let body = r#"<a href="javascript:go()"></a><a href="MAILTO:a@b.c"></a>
+            <img src="data:image/png;base64,AAAA"><a href="tel:+123"></a>
+            <a href="java&#x09;script:x()"></a>
+            <a href="ftp://files.example.com/f"></a><a href="http://[bad"></a>"#;
+        assert_eq!(links(body), ["ftp://files.example.com/f"]);
+    }
+
+    #[test]
+    fn srcset_parsing() {
+        assert_eq!(
+            srcset_urls("a.jpg 1x, b.jpg 2x,c.jpg, d.jpg 100w"),
+            ["a.jpg", "b.jpg", "c.jpg", "d.jpg"]
+        );
+        // A comma inside a URL is kept; only trailing commas end a candidate.
+        assert_eq!(
+            srcset_urls("/img?w=1,h=2 1x,/x.jpg,, /y.jpg"),
+            ["/img?w=1,h=2", "/x.jpg", "/y.jpg"]
+        );
+        // Commas inside parenthesised descriptors do not split.
+        assert_eq!(srcset_urls("a.jpg (foo, bar), b.jpg"), ["a.jpg", "b.jpg"]);
+        assert_eq!(srcset_urls("  \n , "), Vec::<&str>::new());
+        assert_eq!(srcset_urls("single.png"), ["single.png"]);
+    }
+
+    #[test]
+    fn meta_refresh_variants() {
+        assert_eq!(refresh_url("5; url=/x"), Some("/x"));
+        assert_eq!(refresh_url("0;URL='/x'"), Some("/x"));
+        assert_eq!(refresh_url("0; Url = \"/x y\" trailing"), Some("/x y"));
+        assert_eq!(refresh_url("3, /plain"), Some("/plain"));
+        assert_eq!(refresh_url("1.5;url=/dec"), Some("/dec"));
+        assert_eq!(refresh_url("0; urlish"), Some("urlish"));
+        assert_eq!(refresh_url("0;url='/unterminated"), Some("/unterminated"));
+        assert_eq!(refresh_url("5"), None);
+        assert_eq!(refresh_url("5; "), None);
+        assert_eq!(refresh_url("url=/no-delay"), None);
+        assert_eq!(
+            links(r#"<META HTTP-EQUIV="Refresh" CONTENT="0;URL='/moved?a=1&amp;b=2'">"#),
+            ["http://example.com/moved?a=1&b=2"]
+        );
+    }
+
+    #[test]
+    fn malformed_markup() {
+        let body = "<div><p>unclosed <a href=/one>one<a href=two.html>two\
+                    <img src=three.png alt=x y z><b <a href='/four'> 1 < 2 <<a href=\"/five\"\
+                    </table></td><a href=/six";
+        // As in a browser: `<b <a href='/four'>` is a `b` element with an attribute named `<a`,
+        // and the tag left open at the end of the input is dropped.
+        assert_eq!(
+            links(body),
+            [
+                "http://example.com/one",
+                "http://example.com/dir/two.html",
+                "http://example.com/dir/three.png",
+                "http://example.com/five",
+            ]
+        );
+    }
+
+    #[test]
+    fn markup_inside_text_comments_and_scripts_is_not_a_link() {
+        let body = "<textarea><a href=/no></textarea>\
+                    <script>document.write('<a href=/js>')</script>\
+                    <!-- <a href=/comment> --><title><a href=/t></title><a href=/yes>";
+        assert_eq!(links(body), ["http://example.com/yes"]);
+    }
+
+    #[test]
+    fn invalid_utf8_does_not_stop_extraction() {
+        let body = b"<p>\xff\xfe\xc3</p><a href=\"/ok\">\x80</a><a href=\"/bad\xffbyte\">";
+        assert_eq!(
+            links_with(body, None),
+            [
+                "http://example.com/ok",
+                "http://example.com/bad%EF%BF%BDbyte"
+            ]
+        );
+    }
+
+    #[test]
+    fn latin1_header_charset_decodes_hrefs() {
+        let body = b"<a href=\"/caf\xe9\">caf\xe9</a>";
+        assert_eq!(
+            links_with(body, Some("ISO-8859-1")),
+            ["http://example.com/caf%C3%A9"]
+        );
+    }
+
+    #[test]
+    fn meta_charset_is_honoured_without_a_header_charset() {
+        let body = b"<meta charset=\"windows-1252\"><a href=\"/caf\xe9\">x</a>";
+        assert_eq!(links_with(body, None), ["http://example.com/caf%C3%A9"]);
+        // The header wins over the meta tag.
+        let body = "<meta charset=\"windows-1252\"><a href=\"/café\">x</a>";
+        assert_eq!(
+            links_with(body.as_bytes(), Some("utf-8")),
+            ["http://example.com/caf%C3%A9"]
+        );
+    }
+
+    #[test]
+    fn unknown_or_non_ascii_compatible_charset_falls_back_to_utf8() {
+        let body = "<a href=\"/café\">x</a>";
+        let expected = ["http://example.com/caf%C3%A9"];
+        assert_eq!(
+            links_with(body.as_bytes(), Some("no-such-charset")),
+            expected
+        );
+        assert_eq!(links_with(body.as_bytes(), Some("utf-16le")), expected);
+    }
+
+    #[test]
+    fn truncation_at_max_links() {
+        let page = Url::parse(PAGE).unwrap();
+        let body: String = (0..10).map(|i| format!("<a href=\"/{i}\">")).collect();
+        let out = extract_links(body.as_bytes(), &page, None, 3);
+        assert!(out.truncated);
+        let got: Vec<_> = out.links.iter().map(Url::path).collect();
+        assert_eq!(got, ["/0", "/1", "/2"]);
+
+        let exact = extract_links(body.as_bytes(), &page, None, 10);
+        assert!(!exact.truncated);
+        assert_eq!(exact.links.len(), 10);
+
+        let none = extract_links(body.as_bytes(), &page, None, 0);
+        assert!(none.truncated);
+        assert!(none.links.is_empty());
+    }
+
+    #[test]
+    fn deeply_nested_markup_does_not_blow_the_stack() {
+        let mut body = "<div>".repeat(10_000);
+        body.push_str("<a href=\"/deep\">deep</a>");
+        body.push_str(&"</div>".repeat(10_000));
+        assert_eq!(links(&body), ["http://example.com/deep"]);
+    }
+
+    #[test]
+    fn large_body_streams_in_chunks() {
+        // Links straddle chunk boundaries; the body is far larger than the parser's memory cap.
+        let filler = "x".repeat(997);
+        let body: String = (0..5_000)
+            .map(|i| format!("<p>{filler}</p><a href=\"/{i}\">"))
+            .collect();
+        assert!(body.len() > MAX_PARSER_MEMORY);
+        let page = Url::parse(PAGE).unwrap();
+        let out = extract_links(body.as_bytes(), &page, None, usize::MAX);
+        assert_eq!(out.links.len(), 5_000);
+        assert_eq!(out.links[4_999].path(), "/4999");
+    }
+
+    #[test]
+    fn parser_memory_limit_returns_links_found_so_far() {
+        // One start tag larger than the memory cap must be buffered whole: the parser gives up.
+        let mut body = String::from("<a href=\"/first\"></a><a title=\"");
+        body.push_str(&"y".repeat(2 * MAX_PARSER_MEMORY));
+        body.push_str("\" href=\"/huge\"><a href=\"/after\">");
+        assert_eq!(links(&body), ["http://example.com/first"]);
+    }
+
+    #[test]
+    fn empty_body() {
+        assert!(links("").is_empty());
+    }
+}

@@ -1,0 +1,277 @@
+//! URL normalization and the scope filter: which URLs the crawl wants, in one canonical spelling.
+//!
+//! Every URL (seed, link, redirect target) is parsed with the `url` crate, which already
+//! lower-cases scheme and host, drops default ports, resolves dot segments, percent-encodes,
+//! and turns an empty path into `/`. On top of that we drop the fragment and a trailing dot in
+//! the host. The canonical string is what the checksum is taken of, so two spellings of a page
+//! are one URL to the DUE. The filter then decides, with a reason, whether the URL is wanted.
+
+use regex::Regex;
+use std::collections::HashSet;
+use url::Url;
+
+/// How far from the seeds' hosts the crawl may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// Only the seeds' hosts (host and port).
+    Host,
+    /// The seeds' registrable domains (example.com covers www.example.com), any port.
+    Domain,
+    /// Anywhere.
+    Any,
+}
+
+/// Why a URL was not wanted; counted in the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rejection {
+    Scheme,
+    Scope,
+    Depth,
+    Pattern,
+    TooLong,
+    PathTooDeep,
+    RepeatedSegment,
+}
+
+impl Rejection {
+    pub const ALL: [Rejection; 7] = [
+        Rejection::Scheme,
+        Rejection::Scope,
+        Rejection::Depth,
+        Rejection::Pattern,
+        Rejection::TooLong,
+        Rejection::PathTooDeep,
+        Rejection::RepeatedSegment,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rejection::Scheme => "scheme",
+            Rejection::Scope => "scope",
+            Rejection::Depth => "depth",
+            Rejection::Pattern => "pattern",
+            Rejection::TooLong => "url-too-long",
+            Rejection::PathTooDeep => "path-too-deep",
+            Rejection::RepeatedSegment => "repeated-segment",
+        }
+    }
+}
+
+/// Puts a parsed URL in canonical form: no fragment, no trailing dot in the host.
+pub fn canonicalize(mut url: Url) -> Url {
+    url.set_fragment(None);
+    if let Some(host) = url.host_str().filter(|h| h.ends_with('.') && h.len() > 1) {
+        let trimmed = host.trim_end_matches('.').to_owned();
+        if !trimmed.is_empty() {
+            let _ = url.set_host(Some(&trimmed));
+        }
+    }
+    url
+}
+
+/// The politeness unit: host and port ("127.0.0.1:8080"; distinct ports are distinct hosts).
+pub fn host_key(url: &Url) -> String {
+    match (url.host_str(), url.port_or_known_default()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The rules that decide which canonical URLs the crawl wants.
+pub struct Filter {
+    pub scope: Scope,
+    /// Host keys (Scope::Host) or registrable domains (Scope::Domain) of the seeds.
+    allowed: HashSet<String>,
+    pub max_depth: Option<u32>,
+    pub include: Vec<Regex>,
+    pub exclude: Vec<Regex>,
+    pub max_url_len: usize,
+    pub max_path_segments: usize,
+    pub max_segment_repeats: usize,
+}
+
+impl Filter {
+    pub fn new(scope: Scope, seeds: &[Url]) -> Filter {
+        let allowed = seeds
+            .iter()
+            .map(|url| match scope {
+                Scope::Domain => registrable_domain(url),
+                _ => host_key(url),
+            })
+            .collect();
+        Filter {
+            scope,
+            allowed,
+            max_depth: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_url_len: 2048,
+            max_path_segments: 32,
+            max_segment_repeats: 3,
+        }
+    }
+
+    /// Checks a canonical URL found at `depth`. Seeds pass through the same rules, except scope
+    /// (they define it).
+    pub fn check(&self, url: &Url, depth: u32) -> Result<(), Rejection> {
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return Err(Rejection::Scheme);
+        }
+        let in_scope = match self.scope {
+            Scope::Any => true,
+            Scope::Host => self.allowed.contains(&host_key(url)),
+            Scope::Domain => self.allowed.contains(&registrable_domain(url)),
+        };
+        if !in_scope {
+            return Err(Rejection::Scope);
+        }
+        self.check_url_rules(url, depth)
+    }
+
+    /// The rules that apply to seeds too: depth, patterns and trap guards.
+    pub fn check_url_rules(&self, url: &Url, depth: u32) -> Result<(), Rejection> {
+        if self.max_depth.is_some_and(|max| depth > max) {
+            return Err(Rejection::Depth);
+        }
+        let text = url.as_str();
+        if text.len() > self.max_url_len {
+            return Err(Rejection::TooLong);
+        }
+        let segments: Vec<&str> = url
+            .path_segments()
+            .map(|s| s.filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        if segments.len() > self.max_path_segments {
+            return Err(Rejection::PathTooDeep);
+        }
+        if has_repeated_segment(&segments, self.max_segment_repeats) {
+            return Err(Rejection::RepeatedSegment);
+        }
+        if !self.include.is_empty() && !self.include.iter().any(|r| r.is_match(text)) {
+            return Err(Rejection::Pattern);
+        }
+        if self.exclude.iter().any(|r| r.is_match(text)) {
+            return Err(Rejection::Pattern);
+        }
+        Ok(())
+    }
+}
+
+/// True when some path segment occurs more than `max` times (`/a/b/a/b/a/b/a/b`): the shape of
+/// relative-link traps.
+fn has_repeated_segment(segments: &[&str], max: usize) -> bool {
+    if segments.len() <= max {
+        return false;
+    }
+    let mut sorted = segments.to_vec();
+    sorted.sort_unstable();
+    sorted.chunk_by(|a, b| a == b).any(|run| run.len() > max)
+}
+
+/// The registrable domain ("example.co.uk" for "www.example.co.uk"); IP addresses and names
+/// the public suffix list does not know stand for themselves.
+fn registrable_domain(url: &Url) -> String {
+    match url.host() {
+        Some(url::Host::Domain(host)) => psl::domain_str(host)
+            .map(str::to_owned)
+            .unwrap_or_else(|| host.to_owned()),
+        Some(host) => host.to_string(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(s: &str) -> String {
+        canonicalize(Url::parse(s).unwrap()).to_string()
+    }
+
+    #[test]
+    fn spellings_of_one_page_share_a_canonical_form() {
+        let expected = "http://example.com/a/b?x=1";
+        for spelling in [
+            "http://example.com/a/b?x=1",
+            "HTTP://EXAMPLE.COM/a/b?x=1",
+            "http://example.com:80/a/b?x=1",
+            "http://example.com/a/./c/../b?x=1#frag",
+            "http://example.com./a/b?x=1",
+        ] {
+            assert_eq!(canon(spelling), expected, "{spelling}");
+        }
+        assert_eq!(canon("https://example.com"), "https://example.com/");
+        assert_eq!(
+            canon("http://example.com/%7Euser"),
+            "http://example.com/%7Euser"
+        );
+    }
+
+    #[test]
+    fn scope_host_keeps_port_distinct() {
+        let seeds = [Url::parse("http://127.0.0.1:8000/").unwrap()];
+        let filter = Filter::new(Scope::Host, &seeds);
+        assert!(
+            filter
+                .check(&Url::parse("http://127.0.0.1:8000/x").unwrap(), 1)
+                .is_ok()
+        );
+        assert_eq!(
+            filter.check(&Url::parse("http://127.0.0.1:8001/x").unwrap(), 1),
+            Err(Rejection::Scope)
+        );
+        assert_eq!(
+            filter.check(&Url::parse("ftp://127.0.0.1:8000/x").unwrap(), 1),
+            Err(Rejection::Scheme)
+        );
+    }
+
+    #[test]
+    fn scope_domain_covers_subdomains() {
+        let seeds = [Url::parse("https://www.example.co.uk/").unwrap()];
+        let filter = Filter::new(Scope::Domain, &seeds);
+        assert!(
+            filter
+                .check(&Url::parse("http://shop.example.co.uk:81/").unwrap(), 1)
+                .is_ok()
+        );
+        assert_eq!(
+            filter.check(&Url::parse("http://other.co.uk/").unwrap(), 1),
+            Err(Rejection::Scope)
+        );
+    }
+
+    #[test]
+    fn depth_patterns_and_traps() {
+        let seeds = [Url::parse("http://h/").unwrap()];
+        let mut filter = Filter::new(Scope::Any, &seeds);
+        filter.max_depth = Some(2);
+        filter.exclude.push(Regex::new(r"\.pdf$").unwrap());
+        let check = |s: &str, depth| filter.check(&Url::parse(s).unwrap(), depth);
+        assert_eq!(check("http://h/x", 3), Err(Rejection::Depth));
+        assert_eq!(check("http://h/x.pdf", 1), Err(Rejection::Pattern));
+        assert_eq!(
+            check("http://h/a/b/a/b/a/b/a/b", 1),
+            Err(Rejection::RepeatedSegment)
+        );
+        assert!(check("http://h/2024/01/01/x", 1).is_ok());
+        let deep = format!(
+            "http://h{}",
+            "/d".repeat(40)
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if c == 'd' {
+                    char::from(b'a' + (i % 26) as u8)
+                } else {
+                    c
+                })
+                .collect::<String>()
+        );
+        assert_eq!(check(&deep, 1), Err(Rejection::PathTooDeep));
+        assert_eq!(
+            check(&format!("http://h/{}", "x".repeat(3000)), 1),
+            Err(Rejection::TooLong)
+        );
+    }
+}

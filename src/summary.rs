@@ -1,0 +1,105 @@
+//! The end-of-crawl summary: a few lines on stderr for people, `DIR/summary.json` for scripts.
+
+use crate::crawl::Report;
+use crate::dispatch::Ending;
+use crate::normalize::Rejection;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn ending_name(ending: Ending) -> &'static str {
+    match ending {
+        Ending::Complete => "complete",
+        Ending::PageLimit => "page-limit",
+        Ending::Stopped => "stopped",
+    }
+}
+
+/// The summary as JSON (hand-written: every value is a number or a fixed word).
+pub fn to_json(report: &Report) -> String {
+    let c = &report.counters;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let secs = report.elapsed.as_secs_f64();
+    let pages = load(&c.pages);
+    let mut filtered = String::new();
+    for (i, reason) in Rejection::ALL.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "," };
+        let _ = write!(
+            filtered,
+            "{sep}\"{}\":{}",
+            reason.name(),
+            load(&c.filtered[i])
+        );
+    }
+    format!(
+        concat!(
+            "{{\"ending\":\"{}\",\"seconds\":{:.3},\"pages\":{},\"pages_per_second\":{:.1},",
+            "\"status\":{{\"none\":{},\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}},",
+            "\"bytes\":{},\"robots_fetches\":{},\"robots_blocked\":{},\"links_found\":{},\"truncated\":{},",
+            "\"urls_seen\":{},\"cache_lookups\":{},\"cache_hits\":{},\"cache_hit_rate\":{:.4},\"merges\":{},",
+            "\"frontier_left\":{},\"filtered\":{{{}}},\"peak_rss_bytes\":{}}}\n"
+        ),
+        ending_name(report.ending),
+        secs,
+        pages,
+        if secs > 0.0 { pages as f64 / secs } else { 0.0 },
+        load(&c.by_class[0]),
+        load(&c.by_class[1]),
+        load(&c.by_class[2]),
+        load(&c.by_class[3]),
+        load(&c.by_class[4]),
+        load(&c.by_class[5]),
+        load(&c.bytes),
+        load(&c.robots_fetches),
+        report.robots_blocked,
+        load(&c.links),
+        load(&c.truncated),
+        report.due.stored,
+        report.due.lookups,
+        report.due.cache_hits,
+        report.due.hit_rate(),
+        report.due.merges,
+        report.frontier_left,
+        filtered,
+        peak_rss().unwrap_or(0),
+    )
+}
+
+/// The summary for people.
+pub fn to_text(report: &Report) -> String {
+    let c = &report.counters;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let secs = report.elapsed.as_secs_f64();
+    let pages = load(&c.pages);
+    let filtered: u64 = c.filtered.iter().map(load).sum();
+    format!(
+        "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
+         seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
+         {} left on the frontier; peak RSS {:.1} MiB\n",
+        ending_name(report.ending),
+        pages,
+        secs,
+        if secs > 0.0 { pages as f64 / secs } else { 0.0 },
+        load(&c.bytes),
+        load(&c.by_class[2]),
+        load(&c.by_class[3]),
+        load(&c.by_class[4]),
+        load(&c.by_class[5]),
+        load(&c.by_class[0]),
+        report.due.stored,
+        report.due.hit_rate() * 100.0,
+        report.due.lookups,
+        report.due.merges,
+        filtered,
+        report.robots_blocked,
+        report.frontier_left,
+        peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
+    )
+}

@@ -1,0 +1,314 @@
+//! A generated link-graph web: deterministic from a seed, rendered on the fly (links are
+//! computed per page, never stored), plus the breadth-first reference a crawl is checked with.
+//!
+//! Page 0 of a host is `/`, page `p > 0` is `/p/{p}.html`. Tree links make every page of a host
+//! reachable from its `/`; extra links go to random pages of the same host or, with
+//! `cross_host_permille`, of another host. Pages spell each link in one of several ways
+//! (absolute, root-relative, relative, `../`, with a `#fragment`, upper-case scheme,
+//! scheme-relative) and in several elements (`a href`, `link href`, `img src`, `iframe src`,
+//! `img srcset`): a correct crawler normalizes them all to the same URL.
+
+use crate::{HostSpec, Request, Response, TestWeb};
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The shape of a generated web.
+#[derive(Clone, Debug)]
+pub struct GraphSpec {
+    /// Number of hosts in the web.
+    pub hosts: usize,
+    /// Pages per host: page 0 is `/`, page p > 0 is `/p/{p}.html`.
+    pub pages_per_host: usize,
+    /// Tree links: page p links to p*children+1 ..= p*children+children of its host (those that exist).
+    pub children: usize,
+    /// Additional pseudo-random links per page.
+    pub extra_links: usize,
+    /// Share (per mille) of extra links that go to a random other host.
+    pub cross_host_permille: u32,
+    /// Bytes of filler text per page.
+    pub page_padding: usize,
+    /// Seed of everything pseudo-random.
+    pub seed: u64,
+}
+
+impl Default for GraphSpec {
+    fn default() -> GraphSpec {
+        GraphSpec {
+            hosts: 1,
+            pages_per_host: 100,
+            children: 4,
+            extra_links: 4,
+            cross_host_permille: 200,
+            page_padding: 2000,
+            seed: 1,
+        }
+    }
+}
+
+/// A generated web. Cheap to clone; costs the same memory whatever its size.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    spec: Arc<GraphSpec>,
+}
+
+fn mix(mut z: u64) -> u64 {
+    // splitmix64's finalizer
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const TAG_LINK: u64 = 1;
+const TAG_SPELL: u64 = 2;
+const TAG_PAD: u64 = 3;
+const WORDS: [&str; 16] = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "crawler",
+    "frontier",
+    "politeness",
+    "queue",
+    "disk",
+    "checksum",
+    "mercator",
+    "fetch",
+    "page",
+    "graph",
+    "web",
+];
+
+impl Graph {
+    /// A web of the given shape.
+    pub fn new(spec: GraphSpec) -> Graph {
+        Graph {
+            spec: Arc::new(spec),
+        }
+    }
+
+    /// Its shape.
+    pub fn spec(&self) -> &GraphSpec {
+        &self.spec
+    }
+
+    /// Every host's `/`: the usual seeds.
+    pub fn roots(&self) -> Vec<(usize, usize)> {
+        (0..self.spec.hosts).map(|h| (h, 0)).collect()
+    }
+
+    fn rand(&self, tag: u64, host: usize, page: usize, i: usize) -> u64 {
+        mix(mix(mix(mix(self.spec.seed ^ tag) ^ host as u64) ^ page as u64) ^ i as u64)
+    }
+
+    /// `/` for page 0, `/p/{p}.html` otherwise.
+    pub fn path(page: usize) -> String {
+        if page == 0 {
+            "/".to_string()
+        } else {
+            format!("/p/{page}.html")
+        }
+    }
+
+    /// Inverse of [`Graph::path`] (canonical spelling only; no bound check).
+    pub fn page_of_path(path: &str) -> Option<usize> {
+        if path == "/" {
+            return Some(0);
+        }
+        let num = path.strip_prefix("/p/")?.strip_suffix(".html")?;
+        let ok =
+            !num.is_empty() && !num.starts_with('0') && num.bytes().all(|b| b.is_ascii_digit());
+        if ok { num.parse().ok() } else { None }
+    }
+
+    /// The (host, page) targets of a page's links, in document order (duplicates included).
+    pub fn links(&self, host: usize, page: usize) -> Vec<(usize, usize)> {
+        let s = &*self.spec;
+        let mut out = Vec::with_capacity(s.children + s.extra_links);
+        for c in 1..=s.children {
+            match page.checked_mul(s.children).and_then(|x| x.checked_add(c)) {
+                Some(q) if q < s.pages_per_host => out.push((host, q)),
+                _ => break,
+            }
+        }
+        if s.pages_per_host == 0 {
+            return out;
+        }
+        for i in 0..s.extra_links {
+            let r = self.rand(TAG_LINK, host, page, i);
+            let to_page = (mix(r) % s.pages_per_host as u64) as usize;
+            let cross = s.hosts > 1 && (r % 1000) < u64::from(s.cross_host_permille);
+            let to_host = if cross {
+                (host + 1 + ((r >> 20) % (s.hosts as u64 - 1)) as usize) % s.hosts
+            } else {
+                host
+            };
+            out.push((to_host, to_page));
+        }
+        out
+    }
+
+    /// Breadth-first depths from `seeds` (depth 0), entering only pages for which
+    /// `allowed(host, page)` holds (seeds included), expanding none beyond `max_depth`.
+    pub fn bfs(
+        &self,
+        seeds: &[(usize, usize)],
+        allowed: &dyn Fn(usize, usize) -> bool,
+        max_depth: Option<u32>,
+    ) -> HashMap<(usize, usize), u32> {
+        let mut depth = HashMap::new();
+        let mut queue = VecDeque::new();
+        for &(h, p) in seeds {
+            if allowed(h, p) && !depth.contains_key(&(h, p)) {
+                depth.insert((h, p), 0);
+                queue.push_back((h, p));
+            }
+        }
+        while let Some((h, p)) = queue.pop_front() {
+            let d = depth[&(h, p)];
+            if max_depth.is_some_and(|m| d >= m) {
+                continue;
+            }
+            for t in self.links(h, p) {
+                if !depth.contains_key(&t) && allowed(t.0, t.1) {
+                    depth.insert(t, d + 1);
+                    queue.push_back(t);
+                }
+            }
+        }
+        depth
+    }
+
+    /// One spelling of the link number `i` on (host, page) to `to`.
+    fn spell(
+        &self,
+        origins: &[String],
+        host: usize,
+        page: usize,
+        i: usize,
+        to: (usize, usize),
+    ) -> String {
+        let r = self.rand(TAG_SPELL, host, page, i);
+        let path = Graph::path(to.1);
+        let hostport = &origins[to.0]["http://".len()..];
+        if to.0 != host {
+            return match r % 4 {
+                0 => format!("http://{hostport}{path}"),
+                1 => format!("HTTP://{hostport}{path}"),
+                2 => format!("http://{hostport}{path}#from-{page}"),
+                _ => format!("//{hostport}{path}"),
+            };
+        }
+        match (r % 8, page, to.1) {
+            (0 | 1, ..) => path,
+            (2, ..) => format!("http://{hostport}{path}"),
+            (3, _, _) => format!("HTTP://{hostport}{path}"),
+            (4, ..) => format!("{path}#s{i}"),
+            (_, 0, 0) => "./".to_string(),
+            (_, 0, q) => format!("p/{q}.html"),
+            (_, _, 0) => "../".to_string(),
+            (5, _, q) => format!("{q}.html"),
+            (6, _, q) => format!("./{q}.html#x"),
+            (_, _, q) => format!("../p/{q}.html"),
+        }
+    }
+
+    /// The HTML of a page; `origins[h]` is host h's origin.
+    pub fn render(&self, origins: &[String], host: usize, page: usize) -> String {
+        let s = &*self.spec;
+        let links = self.links(host, page);
+        let mut html = String::with_capacity(s.page_padding + links.len() * 80 + 300);
+        let _ = write!(
+            html,
+            "<!doctype html><html><head><title>host {host} page {page}</title>"
+        );
+        html.push_str("<meta charset=\"utf-8\"></head>\n<body><h1>A generated page</h1>\n<p>");
+        let mut r = self.rand(TAG_PAD, host, page, 0);
+        let pad_start = html.len();
+        while html.len() - pad_start < s.page_padding {
+            r = mix(r);
+            html.push_str(WORDS[(r % WORDS.len() as u64) as usize]);
+            html.push(if r >> 60 == 0 { '\n' } else { ' ' });
+        }
+        html.push_str("</p>\n<ul>\n");
+        let mut i = 0;
+        while i < links.len() {
+            let url = self.spell(origins, host, page, i, links[i]);
+            let kind = self.rand(TAG_SPELL, host, page, i) >> 32;
+            match kind % 20 {
+                0 => {
+                    let _ = writeln!(html, "<link rel=stylesheet href=\"{url}\">");
+                }
+                1 => {
+                    let _ = writeln!(html, "<li><img alt=\"\" src='{url}'></li>");
+                }
+                2 => {
+                    let _ = writeln!(html, "<li><iframe src=\"{url}\"></iframe></li>");
+                }
+                3 if i + 1 < links.len() => {
+                    let url2 = self.spell(origins, host, page, i + 1, links[i + 1]);
+                    let _ = writeln!(
+                        html,
+                        "<li><img alt=\"\" srcset=\"{url} 1x, {url2} 2x\"></li>"
+                    );
+                    i += 1;
+                }
+                4 => {
+                    let _ = writeln!(html, "<li><a href='{url}'>single-quoted link {i}</a></li>");
+                }
+                _ => {
+                    let _ = writeln!(html, "<li><a href=\"{url}\">link {i}</a></li>");
+                }
+            }
+            i += 1;
+        }
+        html.push_str("</ul>\n</body></html>\n");
+        html
+    }
+
+    /// The handler of `host`: its pages, 404 for other paths, and `/robots.txt` with `robots`
+    /// (404 when `None`). `origins[h]` is host h's origin, as [`TestWeb::origin`] gives it.
+    pub fn handler(
+        &self,
+        host: usize,
+        origins: &[String],
+        robots: Option<String>,
+    ) -> crate::Handler {
+        let graph = self.clone();
+        let origins: Arc<[String]> = origins.into();
+        Arc::new(move |req: &Request| {
+            if req.target == "/robots.txt" {
+                return match &robots {
+                    Some(body) => Response::text(200, body.clone()),
+                    None => Response::not_found(),
+                };
+            }
+            match Graph::page_of_path(&req.target) {
+                Some(p) if p < graph.spec.pages_per_host => {
+                    Response::html(graph.render(&origins, host, p))
+                }
+                _ => Response::not_found(),
+            }
+        })
+    }
+
+    /// Serves this web: one host per `spec.hosts`, each with `latency` and `robots(host)`.
+    pub fn start(
+        &self,
+        latency: Duration,
+        robots: &dyn Fn(usize) -> Option<String>,
+    ) -> std::io::Result<TestWeb> {
+        TestWeb::start_with(self.spec.hosts, |origins| {
+            (0..self.spec.hosts)
+                .map(|h| HostSpec {
+                    handler: self.handler(h, origins, robots(h)),
+                    latency,
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,481 @@
+//! The server: one listener and accept thread per host, one thread per connection, a shared
+//! request log, and a bounded shutdown (stop flag, sockets shut down, short read timeouts).
+
+use crate::http::{self, MAX_HEAD};
+use crate::{Body, HostSpec, LogEntry, Request, Response};
+use std::collections::HashMap;
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How often an idle connection looks at the stop flag.
+const READ_TIMEOUT: Duration = Duration::from_millis(100);
+/// A client that reads nothing for this long loses its connection.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long shutdown waits for threads before leaving stragglers detached.
+const SHUTDOWN_WAIT: Duration = Duration::from_millis(1500);
+/// Request bodies (rare: GET/HEAD have none) are skipped up to this size; larger ones close.
+const MAX_REQUEST_BODY: u64 = 16 << 20;
+
+/// A running local test web: one loopback listener per host. Stops on [`TestWeb::shutdown`] or drop.
+pub struct TestWeb {
+    shared: Arc<Shared>,
+    ports: Vec<u16>,
+    stopped: bool,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    stop_lock: Mutex<()>,
+    stop_cv: Condvar,
+    log: Mutex<LogState>,
+    log_cv: Condvar,
+    threads: Mutex<usize>,
+    threads_cv: Condvar,
+    conns: Mutex<HashMap<u64, TcpStream>>,
+    next_conn: AtomicU64,
+}
+
+/// The request log, plus the responses being written right now: [`TestWeb::log`] waits for those
+/// that were already being written when it was called, so a client that has read a response
+/// always finds it in the log.
+#[derive(Default)]
+struct LogState {
+    entries: Vec<LogEntry>,
+    writing: Vec<u64>,
+    next_ticket: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Sleeps `d` unless stopped first; false if stopped.
+    fn pause(&self, d: Duration) -> bool {
+        if d.is_zero() {
+            return !self.stopped();
+        }
+        let deadline = Instant::now() + d;
+        let mut g = lock(&self.stop_lock);
+        loop {
+            let now = Instant::now();
+            if self.stopped() {
+                return false;
+            } else if now >= deadline {
+                return true;
+            }
+            g = self
+                .stop_cv
+                .wait_timeout(g, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Announces the last write of a response; pass the ticket to [`Shared::record`].
+    fn begin_write(&self) -> u64 {
+        let mut log = lock(&self.log);
+        let t = log.next_ticket;
+        log.next_ticket += 1;
+        log.writing.push(t);
+        t
+    }
+
+    fn record(&self, ticket: Option<u64>, host: usize, req: &Request, status: u16, start: Instant) {
+        let (method, target) = (req.method.clone(), req.target.clone());
+        let mut log = lock(&self.log);
+        log.entries.push(LogEntry {
+            host,
+            method,
+            target,
+            status,
+            start,
+            end: Instant::now(),
+        });
+        if let Some(t) = ticket {
+            log.writing.retain(|&w| w != t);
+            self.log_cv.notify_all();
+        }
+    }
+
+    /// The log once the responses being written now are in it (waiting at most 1 s).
+    fn settled_log(&self) -> MutexGuard<'_, LogState> {
+        let mut log = lock(&self.log);
+        let pending = log.writing.clone();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while log.writing.iter().any(|t| pending.contains(t)) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            log = self
+                .log_cv
+                .wait_timeout(log, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        log
+    }
+}
+
+/// Counts a live server thread; uncounts it when dropped (also when its spawn failed).
+struct ThreadGuard(Arc<Shared>);
+
+impl ThreadGuard {
+    fn new(shared: &Arc<Shared>) -> ThreadGuard {
+        *lock(&shared.threads) += 1;
+        ThreadGuard(shared.clone())
+    }
+}
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        *lock(&self.0.threads) -= 1;
+        self.0.threads_cv.notify_all();
+    }
+}
+
+impl TestWeb {
+    /// Binds one listener per host on `127.0.0.1:0` (distinct ports = distinct hosts) and serves
+    /// each from its own threads.
+    pub fn start(hosts: Vec<HostSpec>) -> io::Result<TestWeb> {
+        TestWeb::start_with(hosts.len(), move |_| hosts)
+    }
+
+    /// Two-step start for webs whose pages link across hosts: binds `n` listeners, then asks
+    /// `make` for the hosts given every host's origin (`origins[h]`, as [`TestWeb::origin`]).
+    pub fn start_with(
+        n: usize,
+        make: impl FnOnce(&[String]) -> Vec<HostSpec>,
+    ) -> io::Result<TestWeb> {
+        let listeners = (0..n)
+            .map(|_| TcpListener::bind("127.0.0.1:0"))
+            .collect::<io::Result<Vec<_>>>()?;
+        let ports = listeners
+            .iter()
+            .map(|l| Ok(l.local_addr()?.port()))
+            .collect::<io::Result<Vec<u16>>>()?;
+        let origins: Vec<String> = ports
+            .iter()
+            .map(|p| format!("http://127.0.0.1:{p}"))
+            .collect();
+        let hosts = make(&origins);
+        if hosts.len() != n {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                "start_with: wrong number of hosts",
+            ));
+        }
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            stop_lock: Mutex::new(()),
+            stop_cv: Condvar::new(),
+            log: Mutex::new(LogState::default()),
+            log_cv: Condvar::new(),
+            threads: Mutex::new(0),
+            threads_cv: Condvar::new(),
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(0),
+        });
+        let web = TestWeb {
+            shared: shared.clone(),
+            ports,
+            stopped: false,
+        };
+        for (host, (listener, spec)) in listeners.into_iter().zip(hosts).enumerate() {
+            let guard = ThreadGuard::new(&shared);
+            thread::Builder::new()
+                .name(format!("testweb-accept-{host}"))
+                .spawn(move || accept_loop(guard, host, listener, Arc::new(spec)))?;
+        }
+        Ok(web)
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// `http://127.0.0.1:PORT` of `host` (no trailing slash).
+    pub fn origin(&self, host: usize) -> String {
+        format!("http://127.0.0.1:{}", self.ports[host])
+    }
+
+    /// Origin of `host` followed by `path` (which starts with `/`).
+    pub fn url(&self, host: usize, path: &str) -> String {
+        format!("{}{path}", self.origin(host))
+    }
+
+    /// Port of `host`.
+    pub fn port(&self, host: usize) -> u16 {
+        self.ports[host]
+    }
+
+    /// The host listening on `port`, if any.
+    pub fn host_of_port(&self, port: u16) -> Option<usize> {
+        self.ports.iter().position(|&p| p == port)
+    }
+
+    /// Snapshot of every request so far, in the order they ended. Includes every response a
+    /// client has received (it waits for responses whose writing had begun).
+    pub fn log(&self) -> Vec<LogEntry> {
+        self.shared.settled_log().entries.clone()
+    }
+
+    /// Number of requests so far (as [`TestWeb::log`] would count them).
+    pub fn request_count(&self) -> usize {
+        self.shared.settled_log().entries.len()
+    }
+
+    /// Stops serving: closes listeners and connections and waits (at most ~1.5 s) for threads.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        let sh = &self.shared;
+        {
+            let _g = lock(&sh.stop_lock);
+            sh.stop.store(true, Ordering::Release);
+            sh.stop_cv.notify_all();
+        }
+        for s in lock(&sh.conns).values() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        for &port in &self.ports {
+            // Wakes the blocked accept; it then sees the flag and drops the listener.
+            let _ = TcpStream::connect_timeout(
+                &SocketAddr::from(([127, 0, 0, 1], port)),
+                Duration::from_millis(100),
+            );
+        }
+        let deadline = Instant::now() + SHUTDOWN_WAIT;
+        let mut n = lock(&sh.threads);
+        while *n > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            n = sh
+                .threads_cv
+                .wait_timeout(n, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for TestWeb {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(guard: ThreadGuard, host: usize, listener: TcpListener, spec: Arc<HostSpec>) {
+    let sh = guard.0.clone();
+    for conn in listener.incoming() {
+        if sh.stopped() {
+            break;
+        }
+        let stream = match conn {
+            Ok(s) => s,
+            Err(_) => {
+                sh.pause(Duration::from_millis(10)); // e.g. out of file descriptors
+                continue;
+            }
+        };
+        let id = sh.next_conn.fetch_add(1, Ordering::Relaxed);
+        if let Ok(clone) = stream.try_clone() {
+            lock(&sh.conns).insert(id, clone);
+        }
+        if sh.stopped() {
+            lock(&sh.conns).remove(&id);
+            break;
+        }
+        let guard = ThreadGuard::new(&sh);
+        let spec = spec.clone();
+        let spawned = thread::Builder::new().stack_size(512 << 10).spawn(move || {
+            let _ = serve_conn(&guard.0, host, &spec, stream);
+            lock(&guard.0.conns).remove(&id);
+        });
+        if spawned.is_err() {
+            lock(&sh.conns).remove(&id);
+        }
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)
+}
+
+/// Reads more bytes into `buf`: Ok(0) at EOF, Ok(None) when stopped while waiting.
+fn read_more(sh: &Shared, stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+    let mut tmp = [0u8; 8192];
+    loop {
+        match stream.read(&mut tmp) {
+            Ok(n) => {
+                buf.extend_from_slice(&tmp[..n]);
+                return Ok(Some(n));
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) => {
+                if sh.stopped() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Half-closes, then drains what the client still sends for a moment, so that closing does not
+/// reset the connection before the client has read the response.
+fn close_gently(sh: &Shared, mut stream: TcpStream) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let mut sink = Vec::new();
+    for _ in 0..3 {
+        sink.clear();
+        match read_more(sh, &mut stream, &mut sink) {
+            Ok(Some(n)) if n > 0 => {}
+            _ => return,
+        }
+    }
+}
+
+fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    stream.set_read_timeout(Some(READ_TIMEOUT))?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let mut buf: Vec<u8> = Vec::with_capacity(8192);
+    let mut out: Vec<u8> = Vec::with_capacity(8192);
+    loop {
+        // Read one request head (tolerating blank lines before it, and pipelined leftovers).
+        let mut scanned = 0;
+        let end = loop {
+            let blank = buf
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            if blank > 0 {
+                buf.drain(..blank);
+                scanned = 0;
+            }
+            if let Some(end) = http::head_end(&buf, scanned) {
+                break end;
+            }
+            scanned = buf.len();
+            if buf.len() > MAX_HEAD {
+                break buf.len();
+            }
+            match read_more(sh, &mut stream, &mut buf)? {
+                Some(0) | None => return Ok(()),
+                Some(_) => {}
+            }
+        };
+        let start = Instant::now();
+        let head = if end > MAX_HEAD {
+            Err((String::new(), String::new()))
+        } else {
+            http::parse_head(&buf[..end])
+        };
+        buf.drain(..end.min(buf.len()));
+        let head = match head {
+            Ok(h) => h,
+            Err((method, target)) => {
+                let req = Request {
+                    method,
+                    target,
+                    headers: Vec::new(),
+                };
+                let resp = Response::text(400, "bad request\n");
+                out.clear();
+                http::write_head(&mut out, &resp, 12, false, false, false);
+                out.extend_from_slice(b"bad request\n");
+                let ticket = sh.begin_write();
+                let r = stream.write_all(&out);
+                sh.record(Some(ticket), host, &req, 400, start);
+                close_gently(sh, stream);
+                return r;
+            }
+        };
+        // Skip a request body, if any.
+        if head.body_len > MAX_REQUEST_BODY {
+            sh.record(None, host, &head.request, 400, start);
+            return Ok(());
+        }
+        let mut skip = head.body_len as usize;
+        while skip > 0 {
+            if buf.is_empty() && !matches!(read_more(sh, &mut stream, &mut buf)?, Some(n) if n > 0)
+            {
+                return Ok(());
+            }
+            let n = skip.min(buf.len());
+            buf.drain(..n);
+            skip -= n;
+        }
+        if !sh.pause(spec.latency) {
+            return Ok(());
+        }
+        let req = &head.request;
+        let head_only = req.method == "HEAD";
+        let resp = if req.method == "GET" || head_only {
+            catch_unwind(AssertUnwindSafe(|| (spec.handler)(req)))
+                .unwrap_or_else(|_| Response::text(500, "handler panicked\n"))
+        } else {
+            Response::text(405, "method not allowed\n").with_header("Allow", "GET, HEAD")
+        };
+        let keep_alive = head.keep_alive && !http::says_close(&resp);
+        match resp.body {
+            Body::Raw(ref script) => {
+                let (mut r, mut ticket) = (Ok(()), None);
+                for (i, (pause, bytes)) in script.iter().enumerate() {
+                    if !sh.pause(*pause) {
+                        break;
+                    }
+                    if i + 1 == script.len() {
+                        ticket = Some(sh.begin_write());
+                    }
+                    r = stream.write_all(bytes).and_then(|_| stream.flush());
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                sh.record(ticket, host, req, resp.status, start);
+                return r;
+            }
+            Body::Bytes(ref body) => {
+                out.clear();
+                if http::write_head(
+                    &mut out,
+                    &resp,
+                    body.len(),
+                    head_only,
+                    keep_alive,
+                    head.http10,
+                ) {
+                    out.extend_from_slice(body);
+                }
+                let ticket = sh.begin_write();
+                let r = stream.write_all(&out).and_then(|_| stream.flush());
+                sh.record(Some(ticket), host, req, resp.status, start);
+                r?;
+            }
+        }
+        if !keep_alive {
+            close_gently(sh, stream);
+            return Ok(());
+        }
+    }
+}

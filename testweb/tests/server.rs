@@ -1,0 +1,190 @@
+//! The HTTP server: serving, keep-alive, HEAD, errors, latency, raw scripts, bounded shutdown.
+
+mod common;
+
+use common::{Conn, get};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use testweb::{HostSpec, Request, Response, TestWeb};
+
+fn echo(name: &'static str) -> HostSpec {
+    HostSpec::new(move |r: &Request| match r.target.as_str() {
+        "/missing" => Response::not_found(),
+        "/moved" => Response::redirect(301, "/dest"),
+        t => Response::html(format!("{name} {} {t}", r.method)),
+    })
+}
+
+#[test]
+fn serves_hosts_and_logs() {
+    let web = TestWeb::start(vec![echo("a"), echo("b")]).unwrap();
+    assert_eq!(web.origin(1), format!("http://127.0.0.1:{}", web.port(1)));
+    assert_eq!(web.host_of_port(web.port(1)), Some(1));
+    assert_eq!(web.host_of_port(1), None);
+    let r = get(web.port(0), "/x?y=1");
+    assert_eq!((r.status, r.text().as_str()), (200, "a GET /x?y=1"));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(get(web.port(1), "/robots.txt").text(), "b GET /robots.txt");
+    let r = get(web.port(1), "/moved");
+    assert_eq!((r.status, r.header("location")), (301, Some("/dest")));
+    let log = web.log();
+    let seen: Vec<(usize, &str, u16)> = log
+        .iter()
+        .map(|e| (e.host, e.target.as_str(), e.status))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, "/x?y=1", 200),
+            (1, "/robots.txt", 200),
+            (1, "/moved", 301)
+        ]
+    );
+    assert!(log.iter().all(|e| e.start <= e.end && e.method == "GET"));
+    let t = Instant::now();
+    let port = web.port(0);
+    web.shutdown();
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "listener closed"
+    );
+}
+
+#[test]
+fn keep_alive_pipelining_and_close() {
+    let web = TestWeb::start(vec![echo("a")]).unwrap();
+    let mut c = Conn::open(web.port(0));
+    assert_eq!(c.get("/1").text(), "a GET /1");
+    assert_eq!(c.get("/2").text(), "a GET /2");
+    c.send_raw(b"GET /3 HTTP/1.1\r\nHost: t\r\n\r\nGET /4 HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(c.read(false).text(), "a GET /3");
+    assert_eq!(c.read(false).text(), "a GET /4");
+    c.send("GET", "/5", "Connection: close\r\n");
+    let r = c.read(false);
+    assert_eq!(
+        (r.text().as_str(), r.header("connection")),
+        ("a GET /5", Some("close"))
+    );
+    assert!(c.at_eof());
+    assert_eq!(web.request_count(), 5);
+
+    // HTTP/1.0 closes unless asked to keep alive.
+    let mut c = Conn::open(web.port(0));
+    c.send_raw(b"GET /old HTTP/1.0\r\n\r\n");
+    assert_eq!(c.read(false).text(), "a GET /old");
+    assert!(c.at_eof());
+    let mut c = Conn::open(web.port(0));
+    c.send_raw(b"GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    assert_eq!(c.read(false).header("connection"), Some("keep-alive"));
+    assert_eq!(c.get("/k2").status, 200);
+}
+
+#[test]
+fn not_found_head_and_errors() {
+    let web = TestWeb::start(vec![echo("a")]).unwrap();
+    assert_eq!(get(web.port(0), "/missing").status, 404);
+    let mut c = Conn::open(web.port(0));
+    c.send("HEAD", "/h", "");
+    let r = c.read(true);
+    assert_eq!((r.status, r.header("content-length")), (200, Some("9")));
+    assert_eq!(c.get("/after").text(), "a GET /after", "HEAD sent no body");
+    c.send("POST", "/p", "Content-Length: 3\r\n");
+    c.send_raw(b"abc");
+    assert_eq!(c.read(false).status, 405);
+    assert_eq!(c.get("/still").status, 200);
+
+    for bad in [
+        "NONSENSE\r\n\r\n",
+        "GET / HTTP/2.0\r\n\r\n",
+        "GET / HTTP/1.1\r\nno colon\r\n\r\n",
+    ] {
+        let mut c = Conn::open(web.port(0));
+        c.send_raw(bad.as_bytes());
+        assert_eq!(c.read(false).status, 400, "{bad:?}");
+        assert!(c.at_eof());
+    }
+    let mut c = Conn::open(web.port(0));
+    c.send_raw(format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "x".repeat(70_000)).as_bytes());
+    assert_eq!(c.read(false).status, 400);
+    let statuses: Vec<u16> = web.log().iter().map(|e| e.status).collect();
+    assert_eq!(statuses, [404, 200, 200, 405, 200, 400, 400, 400, 400]);
+}
+
+#[test]
+fn latency_is_inside_logged_interval() {
+    let web = TestWeb::start(vec![echo("a").with_latency(Duration::from_millis(120))]).unwrap();
+    let t = Instant::now();
+    assert_eq!(get(web.port(0), "/slow").status, 200);
+    assert!(t.elapsed() >= Duration::from_millis(120));
+    let e = &web.log()[0];
+    assert!(
+        e.end - e.start >= Duration::from_millis(120),
+        "{:?}",
+        e.end - e.start
+    );
+}
+
+#[test]
+fn raw_script_is_sent_verbatim() {
+    let script = vec![
+        (
+            Duration::ZERO,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".to_vec(),
+        ),
+        (Duration::from_millis(30), b"short".to_vec()),
+    ];
+    let web = TestWeb::start(vec![HostSpec::new(move |_| {
+        Response::raw(200, script.clone())
+    })])
+    .unwrap();
+    let mut c = Conn::open(web.port(0));
+    c.send("GET", "/", "");
+    let mut got = Vec::new();
+    std::io::Read::read_to_end(&mut c.reader, &mut got).unwrap();
+    assert_eq!(got, b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort");
+    assert_eq!(web.log()[0].status, 200);
+}
+
+#[test]
+fn drop_is_bounded_with_open_connections() {
+    // Host 1 answers with a raw script that pauses 30 s; it tells the test when it has been called.
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let slow = HostSpec::new(move |_| {
+        let _ = tx.try_send(());
+        Response::raw(200, vec![(Duration::from_secs(30), b"late".to_vec())])
+    });
+    let web = TestWeb::start(vec![echo("a"), slow]).unwrap();
+    let _silent = Conn::open(web.port(0)); // connected, never sends
+    let mut partial = Conn::open(web.port(0));
+    partial.send_raw(b"GET / HTTP/1.1\r\nHost"); // half a head
+    let mut idle = Conn::open(web.port(0));
+    assert_eq!(idle.get("/").status, 200); // then idle in keep-alive
+    let mut waiting = Conn::open(web.port(1));
+    waiting.send("GET", "/", "");
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("slow handler called");
+    let t = Instant::now();
+    drop(web);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(idle.at_eof());
+    assert!(waiting.at_eof());
+}
+
+#[test]
+fn many_concurrent_clients() {
+    let web = Arc::new(TestWeb::start(vec![echo("a"), echo("b")]).unwrap());
+    let threads: Vec<_> = (0..60)
+        .map(|t| {
+            let web = web.clone();
+            std::thread::spawn(move || {
+                let mut c = Conn::open(web.port(t % 2));
+                for i in 0..20 {
+                    assert_eq!(c.get(&format!("/{t}/{i}")).status, 200);
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    assert_eq!(web.request_count(), 1200);
+}
