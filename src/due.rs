@@ -109,10 +109,14 @@ impl<T: Send + 'static> Due<T> {
             .name("due-merge".into())
             .spawn(move || {
                 for batch in batches {
-                    let outcome = merge_batch(&mut store, batch).and_then(|novel| {
-                        let count = novel.len() as u64;
-                        sink(novel).map(|()| count)
-                    });
+                    // A panic here must not leave `merging` set with workers waiting on it.
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        merge_batch(&mut store, batch).and_then(|novel| {
+                            let count = novel.len() as u64;
+                            sink(novel).map(|()| count)
+                        })
+                    }))
+                    .unwrap_or_else(|_| Err(anyhow!("the merge thread panicked")));
                     let mut state = merger_shared.state.lock().unwrap();
                     state.merging = false;
                     match outcome {
@@ -327,6 +331,20 @@ mod tests {
         assert_eq!(rx.try_iter().flatten().collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(due.stats().merges, 1);
         assert_eq!(due.stats().cache_hits, 1);
+    }
+
+    #[test]
+    fn a_panicking_merge_is_reported_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink: Sink<u64> = Box::new(|_| panic!("sink bug"));
+        let config = DueConfig {
+            cache_entries: 4,
+            buffer_entries: 2,
+        };
+        let due = Due::open(&dir.path().join("seen"), config, sink).unwrap();
+        due.offer([(1, 1), (2, 2)]).unwrap();
+        let err = due.wait_for_merge().unwrap_err();
+        assert!(format!("{err:#}").contains("panicked"), "{err:#}");
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //!   and it logs every request with its timing ([`LogEntry`]) so tests can check politeness.
 //! - [`Graph`] (module [`graph`]; `gen` is a reserved word in edition 2024) is a deterministic, generated link-graph web rendered on the fly, with the
 //!   breadth-first reference ([`Graph::bfs`]) a crawl's result can be compared with.
-//! - The `testweb` binary serves a generated web for benchmarks (see `src/main.rs`).
+//! - [`serve_dir`] (module [`fixtures`]) serves a static directory as one host, never anything
+//!   outside it.
+//! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
+//!   `--fixtures DIR` (see `src/main.rs`).
 //!
 //! ```no_run
 //! use testweb::{Graph, GraphSpec};
@@ -16,10 +19,12 @@
 //! # let _ = seed;
 //! ```
 
+pub mod fixtures;
 pub mod graph;
 mod http;
 mod server;
 
+pub use fixtures::serve_dir;
 pub use graph::{Graph, GraphSpec};
 pub use server::TestWeb;
 
@@ -158,6 +163,8 @@ pub struct LogEntry {
     pub status: u16,
     /// When the request head was fully read.
     pub start: Instant,
-    /// When the response was fully written and flushed (or the connection gave up).
+    /// When the last write of the response began: the earliest instant the client can hold all
+    /// of it, so a client that waits for each response never shows an overlap. For a request
+    /// that got no complete response (the connection gave up), when the server gave up.
     pub end: Instant,
 }

@@ -5,21 +5,28 @@
 //! one JSON line: requests, distinct and duplicate (host, target) requests (robots.txt excluded),
 //! robots.txt requests, pages reachable from the seeds, and pairs of same-host requests whose
 //! [start, end] intervals overlap (0 for a polite crawler).
+//!
+//! With `--fixtures DIR` it serves that directory as one host instead (see
+//! `testweb::fixtures`); the JSON line then has requests, distinct, duplicates, robots, 404s
+//! (`not_found`) and overlaps.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use testweb::LogEntry;
-use testweb::{Graph, GraphSpec};
+use testweb::{Graph, GraphSpec, LogEntry, TestWeb, serve_dir};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--max-seconds N]
-Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.";
+       testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
+Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
+--fixtures serves the files under DIR as one host instead of a generated web.";
 
 struct Args {
     spec: GraphSpec,
+    fixtures: Option<PathBuf>,
     seeds_out: String,
     latency: Duration,
     max_seconds: u64,
@@ -28,6 +35,7 @@ struct Args {
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut spec = GraphSpec::default();
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
+    let (mut fixtures, mut generated) = (None, false);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -50,8 +58,24 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--latency-ms" => latency_ms = num()?,
             "--max-seconds" => max_seconds = num()?,
             "--seeds-out" => seeds_out = Some(value.clone()),
+            "--fixtures" => fixtures = Some(PathBuf::from(value)),
             _ => return Err(format!("unknown argument {flag:?}")),
         }
+        generated |= matches!(
+            flag.as_str(),
+            "--hosts"
+                | "--pages-per-host"
+                | "--children"
+                | "--extra-links"
+                | "--cross-permille"
+                | "--padding"
+                | "--seed"
+        );
+    }
+    if fixtures.is_some() && generated {
+        return Err(
+            "--fixtures serves a directory; the generated web's options do not apply".into(),
+        );
     }
     if spec.hosts == 0 || spec.pages_per_host == 0 {
         return Err("--hosts and --pages-per-host must be at least 1".into());
@@ -59,6 +83,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let seeds_out = seeds_out.ok_or("--seeds-out FILE is required")?;
     Ok(Args {
         spec,
+        fixtures,
         seeds_out,
         latency: Duration::from_millis(latency_ms),
         max_seconds,
@@ -87,43 +112,76 @@ fn overlaps(log: &[LogEntry], hosts: usize) -> u64 {
     total
 }
 
-fn run(args: Args) -> Result<String, String> {
-    let graph = Graph::new(args.spec);
-    let web = graph
-        .start(args.latency, &|_| None)
-        .map_err(|e| format!("cannot start: {e}"))?;
+/// Writes every host's `/` to `path`, via a temporary file and a rename (pollers never see a
+/// partial file).
+fn write_seeds(web: &TestWeb, path: &str) -> Result<(), String> {
     let seeds: String = (0..web.hosts())
         .map(|h| format!("{}/\n", web.origin(h)))
         .collect();
-    let tmp = format!("{}.tmp", args.seeds_out);
+    let tmp = format!("{path}.tmp");
     std::fs::write(&tmp, seeds)
-        .and_then(|_| std::fs::rename(&tmp, &args.seeds_out))
-        .map_err(|e| format!("cannot write {}: {e}", args.seeds_out))?;
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {path}: {e}"))
+}
 
+/// Blocks until stdin reaches EOF or `max_seconds` pass.
+fn serve_until_eof(max_seconds: u64) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
         let _ = tx.send(());
     });
-    let _ = rx.recv_timeout(Duration::from_secs(args.max_seconds));
+    let _ = rx.recv_timeout(Duration::from_secs(max_seconds));
+}
 
-    let log = web.log();
-    web.shutdown();
+/// (requests, distinct, duplicates, robots) of a log: robots.txt counts apart.
+fn counts(log: &[LogEntry]) -> (usize, usize, usize, usize) {
     let robots = log.iter().filter(|e| e.target == "/robots.txt").count();
     let distinct: HashSet<(usize, &str)> = log
         .iter()
         .filter(|e| e.target != "/robots.txt")
         .map(|e| (e.host, e.target.as_str()))
         .collect();
+    let distinct = distinct.len();
+    (log.len(), distinct, log.len() - robots - distinct, robots)
+}
+
+fn run(args: Args) -> Result<String, String> {
+    if let Some(dir) = &args.fixtures {
+        return run_fixtures(dir, &args);
+    }
+    let graph = Graph::new(args.spec);
+    let web = graph
+        .start(args.latency, &|_| None)
+        .map_err(|e| format!("cannot start: {e}"))?;
+    write_seeds(&web, &args.seeds_out)?;
+    serve_until_eof(args.max_seconds);
+
+    let log = web.log();
+    web.shutdown();
+    let (requests, distinct, duplicates, robots) = counts(&log);
     let reachable = graph.bfs(&graph.roots(), &|_, _| true, None).len();
     Ok(format!(
-        "{{\"requests\":{},\"distinct\":{},\"duplicates\":{},\"robots\":{},\"reachable\":{},\"overlaps\":{}}}",
-        log.len(),
-        distinct.len(),
-        log.len() - robots - distinct.len(),
-        robots,
-        reachable,
+        "{{\"requests\":{requests},\"distinct\":{distinct},\"duplicates\":{duplicates},\"robots\":{robots},\"reachable\":{reachable},\"overlaps\":{}}}",
         overlaps(&log, graph.spec().hosts),
+    ))
+}
+
+fn run_fixtures(dir: &Path, args: &Args) -> Result<String, String> {
+    let host = serve_dir(dir)
+        .map_err(|e| format!("--fixtures {}: {e}", dir.display()))?
+        .with_latency(args.latency);
+    let web = TestWeb::start(vec![host]).map_err(|e| format!("cannot start: {e}"))?;
+    write_seeds(&web, &args.seeds_out)?;
+    serve_until_eof(args.max_seconds);
+
+    let log = web.log();
+    web.shutdown();
+    let (requests, distinct, duplicates, robots) = counts(&log);
+    let not_found = log.iter().filter(|e| e.status == 404).count();
+    Ok(format!(
+        "{{\"requests\":{requests},\"distinct\":{distinct},\"duplicates\":{duplicates},\"robots\":{robots},\"not_found\":{not_found},\"overlaps\":{}}}",
+        overlaps(&log, 1),
     ))
 }
 

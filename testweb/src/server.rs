@@ -46,7 +46,8 @@ struct Shared {
 #[derive(Default)]
 struct LogState {
     entries: Vec<LogEntry>,
-    writing: Vec<u64>,
+    /// Tickets of the responses being written, with the instant their last write began.
+    writing: Vec<(u64, Instant)>,
     next_ticket: u64,
 }
 
@@ -86,33 +87,44 @@ impl Shared {
         let mut log = lock(&self.log);
         let t = log.next_ticket;
         log.next_ticket += 1;
-        log.writing.push(t);
+        log.writing.push((t, Instant::now()));
         t
     }
 
+    /// Logs a finished request. With a ticket, `end` is when the last write began: the client
+    /// may hold the response (and send its next request) before `write` even returns here, so
+    /// a later instant would make a sequential client look like it overlapped its requests.
+    /// Entries stay ordered by `end`.
     fn record(&self, ticket: Option<u64>, host: usize, req: &Request, status: u16, start: Instant) {
         let (method, target) = (req.method.clone(), req.target.clone());
         let mut log = lock(&self.log);
-        log.entries.push(LogEntry {
-            host,
-            method,
-            target,
-            status,
-            start,
-            end: Instant::now(),
-        });
+        let mut end = Instant::now();
         if let Some(t) = ticket {
-            log.writing.retain(|&w| w != t);
+            if let Some(i) = log.writing.iter().position(|&(w, _)| w == t) {
+                end = log.writing.swap_remove(i).1;
+            }
             self.log_cv.notify_all();
         }
+        let at = log.entries.partition_point(|e| e.end <= end);
+        log.entries.insert(
+            at,
+            LogEntry {
+                host,
+                method,
+                target,
+                status,
+                start,
+                end,
+            },
+        );
     }
 
     /// The log once the responses being written now are in it (waiting at most 1 s).
     fn settled_log(&self) -> MutexGuard<'_, LogState> {
         let mut log = lock(&self.log);
-        let pending = log.writing.clone();
+        let pending: Vec<u64> = log.writing.iter().map(|&(t, _)| t).collect();
         let deadline = Instant::now() + Duration::from_secs(1);
-        while log.writing.iter().any(|t| pending.contains(t)) {
+        while log.writing.iter().any(|(t, _)| pending.contains(t)) {
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -225,7 +237,7 @@ impl TestWeb {
         self.ports.iter().position(|&p| p == port)
     }
 
-    /// Snapshot of every request so far, in the order they ended. Includes every response a
+    /// Snapshot of every request so far, in the order they ended (see [`LogEntry::end`]). Includes every response a
     /// client has received (it waits for responses whose writing had begun).
     pub fn log(&self) -> Vec<LogEntry> {
         self.shared.settled_log().entries.clone()

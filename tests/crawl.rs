@@ -1,0 +1,344 @@
+//! End-to-end tests: the real binary against a test web on loopback.
+
+mod util;
+
+use std::collections::HashMap;
+use std::time::Duration;
+use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
+use util::{assert_same_set, counts, crawl};
+
+fn seeds_of(web: &TestWeb, hosts: &[usize]) -> String {
+    hosts
+        .iter()
+        .map(|&h| format!("{}\n", web.url(h, "/")))
+        .collect()
+}
+
+/// (host, page) of every page request the server saw (robots.txt left out).
+fn page_requests(web: &TestWeb) -> Vec<(usize, usize)> {
+    web.log()
+        .iter()
+        .filter(|e| e.target != "/robots.txt")
+        .map(|e| {
+            (
+                e.host,
+                Graph::page_of_path(&e.target)
+                    .unwrap_or_else(|| panic!("request for a non-page {:?}", e.target)),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_reachable_page_in_scope_is_fetched_once_and_nothing_else() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 4,
+        pages_per_host: 150,
+        children: 3,
+        extra_links: 5,
+        cross_host_permille: 250,
+        page_padding: 200,
+        seed: 11,
+    });
+    // Host 1 forbids /p/1*; host 3 is linked to but not a seed, so out of scope.
+    let web = graph
+        .start(Duration::ZERO, &|h| {
+            (h == 1).then(|| "User-agent: *\nDisallow: /p/1\n".into())
+        })
+        .unwrap();
+    let allowed = |h: usize, p: usize| h < 3 && !(h == 1 && Graph::path(p).starts_with("/p/1"));
+    let expected: Vec<(usize, usize)> = graph
+        .bfs(&[(0, 0), (1, 0), (2, 0)], &allowed, None)
+        .into_keys()
+        .collect();
+
+    let run = crawl(
+        &seeds_of(&web, &[0, 1, 2]),
+        &[
+            "-j",
+            "8",
+            "--delay-factor",
+            "0",
+            "--buffer-entries",
+            "64",
+            "--cache-entries",
+            "32",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+
+    let requested = page_requests(&web);
+    let twice: Vec<_> = counts(requested.clone())
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(twice.is_empty(), "pages fetched more than once: {twice:?}");
+    assert_same_set("pages fetched", &expected, &requested);
+    assert!(
+        web.log().iter().all(|e| e.host != 3),
+        "out-of-scope host 3 was contacted"
+    );
+    assert_eq!(
+        web.log()
+            .iter()
+            .filter(|e| e.target == "/robots.txt")
+            .count(),
+        3,
+        "one robots.txt per host"
+    );
+
+    // The URL log on stdout says the same, one line per fetch.
+    assert_eq!(run.pages().len(), expected.len());
+    assert!(
+        run.pages()
+            .iter()
+            .all(|r| r.status == 200 && r.content_type.starts_with("text/html"))
+    );
+    let summary = run.summary();
+    assert!(summary.contains("\"ending\":\"complete\""), "{summary}");
+    assert!(
+        !summary.contains("\"robots_blocked\":0,"),
+        "robots.txt blocked nothing: {summary}"
+    );
+}
+
+#[test]
+fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
+    let factor = 3.0;
+    let graph = Graph::new(GraphSpec {
+        hosts: 3,
+        pages_per_host: 20,
+        extra_links: 3,
+        page_padding: 100,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::from_millis(15), &|_| None).unwrap();
+    let run = crawl(
+        &seeds_of(&web, &[0, 1, 2]),
+        &["-j", "8", "--delay-factor", "3"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.pages().len(), 60);
+
+    let mut by_host: HashMap<usize, Vec<_>> = HashMap::new();
+    for entry in web.log() {
+        by_host.entry(entry.host).or_default().push(entry);
+    }
+    for (host, mut requests) in by_host {
+        requests.sort_by_key(|e| e.start);
+        for pair in requests.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert!(
+                b.start >= a.end,
+                "host {host}: {} started before {} ended",
+                b.target,
+                a.target
+            );
+            // The crawler times a response from before it is sent to after it is read, so its
+            // figure is at least the server's: the server-side gap must respect the rule too.
+            let gap = b.start - a.end;
+            let needed = (a.end - a.start).mul_f64(factor);
+            assert!(
+                gap >= needed,
+                "host {host}: {} came {gap:?} after {} ended, rule needs {needed:?}",
+                b.target,
+                a.target
+            );
+        }
+    }
+}
+
+#[test]
+fn one_worker_fetches_breadth_first() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 1,
+        pages_per_host: 300,
+        children: 3,
+        extra_links: 6,
+        page_padding: 100,
+        seed: 5,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    let distances = graph.bfs(&[(0, 0)], &|_, _| true, None);
+    let run = crawl(
+        &seeds_of(&web, &[0]),
+        &[
+            "-j",
+            "1",
+            "--delay-factor",
+            "0",
+            "--buffer-entries",
+            "16",
+            "--cache-entries",
+            "8",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let pages = run.pages();
+    assert_eq!(pages.len(), distances.len());
+    let depths: Vec<u32> = pages.iter().map(|r| r.depth).collect();
+    assert!(
+        depths.windows(2).all(|w| w[0] <= w[1]),
+        "depths decreased: {depths:?}"
+    );
+    for row in pages {
+        let path = &row.url[web.origin(0).len()..];
+        let page = Graph::page_of_path(path).unwrap();
+        assert_eq!(
+            row.depth,
+            distances[&(0, page)],
+            "{} logged at the wrong depth",
+            row.url
+        );
+    }
+}
+
+#[test]
+fn depth_page_and_pattern_limits_hold() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 1,
+        pages_per_host: 200,
+        children: 3,
+        extra_links: 2,
+        page_padding: 50,
+        seed: 3,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    let seeds = seeds_of(&web, &[0]);
+
+    let run = crawl(&seeds, &["--delay-factor", "0", "--max-depth", "1"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let within: Vec<String> = graph
+        .bfs(&[(0, 0)], &|_, _| true, Some(1))
+        .into_keys()
+        .map(|(h, p)| web.url(h, &Graph::path(p)))
+        .collect();
+    let fetched: Vec<String> = run.pages().iter().map(|r| r.url.clone()).collect();
+    assert_same_set("--max-depth 1", &within, &fetched);
+
+    let run = crawl(&seeds, &["--delay-factor", "0", "--max-pages", "10"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.pages().len(), 10);
+    assert!(run.summary().contains("\"ending\":\"page-limit\""));
+
+    let run = crawl(
+        &seeds,
+        &[
+            "--delay-factor",
+            "0",
+            "--exclude",
+            "/p/2",
+            "--max-depth",
+            "3",
+        ],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(!run.pages().is_empty());
+    assert!(
+        run.pages().iter().all(|r| !r.url.contains("/p/2")),
+        "an excluded URL was fetched"
+    );
+}
+
+#[test]
+fn redirect_targets_are_discovered_urls_not_followed_blindly() {
+    let web = TestWeb::start_with(2, |origins| {
+        let other = origins[1].clone();
+        vec![
+            HostSpec::new(move |req| match req.target.as_str() {
+                "/" => Response::html(r#"<a href="/r1">r</a><a href="/loop">l</a><a href="/out">o</a><a href="/ftp">f</a>"#),
+                "/r1" => Response::redirect(301, "/target#frag"),
+                "/target" => Response::html(r#"<a href="/r1">back</a><a href="/">home</a>"#),
+                "/loop" => Response::redirect(302, "/loop"),
+                "/out" => Response::redirect(302, &format!("{other}/")),
+                "/ftp" => Response::redirect(302, "ftp://127.0.0.1/file"),
+                _ => Response::not_found(),
+            }),
+            HostSpec::new(|_| Response::html("out of scope")),
+        ]
+    })
+    .unwrap();
+    let run = crawl(&seeds_of(&web, &[0]), &["--delay-factor", "0"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let targets: Vec<String> = web
+        .log()
+        .iter()
+        .filter(|e| e.host == 0 && e.target != "/robots.txt")
+        .map(|e| e.target.clone())
+        .collect();
+    let mut sorted = targets.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["/", "/ftp", "/loop", "/out", "/r1", "/target"],
+        "each URL once, loops cut by the DUE"
+    );
+    assert!(
+        web.log().iter().all(|e| e.host != 1),
+        "followed a redirect out of scope"
+    );
+    let r1 = run.rows.iter().find(|r| r.url.ends_with("/r1")).unwrap();
+    assert_eq!(
+        (r1.status, r1.note.as_str()),
+        (301, format!("redirect:{}/target", web.origin(0)).as_str())
+    );
+}
+
+#[test]
+fn bad_seed_files_name_the_line_and_crawl_nothing() {
+    let run = crawl(
+        "http://127.0.0.1:1/\nnot a url\n# fine\nftp://127.0.0.1/x\n",
+        &[],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("seeds.txt:2: not a url"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("seeds.txt:4: ftp://127.0.0.1/x: only http and https"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.is_empty() && !run.out.join("seen").exists(),
+        "crawled despite bad seeds"
+    );
+
+    let run = crawl("# only comments\n\n", &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no seed URLs"), "{}", run.stderr);
+
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["missing.txt", "--out", "out"].map(String::from);
+    let (code, stdout, stderr) = util::run_binary(&args, None, dir.path());
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(
+        stderr.contains("missing.txt: cannot read the seed file"),
+        "{stderr}"
+    );
+
+    let args = ["-", "--out", "out", "--max-body", "ten"].map(String::from);
+    let (code, _, stderr) = util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
+    assert_eq!(code, 2, "a bad option value is bad usage: {stderr}");
+}
+
+#[test]
+fn seeds_from_stdin_and_an_unreachable_host_are_data_not_errors() {
+    // Port 1 on loopback refuses connections: robots.txt is unreachable, so the host's pages
+    // are blocked (RFC 9309), the robots failure is logged, and the crawl still ends with 0.
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-", "--out", "out", "--timeout", "5"].map(String::from);
+    let (code, stdout, stderr) =
+        util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let rows = util::parse_log(&stdout);
+    assert_eq!(rows.len(), 1, "{stdout}");
+    assert_eq!((rows[0].status, rows[0].note.as_str()), (0, "connect"));
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
+    assert!(summary.contains("\"robots_blocked\":1"), "{summary}");
+}

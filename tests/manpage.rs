@@ -1,0 +1,242 @@
+//! The manual page and the README against `crawl --help`, so that neither can drift from the
+//! options the binary really has.
+//!
+//! `--help` is the source of truth. Every option it lists must be documented in the man page's
+//! OPTIONS section (as a `.TP` entry) and in the README's option table, and every option those
+//! documents mention must exist. The README's defaults must be `--help`'s.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+/// An option as `--help` lists it: its names (`-j`, `--jobs`) and its default, if any.
+#[derive(Debug)]
+struct HelpOption {
+    names: Vec<String>,
+    default: Option<String>,
+}
+
+fn help_text() -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_crawl"))
+        .arg("--help")
+        .output()
+        .expect("running crawl --help");
+    assert!(out.status.success(), "crawl --help failed: {out:?}");
+    String::from_utf8(out.stdout).expect("--help is UTF-8")
+}
+
+/// The options of clap's long help: a definition line is indented at most 6 columns and starts
+/// with `-`; description lines (and `- value:` lists) are indented further.
+fn help_options(help: &str) -> Vec<HelpOption> {
+    let mut options: Vec<HelpOption> = Vec::new();
+    for line in help.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim();
+        if indent <= 6 && trimmed.starts_with('-') {
+            let spec = trimmed.split(" <").next().unwrap();
+            let names = spec.split(", ").map(str::to_owned).collect();
+            options.push(HelpOption {
+                names,
+                default: None,
+            });
+        } else if let Some(default) = trimmed
+            .strip_prefix("[default: ")
+            .and_then(|d| d.strip_suffix(']'))
+        {
+            let last = options.last_mut().expect("a default before any option");
+            last.default = Some(default.to_owned());
+        }
+    }
+    assert!(
+        options.len() >= 10,
+        "parsed only {} options from --help; has its layout changed?\n{help}",
+        options.len()
+    );
+    options
+}
+
+fn help_names(help: &str) -> BTreeSet<String> {
+    help_options(help)
+        .into_iter()
+        .flat_map(|o| o.names)
+        .collect()
+}
+
+fn read(path: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Roff source with `\-` as `-` and font escapes (`\fB`, `\fI`, `\fR`, `\fP`) removed.
+fn unroff(text: &str) -> String {
+    let mut out = text.replace("\\-", "-");
+    for font in ["\\fB", "\\fI", "\\fR", "\\fP"] {
+        out = out.replace(font, "");
+    }
+    out
+}
+
+/// Option names in `text`: `--long` words, and `-x` short ones if `short` (a `-` after a
+/// word character, as in `max-depth`, does not start one).
+fn option_words(text: &str, short: bool) -> BTreeSet<String> {
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    let mut found = BTreeSet::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i] == b'-' && (i == 0 || !word(bytes[i - 1]));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let end = (i + 1..bytes.len())
+            .find(|&j| !word(bytes[j]))
+            .unwrap_or(bytes.len());
+        let token = &text[i..end];
+        let name = token.trim_end_matches('-');
+        let long =
+            name.len() >= 3 && name.starts_with("--") && name.as_bytes()[2].is_ascii_alphabetic();
+        let is_short = name.len() == 2 && name.as_bytes()[1].is_ascii_alphabetic();
+        if long || (short && is_short) {
+            found.insert(name.to_owned());
+        }
+        i = end.max(i + 1);
+    }
+    found
+}
+
+/// The option names of the man page's OPTIONS section: the tag line after each `.TP`.
+fn man_option_tags(man: &str) -> BTreeSet<String> {
+    let man = unroff(man);
+    let mut in_options = false;
+    let mut after_tp = false;
+    let mut tags = BTreeSet::new();
+    for line in man.lines() {
+        if let Some(section) = line.strip_prefix(".SH ") {
+            in_options = section.trim() == "OPTIONS";
+            continue;
+        }
+        if in_options && after_tp {
+            tags.extend(option_words(line, true));
+        }
+        after_tp = line.trim() == ".TP";
+    }
+    tags
+}
+
+fn fail_if_any(what: &str, missing: &BTreeSet<String>) {
+    assert!(
+        missing.is_empty(),
+        "{what}: {}",
+        missing.iter().cloned().collect::<Vec<_>>().join(" ")
+    );
+}
+
+#[test]
+fn every_help_option_is_in_the_man_page() {
+    let help = help_names(&help_text());
+    let man = read("man/crawl.1");
+    let tags = man_option_tags(&man);
+    let missing: BTreeSet<String> = help.difference(&tags).cloned().collect();
+    fail_if_any(
+        "options in `crawl --help` but not documented in man/crawl.1 (OPTIONS, `.TP` entries)",
+        &missing,
+    );
+}
+
+#[test]
+fn every_man_page_option_is_in_help() {
+    let help = help_names(&help_text());
+    let man = read("man/crawl.1");
+    // Every entry of OPTIONS, and every long option mentioned anywhere (examples included).
+    let mut mentioned = man_option_tags(&man);
+    mentioned.extend(option_words(&unroff(&man), false));
+    let stale: BTreeSet<String> = mentioned.difference(&help).cloned().collect();
+    fail_if_any(
+        "options in man/crawl.1 that `crawl --help` does not have",
+        &stale,
+    );
+}
+
+/// The README's option table: rows starting with `` | `- ``, as (names, default cell).
+fn readme_table(readme: &str) -> Vec<(BTreeSet<String>, String)> {
+    readme
+        .lines()
+        .filter(|l| l.starts_with("| `-"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split(" | ").collect();
+            let names = option_words(cells[0], true);
+            let default = cells.get(1).copied().unwrap_or("").replace('`', "");
+            (names, default.trim().to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn readme_documents_every_long_option() {
+    let help = help_names(&help_text());
+    let readme = read("README.md");
+    let mentioned = option_words(&readme, false);
+    let missing: BTreeSet<String> = help
+        .iter()
+        .filter(|n| n.starts_with("--"))
+        .filter(|n| !mentioned.contains(*n))
+        .cloned()
+        .collect();
+    fail_if_any("long options of `crawl --help` not in README.md", &missing);
+
+    let table = readme_table(&readme);
+    let listed: BTreeSet<String> = table.iter().flat_map(|(n, _)| n.clone()).collect();
+    let unlisted: BTreeSet<String> = help.difference(&listed).cloned().collect();
+    fail_if_any(
+        "options of `crawl --help` missing from README.md's option table",
+        &unlisted,
+    );
+    let stale: BTreeSet<String> = listed.difference(&help).cloned().collect();
+    fail_if_any(
+        "options in README.md's option table that `crawl --help` does not have",
+        &stale,
+    );
+}
+
+#[test]
+fn readme_defaults_are_the_binarys() {
+    let help = help_text();
+    let defaults: BTreeMap<String, String> = help_options(&help)
+        .into_iter()
+        .filter_map(|o| Some((o.names.last()?.clone(), o.default?)))
+        .collect();
+    assert!(defaults.contains_key("--jobs"), "{defaults:?}");
+    let readme = read("README.md");
+    let version = env!("CARGO_PKG_VERSION");
+    let mut wrong = Vec::new();
+    for (names, cell) in readme_table(&readme) {
+        let Some(long) = names.iter().find(|n| n.starts_with("--")) else {
+            continue;
+        };
+        if let Some(default) = defaults.get(long) {
+            let documented = cell.replace("VERSION", version);
+            if documented != *default {
+                wrong.push(format!(
+                    "{long}: README says {cell:?}, --help says {default:?}"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn option_words_finds_options_not_hyphenated_words() {
+    let found = option_words(
+        "use -j, --max-depth N; a well-known x-ray; -- alone; --x",
+        true,
+    );
+    let expected: BTreeSet<String> = ["-j", "--max-depth", "--x"].map(String::from).into();
+    assert_eq!(found, expected);
+    assert_eq!(
+        unroff(r"\fB\-\-out\fR \-\-jobs"),
+        "--out --jobs",
+        "roff escapes"
+    );
+}

@@ -1,0 +1,173 @@
+//! Helpers for the integration tests: run the real `crawl` binary on seeds and read what it
+//! printed, with failures that show expected against actual.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long any one crawl in a test may take before the test fails (it is killed, not waited for).
+pub const CRAWL_DEADLINE: Duration = Duration::from_secs(120);
+
+/// One line of the URL log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRow {
+    pub status: u16,
+    pub depth: u32,
+    pub bytes: u64,
+    pub millis: u64,
+    pub content_type: String,
+    pub url: String,
+    pub note: String,
+}
+
+/// A finished crawl: exit status, parsed stdout, stderr, and its state directory.
+pub struct Outcome {
+    pub code: i32,
+    pub rows: Vec<LogRow>,
+    pub stdout: String,
+    pub stderr: String,
+    pub out: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Outcome {
+    /// Rows for pages (robots.txt fetches left out).
+    pub fn pages(&self) -> Vec<&LogRow> {
+        self.rows.iter().filter(|r| r.note != "robots").collect()
+    }
+
+    pub fn summary(&self) -> String {
+        std::fs::read_to_string(self.out.join("summary.json")).unwrap_or_default()
+    }
+}
+
+/// Runs `crawl SEEDS --out DIR ARGS…` with `seeds` written to a file, in a fresh directory.
+pub fn crawl(seeds: &str, args: &[&str]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds_path = dir.path().join("seeds.txt");
+    std::fs::write(&seeds_path, seeds).unwrap();
+    let out = dir.path().join("out");
+    let mut all = vec![
+        seeds_path.to_str().unwrap().to_owned(),
+        "--out".into(),
+        out.to_str().unwrap().to_owned(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let (code, stdout, stderr) = run_binary(&all, None, dir.path());
+    let rows = parse_log(&stdout);
+    Outcome {
+        code,
+        rows,
+        stdout,
+        stderr,
+        out,
+        _dir: dir,
+    }
+}
+
+/// Runs the binary with `args` (and `stdin` if given), killing it at the deadline.
+pub fn run_binary(args: &[String], stdin: Option<&[u8]>, cwd: &Path) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting crawl");
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
+    // Read both pipes on threads so a chatty child never blocks on a full pipe.
+    let mut stdout_pipe = child.stdout.take().unwrap();
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout_pipe, &mut s).unwrap();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr_pipe, &mut s).unwrap();
+        s
+    });
+    let deadline = Instant::now() + CRAWL_DEADLINE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "crawl {args:?} did not finish within {CRAWL_DEADLINE:?}; stderr:\n{}",
+                err_reader.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status.code().unwrap_or(-1),
+        out_reader.join().unwrap(),
+        err_reader.join().unwrap(),
+    )
+}
+
+/// Parses the URL log, failing on any line that is not seven tab-separated columns.
+pub fn parse_log(stdout: &str) -> Vec<LogRow> {
+    stdout
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f.len(), 7, "URL log line without 7 columns: {line:?}");
+            LogRow {
+                status: f[0]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("status column in {line:?}")),
+                depth: f[1]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("depth column in {line:?}")),
+                bytes: f[2]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("bytes column in {line:?}")),
+                millis: f[3]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("ms column in {line:?}")),
+                content_type: f[4].to_owned(),
+                url: f[5].to_owned(),
+                note: f[6].to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// Counts of each key, for "exactly once" checks that name the offenders.
+pub fn counts<T: Ord + Clone>(items: impl IntoIterator<Item = T>) -> BTreeMap<T, usize> {
+    let mut map = BTreeMap::new();
+    for item in items {
+        *map.entry(item).or_insert(0) += 1;
+    }
+    map
+}
+
+/// Asserts two sets are equal, listing (a few of) the differences.
+pub fn assert_same_set<T: Ord + std::fmt::Debug + Clone>(what: &str, expected: &[T], actual: &[T]) {
+    let e: std::collections::BTreeSet<T> = expected.iter().cloned().collect();
+    let a: std::collections::BTreeSet<T> = actual.iter().cloned().collect();
+    let missing: Vec<_> = e.difference(&a).take(10).collect();
+    let extra: Vec<_> = a.difference(&e).take(10).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{what}: {} expected, {} actual\n  missing (first 10): {missing:?}\n  unexpected (first 10): {extra:?}",
+        e.len(),
+        a.len()
+    );
+}
