@@ -342,3 +342,29 @@ fn seeds_from_stdin_and_an_unreachable_host_are_data_not_errors() {
     let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
     assert!(summary.contains("\"robots_blocked\":1"), "{summary}");
 }
+
+#[test]
+fn gzip_pages_are_decoded_for_links_and_counted_as_sent() {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(br#"<html><a href="/inner">x</a></html>"#)
+        .unwrap();
+    let gzipped = encoder.finish().unwrap();
+    let sent = gzipped.len() as u64;
+    let web = TestWeb::start(vec![HostSpec::new(move |req| match req.target.as_str() {
+        "/" => Response::html(gzipped.clone()).with_header("Content-Encoding", "gzip"),
+        "/inner" => Response::html("leaf"),
+        _ => Response::not_found(),
+    })])
+    .unwrap();
+    let run = crawl(&seeds_of(&web, &[0]), &["--delay-factor", "0"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let urls: Vec<&str> = run.pages().iter().map(|r| r.url.as_str()).collect();
+    assert_eq!(urls, [web.url(0, "/"), web.url(0, "/inner")]);
+    assert_eq!(
+        run.pages()[0].bytes,
+        sent,
+        "bytes column counts the body as sent"
+    );
+}
