@@ -5,17 +5,20 @@
 #
 #   benches/crawl_web.sh                 # 100,000 pages on 50 hosts, then on 1 host, -j 64
 #   PAGES=20000 JOBS=16 benches/crawl_web.sh
+#   PAGES="10000 1000000" WEBS=multi benches/crawl_web.sh   # flat memory: RSS at 10^4 vs 10^6 pages
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PAGES=${PAGES:-100000}
+PAGES_LIST=${PAGES:-100000}
 JOBS=${JOBS:-64}
-cargo build --release --workspace --quiet
+WEBS=${WEBS:-"multi single"}
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --workspace --quiet
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 # run_web NAME HOSTS: serves PAGES pages over HOSTS hosts, crawls them, prints a table row.
 run_web() {
   local name=$1 hosts=$2 per_host=$((PAGES / $2))
+  name="$name-$PAGES"
   mkfifo "$tmp/$name.stdin"
   target/release/testweb --hosts "$hosts" --pages-per-host "$per_host" --children 4 \
     --extra-links 8 --cross-permille 200 --padding 2000 --seed 7 \
@@ -40,8 +43,14 @@ print(f"| {name} | {hosts} | {summary['pages']} | {server['reachable']} | {serve
 PY
 }
 
-echo "crawl_web: $PAGES pages, -j $JOBS, --delay-factor 0, $(nproc) cores"
+echo "crawl_web: $PAGES_LIST pages, -j $JOBS, --delay-factor 0, $(nproc) cores"
 echo "| web | hosts | pages fetched | reachable | fetched twice | overlapping requests | seconds | pages/s | peak RSS MiB | CLOCK hit rate | merges |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-run_web multi 50
-run_web single 1
+for PAGES in $PAGES_LIST; do
+  for web in $WEBS; do
+    case $web in
+      multi) run_web multi 50 ;;
+      single) run_web single 1 ;;
+    esac
+  done
+done

@@ -4,6 +4,7 @@
 //! never a silent zero.
 
 use crate::normalize::Scope;
+use crate::warc::Compression;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +15,12 @@ use std::time::Duration;
 /// URL, note) goes to stdout; diagnostics and the summary go to stderr. Everything else the
 /// crawl keeps lives under --out.
 #[derive(Parser, Debug)]
-#[command(name = "crawl", version, max_term_width = 100)]
+#[command(
+    name = "crawl",
+    version,
+    max_term_width = 100,
+    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)"
+)]
 pub struct Args {
     /// File of seed URLs, one per line (`-` for stdin).
     ///
@@ -23,7 +29,7 @@ pub struct Args {
     #[arg(value_name = "SEEDS")]
     pub seeds: String,
 
-    /// State directory: seen set, frontier, logs, summary.
+    /// State directory: seen set, frontier, WARC files, summary.
     ///
     /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout and
     /// stderr). Two crawls cannot share one directory at the same time.
@@ -86,6 +92,25 @@ pub struct Args {
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
     pub max_body: u64,
+
+    /// How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz).
+    ///
+    /// Every response (robots.txt included) and its request are archived under DIR/warc/, each
+    /// record its own zstd frame or gzip member. Read .warc.zst with FastWARC, or with
+    /// `zstdcat FILE | warcio ...`; choose gzip for pywb and replayweb.page.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = Compression::Zstd)]
+    pub warc_compression: Compression,
+
+    /// Start a new WARC file once the current one reaches this size (suffixes K, M, G).
+    ///
+    /// Sizes are compressed bytes; a file ends after the record that crosses the limit, so a
+    /// file may exceed it by one request and response.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = bytes)]
+    pub warc_max_size: u64,
+
+    /// Do not write WARC files (the URL log and the crawl are unchanged).
+    #[arg(long, conflicts_with_all = ["warc_compression", "warc_max_size"])]
+    pub no_warc: bool,
 
     /// Entries in the CLOCK cache of recently seen URL checksums.
     ///
@@ -162,6 +187,24 @@ mod tests {
         assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
         assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
         assert!(seconds("-1").is_err() && seconds("nan").is_err());
+    }
+
+    #[test]
+    fn warc_options_parse_and_conflict() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.warc_compression, Compression::Zstd);
+        assert_eq!(args.warc_max_size, 1 << 30);
+        assert!(!args.no_warc);
+        let args = parse(&["--warc-compression", "gzip", "--warc-max-size", "20K"]).unwrap();
+        assert_eq!(args.warc_compression, Compression::Gzip);
+        assert_eq!(args.warc_max_size, 20 << 10);
+        assert!(parse(&["--no-warc"]).unwrap().no_warc);
+        assert!(parse(&["--warc-compression", "xz"]).is_err());
+        assert!(parse(&["--warc-max-size", "0"]).is_err());
+        assert!(parse(&["--no-warc", "--warc-compression", "gzip"]).is_err());
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! seeds → filter → DUE → frontier → dispatcher (politeness, robots) → workers: fetch, log,
 //! extract links → filter → DUE. Each worker loops over `Dispatcher::next_work` until the
 //! dispatcher says the crawl is over. A failure on one URL is a line in the URL log; only
-//! failures of the state directory are fatal.
+//! failures of the state directory (the WARC archive included) are fatal.
+//!
+//! Every response, robots.txt included, goes to the archive: workers hand an owned record to
+//! one WARC writer thread over a bounded channel (many workers, one owner per output).
 
 use crate::checksum::checksum;
 use crate::dispatch::{Dispatcher, Ending};
@@ -15,11 +18,15 @@ use crate::normalize::{Filter, Rejection, canonicalize};
 use crate::politeness::{DelayRule, Scheduler, Work};
 use crate::robots::RobotsRules;
 use crate::urllog::{LogLine, UrlLog};
-use anyhow::{Context, Result};
+use crate::warc::{Exchange, WarcConfig, WarcStats, WarcWriter};
+use anyhow::{Context, Result, anyhow};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
 /// A redirect chain longer than this is abandoned (its last target is not followed).
@@ -38,6 +45,8 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     pub robots_token: String,
     pub due: DueConfig,
+    /// Where responses are archived; `None` with `--no-warc`.
+    pub warc: Option<WarcConfig>,
 }
 
 /// Counters shared by the workers.
@@ -62,11 +71,18 @@ pub struct Report {
     pub due: DueStats,
     pub frontier_left: u64,
     pub robots_blocked: u64,
+    /// What the WARC writer wrote; `None` when archiving was off.
+    pub warc: Option<WarcStats>,
 }
 
 /// Runs a crawl to its end. `stop` is raised by a signal handler.
 pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Report> {
     let started = Instant::now();
+    // First, so that an unusable WARC directory stops the crawl before anything else starts.
+    let archive = match &config.warc {
+        Some(warc) => Some(Archive::start(warc.clone(), config.workers)?),
+        None => None,
+    };
     let frontier = Frontier::open(&config.out.join("frontier"))?;
     let queue_limit = (config.workers * 16).max(1024);
     let dispatcher = Arc::new(Dispatcher::new(
@@ -78,7 +94,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
     let sink_dispatcher = Arc::clone(&dispatcher);
     let wake_dispatcher = Arc::clone(&dispatcher);
     let due = Due::open_with_notify(
-        &config.out.join("seen"),
+        &config.out,
         config.due,
         Box::new(move |novel| sink_dispatcher.push_novel(novel)),
         Box::new(move || wake_dispatcher.wake_all()),
@@ -104,6 +120,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         dispatcher: &dispatcher,
         counters: &counters,
         log,
+        archive: archive.as_ref(),
     };
     let stop_or_closed = AtomicBool::new(false);
     let result: Result<()> = std::thread::scope(|scope| {
@@ -121,6 +138,8 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
             .into_iter()
             .try_for_each(|h| h.join().expect("a worker panicked"))
     });
+    // The archive's own error comes first: it explains a worker's "the WARC writer stopped".
+    let warc = archive.map(Archive::finish).transpose()?;
     result?;
     let due_stats = due.finish()?;
     let dispatcher = Arc::into_inner(dispatcher).context("the dispatcher is still shared")?;
@@ -132,6 +151,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         due: due_stats,
         frontier_left,
         robots_blocked,
+        warc,
     })
 }
 
@@ -142,6 +162,7 @@ struct Worker<'a> {
     dispatcher: &'a Dispatcher,
     counters: &'a Counters,
     log: &'a UrlLog,
+    archive: Option<&'a Archive>,
 }
 
 impl Worker<'_> {
@@ -163,7 +184,7 @@ impl Worker<'_> {
             };
             match work {
                 Work::Robots { host, url } => {
-                    let (rules, elapsed) = self.fetch_robots(&url);
+                    let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
                 Work::Page { host, entry } => {
@@ -174,16 +195,19 @@ impl Worker<'_> {
         }
     }
 
-    fn fetch_robots(&self, url: &str) -> (RobotsRules, Duration) {
+    /// Fetches, logs and archives a robots.txt; only an archive failure is an error.
+    fn fetch_robots(&self, url: &str) -> Result<(RobotsRules, Duration)> {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
         let token = &self.config.robots_token;
-        match self.fetcher.get_robots(url) {
+        Ok(match self.fetcher.get_robots(url) {
             Ok(response) => {
                 self.log_response(&response, 0, url, "robots");
-                (
-                    RobotsRules::from_response(token, response.status, &response.body),
-                    response.elapsed,
-                )
+                let rules = RobotsRules::from_response(token, response.status, &response.body);
+                let elapsed = response.elapsed;
+                // After redirects, the record is of the URL that answered.
+                let answered = response.final_url.clone();
+                self.archive(answered.as_deref().unwrap_or(url), response)?;
+                (rules, elapsed)
             }
             Err(e) => {
                 self.log.write(&LogLine {
@@ -197,7 +221,7 @@ impl Worker<'_> {
                 });
                 (RobotsRules::unreachable(token), e.elapsed)
             }
-        }
+        })
     }
 
     /// Fetches one page, logs it, and offers what it links to (or redirects to) to the DUE.
@@ -257,7 +281,25 @@ impl Worker<'_> {
         }
         self.log_response(&response, entry.depth, &entry.url, &note);
         self.offer(found)?;
-        Ok(response.elapsed)
+        let elapsed = response.elapsed;
+        self.archive(&entry.url, response)?;
+        Ok(elapsed)
+    }
+
+    /// Hands a response to the WARC writer thread (if archiving), body moved, not copied.
+    fn archive(&self, target_uri: &str, response: Fetched) -> Result<()> {
+        let Some(archive) = self.archive else {
+            return Ok(());
+        };
+        archive.write(ArchiveRecord {
+            target_uri: target_uri.to_owned(),
+            date: response.started,
+            ip: response.ip,
+            request_head: response.request_head,
+            response_head: response.response_head,
+            body: response.body,
+            truncated: response.truncated,
+        })
     }
 
     fn links_of(&self, response: &Fetched, page_url: &Url, depth: u32) -> Vec<Entry> {
@@ -309,5 +351,76 @@ impl Worker<'_> {
             url,
             note,
         });
+    }
+}
+
+/// One exchange for the archive, owned so that it can cross to the writer thread.
+struct ArchiveRecord {
+    target_uri: String,
+    date: SystemTime,
+    ip: Option<IpAddr>,
+    request_head: Vec<u8>,
+    response_head: Vec<u8>,
+    body: Vec<u8>,
+    truncated: bool,
+}
+
+/// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
+///
+/// The queue holds at most one record per worker (at least 4, at most 256), so a slow disk
+/// slows the workers down instead of filling memory with bodies: at most about twice the
+/// bodies the workers hold anyway.
+struct Archive {
+    sender: SyncSender<ArchiveRecord>,
+    writer: JoinHandle<Result<WarcStats>>,
+}
+
+impl Archive {
+    /// Opens the archive (repairing what a crash left) on this thread, so that a bad WARC
+    /// directory fails the crawl before anything is fetched, then starts the writer.
+    fn start(config: WarcConfig, workers: usize) -> Result<Archive> {
+        let dir = config.dir.clone();
+        let mut warc = WarcWriter::open(config)
+            .with_context(|| format!("opening the WARC archive in {}", dir.display()))?;
+        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 256));
+        let writer = std::thread::Builder::new()
+            .name("warc".into())
+            .spawn(move || {
+                // On an error the receiver is dropped, so workers see the writer stop; the
+                // file being written stays `.open` and the next run repairs it.
+                for r in records {
+                    let exchange = Exchange {
+                        target_uri: &r.target_uri,
+                        date: r.date,
+                        ip: r.ip,
+                        request_head: &r.request_head,
+                        response_head: &r.response_head,
+                        response_body: &r.body,
+                        truncated: r.truncated.then_some("length"),
+                    };
+                    warc.write_exchange(&exchange)
+                        .with_context(|| format!("archiving {}", r.target_uri))?;
+                }
+                warc.finish()
+            })
+            .context("starting the WARC writer thread")?;
+        Ok(Archive { sender, writer })
+    }
+
+    /// Queues a record, waiting while the queue is full.
+    fn write(&self, record: ArchiveRecord) -> Result<()> {
+        self.sender
+            .send(record)
+            .map_err(|_| anyhow!("the WARC writer stopped"))
+    }
+
+    /// Writes what is queued, closes the last file and returns what was written, or the error
+    /// that stopped the writer.
+    fn finish(self) -> Result<WarcStats> {
+        drop(self.sender);
+        self.writer
+            .join()
+            .map_err(|_| anyhow!("the WARC writer panicked"))?
+            .context("writing the WARC archive")
     }
 }

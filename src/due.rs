@@ -1,20 +1,28 @@
 //! The duplicate-URL eliminator (DUE), as Mercator built it.
 //!
 //! `offer` answers "seen before?" for each checksum: the CLOCK cache answers most lookups; a miss
-//! is inserted into the cache and appended to the miss buffer with its payload. When the buffer
-//! is full (or when the caller asks, because the crawl would otherwise idle) it is handed to a
-//! background merge thread and a fresh buffer takes new misses, so workers go on during a merge.
-//! The merge sorts the batch, drops repeats (keeping the first occurrence), merges it with the
-//! sorted checksum file, and hands the novel payloads to the sink in discovery order, which keeps
-//! the crawl breadth-first. Membership is thus delayed until a batch merges.
+//! is inserted into the cache and appended to the current batch (see `batch`: payloads spooled
+//! to disk, checksums in sorted runs). When the batch is full (or when the caller asks, because
+//! the crawl would otherwise idle) it is handed to a background merge thread and a fresh batch
+//! takes new misses, so workers go on during a merge. The merge streams the batch's sorted runs
+//! through the sorted checksum file in one pass, keeping each checksum's first occurrence, and
+//! hands the novel payloads to the sink in discovery order, which keeps the crawl
+//! breadth-first. Membership is thus delayed until a batch merges.
+//!
+//! Why the cost per URL stays flat: a merge reads and rewrites the whole seen set (N keys), so
+//! a batch is only closed once it holds at least N / `GROWTH` misses (and at least
+//! `buffer_entries`). Each miss then carries at most 2 × 8 × `GROWTH` bytes of store I/O,
+//! whatever N is (IRLbot's DRUM amortizes the same way). Batches that large live on disk, so
+//! memory does not grow with them.
 //!
 //! The payload type is the caller's: the crawler passes URLs with their depth, `crawl dedupe`
 //! passes input lines. The DUE knows nothing of URLs.
 
+use crate::batch::{Batch, ClosedBatch, Payload};
 use crate::clock::ClockCache;
 use crate::store::SortedStore;
-use anyhow::{Result, anyhow};
-use std::path::Path;
+use anyhow::{Context, Result, anyhow};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -26,10 +34,16 @@ pub type Sink<T> = Box<dyn FnMut(Vec<T>) -> Result<()> + Send>;
 /// waiting for "no work anywhere" can look again.
 pub type OnMerged = Box<dyn Fn() + Send>;
 
-/// Sizes of the DUE's two memory-bound parts.
+/// A batch is closed once it holds stored / GROWTH misses (see the module doc).
+pub const GROWTH: u64 = 4;
+/// Novel payloads are handed to the sink in groups of at most this many.
+const DELIVERY_GROUP: usize = 1 << 16;
+
+/// Sizes of the DUE's memory-bound parts.
 #[derive(Clone, Copy, Debug)]
 pub struct DueConfig {
     pub cache_entries: usize,
+    /// Misses held in memory before they are sorted and spilled; also the smallest batch.
     pub buffer_entries: usize,
 }
 
@@ -54,46 +68,58 @@ impl DueStats {
     }
 }
 
-struct State<T> {
+struct State {
     cache: ClockCache,
-    buffer: Vec<(u64, T)>,
+    batch: Batch,
+    next_batch: u64,
     buffer_entries: usize,
     merging: bool,
     failed: Option<String>,
     stats: DueStats,
 }
 
-struct Shared<T> {
-    state: Mutex<State<T>>,
+struct Shared {
+    state: Mutex<State>,
     merged: Condvar,
+    batches: PathBuf,
 }
 
 /// The DUE: cheap to share between worker threads by reference.
-pub struct Due<T: Send + 'static> {
-    shared: Arc<Shared<T>>,
-    to_merger: Option<SyncSender<Vec<(u64, T)>>>,
+pub struct Due<T: Payload> {
+    shared: Arc<Shared>,
+    to_merger: Option<SyncSender<ClosedBatch>>,
     merger: Option<JoinHandle<()>>,
+    _payload: std::marker::PhantomData<fn(T)>,
 }
 
-impl<T: Send + 'static> Due<T> {
-    /// Opens (or creates) the seen set at `store_path` and starts the merge thread.
-    pub fn open(store_path: &Path, config: DueConfig, sink: Sink<T>) -> Result<Due<T>> {
-        Self::open_with_notify(store_path, config, sink, Box::new(|| ()))
+impl<T: Payload> Due<T> {
+    /// Opens (or creates) the seen set in `dir` (`dir/seen`, batches under `dir/due/`) and
+    /// starts the merge thread.
+    pub fn open(dir: &Path, config: DueConfig, sink: Sink<T>) -> Result<Due<T>> {
+        Self::open_with_notify(dir, config, sink, Box::new(|| ()))
     }
 
     /// Like `open`, with a callback run after every merge (see `OnMerged`).
     pub fn open_with_notify(
-        store_path: &Path,
+        dir: &Path,
         config: DueConfig,
         mut sink: Sink<T>,
         on_merged: OnMerged,
     ) -> Result<Due<T>> {
-        let mut store = SortedStore::open(store_path)?;
+        let mut store = SortedStore::open(&dir.join("seen"))?;
+        let batches = dir.join("due");
+        if batches.exists() {
+            // Batches a killed run left unmerged; resuming them is the resume feature's job.
+            std::fs::remove_dir_all(&batches)
+                .with_context(|| format!("clearing {}", batches.display()))?;
+        }
+        let buffer_entries = config.buffer_entries.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 cache: ClockCache::new(config.cache_entries),
-                buffer: Vec::with_capacity(config.buffer_entries.min(1 << 20)),
-                buffer_entries: config.buffer_entries.max(1),
+                batch: Batch::create(&batches.join("batch-0"), buffer_entries)?,
+                next_batch: 1,
+                buffer_entries,
                 merging: false,
                 failed: None,
                 stats: DueStats {
@@ -102,8 +128,9 @@ impl<T: Send + 'static> Due<T> {
                 },
             }),
             merged: Condvar::new(),
+            batches,
         });
-        let (to_merger, batches) = sync_channel::<Vec<(u64, T)>>(1);
+        let (to_merger, batches) = sync_channel::<ClosedBatch>(1);
         let merger_shared = Arc::clone(&shared);
         let merger = std::thread::Builder::new()
             .name("due-merge".into())
@@ -111,10 +138,7 @@ impl<T: Send + 'static> Due<T> {
                 for batch in batches {
                     // A panic here must not leave `merging` set with workers waiting on it.
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        merge_batch(&mut store, batch).and_then(|novel| {
-                            let count = novel.len() as u64;
-                            sink(novel).map(|()| count)
-                        })
+                        batch.merge_into(&mut store, DELIVERY_GROUP, &mut sink)
                     }))
                     .unwrap_or_else(|_| Err(anyhow!("the merge thread panicked")));
                     let mut state = merger_shared.state.lock().unwrap();
@@ -136,36 +160,68 @@ impl<T: Send + 'static> Due<T> {
             shared,
             to_merger: Some(to_merger),
             merger: Some(merger),
+            _payload: std::marker::PhantomData,
         })
     }
 
     /// Offers items with their checksums. Items whose checksum the cache holds are dropped as
-    /// seen; the others are buffered for the next merge. Blocks only when the buffer is full
-    /// while the previous merge is still running.
+    /// seen; the others join the current batch. Blocks only when a batch is due while the
+    /// previous merge is still running.
     pub fn offer(&self, items: impl IntoIterator<Item = (u64, T)>) -> Result<()> {
         let mut state = self.lock()?;
         for (key, item) in items {
-            state.stats.lookups += 1;
-            if state.cache.check_and_insert(key) {
-                state.stats.cache_hits += 1;
-                continue;
-            }
-            state.buffer.push((key, item));
-            if state.buffer.len() >= state.buffer_entries {
-                while state.merging {
-                    state = self.shared.merged.wait(state).unwrap();
-                }
-                state = self.hand_off(state)?;
+            if !Self::lookup(&mut state, key) {
+                state.batch.push(key, &item)?;
+                state = self.close_if_due(state)?;
             }
         }
         Ok(())
+    }
+
+    /// `offer` for payloads already in their encoded form (`crawl dedupe`'s lines), without
+    /// building a `T` per item.
+    pub fn offer_encoded<'b>(
+        &self,
+        items: impl IntoIterator<Item = (u64, &'b [u8])>,
+    ) -> Result<()> {
+        let mut state = self.lock()?;
+        for (key, encoded) in items {
+            if !Self::lookup(&mut state, key) {
+                state.batch.push_encoded(key, encoded)?;
+                state = self.close_if_due(state)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The cache lookup; true when the key counts as seen.
+    fn lookup(state: &mut State, key: u64) -> bool {
+        state.stats.lookups += 1;
+        let hit = state.cache.check_and_insert(key);
+        state.stats.cache_hits += u64::from(hit);
+        hit
+    }
+
+    /// Hands the batch to the merge thread once it holds stored / GROWTH misses.
+    fn close_if_due<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+    ) -> Result<MutexGuard<'a, State>> {
+        let target = (state.buffer_entries as u64).max(state.stats.stored / GROWTH);
+        if u64::from(state.batch.len()) < target && !state.batch.is_full() {
+            return Ok(state);
+        }
+        while state.merging {
+            state = self.shared.merged.wait(state).unwrap();
+        }
+        self.hand_off(state)
     }
 
     /// Starts a merge of whatever is buffered, unless a merge is running or nothing is buffered.
     /// Called when the crawl would otherwise wait for work. Returns whether a merge started.
     pub fn flush(&self) -> Result<bool> {
         let state = self.lock()?;
-        if state.merging || state.buffer.is_empty() {
+        if state.merging || state.batch.is_empty() {
             return Ok(false);
         }
         drop(self.hand_off(state)?);
@@ -176,7 +232,7 @@ impl<T: Send + 'static> Due<T> {
     /// either dropped or delivered to the sink.
     pub fn is_idle(&self) -> Result<bool> {
         let state = self.lock()?;
-        Ok(!state.merging && state.buffer.is_empty())
+        Ok(!state.merging && state.batch.is_empty())
     }
 
     /// Blocks until the running merge (if any) is done.
@@ -207,7 +263,7 @@ impl<T: Send + 'static> Due<T> {
         self.shared.state.lock().unwrap().stats
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, State<T>>> {
+    fn lock(&self) -> Result<MutexGuard<'_, State>> {
         let state = self.shared.state.lock().unwrap();
         match &state.failed {
             Some(reason) => Err(anyhow!("merging the seen set failed: {reason}")),
@@ -215,12 +271,14 @@ impl<T: Send + 'static> Due<T> {
         }
     }
 
-    fn hand_off<'a>(
-        &'a self,
-        mut state: MutexGuard<'a, State<T>>,
-    ) -> Result<MutexGuard<'a, State<T>>> {
-        let capacity = state.buffer_entries.min(1 << 20);
-        let batch = std::mem::replace(&mut state.buffer, Vec::with_capacity(capacity));
+    fn hand_off<'a>(&'a self, mut state: MutexGuard<'a, State>) -> Result<MutexGuard<'a, State>> {
+        let dir = self
+            .shared
+            .batches
+            .join(format!("batch-{}", state.next_batch));
+        state.next_batch += 1;
+        let fresh = Batch::create(&dir, state.buffer_entries)?;
+        let batch = std::mem::replace(&mut state.batch, fresh).close()?;
         state.merging = true;
         let sender = self.to_merger.as_ref().expect("merge thread running");
         // The channel has room: a batch is only sent when no merge is running.
@@ -231,39 +289,13 @@ impl<T: Send + 'static> Due<T> {
     }
 }
 
-impl<T: Send + 'static> Drop for Due<T> {
+impl<T: Payload> Drop for Due<T> {
     fn drop(&mut self) {
         self.to_merger.take();
         if let Some(merger) = self.merger.take() {
             let _ = merger.join();
         }
     }
-}
-
-/// Sorts a batch by checksum, keeps each checksum's first occurrence, merges the checksums into
-/// the store and returns the novel items in the order they were offered.
-fn merge_batch<T>(store: &mut SortedStore, batch: Vec<(u64, T)>) -> Result<Vec<T>> {
-    let mut order: Vec<(u64, u32)> = batch
-        .iter()
-        .enumerate()
-        .map(|(i, (k, _))| (*k, i as u32))
-        .collect();
-    order.sort_unstable();
-    order.dedup_by_key(|(key, _)| *key);
-    let keys: Vec<u64> = order.iter().map(|(k, _)| *k).collect();
-    let novel_flags = store.merge(&keys)?;
-    let mut novel_positions: Vec<u32> = order
-        .iter()
-        .zip(novel_flags)
-        .filter(|(_, novel)| *novel)
-        .map(|((_, i), _)| *i)
-        .collect();
-    novel_positions.sort_unstable();
-    let mut items: Vec<Option<T>> = batch.into_iter().map(|(_, item)| Some(item)).collect();
-    Ok(novel_positions
-        .into_iter()
-        .map(|i| items[i as usize].take().expect("each position once"))
-        .collect())
 }
 
 #[cfg(test)]
@@ -287,7 +319,16 @@ mod tests {
             cache_entries: cache,
             buffer_entries: buffer,
         };
-        (Due::open(&dir.join("seen"), config, sink).unwrap(), rx)
+        (Due::open(dir, config, sink).unwrap(), rx)
+    }
+
+    impl Payload for u64 {
+        fn encode(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.to_le_bytes());
+        }
+        fn decode(bytes: &[u8]) -> Result<Self> {
+            Ok(u64::from_le_bytes(bytes.try_into()?))
+        }
     }
 
     proptest! {
@@ -341,7 +382,7 @@ mod tests {
             cache_entries: 4,
             buffer_entries: 2,
         };
-        let due = Due::open(&dir.path().join("seen"), config, sink).unwrap();
+        let due = Due::open(dir.path(), config, sink).unwrap();
         due.offer([(1, 1), (2, 2)]).unwrap();
         let err = due.wait_for_merge().unwrap_err();
         assert!(format!("{err:#}").contains("panicked"), "{err:#}");
@@ -352,7 +393,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sink: Sink<u64> = Box::new(|_| Err(anyhow!("disk full")));
         let due = Due::open(
-            &dir.path().join("seen"),
+            dir.path(),
             DueConfig {
                 cache_entries: 4,
                 buffer_entries: 2,

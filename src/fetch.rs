@@ -5,9 +5,24 @@
 //! filter and the DUE like a link. The body is kept as the server sent it (content-encoding
 //! intact, for the archive); `decoded_body` inflates a copy for link extraction, under the same
 //! size cap so a gzip bomb costs no more than a large page.
+//!
+//! For the archive, a response also carries what went over the wire around the body: the
+//! request head as ureq sent it (reconstructed: ureq does not expose it; a test holds the two
+//! together), the response head (status line from the version and the canonical reason phrase,
+//! ureq keeps no other; headers in the order received, names as ureq gives them, lower-case),
+//! the time the request started and the address the host name resolved to.
 
+use std::cell::Cell;
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::net::IpAddr;
+use std::time::{Duration, Instant, SystemTime};
+use ureq::ResponseExt;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+/// The Accept-Encoding every request sends: bodies stay encoded, for the archive.
+const ACCEPT_ENCODING: &str = "gzip, deflate";
 
 /// Fetcher settings from the command line.
 #[derive(Clone, Debug)]
@@ -27,6 +42,18 @@ pub struct Fetched {
     /// The body was longer than `max_body` and was cut there.
     pub truncated: bool,
     pub elapsed: Duration,
+    /// When the request started (wall clock, for WARC-Date).
+    pub started: SystemTime,
+    /// The address the host name resolved to for this request (the first one, which is the one
+    /// connected to unless it refused); `None` when unknown (a proxy resolves, say).
+    pub ip: Option<IpAddr>,
+    /// The URL the response came from when redirects were followed to get it (robots.txt only).
+    pub final_url: Option<String>,
+    /// The request line and headers as sent, ending with the empty line.
+    pub request_head: Vec<u8>,
+    /// The status line and headers as received, ending with the empty line. ureq removes any
+    /// chunked framing, so `Transfer-Encoding` appears as `X-Crawl-Transfer-Encoding`.
+    pub response_head: Vec<u8>,
 }
 
 /// Why a fetch produced no response; `kind` is the stable word the URL log shows.
@@ -42,31 +69,37 @@ pub struct Fetcher {
     agent: ureq::Agent,
     robots_agent: ureq::Agent,
     max_body: u64,
+    user_agent: String,
 }
 
 impl Fetcher {
     pub fn new(config: &FetchConfig) -> Fetcher {
         let build = |redirects: u32| -> ureq::Agent {
-            ureq::Agent::config_builder()
+            let agent_config = ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .max_redirects(redirects)
                 .max_redirects_will_error(false)
                 .user_agent(config.user_agent.as_str())
-                .accept_encoding("gzip, deflate")
+                .accept_encoding(ACCEPT_ENCODING)
                 .timeout_global(Some(config.timeout))
                 .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
                 .timeout_per_read(Some(config.timeout.min(Duration::from_secs(20))))
                 .max_response_header_size(64 * 1024)
                 .max_idle_connections(1024)
                 .max_idle_connections_per_host(2)
-                .build()
-                .into()
+                .build();
+            ureq::Agent::with_parts(
+                agent_config,
+                DefaultConnector::default(),
+                RecordingResolver(crate::dns::CachingResolver::default()),
+            )
         };
         // robots.txt may redirect (RFC 9309 §2.3.1.2: follow at least five hops); pages may not.
         Fetcher {
             agent: build(0),
             robots_agent: build(5),
             max_body: config.max_body,
+            user_agent: config.user_agent.clone(),
         }
     }
 
@@ -82,16 +115,23 @@ impl Fetcher {
 
     fn get_with(&self, agent: &ureq::Agent, url: &str) -> Result<Fetched, FetchError> {
         let start = Instant::now();
+        let started = SystemTime::now();
         let fail = |kind, message: String| FetchError {
             kind,
             message,
             elapsed: start.elapsed(),
         };
+        RESOLVED.set(None);
         let response = agent
             .get(url)
             .call()
             .map_err(|e| fail(error_kind(&e), e.to_string()))?;
+        let ip = RESOLVED.take();
         let status = response.status().as_u16();
+        let uri = response.get_uri();
+        let final_url = (uri != url).then(|| uri.to_string());
+        let request_head = request_head(uri, &self.user_agent);
+        let response_head = response_head(&response);
         let headers = response
             .headers()
             .iter()
@@ -120,7 +160,87 @@ impl Fetcher {
             body,
             truncated,
             elapsed: start.elapsed(),
+            started,
+            ip,
+            final_url,
+            request_head,
+            response_head,
         })
+    }
+}
+
+/// The request head ureq sends for a GET of `uri` with this agent configuration: its request
+/// line, then the headers it adds, in its order and casing (`tests::request_head_is_what_ureq_sends`
+/// compares the two on a socket).
+fn request_head(uri: &Uri, user_agent: &str) -> Vec<u8> {
+    let target = uri.path_and_query().map_or("/", |p| p.as_str());
+    let slash = if target.starts_with('?') { "/" } else { "" };
+    let host = uri.host().unwrap_or("");
+    let default_port = match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    };
+    let port = uri
+        .port_u16()
+        .filter(|&p| p != default_port)
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    let mut head =
+        format!("GET {slash}{target} HTTP/1.1\r\naccept-encoding: {ACCEPT_ENCODING}\r\n");
+    if !user_agent.is_empty() {
+        head.push_str(&format!("user-agent: {user_agent}\r\n"));
+    }
+    head.push_str(&format!("accept: */*\r\nhost: {host}{port}\r\n\r\n"));
+    head.into_bytes()
+}
+
+/// The response's status line and headers, in the order received, as bytes.
+fn response_head<B>(response: &ureq::http::Response<B>) -> Vec<u8> {
+    let status = response.status();
+    let mut head = format!(
+        "{:?} {} {}\r\n",
+        response.version(),
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    )
+    .into_bytes();
+    for (name, value) in response.headers() {
+        let name = if name == ureq::http::header::TRANSFER_ENCODING {
+            "X-Crawl-Transfer-Encoding"
+        } else {
+            name.as_str()
+        };
+        head.extend_from_slice(name.as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"\r\n");
+    head
+}
+
+thread_local! {
+    /// The address `RecordingResolver` last resolved on this thread. ureq is blocking and
+    /// resolves on the calling thread, so after a call it is that call's address.
+    static RESOLVED: Cell<Option<IpAddr>> = const { Cell::new(None) };
+}
+
+/// A resolver (ureq's own by default) that notes the first address of each answer for
+/// WARC-IP-Address (ureq does not expose the peer address). Wraps any other resolver, a
+/// caching one say, the same way.
+#[derive(Debug, Default)]
+struct RecordingResolver<R = DefaultResolver>(R);
+
+impl<R: Resolver> Resolver for RecordingResolver<R> {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.0.resolve(uri, config, timeout)?;
+        RESOLVED.set(addrs.first().map(|a| a.ip()));
+        Ok(addrs)
     }
 }
 
@@ -194,5 +314,75 @@ fn error_kind(e: &ureq::Error) -> &'static str {
         ureq::Error::Protocol(_) | ureq::Error::Http(_) => "protocol",
         ureq::Error::BodyExceedsLimit(_) => "too-large",
         _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    /// Serves one connection: records the request head, answers with `response`.
+    fn serve_once(response: &'static [u8]) -> (String, std::thread::JoinHandle<Vec<u8>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !seen.ends_with(b"\r\n\r\n") {
+                let n = socket.read(&mut buf).unwrap();
+                assert!(n > 0, "connection closed mid-request: {seen:?}");
+                seen.extend_from_slice(&buf[..n]);
+            }
+            socket.write_all(response).unwrap();
+            seen
+        });
+        (format!("http://{addr}"), server)
+    }
+
+    fn fetcher(user_agent: &str) -> Fetcher {
+        Fetcher::new(&FetchConfig {
+            user_agent: user_agent.into(),
+            timeout: Duration::from_secs(10),
+            max_body: 1 << 20,
+        })
+    }
+
+    #[test]
+    fn request_head_is_what_ureq_sends() {
+        for (ua, path) in [("crawl-test/1.0 (+x)", "/a/b?x=1&y"), ("", "/")] {
+            let (base, server) = serve_once(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nhi",
+            );
+            let fetched = fetcher(ua).get(&format!("{base}{path}")).unwrap();
+            let sent = server.join().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&fetched.request_head),
+                String::from_utf8_lossy(&sent)
+            );
+            assert_eq!(fetched.body, b"hi");
+            assert_eq!(fetched.final_url, None);
+        }
+    }
+
+    #[test]
+    fn response_head_keeps_header_order_and_renames_transfer_encoding() {
+        let (base, server) = serve_once(
+            b"HTTP/1.1 404 Whatever\r\nX-Zeta: 1\r\nTransfer-Encoding: chunked\r\nX-Alpha: 2\r\n\
+              Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        );
+        let fetched = fetcher("t").get(&format!("{base}/")).unwrap();
+        server.join().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&fetched.response_head),
+            "HTTP/1.1 404 Not Found\r\nx-zeta: 1\r\nX-Crawl-Transfer-Encoding: chunked\r\n\
+             x-alpha: 2\r\nconnection: close\r\n\r\n"
+        );
+        assert_eq!(fetched.body, b"hello", "chunked framing removed");
+        assert_eq!(fetched.ip, Some(IpAddr::from([127, 0, 0, 1])));
+        let age = SystemTime::now().duration_since(fetched.started).unwrap();
+        assert!(age < Duration::from_secs(10));
     }
 }

@@ -155,6 +155,19 @@ impl Frontier {
     }
 }
 
+/// Entries wait in DUE batches in the frontier's own line format.
+impl crate::batch::Payload for Entry {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(
+            format!("{}\t{}\t{}", self.depth, self.redirects, self.url).as_bytes(),
+        );
+    }
+    fn decode(bytes: &[u8]) -> Result<Self> {
+        let line = std::str::from_utf8(bytes).context("a spooled entry is not UTF-8")?;
+        parse_line(line).with_context(|| format!("bad spooled entry {line:?}"))
+    }
+}
+
 fn parse_line(line: &str) -> Option<Entry> {
     let mut fields = line.trim_end_matches('\n').splitn(3, '\t');
     Some(Entry {

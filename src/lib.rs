@@ -7,11 +7,14 @@
 //! `urllog`. `statedir` and `durable` keep the state directory safe; `cli`, `exit` and
 //! `summary` face the user.
 
+pub mod batch;
 pub mod checksum;
 pub mod cli;
 pub mod clock;
 pub mod crawl;
+pub mod dedupe;
 pub mod dispatch;
+pub mod dns;
 pub mod due;
 pub mod durable;
 pub mod exit;
@@ -26,3 +29,4 @@ pub mod statedir;
 pub mod store;
 pub mod summary;
 pub mod urllog;
+pub mod warc;

@@ -11,12 +11,24 @@ use crawl::fetch::FetchConfig;
 use crawl::normalize::Filter;
 use crawl::politeness::DelayRule;
 use crawl::urllog::UrlLog;
+use crawl::warc::WarcConfig;
 use crawl::{durable, seeds, statedir, summary};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "dedupe") {
+        let args = crawl::dedupe::DedupeArgs::parse_from(&argv[1..]);
+        return match crawl::dedupe::run(args) {
+            Ok(()) => Status::Done.into(),
+            Err(error) => {
+                eprintln!("crawl dedupe: {error:#}");
+                Status::Fatal.into()
+            }
+        };
+    }
     let args = Args::parse();
     match run_cli(args) {
         Ok(status) => status.into(),
@@ -83,6 +95,13 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
             cache_entries: args.cache_entries as usize,
             buffer_entries: args.buffer_entries as usize,
         },
+        warc: (!args.no_warc).then(|| WarcConfig {
+            dir: args.out.join("warc"),
+            compression: args.warc_compression,
+            max_file_bytes: args.warc_max_size,
+            prefix: "crawl".into(),
+            software: concat!("crawl/", env!("CARGO_PKG_VERSION")).into(),
+        }),
     };
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -35,7 +35,7 @@ impl SortedStore {
                 len: 0,
                 digest: 0,
             };
-            store.write_new(&mut std::iter::empty::<Result<u64>>(), &[], &mut Vec::new())?;
+            store.write_new(&mut std::iter::empty(), std::iter::empty(), &mut |_| ())?;
             return Ok(store);
         }
         let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
@@ -64,16 +64,25 @@ impl SortedStore {
         self.len == 0
     }
 
-    /// Merges `batch` (sorted ascending, unique) into the store and returns, for each batch key,
-    /// whether it was novel (absent before). The old file is verified against its digest as it
-    /// is read; the new file replaces it atomically only once complete.
-    pub fn merge(&mut self, batch: &[u64]) -> Result<Vec<bool>> {
-        debug_assert!(batch.windows(2).all(|w| w[0] < w[1]));
-        let mut novel = Vec::with_capacity(batch.len());
+    /// Merges a sorted batch into the store in one sequential pass and calls `on_novel` with the
+    /// tag of every key that was absent. `batch` yields (key, tag) ascending by key; a key may
+    /// repeat, and only its first occurrence counts (callers order ties by discovery). The old
+    /// file is verified against its digest as it is read; the new one replaces it atomically.
+    pub fn merge_stream<I>(&mut self, batch: I, on_novel: &mut dyn FnMut(u32)) -> Result<()>
+    where
+        I: Iterator<Item = Result<(u64, u32)>>,
+    {
         let file =
             File::open(&self.path).with_context(|| format!("opening {}", self.path.display()))?;
         let mut old = KeyReader::new(file, &self.path, self.len, self.digest)?;
-        self.write_new(&mut old, batch, &mut novel)?;
+        self.write_new(&mut old, batch, on_novel)
+    }
+
+    /// Merges `batch` (sorted ascending, unique) and returns, for each key, whether it was novel.
+    pub fn merge(&mut self, batch: &[u64]) -> Result<Vec<bool>> {
+        let mut novel = vec![false; batch.len()];
+        let tagged = batch.iter().enumerate().map(|(i, &k)| Ok((k, i as u32)));
+        self.merge_stream(tagged, &mut |i| novel[i as usize] = true)?;
         Ok(novel)
     }
 
@@ -81,8 +90,8 @@ impl SortedStore {
     fn write_new(
         &mut self,
         old: &mut dyn Iterator<Item = Result<u64>>,
-        batch: &[u64],
-        novel: &mut Vec<bool>,
+        batch: impl Iterator<Item = Result<(u64, u32)>>,
+        on_novel: &mut dyn FnMut(u32),
     ) -> Result<()> {
         let tmp = durable::temp_path(&self.path);
         let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -97,15 +106,25 @@ impl SortedStore {
             out.write_all(&bytes)
         };
         let mut next_old = old.next().transpose()?;
-        for &key in batch {
+        let mut last: Option<u64> = None;
+        for item in batch {
+            let (key, tag) = item?;
+            if last == Some(key) {
+                continue;
+            }
+            if last.is_some_and(|l| l > key) {
+                bail!(
+                    "a merge batch was not sorted ({key:016x} after {:016x}); the store is unchanged",
+                    last.unwrap()
+                );
+            }
+            last = Some(key);
             while let Some(o) = next_old.filter(|&o| o < key) {
                 emit(o, &mut out)?;
                 next_old = old.next().transpose()?;
             }
-            if next_old == Some(key) {
-                novel.push(false);
-            } else {
-                novel.push(true);
+            if next_old != Some(key) {
+                on_novel(tag);
                 emit(key, &mut out)?;
             }
         }

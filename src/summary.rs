@@ -3,6 +3,7 @@
 use crate::crawl::Report;
 use crate::dispatch::Ending;
 use crate::normalize::Rejection;
+use crate::warc::WarcStats;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
@@ -12,6 +13,14 @@ pub fn peak_rss() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Bytes this process has passed to write(2) so far (Linux `wchar`: files, pipes and terminals).
+pub fn bytes_written() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 fn ending_name(ending: Ending) -> &'static str {
@@ -44,7 +53,7 @@ pub fn to_json(report: &Report) -> String {
             "\"status\":{{\"none\":{},\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}},",
             "\"bytes\":{},\"robots_fetches\":{},\"robots_blocked\":{},\"links_found\":{},\"truncated\":{},",
             "\"urls_seen\":{},\"cache_lookups\":{},\"cache_hits\":{},\"cache_hit_rate\":{:.4},\"merges\":{},",
-            "\"frontier_left\":{},\"filtered\":{{{}}},\"peak_rss_bytes\":{}}}\n"
+            "\"frontier_left\":{},\"filtered\":{{{}}},\"warc\":{},\"peak_rss_bytes\":{}}}\n"
         ),
         ending_name(report.ending),
         secs,
@@ -68,8 +77,31 @@ pub fn to_json(report: &Report) -> String {
         report.due.merges,
         report.frontier_left,
         filtered,
+        warc_json(report.warc),
         peak_rss().unwrap_or(0),
     )
+}
+
+/// The WARC figures as a JSON object, `null` when archiving was off.
+fn warc_json(warc: Option<WarcStats>) -> String {
+    match warc {
+        Some(w) => format!(
+            "{{\"files\":{},\"records\":{},\"bytes\":{}}}",
+            w.files, w.records, w.bytes
+        ),
+        None => "null".into(),
+    }
+}
+
+/// The WARC figures for people.
+fn warc_text(warc: Option<WarcStats>) -> String {
+    match warc {
+        Some(w) => format!(
+            "WARC: {} records in {} files, {} bytes",
+            w.records, w.files, w.bytes
+        ),
+        None => "WARC off".into(),
+    }
 }
 
 /// The summary for people.
@@ -82,7 +114,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; peak RSS {:.1} MiB\n",
+         {} left on the frontier; {}; peak RSS {:.1} MiB\n",
         ending_name(report.ending),
         pages,
         secs,
@@ -100,6 +132,7 @@ pub fn to_text(report: &Report) -> String {
         filtered,
         report.robots_blocked,
         report.frontier_left,
+        warc_text(report.warc),
         peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
     )
 }

@@ -15,11 +15,11 @@ use std::collections::{BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use testweb::{Graph, GraphSpec, LogEntry, TestWeb, serve_dir};
+use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, serve_dir};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
-[--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--max-seconds N]
+[--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
 --fixtures serves the files under DIR as one host instead of a generated web.";
@@ -29,6 +29,8 @@ struct Args {
     fixtures: Option<PathBuf>,
     seeds_out: String,
     latency: Duration,
+    /// When set, host h's latency runs linearly from `latency` (host 0) to this (last host).
+    latency_max: Option<Duration>,
     max_seconds: u64,
 }
 
@@ -36,6 +38,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut spec = GraphSpec::default();
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
     let (mut fixtures, mut generated) = (None, false);
+    let mut latency_max_ms = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -56,6 +59,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--padding" => spec.page_padding = num()? as usize,
             "--seed" => spec.seed = num()?,
             "--latency-ms" => latency_ms = num()?,
+            "--latency-max-ms" => latency_max_ms = Some(num()?),
             "--max-seconds" => max_seconds = num()?,
             "--seeds-out" => seeds_out = Some(value.clone()),
             "--fixtures" => fixtures = Some(PathBuf::from(value)),
@@ -86,6 +90,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         fixtures,
         seeds_out,
         latency: Duration::from_millis(latency_ms),
+        latency_max: latency_max_ms.map(Duration::from_millis),
         max_seconds,
     })
 }
@@ -151,9 +156,22 @@ fn run(args: Args) -> Result<String, String> {
         return run_fixtures(dir, &args);
     }
     let graph = Graph::new(args.spec);
-    let web = graph
-        .start(args.latency, &|_| None)
-        .map_err(|e| format!("cannot start: {e}"))?;
+    let hosts = graph.spec().hosts;
+    let latency_of = |h: usize| match args.latency_max {
+        Some(max) if hosts > 1 => {
+            args.latency + (max.saturating_sub(args.latency)).mul_f64(h as f64 / (hosts - 1) as f64)
+        }
+        _ => args.latency,
+    };
+    let web = TestWeb::start_with(hosts, |origins| {
+        (0..hosts)
+            .map(|h| HostSpec {
+                handler: graph.handler(h, origins, None),
+                latency: latency_of(h),
+            })
+            .collect()
+    })
+    .map_err(|e| format!("cannot start: {e}"))?;
     write_seeds(&web, &args.seeds_out)?;
     serve_until_eof(args.max_seconds);
 

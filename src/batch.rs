@@ -1,0 +1,359 @@
+//! A batch of DUE misses, spooled to disk so memory stays flat however large batches grow.
+//!
+//! Each miss gets a sequence number (its discovery order within the batch). Its payload (a URL
+//! with its depth, or an input line) is appended to `spool`, length-prefixed. Its (checksum,
+//! sequence) pair goes to an in-memory chunk; a full chunk is sorted and written as a run file.
+//! Closing the batch leaves a set of sorted runs (plus the last chunk, sorted in memory) and the
+//! spool. `merge_into` streams the runs through a k-way merge into the store's single sequential
+//! pass, marks novel sequence numbers in a bitmap, then replays the spool and yields the novel
+//! payloads in discovery order. Memory: one chunk, one bitmap bit per miss, and a read buffer
+//! per run.
+
+use crate::store::SortedStore;
+use anyhow::{Context, Result, bail};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// A payload the DUE can spool: encoded to bytes and back.
+pub trait Payload: Sized + Send + 'static {
+    fn encode(&self, out: &mut Vec<u8>);
+    fn decode(bytes: &[u8]) -> Result<Self>;
+}
+
+/// Raw lines (`crawl dedupe`).
+impl Payload for Vec<u8> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self);
+    }
+    fn decode(bytes: &[u8]) -> Result<Self> {
+        Ok(bytes.to_vec())
+    }
+}
+
+/// A run entry on disk: checksum big-endian, then sequence little-endian.
+const RUN_ENTRY: usize = 12;
+const IO_BUFFER: usize = 1 << 18;
+
+/// A batch being filled.
+pub struct Batch {
+    dir: PathBuf,
+    spool: BufWriter<File>,
+    chunk: Vec<(u64, u32)>,
+    chunk_limit: usize,
+    runs: Vec<PathBuf>,
+    count: u32,
+    scratch: Vec<u8>,
+}
+
+/// A closed batch, ready to merge.
+pub struct ClosedBatch {
+    dir: PathBuf,
+    runs: Vec<PathBuf>,
+    last_chunk: Vec<(u64, u32)>,
+    count: u32,
+}
+
+impl Batch {
+    /// Starts a batch in `dir` (created; must not hold another batch).
+    pub fn create(dir: &Path, chunk_limit: usize) -> Result<Batch> {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let spool_path = dir.join("spool");
+        let spool = File::create(&spool_path)
+            .with_context(|| format!("creating {}", spool_path.display()))?;
+        Ok(Batch {
+            dir: dir.to_owned(),
+            spool: BufWriter::with_capacity(IO_BUFFER, spool),
+            chunk: Vec::with_capacity(chunk_limit.min(1 << 20)),
+            chunk_limit: chunk_limit.max(1),
+            runs: Vec::new(),
+            count: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Misses in the batch so far.
+    pub fn len(&self) -> u32 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Whether the batch can take no more (sequence numbers are u32).
+    pub fn is_full(&self) -> bool {
+        self.count == u32::MAX - 1
+    }
+
+    /// Appends a miss.
+    pub fn push<T: Payload>(&mut self, key: u64, payload: &T) -> Result<()> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        payload.encode(&mut scratch);
+        let result = self.push_encoded(key, &scratch);
+        self.scratch = scratch;
+        result
+    }
+
+    /// Appends a miss whose payload is already encoded.
+    pub fn push_encoded(&mut self, key: u64, encoded: &[u8]) -> Result<()> {
+        let len = u32::try_from(encoded.len()).context("a payload over 4 GiB")?;
+        self.spool.write_all(&len.to_le_bytes())?;
+        self.spool.write_all(encoded)?;
+        self.chunk.push((key, self.count));
+        self.count += 1;
+        if self.chunk.len() >= self.chunk_limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Sorts the chunk and writes it as a run file.
+    fn spill(&mut self) -> Result<()> {
+        self.chunk.sort_unstable();
+        let path = self.dir.join(format!("run-{:06}", self.runs.len()));
+        let mut out = BufWriter::with_capacity(IO_BUFFER, File::create(&path)?);
+        for &(key, seq) in &self.chunk {
+            out.write_all(&key.to_be_bytes())?;
+            out.write_all(&seq.to_le_bytes())?;
+        }
+        out.flush()?;
+        self.runs.push(path);
+        self.chunk.clear();
+        Ok(())
+    }
+
+    /// Ends the batch: the spool is flushed, the last chunk sorted in memory.
+    pub fn close(mut self) -> Result<ClosedBatch> {
+        self.spool.flush()?;
+        self.chunk.sort_unstable();
+        Ok(ClosedBatch {
+            dir: self.dir,
+            runs: self.runs,
+            last_chunk: self.chunk,
+            count: self.count,
+        })
+    }
+}
+
+impl ClosedBatch {
+    pub fn len(&self) -> u32 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Merges the batch into `store` and delivers the novel payloads, in discovery order, to
+    /// `deliver` in groups of at most `group` items. Deletes the batch's files when done.
+    pub fn merge_into<T: Payload>(
+        self,
+        store: &mut SortedStore,
+        group: usize,
+        deliver: &mut dyn FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<u64> {
+        let mut novel = vec![0u64; (self.count as usize).div_ceil(64)];
+        let sources = self
+            .runs
+            .iter()
+            .map(|p| RunReader::open(p))
+            .collect::<Result<Vec<_>>>()?;
+        let merged = KWayMerge::new(sources, &self.last_chunk);
+        store.merge_stream(merged, &mut |seq| {
+            novel[seq as usize / 64] |= 1 << (seq % 64)
+        })?;
+        let total = novel.iter().map(|w| w.count_ones() as u64).sum();
+        if total > 0 {
+            self.replay(&novel, group.max(1), deliver)?;
+        }
+        fs::remove_dir_all(&self.dir)
+            .with_context(|| format!("removing {}", self.dir.display()))?;
+        Ok(total)
+    }
+
+    fn replay<T: Payload>(
+        &self,
+        novel: &[u64],
+        group: usize,
+        deliver: &mut dyn FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<()> {
+        let path = self.dir.join("spool");
+        let mut spool = BufReader::with_capacity(IO_BUFFER, File::open(&path)?);
+        let mut out = Vec::new();
+        let mut bytes = Vec::new();
+        for seq in 0..self.count {
+            let mut len = [0u8; 4];
+            spool
+                .read_exact(&mut len)
+                .with_context(|| format!("{}: truncated", path.display()))?;
+            bytes.resize(u32::from_le_bytes(len) as usize, 0);
+            spool
+                .read_exact(&mut bytes)
+                .with_context(|| format!("{}: truncated", path.display()))?;
+            if novel[seq as usize / 64] & (1 << (seq % 64)) != 0 {
+                out.push(T::decode(&bytes)?);
+                if out.len() >= group {
+                    deliver(std::mem::take(&mut out))?;
+                }
+            }
+        }
+        if !out.is_empty() {
+            deliver(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads one sorted run file.
+struct RunReader {
+    input: BufReader<File>,
+    path: PathBuf,
+}
+
+impl RunReader {
+    fn open(path: &Path) -> Result<RunReader> {
+        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        Ok(RunReader {
+            input: BufReader::with_capacity(IO_BUFFER, file),
+            path: path.to_owned(),
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<(u64, u32)>> {
+        let mut entry = [0u8; RUN_ENTRY];
+        match self.input.read_exact(&mut entry) {
+            Ok(()) => Ok(Some((
+                u64::from_be_bytes(entry[..8].try_into().unwrap()),
+                u32::from_le_bytes(entry[8..].try_into().unwrap()),
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", self.path.display())),
+        }
+    }
+}
+
+/// Merges sorted runs and one sorted in-memory chunk into one (key, seq) stream, ascending by
+/// key then sequence, so a key's first occurrence comes first.
+struct KWayMerge<'a> {
+    runs: Vec<RunReader>,
+    chunk: &'a [(u64, u32)],
+    /// (key, seq, source); source == runs.len() is the chunk.
+    heap: BinaryHeap<Reverse<(u64, u32, usize)>>,
+    started: bool,
+}
+
+impl<'a> KWayMerge<'a> {
+    fn new(runs: Vec<RunReader>, chunk: &'a [(u64, u32)]) -> KWayMerge<'a> {
+        KWayMerge {
+            heap: BinaryHeap::with_capacity(runs.len() + 1),
+            runs,
+            chunk,
+            started: false,
+        }
+    }
+
+    fn refill(&mut self, source: usize) -> Result<()> {
+        let next = if source == self.runs.len() {
+            let head = self.chunk.first().copied();
+            if head.is_some() {
+                self.chunk = &self.chunk[1..];
+            }
+            head
+        } else {
+            self.runs[source].next()?
+        };
+        if let Some((key, seq)) = next {
+            self.heap.push(Reverse((key, seq, source)));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<Option<(u64, u32)>> {
+        if !self.started {
+            self.started = true;
+            for source in 0..=self.runs.len() {
+                self.refill(source)?;
+            }
+        }
+        let Some(Reverse((key, seq, source))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        self.refill(source)?;
+        Ok(Some((key, seq)))
+    }
+}
+
+impl Iterator for KWayMerge<'_> {
+    type Item = Result<(u64, u32)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.step().transpose()
+    }
+}
+
+/// Checks a batch directory name is ours before anything deletes it.
+pub fn is_batch_dir(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("batch-"))
+}
+
+/// Refuses to reuse a directory that still holds a batch (a crash left it; resume handles it).
+pub fn ensure_absent(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        bail!(
+            "{} already exists: a batch from an earlier run was not merged",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spilled_runs_and_last_chunk_merge_in_discovery_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SortedStore::open(&dir.path().join("seen")).unwrap();
+        store.merge(&[30]).unwrap();
+        let mut batch = Batch::create(&dir.path().join("batch-1"), 3).unwrap();
+        let items: [(u64, &[u8]); 8] = [
+            (50, b"e"),
+            (10, b"a"),
+            (30, b"old"),
+            (50, b"e-again"),
+            (20, b"b"),
+            (10, b"a-again"),
+            (40, b"d"),
+            (5, b"z"),
+        ];
+        for (key, line) in items {
+            batch.push(key, &line.to_vec()).unwrap();
+        }
+        let closed = batch.close().unwrap();
+        assert_eq!(
+            closed.runs.len(),
+            2,
+            "two chunks of 3 spilled, 2 left in memory"
+        );
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let novel = closed.merge_into(&mut store, 2, &mut |group: Vec<Vec<u8>>| {
+            assert!(group.len() <= 2);
+            got.extend(group);
+            Ok(())
+        });
+        assert_eq!(novel.unwrap(), 5);
+        let expected: Vec<Vec<u8>> = [&b"e"[..], b"a", b"b", b"d", b"z"]
+            .iter()
+            .map(|s| s.to_vec())
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(store.len(), 6);
+        assert!(!dir.path().join("batch-1").exists());
+    }
+}
