@@ -4,6 +4,7 @@
 //! never a silent zero.
 
 use crate::normalize::Scope;
+use crate::urllog::LogFormat;
 use crate::warc::Compression;
 use clap::Parser;
 use std::path::PathBuf;
@@ -12,8 +13,8 @@ use std::time::Duration;
 /// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
 ///
 /// The URL log (one tab-separated line per fetch: status, depth, bytes, ms, content type,
-/// URL, note) goes to stdout; diagnostics and the summary go to stderr. Everything else the
-/// crawl keeps lives under --out.
+/// URL, note; or JSON lines) goes to stdout or --log FILE; progress, diagnostics and the
+/// summary go to stderr. Everything else the crawl keeps lives under --out.
 #[derive(Parser, Debug)]
 #[command(
     name = "crawl",
@@ -31,8 +32,8 @@ pub struct Args {
 
     /// State directory: seen set, frontier, WARC files, summary.
     ///
-    /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout and
-    /// stderr). Two crawls cannot share one directory at the same time.
+    /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout,
+    /// stderr and --log FILE). Two crawls cannot share one directory at the same time.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
@@ -125,9 +126,42 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 28))]
     pub buffer_entries: u64,
 
-    /// Print nothing on stderr but errors (no summary).
-    #[arg(short, long)]
+    /// Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines).
+    ///
+    /// tsv columns: status, depth, bytes, ms, content type, URL, note. jsonl objects have the
+    /// keys status, depth, bytes, ms, content_type, url, note and error (the error kind when
+    /// there was no response); absent values are null.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Tsv)]
+    pub log_format: LogFormat,
+
+    /// Write the URL log to FILE (created or truncated) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Also save each fetched HTML page as a plain file: `files` writes DIR/pages/.
+    ///
+    /// Pages answered 2xx with an HTML type are written, content encoding (gzip) decoded, as
+    /// DIR/pages/HOST_PORT/PATH, every name made safe (see the man page). WARC files are
+    /// written as well.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub save: Option<Save>,
+
+    /// Print nothing on stderr but errors (no progress, no summary).
+    #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
+
+    /// Without a terminal, print a status line on stderr every 10 seconds and at the end.
+    ///
+    /// On a terminal a progress bar is shown anyway (and cleared before the summary).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// What `--save` writes besides the WARC archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Save {
+    /// Each HTML page as a file under DIR/pages/.
+    Files,
 }
 
 fn non_negative(text: &str) -> Result<f64, String> {
@@ -205,6 +239,31 @@ mod tests {
         assert!(parse(&["--warc-compression", "xz"]).is_err());
         assert!(parse(&["--warc-max-size", "0"]).is_err());
         assert!(parse(&["--no-warc", "--warc-compression", "gzip"]).is_err());
+    }
+
+    #[test]
+    fn output_options_parse_and_conflict() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.log_format, LogFormat::Tsv);
+        assert!(args.log.is_none() && args.save.is_none() && !args.verbose);
+        let args = parse(&[
+            "--log-format",
+            "jsonl",
+            "--log",
+            "f",
+            "--save",
+            "files",
+            "-v",
+        ])
+        .unwrap();
+        assert_eq!(args.log_format, LogFormat::Jsonl);
+        assert_eq!(args.save, Some(Save::Files));
+        assert!(parse(&["--log-format", "csv"]).is_err());
+        assert!(parse(&["--save", "warc"]).is_err());
+        assert!(parse(&["-q", "-v"]).is_err());
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! failures of the state directory (the WARC archive included) are fatal.
 //!
 //! Every response, robots.txt included, goes to the archive: workers hand an owned record to
-//! one WARC writer thread over a bounded channel (many workers, one owner per output).
+//! one WARC writer thread over a bounded channel (many workers, one owner per output). The
+//! link graph (`links`) works the same way; `--save files` copies (`save`) are written by the
+//! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
 use crate::checksum::checksum;
 use crate::dispatch::{Dispatcher, Ending};
@@ -14,8 +16,10 @@ use crate::due::{Due, DueConfig, DueStats};
 use crate::extract::extract_links;
 use crate::fetch::{FetchConfig, Fetched, Fetcher};
 use crate::frontier::{Entry, Frontier};
+use crate::links::LinkLog;
 use crate::normalize::{Filter, Rejection, canonicalize};
 use crate::politeness::{DelayRule, Scheduler, Work};
+use crate::progress::{self, Gauges};
 use crate::robots::RobotsRules;
 use crate::urllog::{LogLine, UrlLog};
 use crate::warc::{Exchange, WarcConfig, WarcStats, WarcWriter};
@@ -47,6 +51,10 @@ pub struct CrawlConfig {
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,
+    /// Where `--save files` writes HTML pages (`DIR/pages`); `None` without it.
+    pub pages: Option<PathBuf>,
+    /// How progress is shown while the crawl runs.
+    pub progress: progress::Mode,
 }
 
 /// Counters shared by the workers.
@@ -83,6 +91,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         Some(warc) => Some(Archive::start(warc.clone(), config.workers)?),
         None => None,
     };
+    let links = LinkLog::start(&config.out, config.workers.clamp(4, 256))?;
     let frontier = Frontier::open(&config.out.join("frontier"))?;
     let queue_limit = (config.workers * 16).max(1024);
     let dispatcher = Arc::new(Dispatcher::new(
@@ -121,9 +130,20 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         counters: &counters,
         log,
         archive: archive.as_ref(),
+        links: &links,
     };
     let stop_or_closed = AtomicBool::new(false);
+    let (done, done_signal) = std::sync::mpsc::channel::<()>();
     let result: Result<()> = std::thread::scope(|scope| {
+        let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
+        let read = move || gauges(dispatcher, due, counters);
+        let mode = config.progress;
+        let reporter = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn_scoped(scope, move || {
+                progress::report(mode, started, read, done_signal)
+            })
+            .context("starting the progress thread")?;
         let handles: Vec<_> = (0..config.workers)
             .map(|i| {
                 let worker = &worker;
@@ -134,12 +154,17 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
                     .expect("spawning a worker")
             })
             .collect();
-        handles
+        let result = handles
             .into_iter()
-            .try_for_each(|h| h.join().expect("a worker panicked"))
+            .try_for_each(|h| h.join().expect("a worker panicked"));
+        // The bar is cleared (or the last status line printed) before the summary.
+        drop(done);
+        reporter.join().expect("the progress thread panicked");
+        result
     });
-    // The archive's own error comes first: it explains a worker's "the WARC writer stopped".
+    // The writers' own errors come first: they explain a worker's "the … writer stopped".
     let warc = archive.map(Archive::finish).transpose()?;
+    links.finish()?;
     result?;
     let due_stats = due.finish()?;
     let dispatcher = Arc::into_inner(dispatcher).context("the dispatcher is still shared")?;
@@ -155,6 +180,22 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
     })
 }
 
+/// The live figures the progress reporter shows.
+fn gauges(dispatcher: &Dispatcher, due: &Due<Entry>, counters: &Counters) -> Gauges {
+    let (frontier, queued, hosts_known, hosts_active) = dispatcher.gauges();
+    let due = due.stats();
+    Gauges {
+        pages: counters.pages.load(Ordering::Relaxed),
+        bytes: counters.bytes.load(Ordering::Relaxed),
+        frontier: frontier + queued as u64,
+        seen: due.novel,
+        cache_hit_rate: due.hit_rate(),
+        hosts_active,
+        hosts_known,
+        errors: counters.by_class[0].load(Ordering::Relaxed),
+    }
+}
+
 struct Worker<'a> {
     config: &'a CrawlConfig,
     fetcher: &'a Fetcher,
@@ -163,6 +204,7 @@ struct Worker<'a> {
     counters: &'a Counters,
     log: &'a UrlLog,
     archive: Option<&'a Archive>,
+    links: &'a LinkLog,
 }
 
 impl Worker<'_> {
@@ -252,6 +294,7 @@ impl Worker<'_> {
             .fetch_add(response.body.len() as u64, Ordering::Relaxed);
         let page_url = Url::parse(&entry.url).context("a frontier URL does not parse")?;
         let mut found = Vec::new();
+        let mut links_from = None;
         let mut note = String::new();
         if (300..400).contains(&response.status) {
             if let Some(target) = response
@@ -271,7 +314,13 @@ impl Worker<'_> {
                 }
             }
         } else if (200..300).contains(&response.status) && response.is_html() {
-            found = self.links_of(&response, &page_url, entry.depth + 1);
+            let body = response.decoded_body(self.config.fetch.max_body);
+            found = self.links_of(&body, &response, &page_url, entry.depth + 1);
+            links_from = Some(entry.url.as_str());
+            if let Some(pages) = &self.config.pages {
+                crate::save::save(pages, &page_url, &body)
+                    .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
+            }
         }
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
@@ -280,7 +329,7 @@ impl Worker<'_> {
             }
         }
         self.log_response(&response, entry.depth, &entry.url, &note);
-        self.offer(found)?;
+        self.offer(found, links_from)?;
         let elapsed = response.elapsed;
         self.archive(&entry.url, response)?;
         Ok(elapsed)
@@ -302,9 +351,8 @@ impl Worker<'_> {
         })
     }
 
-    fn links_of(&self, response: &Fetched, page_url: &Url, depth: u32) -> Vec<Entry> {
-        let body = response.decoded_body(self.config.fetch.max_body);
-        let extracted = extract_links(&body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
+    fn links_of(&self, body: &[u8], response: &Fetched, page_url: &Url, depth: u32) -> Vec<Entry> {
+        let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
         self.counters
             .links
             .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
@@ -319,8 +367,9 @@ impl Worker<'_> {
             .collect()
     }
 
-    /// Canonicalizes and filters discovered URLs, then offers the wanted ones to the DUE.
-    fn offer(&self, found: Vec<Entry>) -> Result<()> {
+    /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
+    /// `from` (a page; `None` for a redirect), then offers the wanted ones to the DUE.
+    fn offer(&self, found: Vec<Entry>, from: Option<&str>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
         for mut entry in found {
             let Ok(url) = Url::parse(&entry.url) else {
@@ -336,6 +385,10 @@ impl Worker<'_> {
                     self.counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
                 }
             }
+        }
+        if let Some(from) = from {
+            self.links
+                .write(from, wanted.iter().map(|(_, e)| e.url.as_str()))?;
         }
         self.due.offer(wanted)
     }

@@ -147,7 +147,11 @@ impl Dispatcher {
                     state = self.wake.wait(state).unwrap();
                 }
                 Next::WaitUntil(at) => {
-                    if state.frontier.is_empty() {
+                    // Hosts are resting, not idle: merge early only when the queued work is
+                    // running low, or a politeness-bound crawl would rewrite the seen set at
+                    // every pause.
+                    if state.frontier.is_empty() && state.scheduler.queued() < self.queue_limit / 4
+                    {
                         due.flush()?;
                     }
                     state = self.wait_until(state, at);

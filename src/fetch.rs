@@ -85,8 +85,14 @@ impl Fetcher {
                 .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
                 .timeout_per_read(Some(config.timeout.min(Duration::from_secs(20))))
                 .max_response_header_size(64 * 1024)
-                .max_idle_connections(1024)
-                .max_idle_connections_per_host(2)
+                // Our requests are a few hundred bytes and a head is at most 64 KiB: ureq's
+                // default 128 KiB buffers each way per connection would be most of our memory.
+                .input_buffer_size(80 * 1024)
+                .output_buffer_size(8 * 1024)
+                // One request per host at a time: one idle connection per host is all that is
+                // reused. robots.txt is fetched once a day per host, so its agent keeps none.
+                .max_idle_connections(if redirects == 0 { 1024 } else { 0 })
+                .max_idle_connections_per_host(1)
                 .build();
             ureq::Agent::with_parts(
                 agent_config,

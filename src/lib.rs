@@ -4,8 +4,8 @@
 //! `seeds` → `normalize` (canonical form, scope filter) → `due` (`clock` cache in front of the
 //! sorted on-disk `store`, keyed by `checksum`) → `frontier` (disk FIFO) → `dispatch` and
 //! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
-//! `urllog`. `statedir` and `durable` keep the state directory safe; `cli`, `exit` and
-//! `summary` face the user.
+//! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir` and `durable`
+//! keep the state directory safe; `cli`, `exit`, `progress` and `summary` face the user.
 
 pub mod batch;
 pub mod checksum;
@@ -21,9 +21,12 @@ pub mod exit;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
+pub mod links;
 pub mod normalize;
 pub mod politeness;
+pub mod progress;
 pub mod robots;
+pub mod save;
 pub mod seeds;
 pub mod statedir;
 pub mod store;

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Parser;
-use crawl::cli::Args;
+use crawl::cli::{Args, Save};
 use crawl::crawl::{CrawlConfig, run};
 use crawl::dispatch::Ending;
 use crawl::due::DueConfig;
@@ -10,6 +10,7 @@ use crawl::exit::Status;
 use crawl::fetch::FetchConfig;
 use crawl::normalize::Filter;
 use crawl::politeness::DelayRule;
+use crawl::progress;
 use crawl::urllog::UrlLog;
 use crawl::warc::WarcConfig;
 use crawl::{durable, seeds, statedir, summary};
@@ -63,6 +64,19 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     // Validate everything before building anything.
     let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
     let _lock = statedir::open(&args.out).map_err(bad_input)?;
+    let log_out: Box<dyn std::io::Write + Send> = match &args.log {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|e| {
+                bad_input(
+                    anyhow::Error::new(e)
+                        .context(format!("cannot open the URL log file {}", path.display())),
+                )
+            })?;
+            // The writer flushes whenever its queue runs dry, so lines still arrive promptly.
+            Box::new(std::io::BufWriter::new(file))
+        }
+        None => Box::new(std::io::stdout()),
+    };
 
     let mut filter = Filter::new(args.scope, &seeds);
     filter.max_depth = args.max_depth;
@@ -102,6 +116,8 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
             prefix: "crawl".into(),
             software: concat!("crawl/", env!("CARGO_PKG_VERSION")).into(),
         }),
+        pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
+        progress: progress::Mode::choose(args.quiet, args.verbose),
     };
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -114,7 +130,7 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     })
     .map_err(|e| fatal(e.into()))?;
 
-    let log = UrlLog::start(Box::new(std::io::stdout()));
+    let log = UrlLog::start(log_out, args.log_format);
     let outcome = run(config, &log, &stop);
     let log_result = log.finish();
     let report = outcome.map_err(fatal)?;

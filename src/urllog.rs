@@ -1,9 +1,13 @@
-//! The URL log: one tab-separated line per fetch attempt, for pipes (`| cut -f1,6`).
+//! The URL log: one line per fetch attempt, for pipes (`| cut -f1,6`) or `jq`.
 //!
-//! Columns (stable; new ones are only ever appended):
+//! `tsv` (the default) columns (stable; new ones are only ever appended):
 //! 1 status (HTTP status, 0 when no response), 2 depth, 3 bytes (body as received),
 //! 4 milliseconds, 5 content type (`-` if none), 6 URL, 7 note (`-`, an error kind such as
 //! `timeout`, `truncated`, or `redirect:<target>`).
+//!
+//! `jsonl`: one JSON object per line with the same fields, named `status`, `depth`, `bytes`,
+//! `ms`, `content_type` (`null` if none), `url`, `note` (`null` if none), plus `error`: the
+//! error kind when there was no response (status 0), else `null`.
 //!
 //! Many workers, one owner: lines go through a bounded channel to one writer thread, which
 //! flushes whenever it has nothing more waiting, so `| head` sees lines promptly. A closed pipe
@@ -14,6 +18,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
+
+/// How the log is written (`--log-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Tab-separated columns.
+    #[default]
+    Tsv,
+    /// One JSON object per line.
+    Jsonl,
+}
 
 /// One fetch attempt, as the log shows it.
 pub struct LogLine<'a> {
@@ -46,6 +60,59 @@ impl LogLine<'_> {
             field(self.note)
         )
     }
+
+    /// The line as one JSON object (control characters and non-ASCII escaped).
+    pub fn format_json(&self) -> String {
+        let opt = |s: Option<&str>| match s {
+            Some(s) if !s.is_empty() => json_string(s),
+            _ => "null".to_owned(),
+        };
+        let error = (self.status == 0).then_some(self.note);
+        format!(
+            "{{\"status\":{},\"depth\":{},\"bytes\":{},\"ms\":{},\"content_type\":{},\"url\":{},\"note\":{},\"error\":{}}}\n",
+            self.status,
+            self.depth,
+            self.bytes,
+            self.millis,
+            opt(self.content_type),
+            json_string(self.url),
+            opt(Some(self.note)),
+            opt(error),
+        )
+    }
+
+    pub fn format_as(&self, format: LogFormat) -> String {
+        match format {
+            LogFormat::Tsv => self.format(),
+            LogFormat::Jsonl => self.format_json(),
+        }
+    }
+}
+
+/// `text` as a JSON string literal: quotes, backslashes, control characters and everything
+/// outside ASCII escaped (`\uXXXX`, surrogate pairs above the BMP), so any reader accepts it.
+pub fn json_string(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Escapes control characters (tabs and newlines included) so a hostile header or URL can
@@ -64,6 +131,7 @@ pub fn sanitize(text: &str) -> String {
 
 /// The writer thread's handle.
 pub struct UrlLog {
+    format: LogFormat,
     sender: Option<SyncSender<String>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
     closed: Arc<AtomicBool>,
@@ -71,7 +139,7 @@ pub struct UrlLog {
 
 impl UrlLog {
     /// Starts a writer thread that owns `out`.
-    pub fn start(out: Box<dyn Write + Send>) -> UrlLog {
+    pub fn start(out: Box<dyn Write + Send>, format: LogFormat) -> UrlLog {
         let (sender, lines) = sync_channel(4096);
         let closed = Arc::new(AtomicBool::new(false));
         let writer_closed = Arc::clone(&closed);
@@ -80,6 +148,7 @@ impl UrlLog {
             .spawn(move || write_lines(out, lines, &writer_closed))
             .expect("spawning the URL log writer");
         UrlLog {
+            format,
             sender: Some(sender),
             writer: Some(writer),
             closed,
@@ -89,7 +158,7 @@ impl UrlLog {
     /// Queues a line; dropped silently once the reader has gone away (see `is_closed`).
     pub fn write(&self, line: &LogLine) {
         if let Some(sender) = &self.sender {
-            let _ = sender.send(line.format());
+            let _ = sender.send(line.format_as(self.format));
         }
     }
 
@@ -174,5 +243,33 @@ mod tests {
             line.format(),
             "200\t1\t10\t5\ttext/html\thttp://h/a\\tb\t-\n"
         );
+    }
+
+    #[test]
+    fn json_lines_escape_everything_a_reader_could_choke_on() {
+        let line = LogLine {
+            status: 0,
+            depth: 2,
+            bytes: 0,
+            millis: 7,
+            content_type: None,
+            url: "http://h/\"q\"\\\u{1}\u{e9}\u{1f600}",
+            note: "timeout",
+        };
+        assert_eq!(
+            line.format_json(),
+            concat!(
+                r#"{"status":0,"depth":2,"bytes":0,"ms":7,"content_type":null,"#,
+                r#""url":"http://h/\"q\"\\\u0001\u00e9\ud83d\ude00","note":"timeout","error":"timeout"}"#,
+                "\n"
+            )
+        );
+        let ok = LogLine {
+            status: 200,
+            note: "",
+            content_type: Some("text/html"),
+            ..line
+        };
+        assert!(ok.format_json().contains(r#""note":null,"error":null}"#));
     }
 }

@@ -47,6 +47,13 @@ impl Outcome {
 
 /// Runs `crawl SEEDS --out DIR ARGS…` with `seeds` written to a file, in a fresh directory.
 pub fn crawl(seeds: &str, args: &[&str]) -> Outcome {
+    let mut outcome = crawl_unparsed(seeds, args);
+    outcome.rows = parse_log(&outcome.stdout);
+    outcome
+}
+
+/// Like [`crawl`], for a stdout that is not the tab-separated URL log (`rows` stays empty).
+pub fn crawl_unparsed(seeds: &str, args: &[&str]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let seeds_path = dir.path().join("seeds.txt");
     std::fs::write(&seeds_path, seeds).unwrap();
@@ -58,10 +65,9 @@ pub fn crawl(seeds: &str, args: &[&str]) -> Outcome {
     ];
     all.extend(args.iter().map(|s| s.to_string()));
     let (code, stdout, stderr) = run_binary(&all, None, dir.path());
-    let rows = parse_log(&stdout);
     Outcome {
         code,
-        rows,
+        rows: Vec::new(),
         stdout,
         stderr,
         out,

@@ -1,0 +1,283 @@
+//! What a crawl leaves besides the WARC archive: the URL log's formats and destination, the
+//! link graph, `--save files`, and what goes to stderr at each verbosity.
+
+mod util;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+use testweb::{Graph, GraphSpec, TestWeb};
+use util::{assert_same_set, crawl, crawl_unparsed, parse_log};
+
+fn small_web(hosts: usize, pages: usize, seed: u64) -> (Graph, TestWeb) {
+    let graph = Graph::new(GraphSpec {
+        hosts,
+        pages_per_host: pages,
+        children: 3,
+        extra_links: 4,
+        cross_host_permille: 300,
+        page_padding: 100,
+        seed,
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    (graph, web)
+}
+
+/// A loopback port nothing listens on (bound, then released).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The fields of a URL log row both formats share (the response time varies between runs).
+type Fields = (u16, u32, u64, String, String, String);
+
+fn tsv_fields(row: &util::LogRow) -> Fields {
+    (
+        row.status,
+        row.depth,
+        row.bytes,
+        row.content_type.clone(),
+        row.url.clone(),
+        row.note.clone(),
+    )
+}
+
+/// Parses one JSON line strictly and returns its fields, `-` for null as the tsv writes it.
+fn json_fields(line: &str) -> Fields {
+    let value: serde_json::Value =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+    let object = value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {line}"));
+    let keys: BTreeSet<&str> = object.keys().map(String::as_str).collect();
+    let expected: BTreeSet<&str> = [
+        "status",
+        "depth",
+        "bytes",
+        "ms",
+        "content_type",
+        "url",
+        "note",
+        "error",
+    ]
+    .into();
+    assert_eq!(keys, expected, "keys of {line}");
+    assert!(value["ms"].is_u64(), "ms in {line}");
+    let text = |key: &str| match &value[key] {
+        serde_json::Value::Null => "-".to_owned(),
+        serde_json::Value::String(s) => s.clone(),
+        other => panic!("{key} is {other} in {line}"),
+    };
+    let status = value["status"].as_u64().unwrap() as u16;
+    // The error kind is there exactly when there was no response, and is the note.
+    if status == 0 {
+        assert_eq!(text("error"), text("note"), "{line}");
+        assert_ne!(text("error"), "-", "{line}");
+    } else {
+        assert!(value["error"].is_null(), "{line}");
+    }
+    (
+        status,
+        value["depth"].as_u64().unwrap() as u32,
+        value["bytes"].as_u64().unwrap(),
+        text("content_type"),
+        text("url"),
+        text("note"),
+    )
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+#[test]
+fn jsonl_log_is_valid_json_with_the_tsv_fields_and_error_kinds() {
+    let (_graph, web) = small_web(1, 30, 3);
+    // A second seed on a closed port gives lines without a response.
+    let seeds = format!("{}\nhttp://127.0.0.1:{}/\n", web.url(0, "/"), closed_port());
+    let args = ["--delay-factor", "0", "-q"];
+    let tsv = crawl(&seeds, &args);
+    assert_eq!(tsv.code, 0, "stderr: {}", tsv.stderr);
+    let jsonl = crawl_unparsed(&seeds, &[&args[..], &["--log-format", "jsonl"]].concat());
+    assert_eq!(jsonl.code, 0, "stderr: {}", jsonl.stderr);
+
+    let from_json: Vec<Fields> = jsonl.stdout.lines().map(json_fields).collect();
+    let from_tsv: Vec<Fields> = tsv.rows.iter().map(tsv_fields).collect();
+    assert_eq!(sorted(from_json.clone()), sorted(from_tsv));
+    assert!(
+        from_json.iter().any(|f| f.0 == 0),
+        "no line without a response:\n{}",
+        jsonl.stdout
+    );
+    assert!(from_json.iter().filter(|f| f.0 == 200).count() >= 30);
+}
+
+#[test]
+fn log_file_takes_the_lines_and_stdout_stays_empty() {
+    let (_graph, web) = small_web(1, 20, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("urls.tsv");
+    std::fs::write(&log, "stale line to be truncated\n").unwrap();
+    let run = crawl(
+        &format!("{}\n", web.url(0, "/")),
+        &["--delay-factor", "0", "--log", log.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "", "stdout should be empty with --log");
+    let rows = parse_log(&std::fs::read_to_string(&log).unwrap());
+    let pages: Vec<_> = rows.iter().filter(|r| r.note != "robots").collect();
+    assert_eq!(pages.len(), 20, "{rows:#?}");
+    assert!(pages.iter().all(|r| r.status == 200));
+}
+
+#[test]
+fn log_file_that_cannot_be_opened_is_bad_input_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("no-such-dir").join("urls.tsv");
+    let run = crawl("http://127.0.0.1:9/\n", &["--log", log.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains(log.to_str().unwrap()),
+        "the error should name the file: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn links_file_holds_the_graphs_links_among_fetched_pages_in_scope() {
+    let (graph, web) = small_web(2, 60, 5);
+    // Host 1 is linked to but not a seed: links to it are out of scope and not recorded.
+    let run = crawl(
+        &format!("{}\n", web.url(0, "/")),
+        &["--delay-factor", "0", "-q"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+
+    let fetched = graph.bfs(&[(0, 0)], &|h, _| h == 0, None);
+    let url = |(h, p): (usize, usize)| web.url(h, &Graph::path(p));
+    let expected: Vec<(String, String)> = fetched
+        .keys()
+        .flat_map(|&from| {
+            graph
+                .links(from.0, from.1)
+                .into_iter()
+                .filter(|to| to.0 == 0)
+                .map(move |to| (url(from), url(to)))
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    let text = std::fs::read_to_string(run.out.join("links.tsv")).unwrap();
+    let actual: Vec<(String, String)> = text
+        .lines()
+        .map(|line| {
+            let (from, to) = line
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("not FROM TAB TO: {line:?}"));
+            assert!(!to.contains('\t'), "more than two columns: {line:?}");
+            (from.to_owned(), to.to_owned())
+        })
+        .collect();
+    assert_same_set("links (from, to)", &expected, &actual);
+}
+
+#[test]
+fn save_files_writes_each_fetched_page_under_pages() {
+    let (_graph, web) = small_web(1, 15, 6);
+    let run = crawl(
+        &format!("{}\n", web.url(0, "/")),
+        &["--delay-factor", "0", "-q", "--save", "files"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let host_dir = run
+        .out
+        .join("pages")
+        .join(format!("127.0.0.1_{}", web.port(0)));
+    let pages = run.pages();
+    assert_eq!(pages.len(), 15);
+    for row in pages {
+        let path = row.url.strip_prefix(&web.origin(0)).unwrap();
+        let file = match path {
+            "/" => host_dir.join("index.html"),
+            _ => host_dir.join(path.replace("/p/", "p@/").trim_start_matches('/')),
+        };
+        let body = std::fs::read(&file)
+            .unwrap_or_else(|e| panic!("{} for {}: {e}", file.display(), row.url));
+        assert_eq!(body.len() as u64, row.bytes, "{}", file.display());
+        assert!(body.starts_with(b"<!doctype html>"), "{}", file.display());
+    }
+}
+
+#[test]
+fn without_save_files_there_is_no_pages_directory() {
+    let (_graph, web) = small_web(1, 5, 7);
+    let run = crawl(
+        &format!("{}\n", web.url(0, "/")),
+        &["--delay-factor", "0", "-q"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(!run.out.join("pages").exists());
+}
+
+/// Status lines as `-v` prints them (the summary says "CLOCK hit rate", not "CLOCK hits").
+fn status_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("crawl: ") && l.contains("CLOCK hits"))
+        .collect()
+}
+
+#[test]
+fn verbose_prints_status_lines_default_prints_none_quiet_prints_nothing() {
+    let (_graph, web) = small_web(1, 10, 8);
+    let seeds = format!("{}\n", web.url(0, "/"));
+
+    let verbose = crawl(&seeds, &["--delay-factor", "0", "-v"]);
+    assert_eq!(verbose.code, 0, "stderr: {}", verbose.stderr);
+    let lines = status_lines(&verbose.stderr);
+    assert!(!lines.is_empty(), "no status line:\n{}", verbose.stderr);
+    let last = lines.last().unwrap();
+    assert!(last.starts_with("crawl: 10 pages ("), "{last}");
+    assert!(
+        verbose.stderr.contains("crawl complete:"),
+        "the summary follows: {}",
+        verbose.stderr
+    );
+
+    let default = crawl(&seeds, &["--delay-factor", "0"]);
+    assert_eq!(default.code, 0, "stderr: {}", default.stderr);
+    assert_eq!(status_lines(&default.stderr), Vec::<&str>::new());
+    assert!(
+        default.stderr.contains("crawl complete:"),
+        "{}",
+        default.stderr
+    );
+
+    let quiet = crawl(&seeds, &["--delay-factor", "0", "-q"]);
+    assert_eq!(quiet.code, 0, "stderr: {}", quiet.stderr);
+    assert_eq!(quiet.stderr, "", "-q should print nothing on success");
+}
+
+#[test]
+fn a_links_file_that_cannot_be_written_is_fatal() {
+    let (_graph, web) = small_web(1, 10, 9);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Every write to /dev/full fails with "no space left on device".
+    std::os::unix::fs::symlink("/dev/full", out.join("links.tsv")).unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", web.url(0, "/"))).unwrap();
+    let args: Vec<String> = [
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--delay-factor",
+        "0",
+    ]
+    .map(String::from)
+    .into();
+    let (code, _stdout, stderr) = util::run_binary(&args, None, dir.path());
+    assert_eq!(code, 1, "stderr: {stderr}");
+    assert!(stderr.contains("links.tsv"), "{stderr}");
+}
