@@ -10,7 +10,7 @@
 //! per run.
 
 use crate::store::SortedStore;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::{self, File};
@@ -292,24 +292,6 @@ impl Iterator for KWayMerge<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         self.step().transpose()
     }
-}
-
-/// Checks a batch directory name is ours before anything deletes it.
-pub fn is_batch_dir(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("batch-"))
-}
-
-/// Refuses to reuse a directory that still holds a batch (a crash left it; resume handles it).
-pub fn ensure_absent(dir: &Path) -> Result<()> {
-    if dir.exists() {
-        bail!(
-            "{} already exists: a batch from an earlier run was not merged",
-            dir.display()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -304,10 +304,10 @@ impl Worker<'_> {
                 let target = canonicalize(target);
                 note = format!("redirect:{target}");
                 if entry.redirects < MAX_REDIRECTS {
-                    found.push(Entry {
+                    found.push(Found {
+                        url: target,
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
-                        url: target.into(),
                     });
                 } else {
                     note = "too-many-redirects".into();
@@ -351,7 +351,7 @@ impl Worker<'_> {
         })
     }
 
-    fn links_of(&self, body: &[u8], response: &Fetched, page_url: &Url, depth: u32) -> Vec<Entry> {
+    fn links_of(&self, body: &[u8], response: &Fetched, page_url: &Url, depth: u32) -> Vec<Found> {
         let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
         self.counters
             .links
@@ -359,26 +359,32 @@ impl Worker<'_> {
         extracted
             .links
             .into_iter()
-            .map(|url| Entry {
+            .map(|url| Found {
+                url,
                 depth,
                 redirects: 0,
-                url: url.into(),
             })
             .collect()
     }
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
     /// `from` (a page; `None` for a redirect), then offers the wanted ones to the DUE.
-    fn offer(&self, found: Vec<Entry>, from: Option<&str>) -> Result<()> {
+    fn offer(&self, found: Vec<Found>, from: Option<&str>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
-        for mut entry in found {
-            let Ok(url) = Url::parse(&entry.url) else {
-                continue;
-            };
+        for Found {
+            url,
+            depth,
+            redirects,
+        } in found
+        {
             let url = canonicalize(url);
-            match self.config.filter.check(&url, entry.depth) {
+            match self.config.filter.check(&url, depth) {
                 Ok(()) => {
-                    entry.url = url.into();
+                    let entry = Entry {
+                        depth,
+                        redirects,
+                        url: url.into(),
+                    };
                     wanted.push((checksum(entry.url.as_bytes()), entry));
                 }
                 Err(reason) => {
@@ -405,6 +411,14 @@ impl Worker<'_> {
             note,
         });
     }
+}
+
+/// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
+/// parsed `Url` until then, so each link is parsed once.
+struct Found {
+    url: Url,
+    depth: u32,
+    redirects: u32,
 }
 
 /// One exchange for the archive, owned so that it can cross to the writer thread.

@@ -79,6 +79,7 @@ impl SortedStore {
     }
 
     /// Merges `batch` (sorted ascending, unique) and returns, for each key, whether it was novel.
+    #[cfg(test)]
     pub fn merge(&mut self, batch: &[u64]) -> Result<Vec<bool>> {
         let mut novel = vec![false; batch.len()];
         let tagged = batch.iter().enumerate().map(|(i, &k)| Ok((k, i as u32)));
