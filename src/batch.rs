@@ -1,14 +1,27 @@
 //! A batch of DUE misses, spooled to disk so memory stays flat however large batches grow.
 //!
-//! Each miss gets a sequence number (its discovery order within the batch). Its payload (a URL
-//! with its depth, or an input line) is appended to `spool`, length-prefixed. Its (checksum,
-//! sequence) pair goes to an in-memory chunk; a full chunk is sorted and written as a run file.
-//! Closing the batch leaves a set of sorted runs (plus the last chunk, sorted in memory) and the
-//! spool. `merge_into` streams the runs through a k-way merge into the store's single sequential
-//! pass, marks novel sequence numbers in a bitmap, then replays the spool and yields the novel
-//! payloads in discovery order. Memory: one chunk, one bitmap bit per miss, and a read buffer
-//! per run.
+//! Each miss gets a sequence number (its discovery order within the batch). Its checksum and
+//! payload (a URL with its depth, or an input line) are appended to `misses`, length-prefixed.
+//! Its (checksum, sequence) pair goes to an in-memory chunk; a full chunk is sorted and written
+//! as a run file. Closing the batch leaves a set of sorted runs (plus the last chunk, sorted in
+//! memory) and the spool. `merge_into` streams the runs through a k-way merge into the store's
+//! single sequential pass, marks novel sequence numbers in a bitmap, then replays the spool and
+//! yields the novel payloads in discovery order. Memory: one chunk, one bitmap bit per miss, and
+//! a read buffer per run.
+//!
+//! Crash safety. The spool is the batch's write-ahead log: `flush` hands it to the kernel, and
+//! a batch directory left by a killed process is read back with `read_leftover`. A merge is
+//! made in steps a crash can stop between, each leaving a state `due` knows how to finish or
+//! undo: (1) the new seen set is written to `seen.tmp` and fsynced; (2) `delivering` records
+//! where the sink's end was; (3) the novel payloads are delivered and the sink makes them
+//! durable; (4) `seen.tmp` is renamed over `seen`: the commit point; (5) the sink publishes the
+//! payloads (the crawl's workers may now take them); (6) the batch is removed. A batch left
+//! with `delivering` and no `seen.tmp` was committed; with `seen.tmp` still there it was not:
+//! the sink is rolled back to the mark and the batch merged again. Nothing delivered is used
+//! before the commit point, so a rollback never takes back a URL already handed out.
 
+use crate::durable;
+use crate::failpoint;
 use crate::store::SortedStore;
 use anyhow::{Context, Result};
 use std::cmp::Reverse;
@@ -32,6 +45,38 @@ impl Payload for Vec<u8> {
         Ok(bytes.to_vec())
     }
 }
+
+/// Where a merge sends novel payloads, with the hooks crash safety needs (see the module doc).
+/// Any `FnMut(Vec<T>) -> Result<()>` is a sink whose deliveries are final as made (stdout).
+pub trait Sink<T>: Send {
+    /// Names the sink's current end, saved before a delivery so that a crash can undo it.
+    fn mark(&mut self) -> Result<String> {
+        Ok(String::new())
+    }
+    /// Takes novel payloads, in discovery order.
+    fn deliver(&mut self, items: Vec<T>) -> Result<()>;
+    /// Makes everything delivered durable; called before the seen set is replaced.
+    fn commit(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The merge is committed: what was delivered may be used.
+    fn publish(&mut self) {}
+    /// After a crash in the middle of a delivery: drops what was delivered after `mark`.
+    fn rollback(&mut self, _mark: &str) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<T, F: FnMut(Vec<T>) -> Result<()> + Send> Sink<T> for F {
+    fn deliver(&mut self, items: Vec<T>) -> Result<()> {
+        self(items)
+    }
+}
+
+/// The spool of a batch: `len u32 LE, checksum u64 LE, payload` per miss.
+const SPOOL: &str = "misses";
+/// Written (with the sink's mark) before a delivery starts.
+const DELIVERING: &str = "delivering";
 
 /// A run entry on disk: checksum big-endian, then sequence little-endian.
 const RUN_ENTRY: usize = 12;
@@ -60,7 +105,7 @@ impl Batch {
     /// Starts a batch in `dir` (created; must not hold another batch).
     pub fn create(dir: &Path, chunk_limit: usize) -> Result<Batch> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let spool_path = dir.join("spool");
+        let spool_path = dir.join(SPOOL);
         let spool = File::create(&spool_path)
             .with_context(|| format!("creating {}", spool_path.display()))?;
         Ok(Batch {
@@ -102,6 +147,7 @@ impl Batch {
     pub fn push_encoded(&mut self, key: u64, encoded: &[u8]) -> Result<()> {
         let len = u32::try_from(encoded.len()).context("a payload over 4 GiB")?;
         self.spool.write_all(&len.to_le_bytes())?;
+        self.spool.write_all(&key.to_le_bytes())?;
         self.spool.write_all(encoded)?;
         self.chunk.push((key, self.count));
         self.count += 1;
@@ -109,6 +155,13 @@ impl Batch {
             self.spill()?;
         }
         Ok(())
+    }
+
+    /// Hands what was spooled to the kernel, so that a killed process loses none of it.
+    pub fn flush(&mut self) -> Result<()> {
+        self.spool
+            .flush()
+            .with_context(|| format!("writing {}", self.dir.join(SPOOL).display()))
     }
 
     /// Sorts the chunk and writes it as a run file.
@@ -149,12 +202,13 @@ impl ClosedBatch {
     }
 
     /// Merges the batch into `store` and delivers the novel payloads, in discovery order, to
-    /// `deliver` in groups of at most `group` items. Deletes the batch's files when done.
+    /// `sink` in groups of at most `group` items, in the crash-safe steps of the module doc.
+    /// Deletes the batch's files when done.
     pub fn merge_into<T: Payload>(
         self,
         store: &mut SortedStore,
         group: usize,
-        deliver: &mut dyn FnMut(Vec<T>) -> Result<()>,
+        sink: &mut dyn Sink<T>,
     ) -> Result<u64> {
         let mut novel = vec![0u64; (self.count as usize).div_ceil(64)];
         let sources = self
@@ -163,48 +217,149 @@ impl ClosedBatch {
             .map(|p| RunReader::open(p))
             .collect::<Result<Vec<_>>>()?;
         let merged = KWayMerge::new(sources, &self.last_chunk);
-        store.merge_stream(merged, &mut |seq| {
+        let staged = store.stage_merge(merged, &mut |seq| {
             novel[seq as usize / 64] |= 1 << (seq % 64)
         })?;
+        failpoint::hit("merge-staged");
         let total = novel.iter().map(|w| w.count_ones() as u64).sum();
         if total > 0 {
-            self.replay(&novel, group.max(1), deliver)?;
+            let mark = sink.mark()?;
+            self.write_marker(DELIVERING, mark.as_bytes())?;
+            self.replay(&novel, group.max(1), sink)?;
+            sink.commit()?;
         }
-        fs::remove_dir_all(&self.dir)
-            .with_context(|| format!("removing {}", self.dir.display()))?;
+        failpoint::hit("merge-delivered");
+        store.commit(staged)?;
+        failpoint::hit("merge-committed");
+        sink.publish();
+        remove(&self.dir)?;
         Ok(total)
+    }
+
+    fn write_marker(&self, name: &str, contents: &[u8]) -> Result<()> {
+        let path = self.dir.join(name);
+        durable::replace(&path, contents).with_context(|| format!("writing {}", path.display()))
     }
 
     fn replay<T: Payload>(
         &self,
         novel: &[u64],
         group: usize,
-        deliver: &mut dyn FnMut(Vec<T>) -> Result<()>,
+        sink: &mut dyn Sink<T>,
     ) -> Result<()> {
-        let path = self.dir.join("spool");
-        let mut spool = BufReader::with_capacity(IO_BUFFER, File::open(&path)?);
+        let path = self.dir.join(SPOOL);
+        let mut spool = SpoolReader::open(&path)?;
         let mut out = Vec::new();
-        let mut bytes = Vec::new();
         for seq in 0..self.count {
-            let mut len = [0u8; 4];
-            spool
-                .read_exact(&mut len)
-                .with_context(|| format!("{}: truncated", path.display()))?;
-            bytes.resize(u32::from_le_bytes(len) as usize, 0);
-            spool
-                .read_exact(&mut bytes)
-                .with_context(|| format!("{}: truncated", path.display()))?;
+            let (_, bytes) = spool
+                .next()?
+                .with_context(|| format!("{}: ends before miss {seq}", path.display()))?;
             if novel[seq as usize / 64] & (1 << (seq % 64)) != 0 {
-                out.push(T::decode(&bytes)?);
+                out.push(T::decode(bytes)?);
                 if out.len() >= group {
-                    deliver(std::mem::take(&mut out))?;
+                    sink.deliver(std::mem::take(&mut out))?;
                 }
+            }
+            if seq == self.count / 2 {
+                failpoint::hit("merge-delivering");
             }
         }
         if !out.is_empty() {
-            deliver(out)?;
+            sink.deliver(out)?;
         }
         Ok(())
+    }
+}
+
+/// What a killed process left of a batch (see `read_leftover`).
+pub enum Leftover {
+    /// The batch's merge was committed (its delivery is durable): only cleaning up remains.
+    Committed,
+    /// Not merged, or merged and not committed: its misses must be offered again, after the
+    /// sink is rolled back to `mark` (when a delivery had started).
+    Pending { mark: Option<String> },
+}
+
+/// Removes a batch directory, its `delivering` mark first (a crash half-way through then
+/// leaves a batch whose misses are all seen, merged again for nothing).
+pub fn remove(dir: &Path) -> Result<()> {
+    match fs::remove_file(dir.join(DELIVERING)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("removing {}", dir.display()));
+        }
+        _ => {}
+    }
+    fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+}
+
+/// Which step a leftover batch directory reached; `staged` says whether `seen.tmp` exists.
+pub fn leftover_state(dir: &Path, staged: bool) -> Result<Leftover> {
+    let mark = match fs::read_to_string(dir.join(DELIVERING)) {
+        Ok(mark) => Some(mark),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    Ok(match mark {
+        Some(_) if !staged => Leftover::Committed,
+        mark => Leftover::Pending { mark },
+    })
+}
+
+/// Calls `each(checksum, payload)` for every whole miss a leftover batch spooled, in order.
+/// A torn last record (the process died mid-write) is ignored: its page was still in flight.
+pub fn read_leftover(dir: &Path, each: &mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
+    let path = dir.join(SPOOL);
+    if !path.exists() {
+        return Ok(0); // the batch was created and nothing reached it
+    }
+    let mut spool = SpoolReader::open(&path)?;
+    let mut count = 0;
+    while let Some((key, bytes)) = spool.next()? {
+        each(key, bytes)?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// Reads a spool record by record.
+struct SpoolReader {
+    input: BufReader<File>,
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl SpoolReader {
+    fn open(path: &Path) -> Result<SpoolReader> {
+        let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        Ok(SpoolReader {
+            input: BufReader::with_capacity(IO_BUFFER, file),
+            path: path.to_owned(),
+            bytes: Vec::new(),
+        })
+    }
+
+    /// The next whole record, or None at the end (a torn last record counts as the end).
+    fn next(&mut self) -> Result<Option<(u64, &[u8])>> {
+        let mut head = [0u8; 12];
+        if !read_whole(&mut self.input, &mut head, &self.path)? {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes(head[..4].try_into().unwrap()) as usize;
+        let key = u64::from_le_bytes(head[4..].try_into().unwrap());
+        self.bytes.resize(len, 0);
+        if !read_whole(&mut self.input, &mut self.bytes, &self.path)? {
+            return Ok(None);
+        }
+        Ok(Some((key, &self.bytes)))
+    }
+}
+
+/// Fills `buf`; false when the input ends first.
+fn read_whole(input: &mut impl Read, buf: &mut [u8], path: &Path) -> Result<bool> {
+    match input.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
 

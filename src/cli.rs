@@ -146,6 +146,15 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "WHAT")]
     pub save: Option<Save>,
 
+    /// On a state directory whose crawl completed, crawl afresh instead of recrawling.
+    ///
+    /// Running again on a completed crawl recrawls it: every page it fetched is asked for
+    /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages;
+    /// the WARC files stay). On an unfinished crawl it also discards the progress made.
+    #[arg(long)]
+    pub restart: bool,
+
     /// Print nothing on stderr but errors (no progress, no summary).
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -11,8 +11,8 @@
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
 use crate::checksum::checksum;
-use crate::dispatch::{Dispatcher, Ending};
-use crate::due::{Due, DueConfig, DueStats};
+use crate::dispatch::{Dispatcher, Ending, FrontierSink};
+use crate::due::{Due, DueConfig, DueStats, Recovery};
 use crate::extract::extract_links;
 use crate::fetch::{FetchConfig, Fetched, Fetcher};
 use crate::frontier::{Entry, Frontier};
@@ -20,9 +20,10 @@ use crate::links::LinkLog;
 use crate::normalize::{Filter, Rejection, canonicalize};
 use crate::politeness::{DelayRule, Scheduler, Work};
 use crate::progress::{self, Gauges};
+use crate::recrawl::{FetchedLog, Generation, Outcome, Previous};
 use crate::robots::RobotsRules;
 use crate::urllog::{LogLine, UrlLog};
-use crate::warc::{Exchange, WarcConfig, WarcStats, WarcWriter};
+use crate::warc::{Exchange, Revisit, WarcConfig, WarcStats, WarcWriter};
 use anyhow::{Context, Result, anyhow};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -30,13 +31,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 
 /// A redirect chain longer than this is abandoned (its last target is not followed).
 pub const MAX_REDIRECTS: u32 = 10;
 /// Links read from one page at most.
 const MAX_LINKS_PER_PAGE: usize = 20_000;
+/// After a stop signal, fetches still in flight this long are abandoned (they are fetched
+/// again on resume): a stop takes a few seconds, not `--timeout`.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Everything a crawl needs, validated.
 pub struct CrawlConfig {
@@ -55,6 +59,8 @@ pub struct CrawlConfig {
     pub pages: Option<PathBuf>,
     /// How progress is shown while the crawl runs.
     pub progress: progress::Mode,
+    /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
+    pub generation: Generation,
 }
 
 /// Counters shared by the workers.
@@ -69,6 +75,8 @@ pub struct Counters {
     pub truncated: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
+    /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).
+    pub outcomes: [AtomicU64; Outcome::ALL.len()],
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -81,14 +89,18 @@ pub struct Report {
     pub robots_blocked: u64,
     /// What the WARC writer wrote; `None` when archiving was off.
     pub warc: Option<WarcStats>,
+    pub generation: Generation,
 }
 
 /// Runs a crawl to its end. `stop` is raised by a signal handler.
-pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Report> {
+pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<Report> {
     let started = Instant::now();
     // First, so that an unusable WARC directory stops the crawl before anything else starts.
-    let archive = match &config.warc {
-        Some(warc) => Some(Archive::start(warc.clone(), config.workers)?),
+    let warc = match &config.warc {
+        Some(warc) => Some(
+            WarcWriter::open(warc.clone())
+                .with_context(|| format!("opening the WARC archive in {}", warc.dir.display()))?,
+        ),
         None => None,
     };
     let links = LinkLog::start(&config.out, config.workers.clamp(4, 256))?;
@@ -99,27 +111,51 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         Scheduler::new(config.delay),
         queue_limit,
         config.max_pages,
+        config.out.join("hosts.tsv"),
     ));
-    let sink_dispatcher = Arc::clone(&dispatcher);
+    dispatcher.restore_hosts(|s| crate::hoststate::load(&config.out, &config.robots_token, s))?;
     let wake_dispatcher = Arc::clone(&dispatcher);
-    let due = Due::open_with_notify(
+    let due = Due::open_with(
         &config.out,
         config.due,
-        Box::new(move |novel| sink_dispatcher.push_novel(novel)),
+        Box::new(FrontierSink(Arc::clone(&dispatcher))),
         Box::new(move || wake_dispatcher.wake_all()),
+        Recovery::Replay,
     )?;
+    let fetched = FetchedLog::open(&config.out)?;
     let counters = Arc::new(Counters::default());
+    if config.generation == Generation::Recrawl {
+        // Every page the previous crawl fetched, with what it got, ahead of the seeds.
+        crate::recrawl::read_previous(&config.out, &mut |group| {
+            let wanted = group.into_iter().filter_map(|entry| {
+                let url = Url::parse(&entry.url).ok()?;
+                match config.filter.check(&url, entry.depth) {
+                    Ok(()) => Some((entry.key(), entry)),
+                    Err(reason) => {
+                        counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                }
+            });
+            due.offer(wanted.collect::<Vec<_>>())
+        })?;
+    }
     due.offer(config.seeds.iter().map(|url| {
         (
             checksum(url.as_str().as_bytes()),
-            Entry {
-                depth: 0,
-                redirects: 0,
-                url: url.to_string(),
-            },
+            Entry::new(url.to_string(), 0, 0),
         )
     }))?;
     due.flush()?;
+    let archive = match warc {
+        Some(warc) => {
+            let done = Arc::clone(&dispatcher);
+            Some(Archive::start(warc, config.workers, move |key| {
+                done.entry_done(key)
+            })?)
+        }
+        None => None,
+    };
 
     let fetcher = Fetcher::new(&config.fetch);
     let worker = Worker {
@@ -131,9 +167,12 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         log,
         archive: archive.as_ref(),
         links: &links,
+        fetched: &fetched,
     };
     let stop_or_closed = AtomicBool::new(false);
     let (done, done_signal) = std::sync::mpsc::channel::<()>();
+    let watchdog = StopWatchdog::start(Arc::clone(stop), Arc::clone(&dispatcher));
+    let stop: &AtomicBool = stop;
     let result: Result<()> = std::thread::scope(|scope| {
         let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
         let read = move || gauges(dispatcher, due, counters);
@@ -162,12 +201,12 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         reporter.join().expect("the progress thread panicked");
         result
     });
+    drop(watchdog);
     // The writers' own errors come first: they explain a worker's "the … writer stopped".
     let warc = archive.map(Archive::finish).transpose()?;
     links.finish()?;
     result?;
     let due_stats = due.finish()?;
-    let dispatcher = Arc::into_inner(dispatcher).context("the dispatcher is still shared")?;
     let (ending, frontier_left, robots_blocked) = dispatcher.close()?;
     Ok(Report {
         ending,
@@ -177,7 +216,56 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
         frontier_left,
         robots_blocked,
         warc,
+        generation: config.generation,
     })
+}
+
+/// After a stop signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the
+/// frontier (those fetches stay outstanding, so a resume fetches them again) and exits with the
+/// "interrupted" status rather than wait out a slow server.
+struct StopWatchdog {
+    finished: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StopWatchdog {
+    fn start(stop: Arc<AtomicBool>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
+        let (finished, finished_signal) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("stop-watchdog".into())
+            .spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError::Timeout;
+                while !stop.load(Ordering::Relaxed) {
+                    if finished_signal.recv_timeout(Duration::from_millis(100)) != Err(Timeout) {
+                        return; // the crawl ended by itself
+                    }
+                }
+                if finished_signal.recv_timeout(STOP_GRACE) != Err(Timeout) {
+                    return;
+                }
+                let busy = dispatcher.in_flight();
+                let saved = dispatcher.close();
+                eprintln!(
+                    "crawl: stopped; {busy} fetches still in flight were abandoned and are fetched again on resume{}",
+                    saved.err().map(|e| format!(" (saving the frontier failed: {e:#})")).unwrap_or_default()
+                );
+                std::process::exit(crate::exit::Status::Interrupted as i32);
+            })
+            .ok();
+        StopWatchdog {
+            finished: Some(finished),
+            thread,
+        }
+    }
+}
+
+impl Drop for StopWatchdog {
+    fn drop(&mut self) {
+        self.finished.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// The live figures the progress reporter shows.
@@ -205,6 +293,7 @@ struct Worker<'a> {
     log: &'a UrlLog,
     archive: Option<&'a Archive>,
     links: &'a LinkLog,
+    fetched: &'a FetchedLog,
 }
 
 impl Worker<'_> {
@@ -245,10 +334,11 @@ impl Worker<'_> {
             Ok(response) => {
                 self.log_response(&response, 0, url, "robots");
                 let rules = RobotsRules::from_response(token, response.status, &response.body);
+                self.save_robots(url, response.status, &response.body)?;
                 let elapsed = response.elapsed;
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
-                self.archive(answered.as_deref().unwrap_or(url), response)?;
+                self.archive(answered.as_deref().unwrap_or(url), response, None, None)?;
                 (rules, elapsed)
             }
             Err(e) => {
@@ -261,16 +351,26 @@ impl Worker<'_> {
                     url,
                     note: e.kind,
                 });
+                self.save_robots(url, 0, b"")?;
                 (RobotsRules::unreachable(token), e.elapsed)
             }
         })
     }
 
-    /// Fetches one page, logs it, and offers what it links to (or redirects to) to the DUE.
-    /// Returns the response time for the politeness rule.
+    /// Keeps a robots.txt answer for a resumed crawl (see `hoststate`).
+    fn save_robots(&self, robots_url: &str, status: u16, body: &[u8]) -> Result<()> {
+        let origin = robots_url.strip_suffix("/robots.txt").unwrap_or(robots_url);
+        crate::hoststate::save_robots(&self.config.out.join("robots"), origin, status, body)
+    }
+
+    /// Fetches one page, logs it, offers what it links to (or redirects to) to the DUE, records
+    /// it in `fetched.tsv` and archives it; the page is done once archived. Returns the response
+    /// time for the politeness rule.
     fn fetch_page(&self, entry: &Entry) -> Result<Duration> {
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
-        let response = match self.fetcher.get(&entry.url) {
+        let previous = entry.previous.as_ref();
+        let conditional = previous.map(conditional_headers).unwrap_or_default();
+        let response = match self.fetcher.get_conditional(&entry.url, &conditional) {
             Ok(response) => response,
             Err(e) => {
                 self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
@@ -284,6 +384,16 @@ impl Worker<'_> {
                     note: e.kind,
                 };
                 self.log.write(&line);
+                // A failure keeps the last good capture as the one a recrawl compares with.
+                let got = previous.cloned().unwrap_or_else(|| Previous {
+                    status: 0,
+                    etag: None,
+                    last_modified: None,
+                    digest: String::new(),
+                    date: unix_secs(SystemTime::now()),
+                });
+                self.record_fetched(entry, got)?;
+                self.dispatcher.entry_done(entry.key())?;
                 return Ok(e.elapsed);
             }
         };
@@ -296,7 +406,7 @@ impl Worker<'_> {
         let mut found = Vec::new();
         let mut links_from = None;
         let mut note = String::new();
-        if (300..400).contains(&response.status) {
+        if (300..400).contains(&response.status) && response.status != 304 {
             if let Some(target) = response
                 .header("location")
                 .and_then(|l| page_url.join(l.trim()).ok())
@@ -328,17 +438,71 @@ impl Worker<'_> {
                 note = "truncated".into();
             }
         }
+        let digest = crate::warc::payload_digest(&response.body);
+        let outcome = (self.config.generation == Generation::Recrawl)
+            .then(|| Outcome::of(previous, response.status, &digest));
+        if let Some(outcome) = outcome {
+            self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
+            if note.is_empty() {
+                note = outcome.name().into();
+            }
+        }
         self.log_response(&response, entry.depth, &entry.url, &note);
         self.offer(found, links_from)?;
+        let got = match previous {
+            // Not modified: the capture compared with next time is still the previous one.
+            Some(previous) if response.status == 304 => Previous {
+                etag: crate::recrawl::validator(response.header("etag"))
+                    .or_else(|| previous.etag.clone()),
+                ..previous.clone()
+            },
+            _ => Previous {
+                status: response.status,
+                etag: crate::recrawl::validator(response.header("etag")),
+                last_modified: crate::recrawl::validator(response.header("last-modified")),
+                digest: digest.clone(),
+                date: unix_secs(response.started),
+            },
+        };
+        self.record_fetched(entry, got)?;
+        let revisit = match (outcome, previous) {
+            (Some(Outcome::Unchanged), Some(previous)) if response.status == 304 => {
+                Some(Revisit::NotModified {
+                    refers_to_date: UNIX_EPOCH + Duration::from_secs(previous.date),
+                })
+            }
+            (Some(Outcome::Unchanged), Some(previous)) => Some(Revisit::IdenticalPayload {
+                digest,
+                refers_to_date: UNIX_EPOCH + Duration::from_secs(previous.date),
+            }),
+            _ => None,
+        };
         let elapsed = response.elapsed;
-        self.archive(&entry.url, response)?;
+        self.archive(&entry.url, response, Some(entry.key()), revisit)?;
         Ok(elapsed)
     }
 
-    /// Hands a response to the WARC writer thread (if archiving), body moved, not copied.
-    fn archive(&self, target_uri: &str, response: Fetched) -> Result<()> {
+    fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
+        self.fetched.record(&Entry {
+            previous: Some(got),
+            ..entry.clone()
+        })
+    }
+
+    /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A
+    /// page (`done` is its checksum) is done once archived, or at once without an archive.
+    fn archive(
+        &self,
+        target_uri: &str,
+        response: Fetched,
+        done: Option<u64>,
+        revisit: Option<Revisit>,
+    ) -> Result<()> {
         let Some(archive) = self.archive else {
-            return Ok(());
+            return match done {
+                Some(key) => self.dispatcher.entry_done(key),
+                None => Ok(()),
+            };
         };
         archive.write(ArchiveRecord {
             target_uri: target_uri.to_owned(),
@@ -348,6 +512,8 @@ impl Worker<'_> {
             response_head: response.response_head,
             body: response.body,
             truncated: response.truncated,
+            revisit,
+            done,
         })
     }
 
@@ -380,11 +546,7 @@ impl Worker<'_> {
             let url = canonicalize(url);
             match self.config.filter.check(&url, depth) {
                 Ok(()) => {
-                    let entry = Entry {
-                        depth,
-                        redirects,
-                        url: url.into(),
-                    };
+                    let entry = Entry::new(url.into(), depth, redirects);
                     wanted.push((checksum(entry.url.as_bytes()), entry));
                 }
                 Err(reason) => {
@@ -430,6 +592,26 @@ struct ArchiveRecord {
     response_head: Vec<u8>,
     body: Vec<u8>,
     truncated: bool,
+    /// During a recrawl, an unchanged page is archived as a `revisit` record.
+    revisit: Option<Revisit>,
+    /// The page's checksum: it is done once its record is written.
+    done: Option<u64>,
+}
+
+/// The conditional request for a page the previous crawl fetched.
+fn conditional_headers(previous: &Previous) -> Vec<(&'static str, String)> {
+    let mut headers = Vec::new();
+    if let Some(etag) = &previous.etag {
+        headers.push(("if-none-match", etag.clone()));
+    }
+    if let Some(date) = &previous.last_modified {
+        headers.push(("if-modified-since", date.clone()));
+    }
+    headers
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
 }
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
@@ -443,12 +625,13 @@ struct Archive {
 }
 
 impl Archive {
-    /// Opens the archive (repairing what a crash left) on this thread, so that a bad WARC
-    /// directory fails the crawl before anything is fetched, then starts the writer.
-    fn start(config: WarcConfig, workers: usize) -> Result<Archive> {
-        let dir = config.dir.clone();
-        let mut warc = WarcWriter::open(config)
-            .with_context(|| format!("opening the WARC archive in {}", dir.display()))?;
+    /// Starts the writer thread on an opened archive. `archived` is told each page's checksum
+    /// once its record is written (handed to the kernel).
+    fn start(
+        mut warc: WarcWriter,
+        workers: usize,
+        archived: impl Fn(u64) -> Result<()> + Send + 'static,
+    ) -> Result<Archive> {
         let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 256));
         let writer = std::thread::Builder::new()
             .name("warc".into())
@@ -465,8 +648,14 @@ impl Archive {
                         response_body: &r.body,
                         truncated: r.truncated.then_some("length"),
                     };
-                    warc.write_exchange(&exchange)
-                        .with_context(|| format!("archiving {}", r.target_uri))?;
+                    match &r.revisit {
+                        None => warc.write_exchange(&exchange),
+                        Some(revisit) => warc.write_revisit(&exchange, revisit),
+                    }
+                    .with_context(|| format!("archiving {}", r.target_uri))?;
+                    if let Some(key) = r.done {
+                        archived(key)?;
+                    }
                 }
                 warc.finish()
             })

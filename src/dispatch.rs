@@ -7,18 +7,34 @@
 //! buffered, no merge running). When workers would idle while the DUE still holds misses, it
 //! asks the DUE to merge early, so a small crawl never stalls on a half-empty buffer.
 //!
+//! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
+//! done (`entry_done`), and every few seconds checkpoints the frontier with them and the host
+//! queues as outstanding, and saves the hosts' politeness state (`hoststate`).
+//!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
-//! DUE's merge thread calls `push_novel` holding no DUE lock).
+//! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
+use crate::batch::Sink;
 use crate::due::Due;
 use crate::frontier::{Entry, Frontier};
+use crate::hoststate;
 use crate::politeness::{Next, Scheduler, Work};
 use crate::robots::RobotsRules;
 use anyhow::{Context, Result, anyhow};
+use rustc_hash::FxHashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use url::Url;
+
+/// The frontier is checkpointed after this many pages are done, or this long after the last
+/// checkpoint, whichever comes first: the bound on the done log a resume reads.
+const CHECKPOINT_PAGES: u64 = 4096;
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(2);
+/// Host politeness state is saved at most this often (it is only a few seconds' worth of
+/// waiting that a crash can lose).
+const HOSTS_EVERY: Duration = Duration::from_secs(30);
 
 /// Why the dispatcher stopped handing out work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +56,11 @@ struct State {
     failure: Option<String>,
     /// The deadline the one worker waiting with a timeout wakes at (the others wait untimed).
     timed_wait: Option<Instant>,
+    /// Pages handed to workers and not done yet, by checksum.
+    handed: FxHashMap<u64, Entry>,
+    done_since_checkpoint: u64,
+    last_checkpoint: Instant,
+    last_hosts_save: Instant,
 }
 
 pub struct Dispatcher {
@@ -47,6 +68,8 @@ pub struct Dispatcher {
     wake: Condvar,
     queue_limit: usize,
     max_pages: Option<u64>,
+    /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
+    hosts_file: PathBuf,
 }
 
 impl Dispatcher {
@@ -55,7 +78,9 @@ impl Dispatcher {
         scheduler: Scheduler,
         queue_limit: usize,
         max_pages: Option<u64>,
+        hosts_file: PathBuf,
     ) -> Dispatcher {
+        let now = Instant::now();
         Dispatcher {
             state: Mutex::new(State {
                 frontier,
@@ -65,22 +90,49 @@ impl Dispatcher {
                 ending: None,
                 failure: None,
                 timed_wait: None,
+                handed: FxHashMap::default(),
+                done_since_checkpoint: 0,
+                last_checkpoint: now,
+                last_hosts_save: now,
             }),
             wake: Condvar::new(),
             queue_limit,
             max_pages,
+            hosts_file,
         }
     }
 
-    /// The DUE's sink: novel URLs join the frontier's tail.
-    pub fn push_novel(&self, entries: Vec<Entry>) -> Result<()> {
+    /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
+    /// not be fetched again after a crash.
+    pub fn entry_done(&self, key: u64) -> Result<()> {
         let mut state = self.state.lock().unwrap();
-        for entry in &entries {
-            state.frontier.push(entry)?;
+        state.handed.remove(&key);
+        state.frontier.done(key)?;
+        state.done_since_checkpoint += 1;
+        if state.done_since_checkpoint >= CHECKPOINT_PAGES
+            || state.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
+        {
+            self.checkpoint(&mut state)?;
         }
-        drop(state);
-        if !entries.is_empty() {
-            self.wake.notify_all();
+        Ok(())
+    }
+
+    /// Saves the frontier's head with every page not done yet, and now and then the hosts.
+    fn checkpoint(&self, state: &mut State) -> Result<()> {
+        let State {
+            frontier,
+            scheduler,
+            handed,
+            ..
+        } = state;
+        frontier
+            .checkpoint(handed.values().chain(scheduler.queued_entries()))
+            .context("saving the frontier")?;
+        state.done_since_checkpoint = 0;
+        state.last_checkpoint = Instant::now();
+        if state.last_hosts_save.elapsed() >= HOSTS_EVERY {
+            hoststate::save(&self.hosts_file, &state.scheduler)?;
+            state.last_hosts_save = Instant::now();
         }
         Ok(())
     }
@@ -117,8 +169,10 @@ impl Dispatcher {
             match state.scheduler.next(now) {
                 Next::Work(work) => {
                     state.in_flight += 1;
-                    if matches!(work, Work::Page { .. }) {
+                    if let Work::Page { entry, .. } = &work {
                         state.pages_started += 1;
+                        let entry = entry.clone();
+                        state.handed.insert(entry.key(), entry);
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
@@ -190,21 +244,16 @@ impl Dispatcher {
         self.wake.notify_all();
     }
 
-    /// After the workers have stopped: URLs still in host queues go back to the frontier (so a
-    /// resumed crawl has them), and the frontier is made durable.
-    pub fn close(self) -> Result<(Ending, u64, u64)> {
-        let mut state = self.state.into_inner().unwrap();
+    /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
+    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state.
+    pub fn close(&self) -> Result<(Ending, u64, u64)> {
+        let mut state = self.state.lock().unwrap();
         let ending = state.ending.unwrap_or(Ending::Stopped);
-        let State {
-            frontier,
-            scheduler,
-            ..
-        } = &mut state;
-        for entry in scheduler.drain() {
-            frontier.push(&entry)?;
-        }
-        frontier.persist().context("saving the frontier")?;
-        Ok((ending, state.frontier.len(), state.scheduler.robots_blocked))
+        state.last_hosts_save = Instant::now() - HOSTS_EVERY;
+        self.checkpoint(&mut state)?;
+        let left =
+            state.frontier.len() + state.scheduler.queued() as u64 + state.handed.len() as u64;
+        Ok((ending, left, state.scheduler.robots_blocked))
     }
 
     /// Live figures for progress lines: (frontier, queued in memory, hosts known, hosts busy).
@@ -226,6 +275,16 @@ impl Dispatcher {
             }
         }
         Ok(())
+    }
+
+    /// Work handed out and not yet reported back.
+    pub fn in_flight(&self) -> usize {
+        self.state.lock().unwrap().in_flight
+    }
+
+    /// Restores the hosts' politeness state and robots.txt rules saved by an earlier run.
+    pub fn restore_hosts(&self, restore: impl FnOnce(&mut Scheduler) -> Result<()>) -> Result<()> {
+        restore(&mut self.state.lock().unwrap().scheduler)
     }
 
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {
@@ -251,5 +310,36 @@ impl Dispatcher {
             state.timed_wait = None;
         }
         state
+    }
+}
+
+/// The DUE's sink in a crawl: novel URLs join the frontier's tail, and become visible to the
+/// workers when the DUE commits them (see `frontier` and `due` for the crash-safe protocol).
+pub struct FrontierSink(pub Arc<Dispatcher>);
+
+impl Sink<Entry> for FrontierSink {
+    fn mark(&mut self) -> Result<String> {
+        Ok(self.0.state.lock().unwrap().frontier.mark())
+    }
+
+    fn deliver(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let mut state = self.0.state.lock().unwrap();
+        for entry in &entries {
+            state.frontier.push(entry)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.0.state.lock().unwrap().frontier.commit()
+    }
+
+    fn publish(&mut self) {
+        self.0.state.lock().unwrap().frontier.publish();
+        self.0.wake.notify_all();
+    }
+
+    fn rollback(&mut self, mark: &str) -> Result<()> {
+        self.0.state.lock().unwrap().frontier.rollback(mark)
     }
 }

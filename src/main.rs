@@ -13,7 +13,7 @@ use crawl::politeness::DelayRule;
 use crawl::progress;
 use crawl::urllog::UrlLog;
 use crawl::warc::WarcConfig;
-use crawl::{durable, seeds, statedir, summary};
+use crawl::{durable, recrawl, seeds, statedir, summary};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,6 +64,7 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     // Validate everything before building anything.
     let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
     let _lock = statedir::open(&args.out).map_err(bad_input)?;
+    let generation = recrawl::prepare(&args.out, args.restart).map_err(fatal)?;
     let log_out: Box<dyn std::io::Write + Send> = match &args.log {
         Some(path) => {
             let file = std::fs::File::create(path).map_err(|e| {
@@ -118,7 +119,9 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
         }),
         pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
         progress: progress::Mode::choose(args.quiet, args.verbose),
+        generation,
     };
+    let progress = config.progress;
 
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = Arc::clone(&stop);
@@ -141,7 +144,11 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
         summary::to_json(&report).as_bytes(),
     )
     .map_err(|e| fatal(anyhow::Error::new(e).context("writing summary.json")))?;
-    if !args.quiet {
+    if report.ending == Ending::Complete {
+        recrawl::mark_complete(&args.out).map_err(fatal)?;
+    }
+    // cron mails whatever a job prints: without a terminal the summary waits for -v.
+    if progress != progress::Mode::Off {
         eprint!("{}", summary::to_text(&report));
     }
     Ok(match report.ending {

@@ -41,8 +41,8 @@ const MAX_CRAWL_DELAY: Duration = Duration::from_secs(3600);
 
 /// How long robots.txt answers are trusted (RFC 9309 §2.4: no more than 24 hours), and how long
 /// an unavailable one (5xx, unreachable) blocks the host before it is asked for again.
-const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
-const ROBOTS_RETRY: Duration = Duration::from_secs(300);
+pub const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
+pub const ROBOTS_RETRY: Duration = Duration::from_secs(300);
 
 /// A unit of work for one worker.
 #[derive(Debug)]
@@ -111,26 +111,57 @@ impl Scheduler {
 
     /// Queues a URL behind its host's other URLs.
     pub fn add(&mut self, entry: Entry, url: &Url, now: Instant) {
-        let key = crate::normalize::host_key(url);
-        let id = match self.by_key.get(&key) {
-            Some(&id) => id,
-            None => {
-                let id = self.hosts.len();
-                self.hosts.push(Host {
-                    origin: url.origin().ascii_serialization(),
-                    queue: VecDeque::new(),
-                    ready_at: now,
-                    busy: false,
-                    scheduled: false,
-                    robots: None,
-                });
-                self.by_key.insert(key, id);
-                id
-            }
-        };
+        let id = self.host_id(url, now);
         self.hosts[id].queue.push_back(entry);
         self.queued += 1;
         self.schedule(id);
+    }
+
+    fn host_id(&mut self, url: &Url, now: Instant) -> usize {
+        let key = crate::normalize::host_key(url);
+        if let Some(&id) = self.by_key.get(&key) {
+            return id;
+        }
+        let id = self.hosts.len();
+        self.hosts.push(Host {
+            origin: url.origin().ascii_serialization(),
+            queue: VecDeque::new(),
+            ready_at: now,
+            busy: false,
+            scheduled: false,
+            robots: None,
+        });
+        self.by_key.insert(key, id);
+        id
+    }
+
+    /// Restores what an earlier run knew of a host (see `hoststate`): when it may be contacted
+    /// again, and its robots.txt rules with the instant they were fetched.
+    pub fn restore(
+        &mut self,
+        origin: &Url,
+        ready_at: Option<Instant>,
+        robots: Option<(RobotsRules, Instant)>,
+        now: Instant,
+    ) {
+        let id = self.host_id(origin, now);
+        let host = &mut self.hosts[id];
+        if let Some(at) = ready_at {
+            host.ready_at = host.ready_at.max(at);
+        }
+        if robots.is_some() {
+            host.robots = robots;
+        }
+    }
+
+    /// Every known host's origin and the instant it may be contacted again.
+    pub fn ready_times(&self) -> impl Iterator<Item = (&str, Instant)> {
+        self.hosts.iter().map(|h| (h.origin.as_str(), h.ready_at))
+    }
+
+    /// The URLs waiting in host queues (for a checkpoint of the frontier).
+    pub fn queued_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.hosts.iter().flat_map(|h| h.queue.iter())
     }
 
     /// The next piece of work whose host may be contacted at `now`.
@@ -173,19 +204,6 @@ impl Scheduler {
     /// When the earliest scheduled host may be contacted.
     pub fn next_ready_at(&self) -> Option<Instant> {
         self.ready.peek().map(|Reverse((at, _))| *at)
-    }
-
-    /// Empties every host queue, in order, for a clean stop (the caller re-queues them).
-    pub fn drain(&mut self) -> Vec<Entry> {
-        self.ready.clear();
-        self.queued = 0;
-        self.hosts
-            .iter_mut()
-            .flat_map(|h| {
-                h.scheduled = false;
-                h.queue.drain(..)
-            })
-            .collect()
     }
 
     /// A page fetch on `host` ended at `now` after `response_time`.
@@ -239,14 +257,7 @@ mod tests {
     use super::*;
 
     fn entry(url: &str) -> (Entry, Url) {
-        (
-            Entry {
-                depth: 0,
-                redirects: 0,
-                url: url.to_owned(),
-            },
-            Url::parse(url).unwrap(),
-        )
+        (Entry::new(url.to_owned(), 0, 0), Url::parse(url).unwrap())
     }
 
     fn rule(factor: f64) -> DelayRule {

@@ -35,7 +35,9 @@ impl SortedStore {
                 len: 0,
                 digest: 0,
             };
-            store.write_new(&mut std::iter::empty(), std::iter::empty(), &mut |_| ())?;
+            let staged =
+                store.write_new(&mut std::iter::empty(), std::iter::empty(), &mut |_| ())?;
+            store.commit(staged)?;
             return Ok(store);
         }
         let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
@@ -72,10 +74,43 @@ impl SortedStore {
     where
         I: Iterator<Item = Result<(u64, u32)>>,
     {
+        let staged = self.stage_merge(batch, on_novel)?;
+        self.commit(staged)
+    }
+
+    /// The first half of `merge_stream`: writes the union to the temporary file `seen.tmp` and
+    /// fsyncs it, but leaves the store as it was until `commit`. The caller can make the novel
+    /// keys' payloads durable elsewhere in between, so that a crash never leaves a key stored
+    /// whose payload was lost (see `due`).
+    pub fn stage_merge<I>(&mut self, batch: I, on_novel: &mut dyn FnMut(u32)) -> Result<Staged>
+    where
+        I: Iterator<Item = Result<(u64, u32)>>,
+    {
         let file =
             File::open(&self.path).with_context(|| format!("opening {}", self.path.display()))?;
         let mut old = KeyReader::new(file, &self.path, self.len, self.digest)?;
         self.write_new(&mut old, batch, on_novel)
+    }
+
+    /// Renames a staged merge into place (the second half of `merge_stream`).
+    pub fn commit(&mut self, staged: Staged) -> Result<()> {
+        durable::commit(&durable::temp_path(&self.path), &self.path)
+            .with_context(|| format!("replacing {}", self.path.display()))?;
+        self.len = staged.len;
+        self.digest = staged.digest;
+        Ok(())
+    }
+
+    /// After a crash: throws away a staged merge whose payloads were not delivered (its batch
+    /// is merged again). Call before `open`.
+    pub fn discard_leftover(path: &Path) -> Result<()> {
+        let tmp = durable::temp_path(path);
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", tmp.display()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Merges `batch` (sorted ascending, unique) and returns, for each key, whether it was novel.
@@ -93,7 +128,7 @@ impl SortedStore {
         old: &mut dyn Iterator<Item = Result<u64>>,
         batch: impl Iterator<Item = Result<(u64, u32)>>,
         on_novel: &mut dyn FnMut(u32),
-    ) -> Result<()> {
+    ) -> Result<Staged> {
         let tmp = durable::temp_path(&self.path);
         let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         let mut out = BufWriter::with_capacity(IO_BUFFER, file);
@@ -141,12 +176,15 @@ impl SortedStore {
         file.sync_all()
             .with_context(|| format!("syncing {}", tmp.display()))?;
         drop(file);
-        durable::commit(&tmp, &self.path)
-            .with_context(|| format!("replacing {}", self.path.display()))?;
-        self.len = count;
-        self.digest = digest;
-        Ok(())
+        Ok(Staged { len: count, digest })
     }
+}
+
+/// A merge written to the temporary file and fsynced, not yet renamed into place.
+#[must_use = "a staged merge changes nothing until it is committed"]
+pub struct Staged {
+    len: u64,
+    digest: u64,
 }
 
 fn header(count: u64, digest: u64) -> [u8; HEADER_LEN as usize] {

@@ -3,6 +3,7 @@
 use crate::crawl::Report;
 use crate::dispatch::Ending;
 use crate::normalize::Rejection;
+use crate::recrawl::{Generation, Outcome};
 use crate::warc::WarcStats;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -53,7 +54,7 @@ pub fn to_json(report: &Report) -> String {
             "\"status\":{{\"none\":{},\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}},",
             "\"bytes\":{},\"robots_fetches\":{},\"robots_blocked\":{},\"links_found\":{},\"truncated\":{},",
             "\"urls_seen\":{},\"cache_lookups\":{},\"cache_hits\":{},\"cache_hit_rate\":{:.4},\"merges\":{},",
-            "\"frontier_left\":{},\"filtered\":{{{}}},\"warc\":{},\"peak_rss_bytes\":{}}}\n"
+            "\"frontier_left\":{},\"filtered\":{{{}}},\"warc\":{},\"recrawl\":{},\"peak_rss_bytes\":{}}}\n"
         ),
         ending_name(report.ending),
         secs,
@@ -78,8 +79,40 @@ pub fn to_json(report: &Report) -> String {
         report.frontier_left,
         filtered,
         warc_json(report.warc),
+        recrawl_json(report),
         peak_rss().unwrap_or(0),
     )
+}
+
+/// A recrawl's outcomes as a JSON object (`new`, `changed`, `unchanged`, `gone`), `null` for
+/// a first crawl.
+fn recrawl_json(report: &Report) -> String {
+    if report.generation != Generation::Recrawl {
+        return "null".into();
+    }
+    let fields: Vec<String> = Outcome::ALL
+        .iter()
+        .map(|o| {
+            let n = report.counters.outcomes[*o as usize].load(Ordering::Relaxed);
+            format!("\"{}\":{n}", o.name())
+        })
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+/// A recrawl's outcomes for people ("" for a first crawl).
+fn recrawl_text(report: &Report) -> String {
+    if report.generation != Generation::Recrawl {
+        return String::new();
+    }
+    let fields: Vec<String> = Outcome::ALL
+        .iter()
+        .map(|o| {
+            let n = report.counters.outcomes[*o as usize].load(Ordering::Relaxed);
+            format!("{n} {}", o.name())
+        })
+        .collect();
+    format!("recrawl: {}\n", fields.join(", "))
 }
 
 /// The WARC figures as a JSON object, `null` when archiving was off.
@@ -114,7 +147,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n",
+         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -134,5 +167,6 @@ pub fn to_text(report: &Report) -> String {
         report.frontier_left,
         warc_text(report.warc),
         peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
+        recrawl_text(report),
     )
 }

@@ -83,6 +83,24 @@ pub struct WarcStats {
 }
 
 const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+const IDENTICAL_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// Why a recrawled page is archived as a `revisit` record, and the previous capture's date.
+#[derive(Clone, Debug)]
+pub enum Revisit {
+    /// The server answered 304 Not Modified.
+    NotModified { refers_to_date: SystemTime },
+    /// The server sent the same payload again (its digest is given).
+    IdenticalPayload {
+        digest: String,
+        refers_to_date: SystemTime,
+    },
+}
+
+/// The WARC payload digest of a body (`sha1:` and base32), as the records carry it.
+pub fn payload_digest(body: &[u8]) -> String {
+    sha1_base32(body)
+}
 const OPEN_SUFFIX: &str = ".open";
 
 /// Writes records into rotating WARC files; one owner (the WARC writer thread) per directory.
@@ -165,21 +183,33 @@ impl WarcWriter {
         self.write_pair(ex, "response", &fields)
     }
 
-    /// Writes a `revisit` record (server-not-modified profile, for a 304 during a recrawl) that
-    /// refers to the original capture's URI and date, and its `request` record.
-    pub fn write_revisit(
-        &mut self,
-        ex: &Exchange,
-        refers_to_uri: &str,
-        refers_to_date: SystemTime,
-    ) -> Result<()> {
-        let date = warc_date(refers_to_date);
-        let fields = [
-            ("WARC-Profile", REVISIT_PROFILE),
-            ("WARC-Refers-To-Target-URI", refers_to_uri),
+    /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
+    /// previous capture of the same URI, and its `request` record. With the identical-payload
+    /// profile the record holds the response head only; the payload digest says what it was.
+    pub fn write_revisit(&mut self, ex: &Exchange, revisit: &Revisit) -> Result<()> {
+        let (profile, digest, date) = match revisit {
+            Revisit::NotModified { refers_to_date } => (REVISIT_PROFILE, None, refers_to_date),
+            Revisit::IdenticalPayload {
+                digest,
+                refers_to_date,
+            } => (IDENTICAL_PROFILE, Some(digest.as_str()), refers_to_date),
+        };
+        let date = warc_date(*date);
+        let mut fields = vec![
+            ("WARC-Profile", profile),
+            ("WARC-Refers-To-Target-URI", ex.target_uri),
             ("WARC-Refers-To-Date", date.as_str()),
         ];
-        self.write_pair(ex, "revisit", &fields)
+        fields.extend(digest.map(|d| ("WARC-Payload-Digest", d)));
+        let ex = Exchange {
+            response_body: if digest.is_some() {
+                b""
+            } else {
+                ex.response_body
+            },
+            ..*ex
+        };
+        self.write_pair(&ex, "revisit", &fields)
     }
 
     /// Syncs and closes the current file under its final name.
@@ -796,7 +826,13 @@ mod tests {
             response_body: b"",
             truncated: None,
         };
-        w.write_revisit(&ex, "http://a.test/", UNIX_EPOCH).unwrap();
+        w.write_revisit(
+            &ex,
+            &Revisit::NotModified {
+                refers_to_date: UNIX_EPOCH,
+            },
+        )
+        .unwrap();
         w.finish().unwrap();
         let file = &warc_files(dir.path())[0];
         let (h, _) = parse(&units(file, Compression::Zstd)[1].1);
@@ -804,6 +840,43 @@ mod tests {
         assert_eq!(get(&h, "WARC-Profile"), Some(REVISIT_PROFILE));
         assert_eq!(get(&h, "WARC-Refers-To-Date"), Some("1970-01-01T00:00:00Z"));
         assert_eq!(get(&h, "WARC-IP-Address"), None);
+    }
+
+    /// A recrawled page whose payload did not change: the record keeps the response head, and
+    /// its payload digest is the original payload's (WARC 1.1 §6.7.2), not the empty block's.
+    /// FastWARC's `--verify-payloads` checks it against the empty payload and reports it, so
+    /// only its block digest is checked with FastWARC here.
+    #[test]
+    fn identical_payload_revisit_keeps_the_head_and_the_original_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n";
+        let ex = Exchange {
+            target_uri: "http://a.test/",
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+            response_head: head,
+            response_body: b"same as before",
+            truncated: None,
+        };
+        let revisit = Revisit::IdenticalPayload {
+            digest: payload_digest(b"same as before"),
+            refers_to_date: UNIX_EPOCH,
+        };
+        w.write_revisit(&ex, &revisit).unwrap();
+        w.finish().unwrap();
+        let file = &warc_files(dir.path())[0];
+        let (h, block) = parse(&units(file, Compression::Zstd)[1].1);
+        assert_eq!(get(&h, "WARC-Type"), Some("revisit"));
+        assert_eq!(get(&h, "WARC-Profile"), Some(IDENTICAL_PROFILE));
+        assert_eq!(
+            get(&h, "WARC-Payload-Digest"),
+            Some(payload_digest(b"same as before").as_str())
+        );
+        assert_eq!(block, head, "the body is not stored again");
+        let (ok, report) = run(Command::new("fastwarc").arg("check").arg(file), None);
+        assert!(ok && report.contains("3 records were verified"), "{report}");
     }
 
     #[test]
@@ -899,7 +972,13 @@ mod tests {
             response_body: b"",
             truncated: None,
         };
-        w.write_revisit(&ex, uri, UNIX_EPOCH).unwrap();
+        w.write_revisit(
+            &ex,
+            &Revisit::NotModified {
+                refers_to_date: UNIX_EPOCH,
+            },
+        )
+        .unwrap();
         w.finish().unwrap();
         warc_files(dir).pop().unwrap()
     }

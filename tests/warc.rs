@@ -326,7 +326,7 @@ fn no_warc_writes_no_archive() {
     let web = graph_web(10);
     let run = crawl(
         &format!("{}\n", web.url(0, "/")),
-        &["--delay-factor", "0", "--no-warc"],
+        &["--delay-factor", "0", "--no-warc", "-v"],
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(!run.out.join("warc").exists());
