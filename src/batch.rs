@@ -119,6 +119,11 @@ impl Batch {
         })
     }
 
+    /// The batch's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Misses in the batch so far.
     pub fn len(&self) -> u32 {
         self.count
@@ -290,6 +295,13 @@ pub fn remove(dir: &Path) -> Result<()> {
         _ => {}
     }
     fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+}
+
+/// Drops a leftover batch's `delivering` mark once its delivery has been rolled back.
+pub fn forget_delivery(dir: &Path) -> Result<()> {
+    fs::remove_file(dir.join(DELIVERING))
+        .and_then(|()| durable::sync_dir(dir))
+        .with_context(|| format!("removing {}", dir.join(DELIVERING).display()))
 }
 
 /// Which step a leftover batch directory reached; `staged` says whether `seen.tmp` exists.

@@ -32,6 +32,18 @@ use url::Url;
 /// checkpoint, whichever comes first: the bound on the done log a resume reads.
 const CHECKPOINT_PAGES: u64 = 4096;
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(2);
+/// `CHECKPOINT_PAGES`, or the hidden `CRAWL_CHECKPOINT_PAGES` with which the kill-and-resume
+/// tests make checkpoints frequent.
+fn checkpoint_pages() -> u64 {
+    static PAGES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PAGES.get_or_init(|| {
+        std::env::var("CRAWL_CHECKPOINT_PAGES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(CHECKPOINT_PAGES)
+    })
+}
+
 /// Host politeness state is saved at most this often (it is only a few seconds' worth of
 /// waiting that a crash can lose).
 const HOSTS_EVERY: Duration = Duration::from_secs(30);
@@ -109,7 +121,7 @@ impl Dispatcher {
         state.handed.remove(&key);
         state.frontier.done(key)?;
         state.done_since_checkpoint += 1;
-        if state.done_since_checkpoint >= CHECKPOINT_PAGES
+        if state.done_since_checkpoint >= checkpoint_pages()
             || state.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
         {
             self.checkpoint(&mut state)?;

@@ -291,7 +291,12 @@ impl<T: Payload> Due<T> {
                 .join()
                 .map_err(|_| anyhow!("the merge thread panicked"))?;
         }
-        Ok(self.stats())
+        // The fresh batch the last merge left behind holds nothing: leave no trace of it.
+        let state = self.lock()?;
+        if state.batch.is_empty() {
+            batch::remove(state.batch.dir())?;
+        }
+        Ok(state.stats)
     }
 
     pub fn stats(&self) -> DueStats {
@@ -372,6 +377,9 @@ fn finish_or_undo<T>(
             Leftover::Pending { mark } => {
                 if let Some(mark) = mark {
                     sink.rollback(&mark)?;
+                    // Rolled back for good: a crash before this batch is gone must not roll
+                    // the sink back again, over what later merges deliver.
+                    batch::forget_delivery(&path)?;
                 }
                 pending.push(path);
             }

@@ -4,8 +4,9 @@
 //! `seeds` → `normalize` (canonical form, scope filter) → `due` (`clock` cache in front of the
 //! sorted on-disk `store`, keyed by `checksum`) → `frontier` (disk FIFO) → `dispatch` and
 //! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
-//! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir` and `durable`
-//! keep the state directory safe; `cli`, `exit`, `progress` and `summary` face the user.
+//! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir`, `durable`,
+//! `hoststate` and `recrawl` keep the state directory safe across runs (`failpoint` crashes it
+//! on purpose in tests); `cli`, `exit`, `progress` and `summary` face the user.
 
 pub mod batch;
 pub mod checksum;

@@ -1,0 +1,487 @@
+//! Kill it, resume it: crash-safe resume, clean stops and recrawls, on a loopback test web.
+//!
+//! The kill test crashes the crawler again and again in one state directory: by SIGKILL from
+//! the test after some lines of the URL log, and from inside at named crash points (during a
+//! merge, between a frontier append and its commit, at a done record, at a checkpoint; see
+//! `src/failpoint.rs`). The server's own request log then shows whether any URL was lost and
+//! which pages were fetched again.
+
+mod util;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use testweb::{Graph, GraphSpec, HostSpec, Request, Response, TestWeb};
+use util::{CRAWL_DEADLINE, assert_same_set, parse_log};
+
+/// One run of the binary in a state directory that outlives it.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `crawl seeds --out out ARGS` with `env`; with `kill_after`, SIGKILLs it once its URL log
+/// has that many lines (if it gets that far).
+fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usize>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crawl"));
+    cmd.arg(dir.join("seeds.txt"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("starting crawl");
+    let lines = Arc::new(AtomicUsize::new(0));
+    let stdout = child.stdout.take().unwrap();
+    let counted = Arc::clone(&lines);
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            text.push_str(&line);
+            text.push('\n');
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        text
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let deadline = Instant::now() + CRAWL_DEADLINE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if kill_after.is_some_and(|k| lines.load(Ordering::SeqCst) >= k) {
+            child.kill().unwrap();
+            break child.wait().unwrap();
+        }
+        assert!(Instant::now() < deadline, "crawl did not finish in time");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    Run {
+        code: status.code(),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+/// (host, page) of every page request in `log[from..]`, robots.txt left out.
+fn pages_requested(web: &TestWeb, from: usize) -> Vec<(usize, usize)> {
+    web.log()[from..]
+        .iter()
+        .filter(|e| e.target != "/robots.txt")
+        .map(|e| (e.host, Graph::page_of_path(&e.target).expect("a page")))
+        .collect()
+}
+
+/// The number of checksums in a seen-set file (its header's count).
+fn seen_count(out: &Path) -> u64 {
+    let bytes = std::fs::read(out.join("seen")).unwrap();
+    u64::from_le_bytes(bytes[16..24].try_into().unwrap())
+}
+
+#[test]
+fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 3,
+        pages_per_host: 1000,
+        children: 3,
+        extra_links: 5,
+        cross_host_permille: 250,
+        page_padding: 100,
+        seed: 5,
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    let roots = [(0, 0), (1, 0), (2, 0)];
+    let expected: BTreeSet<(usize, usize)> =
+        graph.bfs(&roots, &|_, _| true, None).into_keys().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: String = (0..3).map(|h| format!("{}\n", web.url(h, "/"))).collect();
+    std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+    const JOBS: usize = 4;
+    // Small batches and segments, so merges and segment rolls happen all the time.
+    let args = [
+        "-j",
+        "4",
+        "--delay-factor",
+        "0",
+        "--buffer-entries",
+        "16",
+        "--cache-entries",
+        "64",
+    ];
+    let segments = ("CRAWL_SEGMENT_BYTES", "3000".to_string());
+    let checkpoints = ("CRAWL_CHECKPOINT_PAGES", "50".to_string());
+    // Where each run dies: the test's SIGKILL after N URL-log lines, or a crash point passed
+    // for the N-th time.
+    // Every crash point comes early in the list, so each is hit whatever the machine's speed.
+    // Batches grow with the seen set (see `due`), so merges get rarer as the crawl goes on:
+    // merge points are counted in few passes.
+    let kills: Vec<(Option<&str>, usize)> = vec![
+        (None, 60),
+        (Some("merge-staged"), 3),
+        (Some("merge-delivering"), 3),
+        (Some("frontier-append"), 300),
+        (Some("merge-delivered"), 3),
+        (Some("merge-committed"), 2),
+        (Some("done"), 70),
+        (Some("checkpoint"), 2),
+        (None, 80),
+        (Some("merge-delivering"), 2),
+        (Some("frontier-append"), 200),
+        (None, 90),
+        (Some("merge-staged"), 2),
+        (Some("done"), 60),
+        (Some("merge-committed"), 3),
+        (Some("checkpoint"), 1),
+    ];
+    let mut killed_runs = Vec::new(); // (request log start, end) of each killed run
+    let mut finished = false;
+    let mut stdouts = Vec::new();
+    for (point, n) in &kills {
+        let start = web.request_count();
+        let mut env = vec![segments.clone(), checkpoints.clone()];
+        let kill_after = match point {
+            Some(point) => {
+                env.push(("CRAWL_FAILPOINT", format!("{point}:{n}")));
+                None
+            }
+            None => Some(*n),
+        };
+        let r = run(dir.path(), &args, &env, kill_after);
+        eprintln!(
+            "{point:?}:{n}: {} pages, exit {:?}",
+            pages_requested(&web, start).len(),
+            r.code
+        );
+        if r.code == Some(0) {
+            finished = true; // the crawl ended before this crash point was reached
+            break;
+        }
+        assert_eq!(r.code, None, "killed, not an error exit: {}", r.stderr);
+        killed_runs.push((start, web.request_count()));
+        stdouts.push(r.stdout);
+    }
+    assert!(killed_runs.len() >= 12, "only {} kills", killed_runs.len());
+    if !finished {
+        let last = run(dir.path(), &args, &[segments, checkpoints], None);
+        assert_eq!(last.code, Some(0), "stderr: {}", last.stderr);
+    }
+
+    // Nothing lost: every reachable page was fetched, nothing else.
+    let all = pages_requested(&web, 0);
+    let expected_list: Vec<(usize, usize)> = expected.iter().copied().collect();
+    assert_same_set("pages fetched over all runs", &expected_list, &all);
+
+    // Refetched: a page a killed run requested that a later run requested again. Only pages
+    // in flight at the kill may be: being fetched by a worker, or queued for the WARC writer
+    // (its queue holds at most max(4, jobs) records) and so not yet done.
+    let log = web.log();
+    let mut per_kill = Vec::new();
+    for (i, &(from, to)) in killed_runs.iter().enumerate() {
+        let here: BTreeSet<(usize, usize)> = log[from..to]
+            .iter()
+            .filter(|e| e.target != "/robots.txt")
+            .map(|e| (e.host, Graph::page_of_path(&e.target).expect("a page")))
+            .collect();
+        let later: BTreeSet<(usize, usize)> = pages_requested(&web, to).into_iter().collect();
+        let again = here.intersection(&later).count();
+        if again > 2 * JOBS + 1 {
+            for (j, &(f, t)) in killed_runs.iter().enumerate().skip(i + 1) {
+                let n = log[f..t]
+                    .iter()
+                    .filter(|e| e.target != "/robots.txt")
+                    .filter(|e| here.contains(&(e.host, Graph::page_of_path(&e.target).unwrap())))
+                    .count();
+                eprintln!("run {j} refetched {n} of run {i}'s pages");
+            }
+        }
+        per_kill.push(again);
+        assert!(
+            again <= 2 * JOBS + 1,
+            "kill {i} ({:?}): {again} pages fetched again, more than were in flight",
+            kills[i]
+        );
+    }
+    let counts: BTreeMap<(usize, usize), usize> = util::counts(all.iter().copied());
+    let twice: usize = counts.values().map(|c| c - 1).sum();
+    for (page, c) in counts.iter().filter(|(_, c)| **c > 1) {
+        let runs: Vec<(usize, usize)> = killed_runs
+            .iter()
+            .enumerate()
+            .map(|(i, (f, t))| {
+                let n = log[*f..*t]
+                    .iter()
+                    .filter(|e| e.host == page.0 && Graph::page_of_path(&e.target) == Some(page.1))
+                    .count();
+                (i, n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        eprintln!("{page:?} fetched {c} times, in killed runs {runs:?}");
+        for &(run, n) in &runs {
+            if n > 1 {
+                let path = Graph::path(page.1);
+                let origin = web.origin(page.0);
+                for line in stdouts[run].lines().filter(|l| l.contains(&format!("{origin}{path}\t"))) {
+                    eprintln!("  run {run}: {line}");
+                }
+                let (f, t) = killed_runs[run];
+                let t0 = log[f].start;
+                for e in log[f..t].iter().filter(|e| e.host == page.0 && e.target == path) {
+                    eprintln!(
+                        "  server: {} {} {} start {:?} end {:?} (run {} requests)",
+                        e.method,
+                        e.target,
+                        e.status,
+                        e.start - t0,
+                        e.end - t0,
+                        t - f
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(
+        twice,
+        per_kill.iter().sum::<usize>(),
+        "every second fetch is one that was in flight at a kill"
+    );
+    eprintln!(
+        "{} kills; pages refetched per kill: {per_kill:?} (max {}); {} pages, {} requests; URLs lost: 0",
+        killed_runs.len(),
+        per_kill.iter().max().unwrap(),
+        expected.len(),
+        all.len()
+    );
+
+    // The seen set and the frontier agree: every admitted URL was fetched, none is left.
+    let out = dir.path().join("out");
+    assert_eq!(seen_count(&out), expected.len() as u64);
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"ending\":\"complete\""), "{summary}");
+    assert!(summary.contains("\"frontier_left\":0"), "{summary}");
+    assert!(!out.join("due").exists() || std::fs::read_dir(out.join("due")).unwrap().count() == 0);
+}
+
+#[test]
+fn sigterm_stops_cleanly_with_130_and_the_rerun_refetches_nothing() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 2,
+        pages_per_host: 120,
+        children: 3,
+        extra_links: 4,
+        cross_host_permille: 200,
+        page_padding: 100,
+        seed: 9,
+    });
+    let web = graph.start(Duration::from_millis(2), &|_| None).unwrap();
+    let expected = graph.bfs(&[(0, 0), (1, 0)], &|_, _| true, None);
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = format!("{}\n{}\n", web.url(0, "/"), web.url(1, "/"));
+    std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+    let args = ["-j", "4", "--delay-factor", "1"];
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+        .arg(dir.path().join("seeds.txt"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..40 {
+        lines.next().expect("40 lines of URL log").unwrap();
+    }
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let drain = std::thread::spawn(move || lines.count());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    drain.join().unwrap();
+    assert_eq!(status.code(), Some(130), "interrupted, resumable");
+    let first = pages_requested(&web, 0);
+    assert!(first.len() < expected.len(), "stopped before the end");
+
+    let start = web.request_count();
+    let rerun = run(dir.path(), &args, &[], None);
+    assert_eq!(rerun.code, Some(0), "{}", rerun.stderr);
+    let second = pages_requested(&web, start);
+    let again: Vec<_> = second.iter().filter(|p| first.contains(p)).collect();
+    assert!(
+        again.is_empty(),
+        "a clean stop refetches nothing: {again:?}"
+    );
+    let all: Vec<(usize, usize)> = first.into_iter().chain(second).collect();
+    let expected: Vec<(usize, usize)> = expected.into_keys().collect();
+    assert_same_set("pages over both runs", &expected, &all);
+    // robots.txt was kept: asked once per host over both runs.
+    let robots = web
+        .log()
+        .iter()
+        .filter(|e| e.target == "/robots.txt")
+        .count();
+    assert_eq!(robots, 2);
+}
+
+/// A small site whose pages change between runs: `version` selects the content.
+fn changing_site(version: Arc<AtomicUsize>) -> TestWeb {
+    TestWeb::start(vec![HostSpec::new(move |req: &Request| {
+        let v = version.load(Ordering::SeqCst);
+        let page = |links: &str, text: &str| {
+            Response::html(format!("<html><body>{text} {links}</body></html>"))
+                .with_header("ETag", format!("\"{}\"", text.len()))
+        };
+        let if_none_match = req.header("if-none-match").map(str::to_owned);
+        let answer = match (req.target.as_str(), v) {
+            ("/robots.txt", _) => return Response::not_found(),
+            ("/", 0) => page("<a href=/a>a</a><a href=/b>b</a><a href=/c>c</a>", "home"),
+            ("/", _) => page(
+                "<a href=/a>a</a><a href=/b>b</a><a href=/d>d</a>",
+                "home, v2",
+            ),
+            ("/a", _) => page("", "unchanged a"),
+            // Same payload, but the server has no ETag support for it: compared by digest.
+            ("/b", _) => Response::html("<html><body>plain b</body></html>"),
+            ("/c", 0) => page("", "c"),
+            ("/c", _) => return Response::new(410, "text/plain", "gone"),
+            ("/d", _) => page("", "new d"),
+            _ => return Response::not_found(),
+        };
+        let etag = answer
+            .headers
+            .iter()
+            .find(|(k, _)| k == "ETag")
+            .map(|(_, v)| v.clone());
+        if let Some(etag) = etag.filter(|e| Some(e) == if_none_match.as_ref()) {
+            return Response::new(304, "text/html", "").with_header("ETag", etag);
+        }
+        answer
+    })])
+    .unwrap()
+}
+
+#[test]
+fn a_completed_crawl_is_recrawled_with_conditional_requests() {
+    let version = Arc::new(AtomicUsize::new(0));
+    let web = changing_site(Arc::clone(&version));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(0, "/")),
+    )
+    .unwrap();
+    let args = ["--delay-factor", "0"];
+    let first = run(dir.path(), &args, &[], None);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert_eq!(
+        web.log()
+            .iter()
+            .filter(|e| e.target != "/robots.txt")
+            .count(),
+        4
+    );
+
+    version.store(1, Ordering::SeqCst);
+    let start = web.request_count();
+    let second = run(dir.path(), &args, &[], None);
+    assert_eq!(second.code, Some(0), "{}", second.stderr);
+    let notes: BTreeMap<String, String> = parse_log(&second.stdout)
+        .into_iter()
+        .filter(|r| r.note != "robots")
+        .map(|r| (r.url.rsplit('/').next().unwrap().to_owned(), r.note))
+        .collect();
+    let expected: BTreeMap<String, String> = [
+        ("", "changed"),
+        ("a", "unchanged"),
+        ("b", "unchanged"),
+        ("c", "gone"),
+        ("d", "new"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(notes, expected);
+    // The pages the first crawl saw were asked for conditionally where they had an ETag.
+    let requests = &web.log()[start..];
+    assert_eq!(requests.iter().filter(|e| e.status == 304).count(), 1, "/a");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
+    assert!(
+        summary.contains("\"recrawl\":{\"new\":1,\"changed\":1,\"unchanged\":2,\"gone\":1}"),
+        "{summary}"
+    );
+    // Unchanged pages are revisit records in the archive.
+    let warc = std::fs::read_dir(dir.path().join("out/warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.zst"))
+        .map(|p| zstd::decode_all(std::fs::File::open(p).unwrap()).unwrap())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect::<String>();
+    assert_eq!(warc.matches("WARC-Type: revisit").count(), 2, "a and b");
+    assert_eq!(warc.matches("revisit/server-not-modified").count(), 1);
+    assert_eq!(warc.matches("revisit/identical-payload-digest").count(), 1);
+
+    // --restart forgets it all: every page is new again, fetched unconditionally.
+    let start = web.request_count();
+    let third = run(dir.path(), &["--delay-factor", "0", "--restart"], &[], None);
+    assert_eq!(third.code, Some(0), "{}", third.stderr);
+    assert!(web.log()[start..].iter().all(|e| e.status != 304));
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
+    assert!(summary.contains("\"recrawl\":null"), "{summary}");
+}
+
+#[test]
+fn a_second_crawl_on_a_directory_in_use_is_refused() {
+    let web = changing_site(Arc::new(AtomicUsize::new(0)));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(0, "/")),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Hold the directory's lock the way a running crawl does.
+    let lock = std::fs::File::create(out.join("lock")).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) },
+        0
+    );
+    let refused = run(dir.path(), &[], &[], None);
+    assert_eq!(refused.code, Some(2));
+    assert!(
+        refused.stderr.contains("another crawl"),
+        "{}",
+        refused.stderr
+    );
+    drop(lock);
+    let ok = run(dir.path(), &["--delay-factor", "0"], &[], None);
+    assert_eq!(
+        ok.code,
+        Some(0),
+        "a released lock does not block: {}",
+        ok.stderr
+    );
+}
