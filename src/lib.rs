@@ -6,8 +6,11 @@
 //! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
 //! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir` and `durable`
 //! keep the state directory safe; `cli`, `exit`, `progress` and `summary` face the user.
+//! Beside the crawl: `dedupe` (a stdin filter on the same DUE) and `cachesim` (the paper's
+//! cache experiment).
 
 pub mod batch;
+pub mod cachesim;
 pub mod checksum;
 pub mod cli;
 pub mod clock;

@@ -30,6 +30,9 @@ fn main() -> ExitCode {
             }
         };
     }
+    if argv.get(1).is_some_and(|a| a == "cachesim") {
+        return crawl::cachesim::main(crawl::cachesim::CachesimArgs::parse_from(&argv[1..]));
+    }
     let args = Args::parse();
     match run_cli(args) {
         Ok(status) => status.into(),
