@@ -55,6 +55,8 @@ pub struct CrawlConfig {
     pub pages: Option<PathBuf>,
     /// How progress is shown while the crawl runs.
     pub progress: progress::Mode,
+    /// `--find`: pages are searched, and the crawl stops at the first match.
+    pub hunt: Option<Arc<crate::hunt::Hunt>>,
 }
 
 /// Counters shared by the workers.
@@ -168,7 +170,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &AtomicBool) -> Result<Repor
     result?;
     let due_stats = due.finish()?;
     let dispatcher = Arc::into_inner(dispatcher).context("the dispatcher is still shared")?;
-    let (ending, frontier_left, robots_blocked) = dispatcher.close()?;
+    let (mut ending, frontier_left, robots_blocked) = dispatcher.close()?;
+    if config.hunt.as_ref().is_some_and(|h| h.is_found()) {
+        ending = Ending::Found;
+    }
     Ok(Report {
         ending,
         elapsed: started.elapsed(),
@@ -218,7 +223,8 @@ impl Worker<'_> {
 
     fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
         loop {
-            if stop.load(Ordering::Relaxed) || self.log.is_closed() {
+            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_found());
+            if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
             let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
@@ -330,6 +336,14 @@ impl Worker<'_> {
         }
         self.log_response(&response, entry.depth, &entry.url, &note);
         self.offer(found, links_from)?;
+        if let Some(hunt) = &self.config.hunt {
+            hunt.search(
+                &entry.url,
+                entry.depth,
+                &response,
+                self.config.fetch.max_body,
+            );
+        }
         let elapsed = response.elapsed;
         self.archive(&entry.url, response)?;
         Ok(elapsed)

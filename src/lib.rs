@@ -6,8 +6,8 @@
 //! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
 //! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir` and `durable`
 //! keep the state directory safe; `cli`, `exit`, `progress` and `summary` face the user.
-//! Beside the crawl: `dedupe` (a stdin filter on the same DUE) and `cachesim` (the paper's
-//! cache experiment).
+//! Beside the crawl: `hunt` (`--find`, searched in each fetched page), `dedupe` (a stdin
+//! filter on the same DUE) and `cachesim` (the paper's cache experiment).
 
 pub mod batch;
 pub mod cachesim;
@@ -24,6 +24,7 @@ pub mod exit;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
+pub mod hunt;
 pub mod links;
 pub mod normalize;
 pub mod politeness;
