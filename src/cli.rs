@@ -20,7 +20,7 @@ use std::time::Duration;
     name = "crawl",
     version,
     max_term_width = 100,
-    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)"
+    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)"
 )]
 pub struct Args {
     /// File of seed URLs, one per line (`-` for stdin).

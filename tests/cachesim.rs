@@ -256,3 +256,39 @@ fn bad_input_is_exit_2_naming_it() {
     assert_eq!(code, 2);
     assert!(stderr.contains("\"ten\""), "{stderr}");
 }
+
+/// `--long` option names in `text` (a `-` after a word character does not start one).
+fn long_options(text: &str) -> HashSet<String> {
+    let mut found = HashSet::new();
+    for (i, _) in text.match_indices("--") {
+        let before = text[..i].chars().last();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
+            continue;
+        }
+        let name: String = text[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            found.insert(format!("--{name}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn man_page_and_help_list_the_same_options() {
+    let (code, help, _) = cachesim(&["--help"], None);
+    assert_eq!(code, 0);
+    let man = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/man/crawl-cachesim.1"))
+        .unwrap()
+        .replace("\\-", "-");
+    let mut in_help = long_options(&help);
+    in_help.remove("--help");
+    in_help.remove("--version");
+    let in_man = long_options(&man);
+    assert_eq!(
+        in_help, in_man,
+        "crawl cachesim --help against man/crawl-cachesim.1"
+    );
+}
