@@ -20,7 +20,7 @@ use std::time::Duration;
     name = "crawl",
     version,
     max_term_width = 100,
-    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)"
+    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)"
 )]
 pub struct Args {
     /// File of seed URLs, one per line (`-` for stdin).
@@ -49,8 +49,25 @@ pub struct Args {
     pub max_pages: Option<u64>,
 
     /// Follow links at most this many hops from a seed (seeds are depth 0).
+    ///
+    /// With --find the default is 4 (depth 5 when the start page counts as 1).
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
+
+    /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
+    ///
+    /// Pages (2xx HTML or plain text, decoded) are searched line by line in their source, markup
+    /// included. stdout then carries only the result, `URL TAB LINE_NO TAB LINE` (the URL log
+    /// goes to --log FILE if given); not finding TEXT within the depth limit is said on stderr.
+    /// Either way the exit status is 0. The crawl is otherwise an ordinary one: polite, obeying
+    /// robots.txt, archiving to --out. With several workers the first match fetched wins; -j 1
+    /// gives strict breadth-first order.
+    #[arg(long, value_name = "TEXT", value_parser = crate::hunt::parse_text)]
+    pub find: Option<String>,
+
+    /// Match --find's TEXT regardless of case (Unicode case folding).
+    #[arg(short = 'i', long, requires = "find")]
+    pub ignore_case: bool,
 
     /// Which hosts the crawl may visit beyond the seeds.
     ///
@@ -273,6 +290,22 @@ mod tests {
         assert!(parse(&["--log-format", "csv"]).is_err());
         assert!(parse(&["--save", "warc"]).is_err());
         assert!(parse(&["-q", "-v"]).is_err());
+    }
+
+    #[test]
+    fn find_options_parse_and_check_the_text() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert!(args.find.is_none() && !args.ignore_case);
+        let args = parse(&["--find", "needle", "-i"]).unwrap();
+        assert_eq!(args.find.as_deref(), Some("needle"));
+        assert!(args.ignore_case);
+        assert!(parse(&["--find", &"x".repeat(100)]).is_ok());
+        let too_long = parse(&["--find", &"x".repeat(101)]).unwrap_err();
+        assert_eq!(too_long.exit_code(), 2);
+        assert!(parse(&["-i"]).is_err(), "-i needs --find");
     }
 
     #[test]

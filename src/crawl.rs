@@ -61,6 +61,8 @@ pub struct CrawlConfig {
     pub progress: progress::Mode,
     /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
     pub generation: Generation,
+    /// `--find`: pages are searched, and the crawl stops at the first match.
+    pub hunt: Option<Arc<crate::hunt::Hunt>>,
 }
 
 /// Counters shared by the workers.
@@ -207,7 +209,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     links.finish()?;
     result?;
     let due_stats = due.finish()?;
-    let (ending, frontier_left, robots_blocked) = dispatcher.close()?;
+    let (mut ending, frontier_left, robots_blocked) = dispatcher.close()?;
+    if config.hunt.as_ref().is_some_and(|h| h.is_found()) {
+        ending = Ending::Found;
+    }
     Ok(Report {
         ending,
         elapsed: started.elapsed(),
@@ -307,7 +312,8 @@ impl Worker<'_> {
 
     fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
         loop {
-            if stop.load(Ordering::Relaxed) || self.log.is_closed() {
+            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_found());
+            if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
             let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
@@ -477,6 +483,14 @@ impl Worker<'_> {
             }),
             _ => None,
         };
+        if let Some(hunt) = &self.config.hunt {
+            hunt.search(
+                &entry.url,
+                entry.depth,
+                &response,
+                self.config.fetch.max_body,
+            );
+        }
         let elapsed = response.elapsed;
         self.archive(&entry.url, response, Some(entry.key()), revisit)?;
         Ok(elapsed)

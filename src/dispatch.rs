@@ -57,6 +57,8 @@ pub enum Ending {
     PageLimit,
     /// A signal, or the URL log's reader went away.
     Stopped,
+    /// `--find` found its text.
+    Found,
 }
 
 struct State {

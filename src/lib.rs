@@ -7,8 +7,11 @@
 //! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir`, `durable`,
 //! `hoststate` and `recrawl` keep the state directory safe across runs (`failpoint` crashes it
 //! on purpose in tests); `cli`, `exit`, `progress` and `summary` face the user.
+//! Beside the crawl: `hunt` (`--find`, searched in each fetched page), `dedupe` (a stdin
+//! filter on the same DUE) and `cachesim` (the paper's cache experiment).
 
 pub mod batch;
+pub mod cachesim;
 pub mod checksum;
 pub mod cli;
 pub mod clock;
@@ -24,6 +27,7 @@ pub mod failpoint;
 pub mod fetch;
 pub mod frontier;
 pub mod hoststate;
+pub mod hunt;
 pub mod links;
 pub mod normalize;
 pub mod politeness;

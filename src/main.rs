@@ -8,6 +8,7 @@ use crawl::dispatch::Ending;
 use crawl::due::DueConfig;
 use crawl::exit::Status;
 use crawl::fetch::FetchConfig;
+use crawl::hunt::{self, Hunt};
 use crawl::normalize::Filter;
 use crawl::politeness::DelayRule;
 use crawl::progress;
@@ -29,6 +30,9 @@ fn main() -> ExitCode {
                 Status::Fatal.into()
             }
         };
+    }
+    if argv.get(1).is_some_and(|a| a == "cachesim") {
+        return crawl::cachesim::main(crawl::cachesim::CachesimArgs::parse_from(&argv[1..]));
     }
     let args = Args::parse();
     match run_cli(args) {
@@ -65,6 +69,11 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
     let _lock = statedir::open(&args.out).map_err(bad_input)?;
     let generation = recrawl::prepare(&args.out, args.restart).map_err(fatal)?;
+    // With --find, stdout carries the result alone: the URL log goes only to --log FILE.
+    let hunt = args
+        .find
+        .as_deref()
+        .map(|text| Arc::new(Hunt::new(text, args.ignore_case)));
     let log_out: Box<dyn std::io::Write + Send> = match &args.log {
         Some(path) => {
             let file = std::fs::File::create(path).map_err(|e| {
@@ -76,11 +85,14 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
             // The writer flushes whenever its queue runs dry, so lines still arrive promptly.
             Box::new(std::io::BufWriter::new(file))
         }
+        None if hunt.is_some() => Box::new(std::io::sink()),
         None => Box::new(std::io::stdout()),
     };
 
     let mut filter = Filter::new(args.scope, &seeds);
-    filter.max_depth = args.max_depth;
+    filter.max_depth = args
+        .max_depth
+        .or(hunt.is_some().then_some(hunt::DEFAULT_MAX_DEPTH));
     filter.include = args.include;
     filter.exclude = args.exclude;
     let robots_token = args
@@ -120,8 +132,10 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
         pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
         progress: progress::Mode::choose(args.quiet, args.verbose),
         generation,
+        hunt: hunt.clone(),
     };
     let progress = config.progress;
+    let max_depth = config.filter.max_depth;
 
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = Arc::clone(&stop);
@@ -151,8 +165,44 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     if progress != progress::Mode::Off {
         eprint!("{}", summary::to_text(&report));
     }
+    if let Some(hunt) = &hunt {
+        report_hunt(hunt, &report, max_depth, args.quiet).map_err(fatal)?;
+    }
     Ok(match report.ending {
         Ending::Stopped if stop.load(Ordering::Relaxed) => Status::Interrupted,
         _ => Status::Done,
     })
+}
+
+/// Prints what `--find` found on stdout, or says on stderr that it found nothing.
+fn report_hunt(
+    hunt: &Hunt,
+    report: &crawl::crawl::Report,
+    max_depth: Option<u32>,
+    quiet: bool,
+) -> Result<()> {
+    use std::io::Write;
+    if let Some(found) = hunt.found() {
+        let mut stdout = std::io::stdout().lock();
+        return match writeln!(stdout, "{}", found.to_tsv()).and_then(|()| stdout.flush()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(anyhow::Error::new(e).context("printing the --find result"))
+            }
+            _ => Ok(()),
+        };
+    }
+    if quiet || report.ending == Ending::Stopped {
+        return Ok(());
+    }
+    let pages = report.counters.pages.load(Ordering::Relaxed);
+    let limit = match (report.ending, max_depth) {
+        (Ending::PageLimit, _) => "--max-pages".to_owned(),
+        (_, Some(d)) => format!("depth {d} (depth {} counting the seeds as 1)", d + 1),
+        (_, None) => "the end of the crawl".to_owned(),
+    };
+    eprintln!(
+        "crawl: {:?} not found in {pages} pages, up to {limit}",
+        hunt.text
+    );
+    Ok(())
 }

@@ -29,6 +29,7 @@ fn ending_name(ending: Ending) -> &'static str {
         Ending::Complete => "complete",
         Ending::PageLimit => "page-limit",
         Ending::Stopped => "stopped",
+        Ending::Found => "found",
     }
 }
 

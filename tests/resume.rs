@@ -235,12 +235,18 @@ fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
             if n > 1 {
                 let path = Graph::path(page.1);
                 let origin = web.origin(page.0);
-                for line in stdouts[run].lines().filter(|l| l.contains(&format!("{origin}{path}\t"))) {
+                for line in stdouts[run]
+                    .lines()
+                    .filter(|l| l.contains(&format!("{origin}{path}\t")))
+                {
                     eprintln!("  run {run}: {line}");
                 }
                 let (f, t) = killed_runs[run];
                 let t0 = log[f].start;
-                for e in log[f..t].iter().filter(|e| e.host == page.0 && e.target == path) {
+                for e in log[f..t]
+                    .iter()
+                    .filter(|e| e.host == page.0 && e.target == path)
+                {
                     eprintln!(
                         "  server: {} {} {} start {:?} end {:?} (run {} requests)",
                         e.method,
