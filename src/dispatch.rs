@@ -11,6 +11,7 @@
 //! DUE's merge thread calls `push_novel` holding no DUE lock).
 
 use crate::due::Due;
+use crate::focus::Window;
 use crate::frontier::{Entry, Frontier};
 use crate::politeness::{Next, Scheduler, Work};
 use crate::robots::RobotsRules;
@@ -40,6 +41,15 @@ struct State {
     failure: Option<String>,
     /// The deadline the one worker waiting with a timeout wakes at (the others wait untimed).
     timed_wait: Option<Instant>,
+    /// With `--focus`: the priority window between the frontier and the scheduler.
+    focus: Option<Window>,
+}
+
+impl State {
+    /// No URL waits outside the scheduler (frontier and focus window empty).
+    fn nothing_pending(&self) -> bool {
+        self.frontier.is_empty() && self.focus.as_ref().is_none_or(Window::is_empty)
+    }
 }
 
 pub struct Dispatcher {
@@ -65,6 +75,7 @@ impl Dispatcher {
                 ending: None,
                 failure: None,
                 timed_wait: None,
+                focus: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -72,13 +83,22 @@ impl Dispatcher {
         }
     }
 
-    /// The DUE's sink: novel URLs join the frontier's tail.
+    /// Makes the crawl focused: URLs pass through `window` (see `focus`).
+    pub fn set_focus(&self, window: Window) {
+        self.state.lock().unwrap().focus = Some(window);
+    }
+
+    /// The DUE's sink: novel URLs join the frontier's tail (or the focus window).
     pub fn push_novel(&self, entries: Vec<Entry>) -> Result<()> {
-        let mut state = self.state.lock().unwrap();
+        let mut guard = self.state.lock().unwrap();
+        let state = &mut *guard;
         for entry in &entries {
-            state.frontier.push(entry)?;
+            match &mut state.focus {
+                Some(window) => window.push(entry, &mut state.frontier)?,
+                None => state.frontier.push(entry)?,
+            }
         }
-        drop(state);
+        drop(guard);
         if !entries.is_empty() {
             self.wake.notify_all();
         }
@@ -131,17 +151,17 @@ impl Dispatcher {
                 }
                 // Robots.txt dropped everything that was queued: refill can make progress.
                 Next::Empty
-                    if !state.frontier.is_empty()
-                        && state.scheduler.queued() < self.queue_limit =>
+                    if !state.nothing_pending()
+                        && state.scheduler.queued() < self.limit(&state) =>
                 {
                     continue;
                 }
                 Next::Empty => {
-                    if state.in_flight == 0 && state.frontier.is_empty() && due.is_idle()? {
+                    if state.in_flight == 0 && state.nothing_pending() && due.is_idle()? {
                         return Ok(self.end(&mut state, Ending::Complete));
                     }
                     // Every host with work is busy, or all work is still in the DUE.
-                    if state.frontier.is_empty() {
+                    if state.nothing_pending() {
                         due.flush()?;
                     }
                     state = self.wake.wait(state).unwrap();
@@ -150,7 +170,7 @@ impl Dispatcher {
                     // Hosts are resting, not idle: merge early only when the queued work is
                     // running low, or a politeness-bound crawl would rewrite the seen set at
                     // every pause.
-                    if state.frontier.is_empty() && state.scheduler.queued() < self.queue_limit / 4
+                    if state.nothing_pending() && state.scheduler.queued() < self.limit(&state) / 4
                     {
                         due.flush()?;
                     }
@@ -198,9 +218,13 @@ impl Dispatcher {
         let State {
             frontier,
             scheduler,
+            focus,
             ..
         } = &mut state;
         for entry in scheduler.drain() {
+            frontier.push(&entry)?;
+        }
+        for entry in focus.as_mut().map(Window::drain).unwrap_or_default() {
             frontier.push(&entry)?;
         }
         frontier.persist().context("saving the frontier")?;
@@ -211,21 +235,38 @@ impl Dispatcher {
     pub fn gauges(&self) -> (u64, usize, usize, usize) {
         let state = self.state.lock().unwrap();
         let (hosts, busy) = state.scheduler.hosts();
-        (state.frontier.len(), state.scheduler.queued(), hosts, busy)
+        let window = state.focus.as_ref().map_or(0, Window::len) as u64;
+        (
+            state.frontier.len() + window,
+            state.scheduler.queued(),
+            hosts,
+            busy,
+        )
     }
 
     fn refill(&self, state: &mut MutexGuard<'_, State>) -> Result<()> {
         let now = Instant::now();
-        while state.scheduler.queued() < self.queue_limit {
-            let Some(entry) = state.frontier.pop()? else {
-                break;
+        while state.scheduler.queued() < self.limit(state) {
+            let state = &mut **state;
+            let popped = match &mut state.focus {
+                Some(window) => window.pop(&mut state.frontier)?,
+                None => state.frontier.pop()?,
             };
+            let Some(entry) = popped else { break };
             match Url::parse(&entry.url) {
                 Ok(url) => state.scheduler.add(entry, &url, now),
                 Err(e) => return Err(anyhow!("frontier entry {:?} is not a URL: {e}", entry.url)),
             }
         }
         Ok(())
+    }
+
+    /// URLs the scheduler's host queues may hold (fewer with a focus window).
+    fn limit(&self, state: &State) -> usize {
+        state
+            .focus
+            .as_ref()
+            .map_or(self.queue_limit, |w| w.queue_limit(self.queue_limit))
     }
 
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {

@@ -8,6 +8,7 @@ use crawl::dispatch::Ending;
 use crawl::due::DueConfig;
 use crawl::exit::Status;
 use crawl::fetch::FetchConfig;
+use crawl::focus::Focus;
 use crawl::normalize::Filter;
 use crawl::politeness::DelayRule;
 use crawl::progress;
@@ -27,6 +28,19 @@ fn main() -> ExitCode {
             Err(error) => {
                 eprintln!("crawl dedupe: {error:#}");
                 Status::Fatal.into()
+            }
+        };
+    }
+    if argv.get(1).is_some_and(|a| a == "rank") {
+        let args = crawl::rank::RankArgs::parse_from(&argv[1..]);
+        return match crawl::rank::run(args) {
+            Ok(()) => Status::Done.into(),
+            Err(error) => {
+                eprintln!("crawl rank: {error:#}");
+                match crawl::rank::is_bad_input(&error) {
+                    true => Status::BadInput.into(),
+                    false => Status::Fatal.into(),
+                }
             }
         };
     }
@@ -63,6 +77,12 @@ fn fatal(error: anyhow::Error) -> Failure {
 fn run_cli(args: Args) -> Result<Status, Failure> {
     // Validate everything before building anything.
     let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
+    let focus = match &args.focus {
+        Some(topic) => Some(Arc::new(
+            Focus::new(topic, args.focus_window as usize).map_err(bad_input)?,
+        )),
+        None => None,
+    };
     let _lock = statedir::open(&args.out).map_err(bad_input)?;
     let log_out: Box<dyn std::io::Write + Send> = match &args.log {
         Some(path) => {
@@ -118,6 +138,7 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
         }),
         pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
         progress: progress::Mode::choose(args.quiet, args.verbose),
+        focus,
     };
 
     let stop = Arc::new(AtomicBool::new(false));
