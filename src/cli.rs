@@ -20,7 +20,7 @@ use std::time::Duration;
     name = "crawl",
     version,
     max_term_width = 100,
-    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)"
+    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)\n  crawl rank DIR             top hubs and authorities of DIR/links.tsv (see `crawl rank --help`)"
 )]
 pub struct Args {
     /// File of seed URLs, one per line (`-` for stdin).
@@ -172,6 +172,19 @@ pub struct Args {
     #[arg(long)]
     pub restart: bool,
 
+    /// Focused crawl: favour URLs linked from pages containing TEXT and from good hubs.
+    ///
+    /// TEXT is matched in each page's HTML, ignoring ASCII case. A URL scores 1 per linking
+    /// page that matched, plus that page's hub score (HITS over the link graph seen so far,
+    /// recomputed every 100 pages or more; the best hub counts 1). Up to --focus-window URLs
+    /// wait in memory, best first; the rest stay in the disk frontier, first in first out.
+    #[arg(long, value_name = "TEXT", value_parser = non_empty)]
+    pub focus: Option<String>,
+
+    /// URLs held in the --focus priority window, in memory (about 100 bytes each).
+    #[arg(long, value_name = "N", default_value_t = 10000, requires = "focus", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub focus_window: u64,
+
     /// Print nothing on stderr but errors (no progress, no summary).
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -188,6 +201,13 @@ pub struct Args {
 pub enum Save {
     /// Each HTML page as a file under DIR/pages/.
     Files,
+}
+
+fn non_empty(text: &str) -> Result<String, String> {
+    match text.is_empty() {
+        true => Err("expected a word or phrase, found an empty string".into()),
+        false => Ok(text.to_owned()),
+    }
 }
 
 fn non_negative(text: &str) -> Result<f64, String> {
@@ -306,6 +326,22 @@ mod tests {
         let too_long = parse(&["--find", &"x".repeat(101)]).unwrap_err();
         assert_eq!(too_long.exit_code(), 2);
         assert!(parse(&["-i"]).is_err(), "-i needs --find");
+    }
+
+    #[test]
+    fn focus_options_parse_and_depend() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&["--focus", "orchid"]).unwrap();
+        assert_eq!(
+            (args.focus.as_deref(), args.focus_window),
+            (Some("orchid"), 10000)
+        );
+        assert!(parse(&[]).unwrap().focus.is_none());
+        assert!(parse(&["--focus", ""]).is_err());
+        assert!(parse(&["--focus-window", "5"]).is_err(), "needs --focus");
+        assert!(parse(&["--focus", "x", "--focus-window", "0"]).is_err());
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::dispatch::{Dispatcher, Ending, FrontierSink};
 use crate::due::{Due, DueConfig, DueStats, Recovery};
 use crate::extract::extract_links;
 use crate::fetch::{FetchConfig, Fetched, Fetcher};
+use crate::focus::{Focus, Window};
 use crate::frontier::{Entry, Frontier};
 use crate::links::LinkLog;
 use crate::normalize::{Filter, Rejection, canonicalize};
@@ -63,6 +64,8 @@ pub struct CrawlConfig {
     pub generation: Generation,
     /// `--find`: pages are searched, and the crawl stops at the first match.
     pub hunt: Option<Arc<crate::hunt::Hunt>>,
+    /// With `--focus`: the topic and link graph that order the frontier.
+    pub focus: Option<Arc<Focus>>,
 }
 
 /// Counters shared by the workers.
@@ -116,6 +119,9 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         config.out.join("hosts.tsv"),
     ));
     dispatcher.restore_hosts(|s| crate::hoststate::load(&config.out, &config.robots_token, s))?;
+    if let Some(focus) = &config.focus {
+        dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
+    }
     let wake_dispatcher = Arc::clone(&dispatcher);
     let due = Due::open_with(
         &config.out,
@@ -432,7 +438,8 @@ impl Worker<'_> {
         } else if (200..300).contains(&response.status) && response.is_html() {
             let body = response.decoded_body(self.config.fetch.max_body);
             found = self.links_of(&body, &response, &page_url, entry.depth + 1);
-            links_from = Some(entry.url.as_str());
+            let topical = self.config.focus.as_ref().is_some_and(|f| f.matches(&body));
+            links_from = Some((entry.url.as_str(), topical));
             if let Some(pages) = &self.config.pages {
                 crate::save::save(pages, &page_url, &body)
                     .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
@@ -548,8 +555,9 @@ impl Worker<'_> {
     }
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
-    /// `from` (a page; `None` for a redirect), then offers the wanted ones to the DUE.
-    fn offer(&self, found: Vec<Found>, from: Option<&str>) -> Result<()> {
+    /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
+    /// the wanted ones to the DUE.
+    fn offer(&self, found: Vec<Found>, from: Option<(&str, bool)>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
         for Found {
             url,
@@ -568,11 +576,24 @@ impl Worker<'_> {
                 }
             }
         }
-        if let Some(from) = from {
-            self.links
-                .write(from, wanted.iter().map(|(_, e)| e.url.as_str()))?;
+        let mut merge = None;
+        if let Some((from, topical)) = from {
+            let urls = || wanted.iter().map(|(_, e)| e.url.as_str());
+            self.links.write(from, urls())?;
+            let seen = || self.due.stats().stored;
+            if let Some(focus) = &self.config.focus
+                && focus.record(from, topical, urls(), seen())
+            {
+                merge = Some(focus);
+            }
         }
-        self.due.offer(wanted)
+        self.due.offer(wanted)?;
+        if let Some(focus) = merge
+            && !self.due.flush()?
+        {
+            focus.merge_refused();
+        }
+        Ok(())
     }
 
     fn log_response(&self, response: &Fetched, depth: u32, url: &str, note: &str) {

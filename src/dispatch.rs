@@ -16,6 +16,7 @@
 
 use crate::batch::Sink;
 use crate::due::Due;
+use crate::focus::Window;
 use crate::frontier::{Entry, Frontier};
 use crate::hoststate;
 use crate::politeness::{Next, Scheduler, Work};
@@ -75,6 +76,15 @@ struct State {
     done_since_checkpoint: u64,
     last_checkpoint: Instant,
     last_hosts_save: Instant,
+    /// With `--focus`: the priority window between the frontier and the scheduler.
+    focus: Option<Window>,
+}
+
+impl State {
+    /// No URL waits outside the scheduler (frontier and focus window empty).
+    fn nothing_pending(&self) -> bool {
+        self.frontier.is_empty() && self.focus.as_ref().is_none_or(Window::is_empty)
+    }
 }
 
 pub struct Dispatcher {
@@ -108,12 +118,18 @@ impl Dispatcher {
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
                 last_hosts_save: now,
+                focus: None,
             }),
             wake: Condvar::new(),
             queue_limit,
             max_pages,
             hosts_file,
         }
+    }
+
+    /// Makes the crawl focused: URLs pass through `window` (see `focus`).
+    pub fn set_focus(&self, window: Window) {
+        self.state.lock().unwrap().focus = Some(window);
     }
 
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
@@ -137,10 +153,17 @@ impl Dispatcher {
             frontier,
             scheduler,
             handed,
+            focus,
             ..
         } = state;
+        let window = focus.iter().flat_map(Window::entries);
         frontier
-            .checkpoint(handed.values().chain(scheduler.queued_entries()))
+            .checkpoint(
+                handed
+                    .values()
+                    .chain(scheduler.queued_entries())
+                    .chain(window),
+            )
             .context("saving the frontier")?;
         state.done_since_checkpoint = 0;
         state.last_checkpoint = Instant::now();
@@ -199,17 +222,17 @@ impl Dispatcher {
                 }
                 // Robots.txt dropped everything that was queued: refill can make progress.
                 Next::Empty
-                    if !state.frontier.is_empty()
-                        && state.scheduler.queued() < self.queue_limit =>
+                    if !state.nothing_pending()
+                        && state.scheduler.queued() < self.limit(&state) =>
                 {
                     continue;
                 }
                 Next::Empty => {
-                    if state.in_flight == 0 && state.frontier.is_empty() && due.is_idle()? {
+                    if state.in_flight == 0 && state.nothing_pending() && due.is_idle()? {
                         return Ok(self.end(&mut state, Ending::Complete));
                     }
                     // Every host with work is busy, or all work is still in the DUE.
-                    if state.frontier.is_empty() {
+                    if state.nothing_pending() {
                         due.flush()?;
                     }
                     state = self.wake.wait(state).unwrap();
@@ -218,7 +241,7 @@ impl Dispatcher {
                     // Hosts are resting, not idle: merge early only when the queued work is
                     // running low, or a politeness-bound crawl would rewrite the seen set at
                     // every pause.
-                    if state.frontier.is_empty() && state.scheduler.queued() < self.queue_limit / 4
+                    if state.nothing_pending() && state.scheduler.queued() < self.limit(&state) / 4
                     {
                         due.flush()?;
                     }
@@ -265,8 +288,11 @@ impl Dispatcher {
         let ending = state.ending.unwrap_or(Ending::Stopped);
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
-        let left =
-            state.frontier.len() + state.scheduler.queued() as u64 + state.handed.len() as u64;
+        let window = state.focus.as_ref().map_or(0, Window::len) as u64;
+        let left = state.frontier.len()
+            + window
+            + state.scheduler.queued() as u64
+            + state.handed.len() as u64;
         Ok((ending, left, state.scheduler.robots_blocked))
     }
 
@@ -274,15 +300,24 @@ impl Dispatcher {
     pub fn gauges(&self) -> (u64, usize, usize, usize) {
         let state = self.state.lock().unwrap();
         let (hosts, busy) = state.scheduler.hosts();
-        (state.frontier.len(), state.scheduler.queued(), hosts, busy)
+        let window = state.focus.as_ref().map_or(0, Window::len) as u64;
+        (
+            state.frontier.len() + window,
+            state.scheduler.queued(),
+            hosts,
+            busy,
+        )
     }
 
     fn refill(&self, state: &mut MutexGuard<'_, State>) -> Result<()> {
         let now = Instant::now();
-        while state.scheduler.queued() < self.queue_limit {
-            let Some(entry) = state.frontier.pop()? else {
-                break;
+        while state.scheduler.queued() < self.limit(state) {
+            let state = &mut **state;
+            let popped = match &mut state.focus {
+                Some(window) => window.pop(&mut state.frontier)?,
+                None => state.frontier.pop()?,
             };
+            let Some(entry) = popped else { break };
             match Url::parse(&entry.url) {
                 Ok(url) => state.scheduler.add(entry, &url, now),
                 Err(e) => return Err(anyhow!("frontier entry {:?} is not a URL: {e}", entry.url)),
@@ -294,6 +329,14 @@ impl Dispatcher {
     /// Work handed out and not yet reported back.
     pub fn in_flight(&self) -> usize {
         self.state.lock().unwrap().in_flight
+    }
+
+    /// URLs the scheduler's host queues may hold (fewer with a focus window).
+    fn limit(&self, state: &State) -> usize {
+        state
+            .focus
+            .as_ref()
+            .map_or(self.queue_limit, |w| w.queue_limit(self.queue_limit))
     }
 
     /// Restores the hosts' politeness state and robots.txt rules saved by an earlier run.

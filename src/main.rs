@@ -8,6 +8,7 @@ use crawl::dispatch::Ending;
 use crawl::due::DueConfig;
 use crawl::exit::Status;
 use crawl::fetch::FetchConfig;
+use crawl::focus::Focus;
 use crawl::hunt::{self, Hunt};
 use crawl::normalize::Filter;
 use crawl::politeness::DelayRule;
@@ -33,6 +34,19 @@ fn main() -> ExitCode {
     }
     if argv.get(1).is_some_and(|a| a == "cachesim") {
         return crawl::cachesim::main(crawl::cachesim::CachesimArgs::parse_from(&argv[1..]));
+    }
+    if argv.get(1).is_some_and(|a| a == "rank") {
+        let args = crawl::rank::RankArgs::parse_from(&argv[1..]);
+        return match crawl::rank::run(args) {
+            Ok(()) => Status::Done.into(),
+            Err(error) => {
+                eprintln!("crawl rank: {error:#}");
+                match crawl::rank::is_bad_input(&error) {
+                    true => Status::BadInput.into(),
+                    false => Status::Fatal.into(),
+                }
+            }
+        };
     }
     let args = Args::parse();
     match run_cli(args) {
@@ -67,6 +81,12 @@ fn fatal(error: anyhow::Error) -> Failure {
 fn run_cli(args: Args) -> Result<Status, Failure> {
     // Validate everything before building anything.
     let seeds = seeds::read_seeds(&args.seeds).map_err(bad_input)?;
+    let focus = match &args.focus {
+        Some(topic) => Some(Arc::new(
+            Focus::new(topic, args.focus_window as usize).map_err(bad_input)?,
+        )),
+        None => None,
+    };
     let _lock = statedir::open(&args.out).map_err(bad_input)?;
     let generation = recrawl::prepare(&args.out, args.restart).map_err(fatal)?;
     // With --find, stdout carries the result alone: the URL log goes only to --log FILE.
@@ -133,6 +153,7 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
         progress: progress::Mode::choose(args.quiet, args.verbose),
         generation,
         hunt: hunt.clone(),
+        focus,
     };
     let progress = config.progress;
     let max_depth = config.filter.max_depth;

@@ -19,6 +19,7 @@
 //! # let _ = seed;
 //! ```
 
+pub mod community;
 pub mod fixtures;
 pub mod graph;
 mod http;
