@@ -191,6 +191,9 @@ impl Scheduler {
             let rules = &host.robots.as_ref().expect("fresh robots").0;
             while let Some(entry) = host.queue.pop_front() {
                 self.queued -= 1;
+                if host.queue.is_empty() {
+                    release_queue(&mut host.queue);
+                }
                 if rules.is_allowed(path_and_query(&entry.url)) {
                     host.busy = true;
                     return Next::Work(Work::Page { host: id, entry });
@@ -241,6 +244,15 @@ impl Scheduler {
             host.scheduled = true;
             self.ready.push(Reverse((host.ready_at, id)));
         }
+    }
+}
+
+/// Frees a drained host queue's buffer. A queue grows to the most URLs its host ever had waiting
+/// (up to the dispatcher's whole in-memory budget); kept for every host, those buffers would add
+/// up with the number of hosts a crawl meets instead of staying within the budget.
+fn release_queue(queue: &mut VecDeque<Entry>) {
+    if queue.capacity() > 16 {
+        *queue = VecDeque::new();
     }
 }
 
@@ -345,5 +357,35 @@ mod tests {
         );
         assert_eq!(path_and_query("http://h:1/a?b"), "/a?b");
         assert_eq!(path_and_query("http://h"), "/");
+    }
+
+    #[test]
+    fn a_drained_host_queue_gives_its_memory_back() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(0.0));
+        for i in 0..100 {
+            let (e, url) = entry(&format!("http://a.test/{i}"));
+            s.add(e, &url, t0);
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+            panic!("robots first")
+        };
+        s.robots_done(
+            host,
+            RobotsRules::from_response("crawl", 404, b""),
+            Duration::ZERO,
+            t0,
+        );
+        let mut fetched = 0;
+        while let Next::Work(Work::Page { host, .. }) = s.next(t0) {
+            fetched += 1;
+            s.page_done(host, Duration::ZERO, t0);
+        }
+        assert_eq!(fetched, 100);
+        assert_eq!(
+            s.hosts[host].queue.capacity(),
+            0,
+            "the empty queue still holds a buffer"
+        );
     }
 }
