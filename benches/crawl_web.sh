@@ -6,6 +6,7 @@
 #   benches/crawl_web.sh                 # 100,000 pages on 50 hosts, then on 1 host, -j 64
 #   PAGES=20000 JOBS=16 benches/crawl_web.sh
 #   PAGES="10000 1000000" WEBS=multi benches/crawl_web.sh   # flat memory: RSS at 10^4 vs 10^6 pages
+#   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/crawl_web.sh   # another build, same web
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAGES_LIST=${PAGES:-100000}
@@ -30,7 +31,7 @@ run_web() {
     [ $SECONDS -lt $deadline ] || { echo "testweb did not start" >&2; exit 1; }
     sleep 0.05
   done
-  target/release/crawl "$tmp/$name.seeds" --out "$tmp/$name.out" -j "$JOBS" --delay-factor 0 \
+  "${CRAWL:-target/release/crawl}" "$tmp/$name.seeds" --out "$tmp/$name.out" -j "$JOBS" --delay-factor 0 \
     >"$tmp/$name.log" 2>"$tmp/$name.err"
   exec 3>&-
   wait "$server"

@@ -330,10 +330,16 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, entry } => {
-                    let elapsed = self.fetch_page(&entry)?;
-                    self.dispatcher.page_done(host, elapsed);
-                }
+                Work::Page { host, entry } => match self.fetch_page(&entry)? {
+                    Fetch::Done(elapsed) => self.dispatcher.page_done(host, elapsed),
+                    Fetch::Retry { elapsed, at } => {
+                        let entry = Entry {
+                            retries: entry.retries + 1,
+                            ..entry
+                        };
+                        self.dispatcher.page_retry(host, entry, elapsed, at);
+                    }
+                },
             }
         }
     }
@@ -376,9 +382,9 @@ impl Worker<'_> {
     }
 
     /// Fetches one page, logs it, offers what it links to (or redirects to) to the DUE, records
-    /// it in `fetched.tsv` and archives it; the page is done once archived. Returns the response
-    /// time for the politeness rule.
-    fn fetch_page(&self, entry: &Entry) -> Result<Duration> {
+    /// it in `fetched.tsv` and archives it; the page is done once archived. A 429 or 503 is
+    /// asked for again later, `MAX_RETRIES` times at most (see `retry_after`).
+    fn fetch_page(&self, entry: &Entry) -> Result<Fetch> {
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
         let previous = entry.previous.as_ref();
         let conditional = previous.map(conditional_headers).unwrap_or_default();
@@ -406,9 +412,16 @@ impl Worker<'_> {
                 });
                 self.record_fetched(entry, got)?;
                 self.dispatcher.entry_done(entry.key())?;
-                return Ok(e.elapsed);
+                return Ok(Fetch::Done(e.elapsed));
             }
         };
+        if let Some(wait) = retry_after(&response, entry.retries) {
+            let note = format!("retry-after:{}", wait.as_secs());
+            self.log_response(&response, entry.depth, &entry.url, &note);
+            let (elapsed, at) = (response.elapsed, Instant::now() + wait);
+            self.archive(&entry.url, response, None, None)?;
+            return Ok(Fetch::Retry { elapsed, at });
+        }
         let class = (response.status / 100).clamp(0, 5) as usize;
         self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
         self.counters
@@ -450,6 +463,13 @@ impl Worker<'_> {
             if note.is_empty() {
                 note = "truncated".into();
             }
+        }
+        if matches!(response.status, 429 | 503) && note.is_empty() {
+            note = if entry.retries >= MAX_RETRIES {
+                "retries-exhausted".into()
+            } else {
+                "retry-after-too-long".into()
+            };
         }
         let digest = crate::warc::payload_digest(&response.body);
         let outcome = (self.config.generation == Generation::Recrawl)
@@ -500,7 +520,7 @@ impl Worker<'_> {
         }
         let elapsed = response.elapsed;
         self.archive(&entry.url, response, Some(entry.key()), revisit)?;
-        Ok(elapsed)
+        Ok(Fetch::Done(elapsed))
     }
 
     fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
@@ -608,6 +628,41 @@ impl Worker<'_> {
             note,
         });
     }
+}
+
+/// How a page fetch ended, for the politeness scheduler.
+enum Fetch {
+    /// Done (whatever the status); the response took this long.
+    Done(Duration),
+    /// 429 or 503: ask again at `at`.
+    Retry { elapsed: Duration, at: Instant },
+}
+
+/// A page answered 429 or 503 is asked for again this many times at most.
+pub const MAX_RETRIES: u32 = 3;
+/// The longest Retry-After honoured; a server asking for more is not asked again.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// When to ask again after a 429 (Too Many Requests) or 503 (Service Unavailable), or None
+/// when the page is done: other statuses, retries used up, or a wait over `MAX_RETRY_AFTER`.
+/// Retry-After is seconds or an HTTP date (RFC 9110 §10.2.3); without one the wait doubles
+/// from 10 seconds. The host rests until then (`Scheduler::page_retry`).
+fn retry_after(response: &Fetched, retries: u32) -> Option<Duration> {
+    if !matches!(response.status, 429 | 503) || retries >= MAX_RETRIES {
+        return None;
+    }
+    let given = response.header("retry-after").map(str::trim);
+    let wait = match given {
+        Some(value) if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() => {
+            Duration::from_secs(value.parse().unwrap_or(u64::MAX))
+        }
+        Some(value) => match httpdate::parse_http_date(value) {
+            Ok(at) => at.duration_since(SystemTime::now()).unwrap_or_default(),
+            Err(_) => Duration::from_secs(10 << retries),
+        },
+        None => Duration::from_secs(10 << retries),
+    };
+    (wait <= MAX_RETRY_AFTER).then_some(wait)
 }
 
 /// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a

@@ -262,6 +262,25 @@ impl Dispatcher {
         self.wake.notify_one();
     }
 
+    /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
+    /// at the front of its host's queue until `retry_at`.
+    pub fn page_retry(
+        &self,
+        host: usize,
+        entry: Entry,
+        response_time: Duration,
+        retry_at: Instant,
+    ) {
+        let mut state = self.state.lock().unwrap();
+        state.in_flight -= 1;
+        state.handed.remove(&entry.key());
+        state
+            .scheduler
+            .page_retry(host, entry, response_time, Instant::now(), retry_at);
+        drop(state);
+        self.wake.notify_one();
+    }
+
     /// A robots.txt fetch finished.
     pub fn robots_done(&self, host: usize, rules: RobotsRules, response_time: Duration) {
         let mut state = self.state.lock().unwrap();

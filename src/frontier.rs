@@ -43,6 +43,9 @@ pub struct Entry {
     pub url: String,
     /// During a recrawl, what the previous crawl got for this URL (for conditional requests).
     pub previous: Option<Previous>,
+    /// Times this URL was answered 429 or 503 and put back (in memory only: a resumed crawl
+    /// starts counting again).
+    pub retries: u32,
 }
 
 impl Entry {
@@ -53,6 +56,7 @@ impl Entry {
             redirects,
             url,
             previous: None,
+            retries: 0,
         }
     }
 
@@ -82,6 +86,7 @@ impl Entry {
                 Some(rest) => Some(Previous::from_fields(rest)?),
                 None => None,
             },
+            retries: 0,
         })
     }
 }

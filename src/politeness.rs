@@ -218,6 +218,26 @@ impl Scheduler {
         self.release(host, now + self.rule.delay(response_time, crawl_delay));
     }
 
+    /// The host answered `entry` 429 or 503: it rests until `retry_at` (or longer, by the delay
+    /// rule) and `entry` goes back to the front of its queue, to be asked for again first.
+    pub fn page_retry(
+        &mut self,
+        host: usize,
+        entry: Entry,
+        response_time: Duration,
+        now: Instant,
+        retry_at: Instant,
+    ) {
+        let crawl_delay = self.hosts[host]
+            .robots
+            .as_ref()
+            .and_then(|(r, _)| r.crawl_delay());
+        self.hosts[host].queue.push_front(entry);
+        self.queued += 1;
+        let rule = now + self.rule.delay(response_time, crawl_delay);
+        self.release(host, rule.max(retry_at));
+    }
+
     /// The host's robots.txt fetch ended at `now`; its rules apply from here on.
     pub fn robots_done(
         &mut self,
