@@ -520,3 +520,74 @@ fn a_killed_focused_crawl_loses_nothing_from_its_window() {
         "every page of the web fetched over the runs"
     );
 }
+
+#[test]
+fn a_stop_abandons_a_fetch_that_would_not_end_and_exits_130() {
+    // /slow sends its head, then nothing for a minute: far longer than the stop's grace.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let asked_in_handler = Arc::clone(&asked);
+    let web = TestWeb::start(vec![HostSpec::new(move |req: &Request| {
+        match req.target.as_str() {
+            "/" => Response::html("<a href=/slow>slow</a>"),
+            "/slow" => {
+                asked_in_handler.fetch_add(1, Ordering::SeqCst);
+                Response::raw(
+                    200,
+                    vec![
+                        (
+                            Duration::ZERO,
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n".to_vec(),
+                        ),
+                        (Duration::from_secs(60), b"0123456789".to_vec()),
+                    ],
+                )
+            }
+            _ => Response::not_found(),
+        }
+    })])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(0, "/")),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+        .arg(dir.path().join("seeds.txt"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(["--delay-factor", "0", "--timeout", "120"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while asked.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "/slow never requested");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stopped = Instant::now();
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        // The grace is 5 s; a minute would mean the fetch was waited out.
+        assert!(
+            stopped.elapsed() < Duration::from_secs(40),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("1 fetches still in flight were abandoned"),
+        "{stderr}"
+    );
+    // The abandoned page is still to do: the frontier's head lists it.
+    let head = std::fs::read_to_string(dir.path().join("out/frontier/head")).unwrap();
+    assert!(head.contains("/slow"), "{head}");
+}
