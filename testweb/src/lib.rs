@@ -21,6 +21,7 @@
 
 pub mod fixtures;
 pub mod graph;
+pub mod hostile;
 mod http;
 mod server;
 
@@ -61,6 +62,17 @@ pub enum Body {
     /// Raw script: the server writes NO status line or headers itself; it writes each chunk after
     /// its pause, then closes the connection. For hostile-server tests.
     Raw(Vec<(Duration, Vec<u8>)>),
+    /// Like [`Body::Raw`], but the connection is then reset (RST, via `SO_LINGER` 0) instead of
+    /// closed: a server dying mid-body.
+    RawThenReset(Vec<(Duration, Vec<u8>)>),
+    /// Raw: `prefix` (status line, headers and all), then `chunk` over and over until the client
+    /// stops reading (the write times out or fails) or the web stops: an endless body.
+    Endless {
+        /// Sent once, first.
+        prefix: Vec<u8>,
+        /// Sent again and again.
+        chunk: Vec<u8>,
+    },
 }
 
 /// What a [`Handler`] answers.
