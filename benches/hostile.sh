@@ -87,7 +87,7 @@ run_input() {  # NAME SEEDS OUT
   set -e
   read -r secs kib < <(tail -1 "$inputs/$1.time")
   printf '| %s | %s | %s | %s | `%s` |\n' "$1" "$code" "$secs" "$(awk "BEGIN{printf \"%.1f\", $kib/1024}")" \
-    "$(grep -v '^Command exited' "$inputs/$1.err" | head -1 | cut -c1-150)"
+    "$(grep -v '^Command exited' "$inputs/$1.err" | head -1 | sed "s|$inputs/||g" | cut -c1-150)"
 }
 echo
 echo "| input | exit | s | peak RSS MiB | stderr (first line) |"

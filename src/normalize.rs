@@ -136,7 +136,10 @@ fn normalize_escapes(text: &str) -> String {
             (b'%', Some(h)) => {
                 let value = u8::from_str_radix(std::str::from_utf8(h).unwrap_or("0"), 16);
                 match value {
-                    Ok(v) if v.is_ascii_alphanumeric() || b"-._~".contains(&v) => {
+                    Ok(v)
+                        if (v.is_ascii_alphanumeric() || b"-._~".contains(&v))
+                            && !(v.is_ascii_hexdigit() && ends_in_partial_escape(&out)) =>
+                    {
                         out.push(v as char)
                     }
                     _ => {
@@ -154,6 +157,14 @@ fn normalize_escapes(text: &str) -> String {
         }
     }
     out
+}
+
+/// Whether `out` ends in `%` or `%` and one hex digit: a decoded hex digit appended there
+/// would make a new escape, and the result would change again on the next pass (`%a%41`).
+fn ends_in_partial_escape(out: &str) -> bool {
+    let b = out.as_bytes();
+    b.ends_with(b"%")
+        || (b.len() >= 2 && b[b.len() - 2] == b'%' && b[b.len() - 1].is_ascii_hexdigit())
 }
 
 /// Length of the UTF-8 sequence a lead byte starts (1 for ASCII and stray bytes).
@@ -319,6 +330,10 @@ mod tests {
             ("http://h/x?", "http://h/x"),
             ("http://h/a/%2E%2E/b", "http://h/b"),
             ("ftp://h/%7E", "ftp://h/%7E"),
+            // Found by tests/fuzz.rs: decoding must not complete a dangling `%` into an escape.
+            ("http://h/%a%41", "http://h/%a%41"),
+            ("http://h/%%34%31", "http://h/%%341"),
+            ("http://h/%%341", "http://h/%%341"),
         ] {
             assert_eq!(canon(spelling), expected, "{spelling}");
             assert_eq!(canon(expected), expected, "idempotent: {expected}");

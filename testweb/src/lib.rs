@@ -8,6 +8,8 @@
 //!   breadth-first reference ([`Graph::bfs`]) a crawl's result can be compared with.
 //! - [`serve_dir`] (module [`fixtures`]) serves a static directory as one host, never anything
 //!   outside it.
+//! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
+//!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
