@@ -447,6 +447,8 @@ impl Worker<'_> {
                 } else {
                     note = "too-many-redirects".into();
                 }
+            } else {
+                note = "bad-location".into();
             }
         } else if (200..300).contains(&response.status) && response.is_html() {
             let body = response.decoded_body(self.config.fetch.max_body);

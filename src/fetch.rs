@@ -169,12 +169,16 @@ impl Fetcher {
         let mut body = Vec::new();
         let mut reader = response.into_body().into_reader().take(self.max_body + 1);
         if let Err(e) = reader.read_to_end(&mut body) {
-            let kind = if e.kind() == std::io::ErrorKind::TimedOut {
-                "timeout"
-            } else {
-                "body"
+            let e = ureq::Error::from(e);
+            let kind = match error_kind(&e) {
+                "closed" => "short-body",
+                "io" | "other" => "body",
+                kind => kind,
             };
-            return Err(fail(kind, format!("reading the body: {e}")));
+            return Err(fail(
+                kind,
+                format!("reading the body (after {} bytes): {e}", body.len()),
+            ));
         }
         let truncated = body.len() as u64 > self.max_body;
         body.truncate(self.max_body as usize);
@@ -329,18 +333,30 @@ impl Fetched {
     }
 }
 
-/// Stable words for the URL log's error column.
+/// Stable words for the URL log's error column: `timeout` (the `--timeout` for the whole
+/// request passed, e.g. a server trickling bytes), `dns`, `connect`, `reset` (the server reset
+/// the connection), `closed` (it closed the connection before answering; while reading the
+/// body this becomes `short-body`: fewer bytes than its Content-Length or chunking promised),
+/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls`, `other`.
 fn error_kind(e: &ureq::Error) -> &'static str {
+    use std::io::ErrorKind;
     match e {
         ureq::Error::Timeout(_) => "timeout",
         ureq::Error::HostNotFound => "dns",
         ureq::Error::ConnectionFailed => "connect",
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => "timeout",
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => "connect",
-        ureq::Error::Io(_) => "io",
+        ureq::Error::Io(io) => match io.kind() {
+            ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout",
+            ErrorKind::ConnectionRefused => "connect",
+            ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
+                "reset"
+            }
+            ErrorKind::UnexpectedEof => "closed",
+            _ => "io",
+        },
         ureq::Error::BadUri(_) => "bad-url",
         ureq::Error::Protocol(_) | ureq::Error::Http(_) => "protocol",
-        ureq::Error::BodyExceedsLimit(_) => "too-large",
+        ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => "too-large",
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => "tls",
         _ => "other",
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! Every URL (seed, link, redirect target) is parsed with the `url` crate, which already
 //! lower-cases scheme and host, drops default ports, resolves dot segments, percent-encodes,
-//! and turns an empty path into `/`. On top of that we drop the fragment and a trailing dot in
-//! the host. The canonical string is what the checksum is taken of, so two spellings of a page
-//! are one URL to the DUE. The filter then decides, with a reason, whether the URL is wanted.
+//! and turns an empty path into `/`. On top of that we drop the fragment, a trailing dot in
+//! the host and an empty query (`/a?`), decode percent-escapes of unreserved characters
+//! (`/%7Ea` is `/~a`, RFC 3986 §6.2.2.2) and upper-case the hex of the others (`%2f` is
+//! `%2F`), and drop session IDs ([`SESSION_PARAMS`]), a crawler trap that spells every page
+//! anew on every visit. The canonical string is what the checksum is taken of, so two spellings
+//! of a page are one URL to the DUE. The filter then decides, with a reason, whether the URL is
+//! wanted.
 
 use regex::Regex;
 use std::collections::HashSet;
@@ -57,7 +61,7 @@ impl Rejection {
     }
 }
 
-/// Puts a parsed URL in canonical form: no fragment, no trailing dot in the host.
+/// Puts a parsed URL in canonical form (see the module doc).
 pub fn canonicalize(mut url: Url) -> Url {
     url.set_fragment(None);
     if let Some(host) = url.host_str().filter(|h| h.ends_with('.') && h.len() > 1) {
@@ -66,7 +70,112 @@ pub fn canonicalize(mut url: Url) -> Url {
             let _ = url.set_host(Some(&trimmed));
         }
     }
+    if !matches!(url.scheme(), "http" | "https") {
+        return url;
+    }
+    let path = normalize_escapes(url.path());
+    let path = path
+        .split('/')
+        .map(|segment| {
+            let mut parts = segment.split(';');
+            let first = parts.next().unwrap_or("");
+            parts
+                .filter(|param| !is_session_param(param))
+                .fold(first.to_owned(), |kept, param| kept + ";" + param)
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    if path != url.path() {
+        url.set_path(&path);
+    }
+    if let Some(query) = url.query() {
+        // Escapes first, so that `sid=%41…` is judged as `sid=A…` (a fixed point, says fuzz/).
+        let kept: Vec<String> = query
+            .split('&')
+            .map(normalize_escapes)
+            .filter(|param| !is_session_param(param))
+            .collect();
+        let kept = kept.join("&");
+        if kept != query {
+            url.set_query(Some(&kept).filter(|q| !q.is_empty()).map(|q| q.as_str()));
+        }
+    }
+    if url.query() == Some("") {
+        url.set_query(None);
+    }
     url
+}
+
+/// Query or path parameters that carry a session ID, compared case-insensitively; any name
+/// starting with `aspsessionid` counts too. `sid` counts only with a value of 16 or more
+/// letters and digits, since short `sid`s are often content IDs.
+pub const SESSION_PARAMS: [&str; 5] = ["jsessionid", "phpsessid", "sessionid", "session_id", "sid"];
+
+/// Whether `param` (`name=value`) is a session ID (see [`SESSION_PARAMS`]).
+fn is_session_param(param: &str) -> bool {
+    let Some((name, value)) = param.split_once('=') else {
+        return false;
+    };
+    let name = name.to_ascii_lowercase();
+    if name == "sid" {
+        return value.len() >= 16 && value.bytes().all(|b| b.is_ascii_alphanumeric());
+    }
+    name.starts_with("aspsessionid") || SESSION_PARAMS.contains(&name.as_str())
+}
+
+/// Decodes `%XX` escapes of unreserved characters (letters, digits, `-._~`) and upper-cases
+/// the hex digits of the other escapes; anything else is kept as is.
+fn normalize_escapes(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        match (bytes[i], hex) {
+            (b'%', Some(h)) => {
+                let value = u8::from_str_radix(std::str::from_utf8(h).unwrap_or("0"), 16);
+                match value {
+                    Ok(v)
+                        if (v.is_ascii_alphanumeric() || b"-._~".contains(&v))
+                            && !(v.is_ascii_hexdigit() && ends_in_partial_escape(&out)) =>
+                    {
+                        out.push(v as char)
+                    }
+                    _ => {
+                        out.push('%');
+                        out.push_str(&std::str::from_utf8(h).unwrap_or("").to_ascii_uppercase());
+                    }
+                }
+                i += 3;
+            }
+            _ => {
+                let len = utf8_len(bytes[i]);
+                out.push_str(text.get(i..i + len).unwrap_or(""));
+                i += len;
+            }
+        }
+    }
+    out
+}
+
+/// Whether `out` ends in `%` or `%` and one hex digit: a decoded hex digit appended there
+/// would make a new escape, and the result would change again on the next pass (`%a%41`).
+fn ends_in_partial_escape(out: &str) -> bool {
+    let b = out.as_bytes();
+    b.ends_with(b"%")
+        || (b.len() >= 2 && b[b.len() - 2] == b'%' && b[b.len() - 1].is_ascii_hexdigit())
+}
+
+/// Length of the UTF-8 sequence a lead byte starts (1 for ASCII and stray bytes).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
 }
 
 /// The politeness unit: host and port ("127.0.0.1:8080"; distinct ports are distinct hosts).
@@ -204,8 +313,65 @@ mod tests {
         assert_eq!(canon("https://example.com"), "https://example.com/");
         assert_eq!(
             canon("http://example.com/%7Euser"),
-            "http://example.com/%7Euser"
+            "http://example.com/~user"
         );
+    }
+
+    #[test]
+    fn escapes_of_unreserved_characters_are_decoded_others_upper_cased() {
+        for (spelling, expected) in [
+            ("http://h/%73pell%69ngs", "http://h/spellings"),
+            (
+                "http://h/a%2fb%3F?q=%7e%2b&r=%41",
+                "http://h/a%2Fb%3F?q=~%2B&r=A",
+            ),
+            ("http://h/%zz%4", "http://h/%zz%4"),
+            ("http://h/caf%C3%A9", "http://h/caf%C3%A9"),
+            ("http://h/caf\u{e9}", "http://h/caf%C3%A9"),
+            ("http://h/x?", "http://h/x"),
+            ("http://h/a/%2E%2E/b", "http://h/b"),
+            ("ftp://h/%7E", "ftp://h/%7E"),
+            // Found by tests/fuzz.rs: decoding must not complete a dangling `%` into an escape.
+            ("http://h/%a%41", "http://h/%a%41"),
+            ("http://h/%%34%31", "http://h/%%341"),
+            ("http://h/%%341", "http://h/%%341"),
+        ] {
+            assert_eq!(canon(spelling), expected, "{spelling}");
+            assert_eq!(canon(expected), expected, "idempotent: {expected}");
+        }
+    }
+
+    #[test]
+    fn session_ids_are_dropped() {
+        for (spelling, expected) in [
+            (
+                "http://h/shop?item=1&sid=0123456789abcdef",
+                "http://h/shop?item=1",
+            ),
+            ("http://h/shop?sid=42&item=1", "http://h/shop?sid=42&item=1"),
+            (
+                "http://h/shop;jsessionid=A1B2?item=1",
+                "http://h/shop?item=1",
+            ),
+            ("http://h/shop;v=2;JSESSIONID=A1?x", "http://h/shop;v=2?x"),
+            ("http://h/shop?PHPSESSID=ab&item=1", "http://h/shop?item=1"),
+            (
+                "http://h/s?ASPSESSIONIDQQ=x&sessionid=1&session_id=2",
+                "http://h/s",
+            ),
+            (
+                "http://h/s?session=1&sessionid",
+                "http://h/s?session=1&sessionid",
+            ),
+            // Found by fuzz/ (normalize): escapes are decoded before the session-ID test.
+            ("http://h/x?sid=01%3457Eb0abc7Eb0abcdf", "http://h/x"),
+            (
+                "http://h/x?%73id=0123456789abcdef&%4Asessionid=1",
+                "http://h/x",
+            ),
+        ] {
+            assert_eq!(canon(spelling), expected, "{spelling}");
+        }
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   breadth-first reference ([`Graph::bfs`]) a crawl's result can be compared with.
 //! - [`serve_dir`] (module [`fixtures`]) serves a static directory as one host, never anything
 //!   outside it.
+//! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
+//!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -22,6 +24,7 @@
 pub mod community;
 pub mod fixtures;
 pub mod graph;
+pub mod hostile;
 mod http;
 mod server;
 
@@ -62,6 +65,17 @@ pub enum Body {
     /// Raw script: the server writes NO status line or headers itself; it writes each chunk after
     /// its pause, then closes the connection. For hostile-server tests.
     Raw(Vec<(Duration, Vec<u8>)>),
+    /// Like [`Body::Raw`], but the connection is then reset (RST, via `SO_LINGER` 0) instead of
+    /// closed: a server dying mid-body.
+    RawThenReset(Vec<(Duration, Vec<u8>)>),
+    /// Raw: `prefix` (status line, headers and all), then `chunk` over and over until the client
+    /// stops reading (the write times out or fails) or the web stops: an endless body.
+    Endless {
+        /// Sent once, first.
+        prefix: Vec<u8>,
+        /// Sent again and again.
+        chunk: Vec<u8>,
+    },
 }
 
 /// What a [`Handler`] answers.

@@ -15,19 +15,22 @@ use std::collections::{BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, serve_dir};
+use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
+       testweb --hostile --seeds-out FILE [--max-seconds N]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
---fixtures serves the files under DIR as one host instead of a generated web.";
+--fixtures serves the files under DIR as one host instead of a generated web.
+--hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.";
 
 struct Args {
     spec: GraphSpec,
     fixtures: Option<PathBuf>,
     seeds_out: String,
+    hostile: bool,
     latency: Duration,
     /// When set, host h's latency runs linearly from `latency` (host 0) to this (last host).
     latency_max: Option<Duration>,
@@ -39,10 +42,15 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
+    let mut hostile = false;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
             return Err(String::new());
+        }
+        if flag == "--hostile" {
+            hostile = true;
+            continue;
         }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let num = || {
@@ -76,6 +84,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 | "--seed"
         );
     }
+    if hostile && (fixtures.is_some() || generated) {
+        return Err("--hostile serves its own cases; it takes no web options".into());
+    }
     if fixtures.is_some() && generated {
         return Err(
             "--fixtures serves a directory; the generated web's options do not apply".into(),
@@ -89,6 +100,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         spec,
         fixtures,
         seeds_out,
+        hostile,
         latency: Duration::from_millis(latency_ms),
         latency_max: latency_max_ms.map(Duration::from_millis),
         max_seconds,
@@ -123,6 +135,10 @@ fn write_seeds(web: &TestWeb, path: &str) -> Result<(), String> {
     let seeds: String = (0..web.hosts())
         .map(|h| format!("{}/\n", web.origin(h)))
         .collect();
+    write_atomically(path, &seeds)
+}
+
+fn write_atomically(path: &str, seeds: &str) -> Result<(), String> {
     let tmp = format!("{path}.tmp");
     std::fs::write(&tmp, seeds)
         .and_then(|_| std::fs::rename(&tmp, path))
@@ -154,6 +170,9 @@ fn counts(log: &[LogEntry]) -> (usize, usize, usize, usize) {
 fn run(args: Args) -> Result<String, String> {
     if let Some(dir) = &args.fixtures {
         return run_fixtures(dir, &args);
+    }
+    if args.hostile {
+        return run_hostile(&args);
     }
     let graph = Graph::new(args.spec);
     let hosts = graph.spec().hosts;
@@ -200,6 +219,27 @@ fn run_fixtures(dir: &Path, args: &Args) -> Result<String, String> {
     Ok(format!(
         "{{\"requests\":{requests},\"distinct\":{distinct},\"duplicates\":{duplicates},\"robots\":{robots},\"not_found\":{not_found},\"overlaps\":{}}}",
         overlaps(&log, 1),
+    ))
+}
+
+fn run_hostile(args: &Args) -> Result<String, String> {
+    let web = hostile::start().map_err(|e| format!("cannot start: {e}"))?;
+    let mut seeds: String = hostile::CASES
+        .iter()
+        .map(|c| format!("{}\t{}\n", c.name, web.url(hostile::MAIN, c.path)))
+        .collect();
+    for (i, name) in hostile::ROBOTS.iter().enumerate() {
+        let url = web.url(hostile::ROBOTS_FIRST + i, "/");
+        seeds.push_str(&format!("robots-{name}\t{url}\n"));
+    }
+    write_atomically(&args.seeds_out, &seeds)?;
+    serve_until_eof(args.max_seconds);
+    let log = web.log();
+    web.shutdown();
+    let outside = log.iter().filter(|e| e.host == hostile::OUTSIDE).count();
+    Ok(format!(
+        "{{\"requests\":{},\"outside\":{outside}}}",
+        log.len()
     ))
 }
 

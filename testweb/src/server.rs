@@ -450,7 +450,18 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
         };
         let keep_alive = head.keep_alive && !http::says_close(&resp);
         match resp.body {
-            Body::Raw(ref script) => {
+            Body::Endless {
+                ref prefix,
+                ref chunk,
+            } => {
+                let mut r = stream.write_all(prefix);
+                while r.is_ok() && !sh.stopped() {
+                    r = stream.write_all(chunk);
+                }
+                sh.record(None, host, req, resp.status, start);
+                return r;
+            }
+            Body::Raw(ref script) | Body::RawThenReset(ref script) => {
                 let (mut r, mut ticket) = (Ok(()), None);
                 for (i, (pause, bytes)) in script.iter().enumerate() {
                     if !sh.pause(*pause) {
@@ -465,6 +476,9 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
                     }
                 }
                 sh.record(ticket, host, req, resp.status, start);
+                if matches!(resp.body, Body::RawThenReset(_)) {
+                    reset(&stream);
+                }
                 return r;
             }
             Body::Bytes(ref body) => {
@@ -489,5 +503,35 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
             close_gently(sh, stream);
             return Ok(());
         }
+    }
+}
+
+/// Sets `SO_LINGER` to zero so that dropping the socket sends RST rather than FIN.
+fn reset(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    #[repr(C)]
+    struct Linger {
+        l_onoff: i32,
+        l_linger: i32,
+    }
+    unsafe extern "C" {
+        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Linger, len: u32) -> i32;
+    }
+    // SOL_SOCKET and SO_LINGER on Linux (this crate's tests run there).
+    const SOL_SOCKET: i32 = 1;
+    const SO_LINGER: i32 = 13;
+    let linger = Linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a correctly sized, initialized `linger` struct.
+    unsafe {
+        setsockopt(
+            stream.as_raw_fd(),
+            SOL_SOCKET,
+            SO_LINGER,
+            &linger,
+            std::mem::size_of::<Linger>() as u32,
+        );
     }
 }

@@ -1,0 +1,20 @@
+//! The link extractor: any bytes as HTML, with or without a charset, never panic and never
+//! return more links than asked for.
+#![no_main]
+
+use crawl::extract::extract_links;
+use libfuzzer_sys::fuzz_target;
+use url::Url;
+
+fuzz_target!(|data: &[u8]| {
+    let page = Url::parse("http://h.test/dir/page.html").unwrap();
+    let (charset, body) = match data.split_first() {
+        Some((b, rest)) => (
+            ["utf-8", "windows-1251", "shift_jis", "utf-16"].get(*b as usize % 5),
+            rest,
+        ),
+        None => (None, data),
+    };
+    let out = extract_links(body, &page, charset.copied(), 100);
+    assert!(out.links.len() <= 100);
+});
