@@ -48,9 +48,11 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
-    /// Follow links at most this many hops from a seed (seeds are depth 0).
+    /// Follow links at most this many hops from a seed (seeds are depth 0). Default 100.
     ///
-    /// With --find the default is 4 (depth 5 when the start page counts as 1).
+    /// The default ends traps that make a new URL of every link (a calendar linking each month
+    /// to the next) after 100 pages per direction. With --find the default is 4 (depth 5 when
+    /// the start page counts as 1).
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
 

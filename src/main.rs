@@ -124,9 +124,10 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
     };
 
     let mut filter = Filter::new(args.scope, &seeds);
-    filter.max_depth = args
-        .max_depth
-        .or(hunt.is_some().then_some(hunt::DEFAULT_MAX_DEPTH));
+    filter.max_depth = Some(args.max_depth.unwrap_or(match hunt {
+        Some(_) => hunt::DEFAULT_MAX_DEPTH,
+        None => crawl::normalize::DEFAULT_MAX_DEPTH,
+    }));
     filter.include = args.include;
     filter.exclude = args.exclude;
     let robots_token = args

@@ -187,6 +187,12 @@ pub fn host_key(url: &Url) -> String {
     }
 }
 
+/// Link hops from a seed followed when `--max-depth` is not given. Deep enough for real sites
+/// (Heritrix's default is 20 hops), and it ends the traps that make a new URL of every link,
+/// such as a calendar whose every month links to the next: they cost at most this many pages
+/// per direction.
+pub const DEFAULT_MAX_DEPTH: u32 = 100;
+
 /// The rules that decide which canonical URLs the crawl wants.
 pub struct Filter {
     pub scope: Scope,

@@ -231,6 +231,21 @@ fn crawler_traps_stay_small() {
 }
 
 #[test]
+fn an_infinite_calendar_ends_by_itself_at_the_default_depth() {
+    let web = hostile::start().unwrap();
+    let run = crawl_paths(&web, &["/cal/2024/1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let prefix = web.url(hostile::MAIN, "/cal/");
+    let calendar = run
+        .pages()
+        .iter()
+        .filter(|r| r.url.starts_with(&prefix))
+        .count();
+    // Depth 0 ..= 100 in two directions (next and previous month).
+    assert_eq!(calendar, 201, "{}", run.stderr);
+}
+
+#[test]
 fn hostile_robots_txt() {
     let web = hostile::start().unwrap();
     let seeds: String = (0..hostile::ROBOTS.len())
