@@ -452,7 +452,9 @@ impl Worker<'_> {
             }
         } else if (200..300).contains(&response.status) && response.is_html() {
             let body = response.decoded_body(self.config.fetch.max_body);
-            found = self.links_of(&body, &response, &page_url, entry.depth + 1);
+            let links_note;
+            (found, links_note) = self.links_of(&body, &response, &page_url, entry.depth + 1);
+            note = links_note.unwrap_or_default().into();
             let topical = self.config.focus.as_ref().is_some_and(|f| f.matches(&body));
             links_from = Some((entry.url.as_str(), topical));
             if let Some(pages) = &self.config.pages {
@@ -462,7 +464,8 @@ impl Worker<'_> {
         }
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
-            if note.is_empty() {
+            // A cut body explains cut links too.
+            if note.is_empty() || note.starts_with("links-") {
                 note = "truncated".into();
             }
         }
@@ -560,12 +563,25 @@ impl Worker<'_> {
         })
     }
 
-    fn links_of(&self, body: &[u8], response: &Fetched, page_url: &Url, depth: u32) -> Vec<Found> {
+    /// The links of an HTML page, and a note when not all of them could be read: `links-capped`
+    /// (over `MAX_LINKS_PER_PAGE`) or `links-cut` (the parser's memory cap stopped it).
+    fn links_of(
+        &self,
+        body: &[u8],
+        response: &Fetched,
+        page_url: &Url,
+        depth: u32,
+    ) -> (Vec<Found>, Option<&'static str>) {
         let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
         self.counters
             .links
             .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
-        extracted
+        let note = match (extracted.truncated, extracted.parser_stopped) {
+            (true, _) => Some("links-capped"),
+            (_, true) => Some("links-cut"),
+            _ => None,
+        };
+        let found = extracted
             .links
             .into_iter()
             .map(|url| Found {
@@ -573,7 +589,8 @@ impl Worker<'_> {
                 depth,
                 redirects: 0,
             })
-            .collect()
+            .collect();
+        (found, note)
     }
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of

@@ -46,6 +46,9 @@ pub struct Extracted {
     pub links: Vec<Url>,
     /// More than `max_links` links were found; the rest were dropped.
     pub truncated: bool,
+    /// The parser gave up before the end (its memory cap: e.g. tens of thousands of unclosed
+    /// elements); links after that point were not read.
+    pub parser_stopped: bool,
 }
 
 /// Extracts the links of an HTML `body` fetched from `page_url`.
@@ -87,9 +90,9 @@ pub fn extract_links(
         let written = body
             .chunks(CHUNK)
             .try_for_each(|chunk| rewriter.write(chunk));
-        if written.is_ok() {
-            let _ = rewriter.end();
-        }
+        let ended = written.and_then(|()| rewriter.end());
+        // Reaching the link limit also stops the parser; that is `truncated`, not a failure.
+        state.out.parser_stopped = ended.is_err() && !state.out.truncated;
     }
     state.out
 }
@@ -607,5 +610,25 @@ mod tests {
     #[test]
     fn empty_body() {
         assert!(links("").is_empty());
+    }
+
+    #[test]
+    fn a_parser_that_gives_up_says_so() {
+        let page = Url::parse("http://a.test/").unwrap();
+        let mut html = String::from("<a href=/first>f</a>");
+        html.push_str(&"<div>".repeat(200_000));
+        html.push_str("<a href=/deep>d</a>");
+        let got = extract_links(html.as_bytes(), &page, None, 100);
+        assert!(
+            got.parser_stopped,
+            "200,000 unclosed elements exceed the parser's cap"
+        );
+        assert!(!got.truncated);
+        let urls: Vec<&str> = got.links.iter().map(Url::path).collect();
+        assert_eq!(urls, ["/first"]);
+        let plain = extract_links(b"<a href=/x>x</a>", &page, None, 100);
+        assert!(!plain.parser_stopped && !plain.truncated);
+        let capped = extract_links(b"<a href=/x>x</a><a href=/y>y</a>", &page, None, 1);
+        assert!(capped.truncated && !capped.parser_stopped);
     }
 }
