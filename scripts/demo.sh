@@ -56,5 +56,5 @@ fi
 
 echo "demo: crawling $(cat "$tmp/seeds.txt") into $out" >&2
 status=0
-"$bin/crawl" "$tmp/seeds.txt" --out "$out" --delay-factor 1 || status=$?
+"$bin/crawl" "$tmp/seeds.txt" --out "$out" --delay-factor 1 -v || status=$?
 exit "$status"
