@@ -119,8 +119,6 @@ fn run(mut args: CachesimArgs) -> Result<(), (Status, anyhow::Error)> {
     print_table(&table, trace.len() as u64, args.counts).map_err(fatal)?;
     if let Some(path) = &args.svg {
         let plot = svg::plot(&table, trace.len() as u64);
-        // A bare file name has an empty parent, which `durable` cannot sync: name it `./NAME`.
-        let path = &std::path::Path::new(".").join(path);
         crate::durable::replace(path, plot.as_bytes())
             .with_context(|| format!("writing the plot {}", path.display()))
             .map_err(fatal)?;

@@ -24,7 +24,15 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// Renames a fully written and fsynced `tmp` over `path`, then syncs the directory.
 pub fn commit(tmp: &Path, path: &Path) -> io::Result<()> {
     fs::rename(tmp, path)?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    sync_dir(dir_of(path))
+}
+
+/// The directory holding `path`; a bare file name's parent is "", the current directory.
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
 }
 
 /// Replaces `path` atomically with `bytes`.
@@ -49,5 +57,12 @@ mod tests {
         replace(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert!(!temp_path(&path).exists());
+    }
+
+    #[test]
+    fn a_bare_file_name_lives_in_the_current_directory() {
+        assert_eq!(dir_of(Path::new("plot.svg")), Path::new("."));
+        assert_eq!(dir_of(Path::new("out/seen")), Path::new("out"));
+        assert_eq!(dir_of(Path::new("/seen")), Path::new("/"));
     }
 }
