@@ -6,10 +6,11 @@
 //! failures of the state directory (the WARC archive included) are fatal.
 //!
 //! Every response, robots.txt included, goes to the archive: workers hand an owned record to
-//! one WARC writer thread over a bounded channel (many workers, one owner per output). The
-//! link graph (`links`) works the same way; `--save files` copies (`save`) are written by the
+//! one WARC writer thread (`archive`), which reports each page done once it is written. The
+//! link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
+use crate::archive::{Archive, ArchiveRecord};
 use crate::checksum::checksum;
 use crate::dispatch::{Dispatcher, Ending, FrontierSink};
 use crate::due::{Due, DueConfig, DueStats, Recovery};
@@ -24,13 +25,11 @@ use crate::progress::{self, Gauges};
 use crate::recrawl::{FetchedLog, Generation, Outcome, Previous};
 use crate::robots::RobotsRules;
 use crate::urllog::{LogLine, UrlLog};
-use crate::warc::{Exchange, Revisit, WarcConfig, WarcStats, WarcWriter};
-use anyhow::{Context, Result, anyhow};
-use std::net::IpAddr;
+use crate::warc::{Revisit, WarcConfig, WarcStats, WarcWriter};
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
@@ -692,21 +691,6 @@ struct Found {
     redirects: u32,
 }
 
-/// One exchange for the archive, owned so that it can cross to the writer thread.
-struct ArchiveRecord {
-    target_uri: String,
-    date: SystemTime,
-    ip: Option<IpAddr>,
-    request_head: Vec<u8>,
-    response_head: Vec<u8>,
-    body: Vec<u8>,
-    truncated: bool,
-    /// During a recrawl, an unchanged page is archived as a `revisit` record.
-    revisit: Option<Revisit>,
-    /// The page's checksum: it is done once its record is written.
-    done: Option<u64>,
-}
-
 /// The conditional request for a page the previous crawl fetched.
 fn conditional_headers(previous: &Previous) -> Vec<(&'static str, String)> {
     let mut headers = Vec::new();
@@ -721,71 +705,4 @@ fn conditional_headers(previous: &Previous) -> Vec<(&'static str, String)> {
 
 fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
-}
-
-/// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
-///
-/// The queue holds at most one record per worker (at least 4, at most 256), so a slow disk
-/// slows the workers down instead of filling memory with bodies: at most about twice the
-/// bodies the workers hold anyway.
-struct Archive {
-    sender: SyncSender<ArchiveRecord>,
-    writer: JoinHandle<Result<WarcStats>>,
-}
-
-impl Archive {
-    /// Starts the writer thread on an opened archive. `archived` is told each page's checksum
-    /// once its record is written (handed to the kernel).
-    fn start(
-        mut warc: WarcWriter,
-        workers: usize,
-        archived: impl Fn(u64) -> Result<()> + Send + 'static,
-    ) -> Result<Archive> {
-        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 256));
-        let writer = std::thread::Builder::new()
-            .name("warc".into())
-            .spawn(move || {
-                // On an error the receiver is dropped, so workers see the writer stop; the
-                // file being written stays `.open` and the next run repairs it.
-                for r in records {
-                    let exchange = Exchange {
-                        target_uri: &r.target_uri,
-                        date: r.date,
-                        ip: r.ip,
-                        request_head: &r.request_head,
-                        response_head: &r.response_head,
-                        response_body: &r.body,
-                        truncated: r.truncated.then_some("length"),
-                    };
-                    match &r.revisit {
-                        None => warc.write_exchange(&exchange),
-                        Some(revisit) => warc.write_revisit(&exchange, revisit),
-                    }
-                    .with_context(|| format!("archiving {}", r.target_uri))?;
-                    if let Some(key) = r.done {
-                        archived(key)?;
-                    }
-                }
-                warc.finish()
-            })
-            .context("starting the WARC writer thread")?;
-        Ok(Archive { sender, writer })
-    }
-
-    /// Queues a record, waiting while the queue is full.
-    fn write(&self, record: ArchiveRecord) -> Result<()> {
-        self.sender
-            .send(record)
-            .map_err(|_| anyhow!("the WARC writer stopped"))
-    }
-
-    /// Writes what is queued, closes the last file and returns what was written, or the error
-    /// that stopped the writer.
-    fn finish(self) -> Result<WarcStats> {
-        drop(self.sender);
-        self.writer
-            .join()
-            .map_err(|_| anyhow!("the WARC writer panicked"))?
-            .context("writing the WARC archive")
-    }
 }

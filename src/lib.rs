@@ -10,6 +10,7 @@
 //! Beside the crawl: `hunt` (`--find`, searched in each fetched page), `dedupe` (a stdin
 //! filter on the same DUE) and `cachesim` (the paper's cache experiment).
 
+pub mod archive;
 pub mod batch;
 pub mod cachesim;
 pub mod checksum;
