@@ -20,10 +20,18 @@ pub struct ArchiveRecord {
     pub response_head: Vec<u8>,
     pub body: Vec<u8>,
     pub truncated: bool,
+    /// For a page (not robots.txt, not a response to ask again): what its record also needs.
+    pub page: Option<PageRecord>,
+}
+
+/// What a page's record carries beyond the exchange.
+pub struct PageRecord {
+    /// The page's checksum: it is done once its record is written.
+    pub key: u64,
+    /// The body's payload digest, taken once by the worker (it goes to `fetched.tsv` too).
+    pub payload_digest: String,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,
-    /// The page's checksum: it is done once its record is written.
-    pub done: Option<u64>,
 }
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
@@ -60,13 +68,17 @@ impl Archive {
                         response_body: &r.body,
                         truncated: r.truncated.then_some("length"),
                     };
-                    match &r.revisit {
+                    match &r.page {
                         None => warc.write_exchange(&exchange),
-                        Some(revisit) => warc.write_revisit(&exchange, revisit),
+                        Some(PageRecord {
+                            revisit: Some(revisit),
+                            ..
+                        }) => warc.write_revisit(&exchange, revisit),
+                        Some(page) => warc.write_response(&exchange, &page.payload_digest),
                     }
                     .with_context(|| format!("archiving {}", r.target_uri))?;
-                    if let Some(key) = r.done {
-                        archived(key)?;
+                    if let Some(page) = &r.page {
+                        archived(page.key)?;
                     }
                 }
                 warc.finish()

@@ -10,7 +10,7 @@
 //! link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
-use crate::archive::{Archive, ArchiveRecord};
+use crate::archive::{Archive, ArchiveRecord, PageRecord};
 use crate::checksum::checksum;
 use crate::dispatch::{Dispatcher, Ending, FrontierSink};
 use crate::due::{Due, DueConfig, DueStats, Recovery};
@@ -355,7 +355,7 @@ impl Worker<'_> {
                 let elapsed = response.elapsed;
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
-                self.archive(answered.as_deref().unwrap_or(url), response, None, None)?;
+                self.archive(answered.as_deref().unwrap_or(url), response, None)?;
                 (rules, elapsed)
             }
             Err(e) => {
@@ -418,7 +418,7 @@ impl Worker<'_> {
             let note = format!("retry-after:{}", wait.as_secs());
             self.log_response(&response, entry.depth, &entry.url, &note);
             let (elapsed, at) = (response.elapsed, Instant::now() + wait);
-            self.archive(&entry.url, response, None, None)?;
+            self.archive(&entry.url, response, None)?;
             return Ok(Fetch::Retry { elapsed, at });
         }
         let class = (response.status / 100).clamp(0, 5) as usize;
@@ -509,7 +509,7 @@ impl Worker<'_> {
                 })
             }
             (Some(Outcome::Unchanged), Some(previous)) => Some(Revisit::IdenticalPayload {
-                digest,
+                digest: digest.clone(),
                 refers_to_date: UNIX_EPOCH + Duration::from_secs(previous.date),
             }),
             _ => None,
@@ -523,7 +523,12 @@ impl Worker<'_> {
             );
         }
         let elapsed = response.elapsed;
-        self.archive(&entry.url, response, Some(entry.key()), revisit)?;
+        let page = PageRecord {
+            key: entry.key(),
+            payload_digest: digest,
+            revisit,
+        };
+        self.archive(&entry.url, response, Some(page))?;
         Ok(Fetch::Done(elapsed))
     }
 
@@ -535,17 +540,11 @@ impl Worker<'_> {
     }
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A
-    /// page (`done` is its checksum) is done once archived, or at once without an archive.
-    fn archive(
-        &self,
-        target_uri: &str,
-        response: Fetched,
-        done: Option<u64>,
-        revisit: Option<Revisit>,
-    ) -> Result<()> {
+    /// `page` is done once archived, or at once without an archive.
+    fn archive(&self, target_uri: &str, response: Fetched, page: Option<PageRecord>) -> Result<()> {
         let Some(archive) = self.archive else {
-            return match done {
-                Some(key) => self.dispatcher.entry_done(key),
+            return match page {
+                Some(page) => self.dispatcher.entry_done(page.key),
                 None => Ok(()),
             };
         };
@@ -557,8 +556,7 @@ impl Worker<'_> {
             response_head: response.response_head,
             body: response.body,
             truncated: response.truncated,
-            revisit,
-            done,
+            page,
         })
     }
 

@@ -177,8 +177,13 @@ impl WarcWriter {
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &Exchange) -> Result<()> {
-        let payload = sha1_base32(ex.response_body);
-        let mut fields = vec![("WARC-Payload-Digest", payload.as_str())];
+        self.write_response(ex, &payload_digest(ex.response_body))
+    }
+
+    /// `write_exchange` with the payload digest already computed (`payload_digest` of the
+    /// body): the crawler takes it for `fetched.tsv` anyway, so the body is hashed once.
+    pub fn write_response(&mut self, ex: &Exchange, payload_digest: &str) -> Result<()> {
+        let mut fields = vec![("WARC-Payload-Digest", payload_digest)];
         fields.extend(ex.truncated.map(|t| ("WARC-Truncated", t)));
         self.write_pair(ex, "response", &fields)
     }
