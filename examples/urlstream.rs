@@ -16,20 +16,7 @@ const RECENT: usize = 1 << 15;
 const POPULAR_BITS: u32 = 20;
 const SITES: u64 = 20_000;
 
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use crawl::splitmix::SplitMix;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -46,7 +33,7 @@ fn main() {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     for _ in 0..lines {
-        let roll = rng.next() % 1000;
+        let roll = rng.next_u64() % 1000;
         let result = if roll < NEW_PER_MILLE || discovered == 0 {
             recent[(discovered % RECENT as u64) as usize] = discovered;
             discovered += 1;

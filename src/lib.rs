@@ -40,6 +40,7 @@ pub mod recrawl;
 pub mod robots;
 pub mod save;
 pub mod seeds;
+pub mod splitmix;
 pub mod statedir;
 pub mod store;
 pub mod summary;

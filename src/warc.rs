@@ -22,6 +22,7 @@ use anyhow::{Context, Result, ensure};
 use sha1::{Digest, Sha1};
 
 use crate::durable;
+use crate::splitmix::SplitMix;
 
 /// How each record is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -466,7 +467,7 @@ fn civil(t: SystemTime) -> [u64; 6] {
 }
 
 /// Random (version 4) UUIDs for record ids, from SplitMix64 seeded by time, pid and a counter.
-struct RecordIds(u64);
+struct RecordIds(SplitMix);
 
 impl RecordIds {
     fn new() -> Self {
@@ -475,25 +476,17 @@ impl RecordIds {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         let instance = INSTANCES.fetch_add(1, Ordering::Relaxed);
-        RecordIds(
+        RecordIds(SplitMix(
             nanos
                 ^ u64::from(std::process::id()).rotate_left(32)
                 ^ instance.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        )
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        ))
     }
 
     /// `<urn:uuid:…>` with the version (4) and variant (10xx) bits set.
     fn next(&mut self) -> String {
-        let a = (self.next_u64() & !0xF000) | 0x4000;
-        let b = (self.next_u64() & !(0b11 << 62)) | (0b10 << 62);
+        let a = (self.0.next_u64() & !0xF000) | 0x4000;
+        let b = (self.0.next_u64() & !(0b11 << 62)) | (0b10 << 62);
         format!(
             "<urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}>",
             a >> 32,

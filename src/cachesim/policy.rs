@@ -197,7 +197,7 @@ fn static_hits(trace: &Trace) -> Vec<u64> {
 fn random(trace: &Trace, k: usize, seed: u64) -> u64 {
     let mut slots: Vec<u32> = Vec::with_capacity(k);
     let mut slot_of = vec![NIL; trace.distinct()];
-    let mut rng = SplitMix(seed);
+    let mut rng = crate::splitmix::SplitMix(seed);
     let mut misses = 0;
     for &id in &trace.ids {
         if slot_of[id as usize] != NIL {
@@ -319,22 +319,4 @@ fn min(trace: &Trace, next: &[u32], k: usize) -> u64 {
         }
     }
     misses
-}
-
-/// SplitMix64: a tiny, seeded, well-mixed generator for RANDOM's evictions.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..bound (Lemire's multiply-shift; the bias is below 2⁻³² here).
-    fn below(&mut self, bound: u64) -> u64 {
-        ((self.next() as u128 * bound as u128) >> 64) as u64
-    }
 }
