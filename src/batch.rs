@@ -382,13 +382,9 @@ pub enum Leftover {
 /// Removes a batch directory, its `delivering` mark first (a crash half-way through then
 /// leaves a batch whose misses are all seen, merged again for nothing).
 pub fn remove(dir: &Path) -> Result<()> {
-    match fs::remove_file(dir.join(DELIVERING)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(e).with_context(|| format!("removing {}", dir.display()));
-        }
-        _ => {}
-    }
-    fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))
+    durable::remove_if_present(&dir.join(DELIVERING))
+        .and_then(|()| fs::remove_dir_all(dir))
+        .with_context(|| format!("removing {}", dir.display()))
 }
 
 /// Drops a leftover batch's `delivering` mark once its delivery has been rolled back.

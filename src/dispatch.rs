@@ -37,12 +37,7 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(2);
 /// tests make checkpoints frequent.
 fn checkpoint_pages() -> u64 {
     static PAGES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *PAGES.get_or_init(|| {
-        std::env::var("CRAWL_CHECKPOINT_PAGES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(CHECKPOINT_PAGES)
-    })
+    crate::failpoint::knob(&PAGES, "CRAWL_CHECKPOINT_PAGES", CHECKPOINT_PAGES)
 }
 
 /// Host politeness state is saved at most this often (it is only a few seconds' worth of

@@ -35,6 +35,19 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
+/// Removes a file or a directory tree, if it is there; "not there" is not an error.
+pub fn remove_if_present(path: &Path) -> io::Result<()> {
+    let result = if path.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    };
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// Replaces `path` atomically with `bytes`.
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path(path);

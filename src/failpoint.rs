@@ -1,4 +1,4 @@
-//! Crash points for the kill-and-resume tests.
+//! Crash points and size knobs for the kill-and-resume tests.
 //!
 //! `CRAWL_FAILPOINT=NAME:N` makes the process kill itself with SIGKILL the N-th time it passes
 //! the point `NAME`: exactly what `kill -9` or the OOM killer does, but at an instant a test can
@@ -7,6 +7,17 @@
 //! crashes at each of them.
 
 use std::sync::OnceLock;
+
+/// A size the tests shrink through the environment (`CRAWL_SEGMENT_BYTES`,
+/// `CRAWL_CHECKPOINT_PAGES`), read once; `default` when unset or not a number.
+pub fn knob(cell: &'static OnceLock<u64>, name: &str, default: u64) -> u64 {
+    *cell.get_or_init(|| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    })
+}
 use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Armed {

@@ -365,12 +365,7 @@ impl Frontier {
 /// The segment size; a hidden knob lets the kill-and-resume tests roll segments often.
 fn segment_bytes() -> u64 {
     static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *BYTES.get_or_init(|| {
-        std::env::var("CRAWL_SEGMENT_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(SEGMENT_BYTES)
-    })
+    failpoint::knob(&BYTES, "CRAWL_SEGMENT_BYTES", SEGMENT_BYTES)
 }
 
 fn segment_path(dir: &Path, segment: u64) -> PathBuf {

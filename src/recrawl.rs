@@ -180,17 +180,7 @@ pub fn read_previous(out: &Path, each: &mut dyn FnMut(Vec<Entry>) -> Result<()>)
 }
 
 fn remove(path: &Path) -> Result<()> {
-    let result = if path.is_dir() {
-        fs::remove_dir_all(path)
-    } else {
-        fs::remove_file(path)
-    };
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", path.display()))
-        }
-        _ => Ok(()),
-    }
+    durable::remove_if_present(path).with_context(|| format!("removing {}", path.display()))
 }
 
 const COMPLETE: &str = "complete";

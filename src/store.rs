@@ -105,12 +105,7 @@ impl SortedStore {
     /// is merged again). Call before `open`.
     pub fn discard_leftover(path: &Path) -> Result<()> {
         let tmp = durable::temp_path(path);
-        match std::fs::remove_file(&tmp) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("removing {}", tmp.display()))
-            }
-            _ => Ok(()),
-        }
+        durable::remove_if_present(&tmp).with_context(|| format!("removing {}", tmp.display()))
     }
 
     /// Merges `batch` (sorted ascending, unique) and returns, for each key, whether it was novel.
