@@ -85,35 +85,37 @@ pub fn to_json(report: &Report) -> String {
     )
 }
 
-/// A recrawl's outcomes as a JSON object (`new`, `changed`, `unchanged`, `gone`), `null` for
-/// a first crawl.
-fn recrawl_json(report: &Report) -> String {
-    if report.generation != Generation::Recrawl {
-        return "null".into();
-    }
-    let fields: Vec<String> = Outcome::ALL
-        .iter()
-        .map(|o| {
+/// A recrawl's outcome counts by name (`new`, `changed`, `unchanged`, `gone`); None for a
+/// first crawl.
+fn recrawl_counts(report: &Report) -> Option<impl Iterator<Item = (&'static str, u64)> + '_> {
+    (report.generation == Generation::Recrawl).then(|| {
+        Outcome::ALL.iter().map(|o| {
             let n = report.counters.outcomes[*o as usize].load(Ordering::Relaxed);
-            format!("\"{}\":{n}", o.name())
+            (o.name(), n)
         })
-        .collect();
-    format!("{{{}}}", fields.join(","))
+    })
+}
+
+/// A recrawl's outcomes as a JSON object, `null` for a first crawl.
+fn recrawl_json(report: &Report) -> String {
+    match recrawl_counts(report) {
+        Some(counts) => {
+            let fields: Vec<String> = counts.map(|(k, n)| format!("\"{k}\":{n}")).collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        None => "null".into(),
+    }
 }
 
 /// A recrawl's outcomes for people ("" for a first crawl).
 fn recrawl_text(report: &Report) -> String {
-    if report.generation != Generation::Recrawl {
-        return String::new();
+    match recrawl_counts(report) {
+        Some(counts) => {
+            let fields: Vec<String> = counts.map(|(k, n)| format!("{n} {k}")).collect();
+            format!("recrawl: {}\n", fields.join(", "))
+        }
+        None => String::new(),
     }
-    let fields: Vec<String> = Outcome::ALL
-        .iter()
-        .map(|o| {
-            let n = report.counters.outcomes[*o as usize].load(Ordering::Relaxed);
-            format!("{n} {}", o.name())
-        })
-        .collect();
-    format!("recrawl: {}\n", fields.join(", "))
 }
 
 /// The WARC figures as a JSON object, `null` when archiving was off.

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use testweb::{Graph, GraphSpec, HostSpec, Request, Response, TestWeb};
-use util::{CRAWL_DEADLINE, assert_same_set, parse_log};
+use util::{assert_same_set, parse_log};
 
 /// One run of the binary in a state directory that outlives it.
 struct Run {
@@ -25,55 +25,20 @@ struct Run {
     stderr: String,
 }
 
-/// Runs `crawl seeds --out out ARGS` with `env`; with `kill_after`, SIGKILLs it once its URL log
-/// has that many lines (if it gets that far).
+/// Runs `crawl seeds --out out ARGS` in `dir` with `env`; with `kill_after`, SIGKILLs it once
+/// its URL log has that many lines (if it gets that far).
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usize>) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crawl"));
-    cmd.arg(dir.join("seeds.txt"))
-        .arg("--out")
-        .arg(dir.join("out"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("starting crawl");
-    let lines = Arc::new(AtomicUsize::new(0));
-    let stdout = child.stdout.take().unwrap();
-    let counted = Arc::clone(&lines);
-    let out_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            text.push_str(&line);
-            text.push('\n');
-            counted.fetch_add(1, Ordering::SeqCst);
-        }
-        text
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
-        s
-    });
-    let deadline = Instant::now() + CRAWL_DEADLINE;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if kill_after.is_some_and(|k| lines.load(Ordering::SeqCst) >= k) {
-            child.kill().unwrap();
-            break child.wait().unwrap();
-        }
-        assert!(Instant::now() < deadline, "crawl did not finish in time");
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let mut all = vec![
+        dir.join("seeds.txt").to_string_lossy().into_owned(),
+        "--out".into(),
+        dir.join("out").to_string_lossy().into_owned(),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let (code, stdout, stderr) = util::run_binary_with(&all, None, dir, env, kill_after);
     Run {
-        code: status.code(),
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
+        code,
+        stdout,
+        stderr,
     }
 }
 

@@ -4,9 +4,11 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long any one crawl in a test may take before the test fails (it is killed, not waited for).
@@ -77,9 +79,24 @@ pub fn crawl_unparsed(seeds: &str, args: &[&str]) -> Outcome {
 
 /// Runs the binary with `args` (and `stdin` if given), killing it at the deadline.
 pub fn run_binary(args: &[String], stdin: Option<&[u8]>, cwd: &Path) -> (i32, String, String) {
+    let (code, stdout, stderr) = run_binary_with(args, stdin, cwd, &[], None);
+    (code.unwrap_or(-1), stdout, stderr)
+}
+
+/// `run_binary` with extra environment variables, and with `kill_after`, SIGKILLs the crawler
+/// once its stdout (the URL log) has that many lines, if it gets that far. The exit code is
+/// None when a signal ended the process.
+pub fn run_binary_with(
+    args: &[String],
+    stdin: Option<&[u8]>,
+    cwd: &Path,
+    env: &[(&str, String)],
+    kill_after: Option<usize>,
+) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
         .args(args)
         .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -92,13 +109,19 @@ pub fn run_binary(args: &[String], stdin: Option<&[u8]>, cwd: &Path) -> (i32, St
     if let Some(bytes) = stdin {
         child.stdin.take().unwrap().write_all(bytes).unwrap();
     }
-    // Read both pipes on threads so a chatty child never blocks on a full pipe.
-    let mut stdout_pipe = child.stdout.take().unwrap();
+    // Read both pipes on threads so a chatty child never blocks on a full pipe; stdout line by
+    // line, counting, for `kill_after`.
+    let lines = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&lines);
+    let stdout_pipe = child.stdout.take().unwrap();
     let mut stderr_pipe = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout_pipe, &mut s).unwrap();
-        s
+        let mut text = String::new();
+        let mut reader = BufReader::new(stdout_pipe);
+        while reader.read_line(&mut text).unwrap_or(0) > 0 {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        text
     });
     let err_reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -110,6 +133,10 @@ pub fn run_binary(args: &[String], stdin: Option<&[u8]>, cwd: &Path) -> (i32, St
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
+        if kill_after.is_some_and(|k| lines.load(Ordering::SeqCst) >= k) {
+            child.kill().unwrap();
+            break child.wait().unwrap();
+        }
         if Instant::now() > deadline {
             child.kill().unwrap();
             child.wait().unwrap();
@@ -118,10 +145,10 @@ pub fn run_binary(args: &[String], stdin: Option<&[u8]>, cwd: &Path) -> (i32, St
                 err_reader.join().unwrap()
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     };
     (
-        status.code().unwrap_or(-1),
+        status.code(),
         out_reader.join().unwrap(),
         err_reader.join().unwrap(),
     )
