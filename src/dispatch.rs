@@ -401,8 +401,10 @@ impl Sink<Entry> for FrontierSink {
         Ok(())
     }
 
+    /// The fsync happens outside the dispatcher's lock: workers go on meanwhile.
     fn commit(&mut self) -> Result<()> {
-        self.0.state.lock().unwrap().frontier.commit()
+        let file = self.0.state.lock().unwrap().frontier.start_commit()?;
+        file.sync_data().context("syncing the frontier")
     }
 
     fn publish(&mut self) {

@@ -114,9 +114,8 @@ pub struct Frontier {
     writer: BufWriter<File>,
     /// Where the next append goes.
     write: Pos,
-    /// The end of what `commit` made durable.
-    committed: Pos,
-    /// The end of what `publish` made visible: `pop` reads no further.
+    /// The end of what `publish` made visible: `pop` reads no further. Appends past it are
+    /// one delivery's, made durable by `commit` before they are published.
     published: Pos,
     reader: BufReader<File>,
     read: Pos,
@@ -173,7 +172,6 @@ impl Frontier {
             dir: dir.to_owned(),
             writer: BufWriter::with_capacity(1 << 16, writer),
             write,
-            committed: write,
             published: write,
             reader,
             read,
@@ -225,23 +223,29 @@ impl Frontier {
 
     /// Makes every appended entry durable.
     pub fn commit(&mut self) -> Result<()> {
-        self.writer.flush()?;
-        self.writer.get_ref().sync_data()?;
-        self.committed = self.write;
+        self.start_commit()?.sync_data()?;
         Ok(())
+    }
+
+    /// The first half of `commit`: hands the appends to the kernel and returns the file to
+    /// fsync, so that a caller sharing the frontier under a lock can sync without holding it.
+    /// (Earlier segments were synced when they rolled over.)
+    pub fn start_commit(&mut self) -> Result<File> {
+        self.writer.flush()?;
+        Ok(self.writer.get_ref().try_clone()?)
     }
 
     /// Makes the committed entries visible to `pop`.
     pub fn publish(&mut self) {
-        debug_assert_eq!(self.committed, self.write, "publish follows commit");
-        self.published = self.committed;
+        self.published = self.write;
         self.len += self.unpublished;
         self.unpublished = 0;
     }
 
-    /// Names the committed end, for `rollback`.
+    /// Names the end before a delivery, for `rollback`.
     pub fn mark(&self) -> String {
-        format!("{} {}", self.committed.segment, self.committed.offset)
+        debug_assert_eq!(self.published, self.write, "no delivery is under way");
+        format!("{} {}", self.published.segment, self.published.offset)
     }
 
     /// Cuts off everything appended after `mark` (a delivery a crash interrupted). Only called
