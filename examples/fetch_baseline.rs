@@ -4,7 +4,7 @@
 //!
 //! Usage: `fetch_baseline URLS_FILE THREADS` — prints pages, seconds and pages/s.
 
-use crawl::fetch::{FetchConfig, Fetcher};
+use crawl::{FetchConfig, Fetcher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 

@@ -18,7 +18,7 @@ fn main() -> std::io::Result<()> {
         if line.last() == Some(&b'\n') {
             line.pop();
         }
-        if seen.insert(crawl::checksum::checksum(&line)) {
+        if seen.insert(crawl::checksum(&line)) {
             out.write_all(&line)?;
             out.write_all(b"\n")?;
         }

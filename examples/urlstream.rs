@@ -16,7 +16,7 @@ const RECENT: usize = 1 << 15;
 const POPULAR_BITS: u32 = 20;
 const SITES: u64 = 20_000;
 
-use crawl::splitmix::SplitMix;
+use crawl::SplitMix;
 
 fn main() {
     let mut args = std::env::args().skip(1);

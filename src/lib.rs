@@ -1,48 +1,45 @@
 //! `crawl`: a polite, crash-safe web crawler with Mercator's disk-based duplicate-URL eliminator.
 //!
-//! The modules follow a URL through the crawler (see shared/DESIGN.md):
-//! `seeds` → `normalize` (canonical form, scope filter) → `due` (`clock` cache in front of the
-//! sorted on-disk `store`, keyed by `checksum`) → `frontier` (disk FIFO) → `dispatch` and
-//! `politeness` (per-host queues, delay rule, `robots`) → `crawl` workers: `fetch`, `extract`,
-//! `urllog`, `links` (the link graph) and `save` (`--save files`). `statedir`, `durable`,
-//! `hoststate` and `recrawl` keep the state directory safe across runs (`failpoint` crashes it
-//! on purpose in tests); `cli`, `exit`, `progress` and `summary` face the user.
-//! Beside the crawl: `hunt` (`--find`, searched in each fetched page), `dedupe` (a stdin
-//! filter on the same DUE) and `cachesim` (the paper's cache experiment).
+//! Each folder is one stage of the pipeline a URL goes through (ARCHITECTURE.md draws it):
+//!
+//! ```text
+//! url (seeds, extract, normalize) → seen (the DUE) → frontier → schedule (politeness, robots)
+//!   → fetch → crawl (the workers) → output (WARC, URL log, links, pages, summary)
+//! ```
+//!
+//! `state` keeps the state directory safe across kills and runs; `tools` holds the subcommands
+//! beside the crawl (`dedupe`, `cachesim`, `rank`); `cli` is the command line; `sys` the few
+//! platform calls. Modules are private: what the binary, tests, examples and fuzz targets use is
+//! re-exported below.
 
-pub mod archive;
-pub mod batch;
-pub mod cachesim;
-pub mod checksum;
-pub mod cli;
-pub mod clock;
-pub mod crawl;
-pub mod dedupe;
-pub mod dispatch;
-pub mod dns;
-pub mod due;
-pub mod durable;
-pub mod exit;
-pub mod extract;
-pub mod failpoint;
-pub mod fetch;
-pub mod focus;
-pub mod frontier;
-pub mod hits;
-pub mod hoststate;
-pub mod hunt;
-pub mod links;
-pub mod normalize;
-pub mod politeness;
-pub mod progress;
-pub mod rank;
-pub mod recrawl;
-pub mod robots;
-pub mod save;
-pub mod seeds;
-pub mod splitmix;
-pub mod statedir;
-pub mod store;
-pub mod summary;
-pub mod urllog;
-pub mod warc;
+#![warn(missing_docs)]
+
+mod cli;
+mod crawl;
+mod fetch;
+mod frontier;
+mod output;
+mod schedule;
+mod seen;
+mod splitmix;
+mod state;
+mod sys;
+mod tools;
+mod url;
+
+// The binary's entry points.
+pub use cli::command::main;
+pub use sys::tune_allocator;
+
+// For the integration tests, examples, benchmarks and fuzz targets: the pure functions they
+// exercise directly (everything else they reach through the binary).
+pub use crawl::run::MAX_RETRIES;
+pub use fetch::client::{FetchConfig, Fetcher};
+pub use schedule::robots::RobotsRules;
+pub use seen::checksum::checksum;
+pub use splitmix::SplitMix;
+pub use tools::cachesim::policy::{Policy, Simulator, Trace};
+pub use tools::cachesim::simulate;
+pub use url::extract::extract_links;
+pub use url::normalize::{Filter, Scope, canonicalize};
+pub use url::seeds::parse_seeds;

@@ -3,7 +3,7 @@
 
 mod util;
 
-use crawl::cachesim::policy::{Policy, Simulator, Trace};
+use crawl::{Policy, Simulator, Trace};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -152,7 +152,7 @@ fn min_bounds_every_policy_on_a_long_trace() {
         .collect();
     let trace: Trace = keys.iter().copied().collect();
     let distinct = keys.iter().collect::<HashSet<_>>().len() as u64;
-    let table = crawl::cachesim::simulate(&trace, &[1, 32, 256, 2048, 16384, 1 << 20], 3);
+    let table = crawl::simulate(&trace, &[1, 32, 256, 2048, 16384, 1 << 20], 3);
     for (size, row) in table.sizes.iter().zip(&table.misses) {
         let [random, stat, lru, clock, min, infinite] = *row;
         assert_eq!(infinite, distinct, "INFINITE at size {size}");

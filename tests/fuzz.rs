@@ -10,9 +10,9 @@
 //! `FUZZ_CASES=200000 cargo test --release --test fuzz` (BENCHMARKS.md has the figures).
 //! cargo-fuzz targets over the same functions are in `fuzz/` (nightly only).
 
-use crawl::extract::extract_links;
-use crawl::normalize::{Filter, Scope, canonicalize};
-use crawl::robots::RobotsRules;
+use crawl::RobotsRules;
+use crawl::extract_links;
+use crawl::{Filter, Scope, canonicalize};
 use proptest::prelude::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -192,7 +192,7 @@ proptest! {
         Just(b"\xEF\xBB\xBF".to_vec()),
     ], 0..12)) {
         let bytes = text.join(&b"\n"[..]);
-        match crawl::seeds::parse_seeds("s.txt", &bytes) {
+        match crawl::parse_seeds("s.txt", &bytes) {
             Ok(seeds) => prop_assert!(seeds.iter().all(|u| u.scheme().starts_with("http"))),
             Err(e) => prop_assert!(e.to_string().contains("s.txt")),
         }

@@ -44,7 +44,7 @@ fn a_busy_host_is_left_alone_for_retry_after_then_asked_again() {
         );
     }
     let down = log.iter().filter(|e| e.target == "/down").count();
-    assert_eq!(down, 1 + crawl::crawl::MAX_RETRIES as usize);
+    assert_eq!(down, 1 + crawl::MAX_RETRIES as usize);
 
     let notes: Vec<(u16, &str)> = run
         .pages()

@@ -2,7 +2,7 @@
 //! return more links than asked for.
 #![no_main]
 
-use crawl::extract::extract_links;
+use crawl::extract_links;
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 

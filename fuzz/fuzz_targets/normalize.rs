@@ -2,7 +2,7 @@
 //! without a panic, and an http(s) URL canonicalizes to a fixed point.
 #![no_main]
 
-use crawl::normalize::{Filter, Scope, canonicalize};
+use crawl::{Filter, Scope, canonicalize};
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 

@@ -1,7 +1,7 @@
 //! robots.txt: any bytes parse, and any path can be asked about, without a panic.
 #![no_main]
 
-use crawl::robots::RobotsRules;
+use crawl::RobotsRules;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,0 +1,354 @@
+//! The command line: every option with a one-line help and a longer explanation.
+//!
+//! Values are validated here, before any machinery is built: a typo is an error (exit 2),
+//! never a silent zero.
+
+use crate::output::urllog::LogFormat;
+use crate::output::warc::Compression;
+use crate::url::normalize::Scope;
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
+///
+/// The URL log (one tab-separated line per fetch: status, depth, bytes, ms, content type,
+/// URL, note; or JSON lines) goes to stdout or --log FILE; progress, diagnostics and the
+/// summary go to stderr. Everything else the crawl keeps lives under --out.
+#[derive(Parser, Debug)]
+#[command(
+    name = "crawl",
+    version,
+    max_term_width = 100,
+    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)\n  crawl rank DIR             top hubs and authorities of DIR/links.tsv (see `crawl rank --help`)"
+)]
+pub struct Args {
+    /// File of seed URLs, one per line (`-` for stdin).
+    ///
+    /// Blank lines and lines starting with `#` are skipped. A bad line is reported as
+    /// FILE:LINE and nothing is crawled (exit status 2).
+    #[arg(value_name = "SEEDS")]
+    pub seeds: String,
+
+    /// State directory: seen set, frontier, WARC files, summary.
+    ///
+    /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout,
+    /// stderr and --log FILE). Two crawls cannot share one directory at the same time.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Worker threads.
+    ///
+    /// At most one request is in flight per host at any time, whatever the number of workers,
+    /// so more workers than hosts gains nothing.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: u32,
+
+    /// Stop after this many pages have been fetched.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pages: Option<u64>,
+
+    /// Follow links at most this many hops from a seed (seeds are depth 0). Default 100.
+    ///
+    /// The default ends traps that make a new URL of every link (a calendar linking each month
+    /// to the next) after 100 pages per direction. With --find the default is 4 (depth 5 when
+    /// the start page counts as 1).
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+
+    /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
+    ///
+    /// Pages (2xx HTML or plain text, decoded) are searched line by line in their source, markup
+    /// included. stdout then carries only the result, `URL TAB LINE_NO TAB LINE` (the URL log
+    /// goes to --log FILE if given); not finding TEXT within the depth limit is said on stderr.
+    /// Either way the exit status is 0. The crawl is otherwise an ordinary one: polite, obeying
+    /// robots.txt, archiving to --out. With several workers the first match fetched wins; -j 1
+    /// gives strict breadth-first order.
+    #[arg(long, value_name = "TEXT", value_parser = crate::crawl::hunt::parse_text)]
+    pub find: Option<String>,
+
+    /// Match --find's TEXT regardless of case (Unicode case folding).
+    #[arg(short = 'i', long, requires = "find")]
+    pub ignore_case: bool,
+
+    /// Which hosts the crawl may visit beyond the seeds.
+    ///
+    /// `host`: the seeds' hosts (host and port) only. `domain`: the seeds' registrable
+    /// domains (www.example.com also covers shop.example.com). `any`: no limit.
+    #[arg(long, value_enum, default_value_t = Scope::Host)]
+    pub scope: Scope,
+
+    /// Only crawl URLs matching this regular expression (repeatable: any may match).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<regex::Regex>,
+
+    /// Never crawl URLs matching this regular expression (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<regex::Regex>,
+
+    /// Wait this many times the last response time before the next request to a host.
+    ///
+    /// Mercator's politeness rule. 0 turns it off (for benchmarks of your own servers);
+    /// robots.txt Crawl-delay and --min-delay still apply.
+    #[arg(long, value_name = "F", default_value_t = 10.0, value_parser = non_negative)]
+    pub delay_factor: f64,
+
+    /// Never contact a host sooner than this many seconds after its last response.
+    #[arg(long, value_name = "SECS", default_value = "0", value_parser = seconds)]
+    pub min_delay: Duration,
+
+    /// Cap the delay rule at this many seconds (robots.txt Crawl-delay may still ask for more).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub max_delay: Duration,
+
+    /// User-Agent header; its first word (before `/`) is the robots.txt token.
+    #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
+    pub user_agent: String,
+
+    /// Give up on a request after this many seconds (connect, headers and body together).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+    pub timeout: Duration,
+
+    /// Keep at most this many bytes of a response body (suffixes K, M, G).
+    #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
+    pub max_body: u64,
+
+    /// How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz).
+    ///
+    /// Every response (robots.txt included) and its request are archived under DIR/warc/, each
+    /// record its own zstd frame or gzip member. Read .warc.zst with FastWARC, or with
+    /// `zstdcat FILE | warcio ...`; choose gzip for pywb and replayweb.page.
+    #[arg(long, value_enum, value_name = "KIND", default_value_t = Compression::Zstd)]
+    pub warc_compression: Compression,
+
+    /// Start a new WARC file once the current one reaches this size (suffixes K, M, G).
+    ///
+    /// Sizes are compressed bytes; a file ends after the record that crosses the limit, so a
+    /// file may exceed it by one request and response.
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = bytes)]
+    pub warc_max_size: u64,
+
+    /// Do not write WARC files (the URL log and the crawl are unchanged).
+    #[arg(long, conflicts_with_all = ["warc_compression", "warc_max_size"])]
+    pub no_warc: bool,
+
+    /// Entries in the CLOCK cache of recently seen URL checksums.
+    ///
+    /// About 17 bytes each. The cache answers most "seen?" lookups without the disk.
+    #[arg(long, value_name = "N", default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 31))]
+    pub cache_entries: u64,
+
+    /// Cache misses buffered before they are merged into the on-disk seen set.
+    ///
+    /// Larger batches mean fewer passes over the seen-set file; each entry holds its URL in
+    /// memory until the merge.
+    #[arg(long, value_name = "N", default_value_t = 65536, value_parser = clap::value_parser!(u64).range(1..=1 << 28))]
+    pub buffer_entries: u64,
+
+    /// Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines).
+    ///
+    /// tsv columns: status, depth, bytes, ms, content type, URL, note. jsonl objects have the
+    /// keys status, depth, bytes, ms, content_type, url, note and error (the error kind when
+    /// there was no response); absent values are null.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Tsv)]
+    pub log_format: LogFormat,
+
+    /// Write the URL log to FILE (created or truncated) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Also save each fetched HTML page as a plain file: `files` writes DIR/pages/.
+    ///
+    /// Pages answered 2xx with an HTML type are written, content encoding (gzip) decoded, as
+    /// DIR/pages/HOST_PORT/PATH, every name made safe (see the man page). WARC files are
+    /// written as well.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub save: Option<Save>,
+
+    /// On a state directory whose crawl completed, crawl afresh instead of recrawling.
+    ///
+    /// Running again on a completed crawl recrawls it: every page it fetched is asked for
+    /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages;
+    /// the WARC files stay). On an unfinished crawl it also discards the progress made.
+    #[arg(long)]
+    pub restart: bool,
+
+    /// Focused crawl: favour URLs linked from pages containing TEXT and from good hubs.
+    ///
+    /// TEXT is matched in each page's HTML, ignoring ASCII case. A URL scores 1 per linking
+    /// page that matched, plus that page's hub score (HITS over the link graph seen so far,
+    /// recomputed every 100 pages or more; the best hub counts 1). Up to --focus-window URLs
+    /// wait in memory, best first; the rest stay in the disk frontier, first in first out.
+    #[arg(long, value_name = "TEXT", value_parser = non_empty)]
+    pub focus: Option<String>,
+
+    /// URLs held in the --focus priority window, in memory (about 100 bytes each).
+    #[arg(long, value_name = "N", default_value_t = 10000, requires = "focus", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    pub focus_window: u64,
+
+    /// Print nothing on stderr but errors (no progress, no summary).
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Without a terminal, print a status line on stderr every 10 seconds and at the end.
+    ///
+    /// On a terminal a progress bar is shown anyway (and cleared before the summary).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// What `--save` writes besides the WARC archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Save {
+    /// Each HTML page as a file under DIR/pages/.
+    Files,
+}
+
+fn non_empty(text: &str) -> Result<String, String> {
+    match text.is_empty() {
+        true => Err("expected a word or phrase, found an empty string".into()),
+        false => Ok(text.to_owned()),
+    }
+}
+
+fn non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a non-negative number, found {text:?}")),
+    }
+}
+
+fn seconds(text: &str) -> Result<Duration, String> {
+    non_negative(text)
+        .and_then(|v| Duration::try_from_secs_f64(v).map_err(|e| e.to_string()))
+        .map_err(|_| format!("expected a number of seconds such as 0.5 or 30, found {text:?}"))
+}
+
+/// A byte count with an optional K/M/G suffix (powers of 1024).
+fn bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let scale: u64 = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "expected bytes such as 65536, 512K or 10M, found {text:?}"
+            ));
+        }
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("expected a positive byte count such as 512K or 10M, found {text:?}")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_parse_or_fail_loudly() {
+        assert_eq!(bytes("10M"), Ok(10 << 20));
+        assert_eq!(bytes("512k"), Ok(512 << 10));
+        assert_eq!(bytes("7"), Ok(7));
+        assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
+        assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert!(seconds("-1").is_err() && seconds("nan").is_err());
+    }
+
+    #[test]
+    fn warc_options_parse_and_conflict() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.warc_compression, Compression::Zstd);
+        assert_eq!(args.warc_max_size, 1 << 30);
+        assert!(!args.no_warc);
+        let args = parse(&["--warc-compression", "gzip", "--warc-max-size", "20K"]).unwrap();
+        assert_eq!(args.warc_compression, Compression::Gzip);
+        assert_eq!(args.warc_max_size, 20 << 10);
+        assert!(parse(&["--no-warc"]).unwrap().no_warc);
+        assert!(parse(&["--warc-compression", "xz"]).is_err());
+        assert!(parse(&["--warc-max-size", "0"]).is_err());
+        assert!(parse(&["--no-warc", "--warc-compression", "gzip"]).is_err());
+    }
+
+    #[test]
+    fn output_options_parse_and_conflict() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.log_format, LogFormat::Tsv);
+        assert!(args.log.is_none() && args.save.is_none() && !args.verbose);
+        let args = parse(&[
+            "--log-format",
+            "jsonl",
+            "--log",
+            "f",
+            "--save",
+            "files",
+            "-v",
+        ])
+        .unwrap();
+        assert_eq!(args.log_format, LogFormat::Jsonl);
+        assert_eq!(args.save, Some(Save::Files));
+        assert!(parse(&["--log-format", "csv"]).is_err());
+        assert!(parse(&["--save", "warc"]).is_err());
+        assert!(parse(&["-q", "-v"]).is_err());
+    }
+
+    #[test]
+    fn find_options_parse_and_check_the_text() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&[]).unwrap();
+        assert!(args.find.is_none() && !args.ignore_case);
+        let args = parse(&["--find", "needle", "-i"]).unwrap();
+        assert_eq!(args.find.as_deref(), Some("needle"));
+        assert!(args.ignore_case);
+        assert!(parse(&["--find", &"x".repeat(100)]).is_ok());
+        let too_long = parse(&["--find", &"x".repeat(101)]).unwrap_err();
+        assert_eq!(too_long.exit_code(), 2);
+        assert!(parse(&["-i"]).is_err(), "-i needs --find");
+    }
+
+    #[test]
+    fn focus_options_parse_and_depend() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&["--focus", "orchid"]).unwrap();
+        assert_eq!(
+            (args.focus.as_deref(), args.focus_window),
+            (Some("orchid"), 10000)
+        );
+        assert!(parse(&[]).unwrap().focus.is_none());
+        assert!(parse(&["--focus", ""]).is_err());
+        assert!(parse(&["--focus-window", "5"]).is_err(), "needs --focus");
+        assert!(parse(&["--focus", "x", "--focus-window", "0"]).is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+    }
+}

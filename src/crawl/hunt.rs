@@ -1,0 +1,248 @@
+//! The keyword hunt (`--find TEXT`), after the "KeywordHunter" of the seeds: crawl
+//! breadth-first until a fetched page contains TEXT, report the page and the matching line,
+//! and stop.
+//!
+//! It owns only the search and its one result. The crawl hands it every fetched page
+//! ([`Hunt::search`]) and stops handing out work once [`Hunt::is_found`] holds; `main` prints
+//! the result. The match is over the page's source lines as served (HTML markup included), as
+//! the origin matched page lines: the line number is a line of the page source, which a browser's
+//! "view source" shows. Only 2xx answers of type HTML or text/plain are searched, decoded from
+//! their content encoding (gzip) and charset (the Content-Type's, else an HTML `<meta charset>`
+//! near the top, else UTF-8) before matching.
+
+use crate::fetch::client::Fetched;
+use encoding_rs::{Encoding, UTF_8};
+use regex::{Regex, RegexBuilder};
+use std::sync::OnceLock;
+
+/// The longest TEXT accepted, in characters (as in the origin).
+pub const MAX_TEXT_CHARS: usize = 100;
+/// With `--find` and no `--max-depth`: four link hops from a seed, which is the origin's depth
+/// 5 when the start page counts as depth 1.
+pub const DEFAULT_MAX_DEPTH: u32 = 4;
+/// A matching line longer than this is shown as a window around the match.
+const MAX_SHOWN_CHARS: usize = 400;
+
+/// Checks TEXT for `--find`: 1 to 100 characters, on one line.
+pub fn parse_text(text: &str) -> Result<String, String> {
+    let chars = text.chars().count();
+    if chars == 0 {
+        Err("the text to find is empty".into())
+    } else if chars > MAX_TEXT_CHARS {
+        Err(format!(
+            "the text to find has {chars} characters; at most {MAX_TEXT_CHARS} are allowed"
+        ))
+    } else if text.contains(['\n', '\r']) {
+        Err("the text to find must be on one line (pages are searched line by line)".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+/// Where TEXT was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub url: String,
+    /// Hops from the seed (seeds are 0).
+    pub depth: u32,
+    /// 1-based line number in the decoded page.
+    pub line_no: usize,
+    /// The line (or a window of it around the match), without its line ending.
+    pub line: String,
+}
+
+impl Found {
+    /// The result as printed on stdout: `URL TAB LINE_NO TAB LINE`, control characters in the
+    /// line (tabs included) escaped so that the three columns hold.
+    pub fn to_tsv(&self) -> String {
+        format!(
+            "{}\t{}\t{}",
+            crate::output::urllog::sanitize(&self.url),
+            self.line_no,
+            crate::output::urllog::sanitize(&self.line)
+        )
+    }
+}
+
+/// A running hunt: what to look for and, once a page matched, the first match.
+pub struct Hunt {
+    pub text: String,
+    pattern: Regex,
+    found: OnceLock<Found>,
+}
+
+impl Hunt {
+    /// A hunt for `text` (already checked by [`parse_text`]).
+    pub fn new(text: &str, ignore_case: bool) -> Hunt {
+        let pattern = RegexBuilder::new(&regex::escape(text))
+            .case_insensitive(ignore_case)
+            .build()
+            .expect("an escaped literal is a valid pattern");
+        Hunt {
+            text: text.to_owned(),
+            pattern,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// Searches a fetched page. The first page to match (of all workers) becomes the result.
+    pub fn search(&self, url: &str, depth: u32, response: &Fetched, max_body: u64) {
+        if self.is_found() || !(200..300).contains(&response.status) {
+            return;
+        }
+        let html = response.is_html();
+        if !html && response.media_type().as_deref() != Some("text/plain") {
+            return;
+        }
+        let body = response.decoded_body(max_body);
+        let text = decode(&body, response.charset(), html);
+        if let Some((line_no, line)) = self.find_line(&text) {
+            let _ = self.found.set(Found {
+                url: url.to_owned(),
+                depth,
+                line_no,
+                line,
+            });
+        }
+    }
+
+    /// The first matching line of `text`: its 1-based number and its content (or a window of
+    /// it around the match when it is very long, as minified pages are).
+    pub fn find_line(&self, text: &str) -> Option<(usize, String)> {
+        let m = self.pattern.find(text)?;
+        let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[m.end()..]
+            .find('\n')
+            .map_or(text.len(), |i| m.end() + i);
+        let line_no = text[..start].matches('\n').count() + 1;
+        let line = text[start..end].trim_end_matches('\r');
+        if line.chars().count() <= MAX_SHOWN_CHARS {
+            return Some((line_no, line.to_owned()));
+        }
+        let side = (MAX_SHOWN_CHARS - m.as_str().chars().count()) / 2;
+        let before: String = {
+            let mut chars: Vec<char> = text[start..m.start()].chars().rev().take(side).collect();
+            chars.reverse();
+            chars.into_iter().collect()
+        };
+        let after: String = text[m.end()..end].chars().take(side).collect();
+        let open = if before.len() < m.start() - start {
+            "…"
+        } else {
+            ""
+        };
+        let close = if after.len() < end - m.end() {
+            "…"
+        } else {
+            ""
+        };
+        Some((
+            line_no,
+            format!("{open}{before}{}{after}{close}", m.as_str()),
+        ))
+    }
+
+    pub fn is_found(&self) -> bool {
+        self.found.get().is_some()
+    }
+
+    /// The match, once a page matched.
+    pub fn found(&self) -> Option<&Found> {
+        self.found.get()
+    }
+}
+
+/// The body as text: by the header's charset, else (for HTML) a `<meta charset>` in the first
+/// 1024 bytes, else UTF-8; a byte-order mark wins over both. Bad bytes become U+FFFD.
+fn decode(body: &[u8], charset: Option<&str>, html: bool) -> String {
+    let label = charset
+        .map(|c| c.as_bytes().to_vec())
+        .or_else(|| html.then(|| meta_charset(body)).flatten());
+    let encoding = label
+        .and_then(|l| Encoding::for_label(l.trim_ascii()))
+        .unwrap_or(UTF_8);
+    encoding.decode(body).0.into_owned()
+}
+
+/// The label of `charset=` in the first 1024 bytes (a prescan, as browsers do).
+fn meta_charset(body: &[u8]) -> Option<Vec<u8>> {
+    let head = body[..body.len().min(1024)].to_ascii_lowercase();
+    let at = head.windows(8).position(|w| w == b"charset=")? + 8;
+    let label: Vec<u8> = head[at..]
+        .iter()
+        .skip_while(|&&b| b == b'"' || b == b'\'')
+        .take_while(|&&b| {
+            !matches!(b, b'"' | b'\'' | b';' | b'>' | b'/') && !b.is_ascii_whitespace()
+        })
+        .copied()
+        .collect();
+    (!label.is_empty()).then_some(label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_checked() {
+        assert_eq!(parse_text("needle"), Ok("needle".into()));
+        assert!(parse_text(&"é".repeat(100)).is_ok());
+        assert!(
+            parse_text(&"x".repeat(101))
+                .unwrap_err()
+                .contains("101 characters")
+        );
+        assert!(parse_text("").is_err() && parse_text("a\nb").is_err());
+    }
+
+    #[test]
+    fn finds_the_first_matching_line_with_its_number() {
+        let hunt = Hunt::new("Needle", false);
+        let page = "<html>\r\n<p>hay</p>\r\n<p>a Needle here</p>\r\n<p>Needle again</p>";
+        assert_eq!(
+            hunt.find_line(page),
+            Some((3, "<p>a Needle here</p>".into()))
+        );
+        assert_eq!(hunt.find_line("needle"), None);
+        let hunt = Hunt::new("NEEDLE", true);
+        assert_eq!(hunt.find_line("x\nneedle"), Some((2, "needle".into())));
+        // Unicode case folding, and regex syntax in TEXT is literal.
+        assert!(Hunt::new("ÉTÉ", true).find_line("un été").is_some());
+        assert_eq!(
+            Hunt::new("a.b", false).find_line("axb\na.b"),
+            Some((2, "a.b".into()))
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_match() {
+        let line = format!("{}Needle{}", "a".repeat(5000), "b".repeat(5000));
+        let (no, shown) = Hunt::new("Needle", false).find_line(&line).unwrap();
+        assert_eq!(no, 1);
+        assert!(shown.starts_with('…') && shown.ends_with('…') && shown.contains("aNeedleb"));
+        assert!(
+            shown.chars().count() <= MAX_SHOWN_CHARS + 2,
+            "{}",
+            shown.len()
+        );
+    }
+
+    #[test]
+    fn pages_are_decoded_by_their_charset() {
+        let latin1 = b"<meta charset=\"iso-8859-1\">\n<p>caf\xe9</p>";
+        assert!(decode(latin1, None, true).contains("café"));
+        assert!(decode(b"<p>caf\xe9</p>", Some("windows-1252"), true).contains("café"));
+        assert!(decode("café".as_bytes(), None, false).contains("café"));
+    }
+
+    #[test]
+    fn the_result_line_keeps_three_columns() {
+        let found = Found {
+            url: "http://h/".into(),
+            depth: 1,
+            line_no: 7,
+            line: "a\tb\u{1b}".into(),
+        };
+        assert_eq!(found.to_tsv(), "http://h/\t7\ta\\tb\\u{1b}");
+    }
+}

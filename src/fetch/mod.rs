@@ -1,0 +1,7 @@
+//! Fetching: one HTTP(S) request and its bounded response.
+//!
+//! `client` sends the request with every timeout and size cap set; `dns` caches name
+//! look-ups in front of it. See ARCHITECTURE.md, "Fetch".
+
+pub mod client;
+pub mod dns;

@@ -1,0 +1,12 @@
+//! The frontier: URLs waiting to be fetched.
+//!
+//! `entry` is the frontier's record (one line per URL, with what a recrawl needs), `queue` the
+//! disk FIFO of those records with its durable head and done log, and `focus` the optional
+//! priority window of `--focus`. See ARCHITECTURE.md, "Frontier".
+
+pub mod entry;
+pub mod focus;
+pub mod queue;
+
+pub use entry::{Entry, Previous};
+pub use queue::Frontier;

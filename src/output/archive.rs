@@ -1,0 +1,106 @@
+//! The WARC writer thread: many workers, one owner of the archive (ARCHITECTURE.md: one owner per
+//! output). Workers queue owned records over a bounded channel; the thread writes each as a
+//! `response` (or, during a recrawl, a `revisit`) record and its `request` record, then reports
+//! the page done (`archived`): a page counts as done only once its record reached the kernel,
+//! so a kill never leaves a done page missing from the archive.
+
+use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter};
+use anyhow::{Context, Result, anyhow};
+use std::net::IpAddr;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
+use std::time::SystemTime;
+
+/// One exchange for the archive, owned so that it can cross to the writer thread.
+pub struct ArchiveRecord {
+    pub target_uri: String,
+    pub date: SystemTime,
+    pub ip: Option<IpAddr>,
+    pub request_head: Vec<u8>,
+    pub response_head: Vec<u8>,
+    pub body: Vec<u8>,
+    pub truncated: bool,
+    /// For a page (not robots.txt, not a response to ask again): what its record also needs.
+    pub page: Option<PageRecord>,
+}
+
+/// What a page's record carries beyond the exchange.
+pub struct PageRecord {
+    /// The page's checksum: it is done once its record is written.
+    pub key: u64,
+    /// The body's payload digest, taken once by the worker (it goes to `fetched.tsv` too).
+    pub payload_digest: String,
+    /// During a recrawl, an unchanged page is archived as a `revisit` record.
+    pub revisit: Option<Revisit>,
+}
+
+/// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
+///
+/// The queue holds at most one record per worker (at least 4, at most 256), so a slow disk
+/// slows the workers down instead of filling memory with bodies: at most about twice the
+/// bodies the workers hold anyway.
+pub struct Archive {
+    sender: SyncSender<ArchiveRecord>,
+    writer: JoinHandle<Result<WarcStats>>,
+}
+
+impl Archive {
+    /// Starts the writer thread on an opened archive. `archived` is told each page's checksum
+    /// once its record is written (handed to the kernel).
+    pub fn start(
+        mut warc: WarcWriter,
+        workers: usize,
+        archived: impl Fn(u64) -> Result<()> + Send + 'static,
+    ) -> Result<Archive> {
+        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 256));
+        let writer = std::thread::Builder::new()
+            .name("warc".into())
+            .spawn(move || {
+                // On an error the receiver is dropped, so workers see the writer stop; the
+                // file being written stays `.open` and the next run repairs it.
+                for r in records {
+                    let exchange = Exchange {
+                        target_uri: &r.target_uri,
+                        date: r.date,
+                        ip: r.ip,
+                        request_head: &r.request_head,
+                        response_head: &r.response_head,
+                        response_body: &r.body,
+                        truncated: r.truncated.then_some("length"),
+                    };
+                    match &r.page {
+                        None => warc.write_exchange(&exchange),
+                        Some(PageRecord {
+                            revisit: Some(revisit),
+                            ..
+                        }) => warc.write_revisit(&exchange, revisit),
+                        Some(page) => warc.write_response(&exchange, &page.payload_digest),
+                    }
+                    .with_context(|| format!("archiving {}", r.target_uri))?;
+                    if let Some(page) = &r.page {
+                        archived(page.key)?;
+                    }
+                }
+                warc.finish()
+            })
+            .context("starting the WARC writer thread")?;
+        Ok(Archive { sender, writer })
+    }
+
+    /// Queues a record, waiting while the queue is full.
+    pub fn write(&self, record: ArchiveRecord) -> Result<()> {
+        self.sender
+            .send(record)
+            .map_err(|_| anyhow!("the WARC writer stopped"))
+    }
+
+    /// Writes what is queued, closes the last file and returns what was written, or the error
+    /// that stopped the writer.
+    pub fn finish(self) -> Result<WarcStats> {
+        drop(self.sender);
+        self.writer
+            .join()
+            .map_err(|_| anyhow!("the WARC writer panicked"))?
+            .context("writing the WARC archive")
+    }
+}

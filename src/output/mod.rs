@@ -1,0 +1,10 @@
+//! What the crawl writes: the WARC archive, the URL log, the link graph, saved pages,
+//! the progress line and the summary. See ARCHITECTURE.md, "Outputs".
+
+pub mod archive;
+pub mod links;
+pub mod progress;
+pub mod save;
+pub mod summary;
+pub mod urllog;
+pub mod warc;

@@ -1,0 +1,1054 @@
+//! WARC/1.1 archive writer: owns the archive format and its files under the WARC directory.
+//!
+//! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
+//! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
+//! the caller), with `sha1:` base32 block and payload digests that independent readers verify.
+//! This module does not fetch, decode or choose what to archive; it only writes what it is given.
+//!
+//! Each record is its own compressed unit — one zstd frame with content size and checksum
+//! (`.warc.zst`, the warc-zstd convention, no dictionary) or one gzip member (`.warc.gz`) —
+//! written with a single `write_all`. A file being written carries an extra `.open` suffix; a
+//! crash leaves at most one torn unit at its end, which [`WarcWriter::open`] cuts off before
+//! giving the file its final name, so every complete record survives a crash.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Seek, Write};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, ensure};
+use sha1::{Digest, Sha1};
+
+use crate::splitmix::SplitMix;
+use crate::state::durable;
+
+/// How each record is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compression {
+    /// One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader.
+    Zstd,
+    /// One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page.
+    Gzip,
+}
+
+impl Compression {
+    /// The file name extension, without the leading dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Zstd => "warc.zst",
+            Compression::Gzip => "warc.gz",
+        }
+    }
+}
+
+/// Where and how the archive is written.
+#[derive(Clone, Debug)]
+pub struct WarcConfig {
+    /// The directory holding the WARC files; nothing is written outside it.
+    pub dir: PathBuf,
+    pub compression: Compression,
+    /// A file at or past this size is closed before the next fetch is written.
+    pub max_file_bytes: u64,
+    /// File name prefix, e.g. `crawl`: letters, digits, `-`, `_` and `.` only.
+    pub prefix: String,
+    /// Software name and version, for each file's `warcinfo` record.
+    pub software: String,
+}
+
+/// One HTTP request and its response, as sent and as received.
+#[derive(Clone, Debug)]
+pub struct Exchange<'a> {
+    pub target_uri: &'a str,
+    /// When the request was sent.
+    pub date: SystemTime,
+    pub ip: Option<IpAddr>,
+    /// The request line and headers as sent, ending with the empty line.
+    pub request_head: &'a [u8],
+    /// The status line and headers, ending with the empty line; `Transfer-Encoding` renamed.
+    pub response_head: &'a [u8],
+    /// The body as received: content encoding kept, transfer encoding removed.
+    pub response_body: &'a [u8],
+    /// `Some("length")` when the body was cut at the size cap (becomes `WARC-Truncated`).
+    pub truncated: Option<&'a str>,
+}
+
+/// What a writer wrote, returned by [`WarcWriter::finish`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarcStats {
+    pub files: u64,
+    pub records: u64,
+    /// Compressed bytes written.
+    pub bytes: u64,
+}
+
+const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+const IDENTICAL_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// Why a recrawled page is archived as a `revisit` record, and the previous capture's date.
+#[derive(Clone, Debug)]
+pub enum Revisit {
+    /// The server answered 304 Not Modified.
+    NotModified { refers_to_date: SystemTime },
+    /// The server sent the same payload again (its digest is given).
+    IdenticalPayload {
+        digest: String,
+        refers_to_date: SystemTime,
+    },
+}
+
+/// The WARC payload digest of a body (`sha1:` and base32), as the records carry it.
+pub fn payload_digest(body: &[u8]) -> String {
+    sha1_base32(body)
+}
+const OPEN_SUFFIX: &str = ".open";
+
+/// Writes records into rotating WARC files; one owner (the WARC writer thread) per directory.
+///
+/// Dropping it without [`finish`](Self::finish) leaves the current file `.open`; the next
+/// [`open`](Self::open) repairs and renames it.
+pub struct WarcWriter {
+    config: WarcConfig,
+    current: Option<OpenWarc>,
+    next_serial: u64,
+    ids: RecordIds,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    stats: WarcStats,
+}
+
+struct OpenWarc {
+    file: File,
+    open_path: PathBuf,
+    final_path: PathBuf,
+    bytes: u64,
+    warcinfo_id: String,
+}
+
+impl WarcWriter {
+    /// Creates the directory if needed, repairs the `.open` files a crash left behind, and
+    /// starts a new file lazily on the first record.
+    pub fn open(config: WarcConfig) -> Result<WarcWriter> {
+        let valid = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        ensure!(
+            !config.prefix.is_empty()
+                && !config.prefix.starts_with('.')
+                && config.prefix.chars().all(valid),
+            "WARC file prefix {:?} must be letters, digits, '-', '_' or '.', not starting with '.'",
+            config.prefix
+        );
+        fs::create_dir_all(&config.dir)
+            .with_context(|| format!("creating {}", config.dir.display()))?;
+        let mut next_serial = 0;
+        for (path, name) in list_dir(&config.dir)? {
+            let open_kind = [Compression::Zstd, Compression::Gzip]
+                .into_iter()
+                .find(|c| name.ends_with(&format!(".{}{OPEN_SUFFIX}", c.extension())));
+            if let Some(compression) = open_kind
+                && fs::symlink_metadata(&path)?.is_file()
+            {
+                repair(&path, compression)
+                    .with_context(|| format!("repairing {}", path.display()))?;
+            }
+            let serial = name
+                .strip_prefix(&config.prefix)
+                .and_then(|r| r.strip_prefix('-'));
+            let serial = serial.and_then(|r| r.split(['-', '.']).nth(1)?.parse::<u64>().ok());
+            next_serial = next_serial.max(serial.map_or(0, |s| s + 1));
+        }
+        let zstd = match config.compression {
+            Compression::Gzip => None,
+            Compression::Zstd => {
+                let mut c = zstd::bulk::Compressor::new(zstd::DEFAULT_COMPRESSION_LEVEL)?;
+                c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+                c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))?;
+                Some(c)
+            }
+        };
+        Ok(WarcWriter {
+            config,
+            current: None,
+            next_serial,
+            ids: RecordIds::new(),
+            zstd,
+            stats: WarcStats::default(),
+        })
+    }
+
+    /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
+    /// Rotates to a new file first if the current one has reached `max_file_bytes`.
+    pub fn write_exchange(&mut self, ex: &Exchange) -> Result<()> {
+        self.write_response(ex, &payload_digest(ex.response_body))
+    }
+
+    /// `write_exchange` with the payload digest already computed (`payload_digest` of the
+    /// body): the crawler takes it for `fetched.tsv` anyway, so the body is hashed once.
+    pub fn write_response(&mut self, ex: &Exchange, payload_digest: &str) -> Result<()> {
+        let mut fields = vec![("WARC-Payload-Digest", payload_digest)];
+        fields.extend(ex.truncated.map(|t| ("WARC-Truncated", t)));
+        self.write_pair(ex, "response", &fields)
+    }
+
+    /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
+    /// previous capture of the same URI, and its `request` record. With the identical-payload
+    /// profile the record holds the response head only; the payload digest says what it was.
+    pub fn write_revisit(&mut self, ex: &Exchange, revisit: &Revisit) -> Result<()> {
+        let (profile, digest, date) = match revisit {
+            Revisit::NotModified { refers_to_date } => (REVISIT_PROFILE, None, refers_to_date),
+            Revisit::IdenticalPayload {
+                digest,
+                refers_to_date,
+            } => (IDENTICAL_PROFILE, Some(digest.as_str()), refers_to_date),
+        };
+        let date = warc_date(*date);
+        let mut fields = vec![
+            ("WARC-Profile", profile),
+            ("WARC-Refers-To-Target-URI", ex.target_uri),
+            ("WARC-Refers-To-Date", date.as_str()),
+        ];
+        fields.extend(digest.map(|d| ("WARC-Payload-Digest", d)));
+        let ex = Exchange {
+            response_body: if digest.is_some() {
+                b""
+            } else {
+                ex.response_body
+            },
+            ..*ex
+        };
+        self.write_pair(&ex, "revisit", &fields)
+    }
+
+    /// Syncs and closes the current file under its final name.
+    pub fn finish(mut self) -> Result<WarcStats> {
+        self.close_current()?;
+        Ok(self.stats)
+    }
+
+    fn write_pair(&mut self, ex: &Exchange, kind: &str, extra: &[(&str, &str)]) -> Result<()> {
+        if let Some(cur) = &self.current
+            && cur.bytes >= self.config.max_file_bytes
+        {
+            self.close_current()?;
+        }
+        if self.current.is_none() {
+            self.start_file()?;
+        }
+        let warcinfo_id = self
+            .current
+            .as_ref()
+            .map(|c| c.warcinfo_id.clone())
+            .unwrap_or_default();
+        let (response_id, request_id) = (self.ids.next(), self.ids.next());
+        let date = warc_date(ex.date);
+        let ip = ex.ip.map(|ip| ip.to_string()).unwrap_or_default();
+        let records: [(&str, &str, &str, &[&[u8]]); 2] = [
+            (
+                kind,
+                &response_id,
+                &request_id,
+                &[ex.response_head, ex.response_body],
+            ),
+            ("request", &request_id, &response_id, &[ex.request_head]),
+        ];
+        for (kind, id, concurrent_to, block) in records {
+            let mut fields = vec![
+                ("WARC-Type", kind),
+                ("WARC-Record-ID", id),
+                ("WARC-Date", &date),
+                ("WARC-Target-URI", ex.target_uri),
+                ("WARC-IP-Address", &ip),
+                ("WARC-Concurrent-To", concurrent_to),
+                ("WARC-Warcinfo-ID", &warcinfo_id),
+            ];
+            let msgtype = if kind == "request" {
+                "request"
+            } else {
+                "response"
+            };
+            if msgtype == "response" {
+                fields.extend_from_slice(extra);
+            }
+            let content_type = format!("application/http;msgtype={msgtype}");
+            fields.push(("Content-Type", &content_type));
+            self.write_record(&fields, block)?;
+        }
+        Ok(())
+    }
+
+    fn start_file(&mut self) -> Result<()> {
+        let now = SystemTime::now();
+        let [y, mo, d, h, mi, s] = civil(now);
+        let name = format!(
+            "{}-{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}-{:05}.{}",
+            self.config.prefix,
+            self.next_serial,
+            self.config.compression.extension()
+        );
+        self.next_serial += 1;
+        let final_path = self.config.dir.join(&name);
+        let open_path = self.config.dir.join(format!("{name}{OPEN_SUFFIX}"));
+        // `append` keeps writes at the end even after a failed write is cut off with `set_len`.
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&open_path)
+            .with_context(|| format!("creating {}", open_path.display()))?;
+        let warcinfo_id = self.ids.next();
+        self.current = Some(OpenWarc {
+            file,
+            open_path,
+            final_path,
+            bytes: 0,
+            warcinfo_id: warcinfo_id.clone(),
+        });
+        let info = format!(
+            "software: {}\r\nformat: WARC File Format 1.1\r\n\
+             conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n\
+             isPartOf: {}\r\n",
+            self.config.software, self.config.prefix
+        );
+        let fields = [
+            ("WARC-Type", "warcinfo"),
+            ("WARC-Record-ID", &warcinfo_id),
+            ("WARC-Date", &warc_date(now)),
+            ("WARC-Filename", &name),
+            ("Content-Type", "application/warc-fields"),
+        ];
+        self.write_record(&fields, &[info.as_bytes()])
+    }
+
+    /// Frames one record (headers, digest, length, block) and appends it as one compressed unit.
+    /// Fields with an empty value are left out.
+    fn write_record(&mut self, fields: &[(&str, &str)], block: &[&[u8]]) -> Result<()> {
+        let len: usize = block.iter().map(|b| b.len()).sum();
+        let mut sha = Sha1::new();
+        block.iter().for_each(|b| sha.update(b));
+        let digest = format!("sha1:{}", data_encoding::BASE32.encode(&sha.finalize()));
+        let mut record = Vec::with_capacity(len + 1024);
+        record.extend_from_slice(b"WARC/1.1\r\n");
+        for (name, value) in fields.iter().filter(|(_, v)| !v.is_empty()) {
+            ensure!(
+                !value.contains(['\r', '\n']),
+                "WARC header {name} would contain a line break: {value:?}"
+            );
+            write!(record, "{name}: {value}\r\n")?;
+        }
+        write!(
+            record,
+            "WARC-Block-Digest: {digest}\r\nContent-Length: {len}\r\n\r\n"
+        )?;
+        block.iter().for_each(|b| record.extend_from_slice(b));
+        record.extend_from_slice(b"\r\n\r\n");
+
+        let frame = match &mut self.zstd {
+            Some(compressor) => compressor.compress(&record)?,
+            None => {
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                gz.write_all(&record)?;
+                gz.finish()?
+            }
+        };
+        let cur = self.current.as_mut().context("no open WARC file")?;
+        if let Err(e) = cur.file.write_all(&frame).and_then(|()| cur.file.flush()) {
+            // Cut off the partial unit so later records still follow a complete one.
+            let _ = cur.file.set_len(cur.bytes);
+            return Err(e).with_context(|| format!("writing {}", cur.open_path.display()));
+        }
+        cur.bytes += frame.len() as u64;
+        self.stats.records += 1;
+        self.stats.bytes += frame.len() as u64;
+        Ok(())
+    }
+
+    fn close_current(&mut self) -> Result<()> {
+        if let Some(cur) = self.current.take() {
+            cur.file
+                .sync_all()
+                .with_context(|| format!("syncing {}", cur.open_path.display()))?;
+            drop(cur.file);
+            durable::commit(&cur.open_path, &cur.final_path)
+                .with_context(|| format!("renaming {}", cur.open_path.display()))?;
+            self.stats.files += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The entries of `dir` whose names are UTF-8, sorted by name.
+fn list_dir(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        if let Ok(name) = entry.file_name().into_string() {
+            out.push((entry.path(), name));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Keeps the complete records of a file a crash left `.open`, syncs it and gives it its final
+/// name; a file without one complete record is removed.
+fn repair(open_path: &Path, compression: Compression) -> Result<()> {
+    let good = complete_len(open_path, compression)?;
+    let final_path = open_path.with_extension("");
+    ensure!(
+        !final_path.exists(),
+        "both {} and {} exist; move one of them out of the WARC directory",
+        open_path.display(),
+        final_path.display()
+    );
+    if good == 0 {
+        fs::remove_file(open_path)?;
+        return Ok(durable::sync_dir(
+            open_path.parent().unwrap_or(Path::new(".")),
+        )?);
+    }
+    let file = OpenOptions::new().write(true).open(open_path)?;
+    file.set_len(good)?;
+    file.sync_all()?;
+    drop(file);
+    Ok(durable::commit(open_path, &final_path)?)
+}
+
+/// The length of the longest prefix of `path` made of complete, checksum-valid units (zstd
+/// frames or gzip members): each is decoded, and the offset after it is recorded.
+fn complete_len(path: &Path, compression: Compression) -> Result<u64> {
+    let mut input = BufReader::new(File::open(path)?);
+    let mut end = 0;
+    while !input.fill_buf()?.is_empty() {
+        let decoded = match compression {
+            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut input) {
+                Ok(d) => io::copy(&mut d.single_frame(), &mut io::sink()),
+                Err(e) => Err(e),
+            },
+            Compression::Gzip => io::copy(
+                &mut flate2::bufread::GzDecoder::new(&mut input),
+                &mut io::sink(),
+            ),
+        };
+        if decoded.is_err() {
+            break;
+        }
+        end = input.stream_position()?;
+    }
+    Ok(end)
+}
+
+/// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written.
+fn sha1_base32(bytes: &[u8]) -> String {
+    format!(
+        "sha1:{}",
+        data_encoding::BASE32.encode(&Sha1::digest(bytes))
+    )
+}
+
+/// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
+fn warc_date(t: SystemTime) -> String {
+    let [y, mo, d, h, mi, s] = civil(t);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// Year, month, day, hour, minute, second (UTC) of `t`; times before 1970 count as 1970.
+fn civil(t: SystemTime) -> [u64; 6] {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's `civil_from_days`, for days since 1970-01-01 (never negative here).
+    let z = days + 719_468;
+    let (era, doe) = (z / 146_097, z % 146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = era * 400 + yoe + u64::from(month <= 2);
+    [year, month, day, rem / 3600, rem % 3600 / 60, rem % 60]
+}
+
+/// Random (version 4) UUIDs for record ids, from SplitMix64 seeded by time, pid and a counter.
+struct RecordIds(SplitMix);
+
+impl RecordIds {
+    fn new() -> Self {
+        static INSTANCES: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let instance = INSTANCES.fetch_add(1, Ordering::Relaxed);
+        RecordIds(SplitMix(
+            nanos
+                ^ u64::from(std::process::id()).rotate_left(32)
+                ^ instance.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ))
+    }
+
+    /// `<urn:uuid:…>` with the version (4) and variant (10xx) bits set.
+    fn next(&mut self) -> String {
+        let a = (self.0.next_u64() & !0xF000) | 0x4000;
+        let b = (self.0.next_u64() & !(0b11 << 62)) | (0b10 << 62);
+        format!(
+            "<urn:uuid:{:08x}-{:04x}-{:04x}-{:04x}-{:012x}>",
+            a >> 32,
+            (a >> 16) & 0xFFFF,
+            a & 0xFFFF,
+            b >> 48,
+            b & 0xFFFF_FFFF_FFFF
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    const PIP_HINT: &str = "independent WARC readers missing: pip install warcio fastwarc";
+
+    fn config(dir: &Path, compression: Compression, max_file_bytes: u64) -> WarcConfig {
+        let software = "crawl-test/0.1".to_string();
+        WarcConfig {
+            dir: dir.to_path_buf(),
+            compression,
+            max_file_bytes,
+            prefix: "crawl".into(),
+            software,
+        }
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// Three fetches: plain HTML, a gzip-encoded page (kept encoded), a truncated binary body.
+    fn bodies() -> Vec<(String, Vec<u8>, Vec<u8>)> {
+        let html = b"<html><a href=/b>b</a></html>".to_vec();
+        let encoded = gzip(&b"<p>hello hello hello</p>".repeat(50));
+        let binary: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let head = |ty: &str, extra: &str, len: usize| {
+            format!("HTTP/1.1 200 OK\r\nContent-Type: {ty}\r\n{extra}Content-Length: {len}\r\n\r\n")
+                .into_bytes()
+        };
+        vec![
+            (
+                "http://a.test/".into(),
+                head("text/html", "", html.len()),
+                html,
+            ),
+            (
+                "http://a.test/b".into(),
+                head("text/html", "Content-Encoding: gzip\r\n", encoded.len()),
+                encoded,
+            ),
+            (
+                "http://b.test/x.bin".into(),
+                head("application/octet-stream", "", 9000),
+                binary,
+            ),
+        ]
+    }
+
+    fn write_all(w: &mut WarcWriter) {
+        for (i, (uri, head, body)) in bodies().iter().enumerate() {
+            let request = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", &uri[7..13]);
+            let ex = Exchange {
+                target_uri: uri,
+                date: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i as u64),
+                ip: Some("127.0.0.1".parse().unwrap()),
+                request_head: request.as_bytes(),
+                response_head: head,
+                response_body: body,
+                truncated: (i == 2).then_some("length"),
+            };
+            w.write_exchange(&ex).unwrap();
+        }
+    }
+
+    /// The finished WARC files in `dir`, in name order.
+    fn warc_files(dir: &Path) -> Vec<PathBuf> {
+        list_dir(dir)
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| !p.to_string_lossy().ends_with(".open"))
+            .collect()
+    }
+
+    /// Each compressed unit of a file, raw and decoded (the test's own reader).
+    fn units(path: &Path, compression: Compression) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let raw = fs::read(path).unwrap();
+        let mut input = &raw[..];
+        let mut out = Vec::new();
+        while !input.is_empty() {
+            let before = input.len();
+            let mut record = Vec::new();
+            match compression {
+                Compression::Zstd => {
+                    let mut d = zstd::stream::read::Decoder::with_buffer(&mut input)
+                        .unwrap()
+                        .single_frame();
+                    io::copy(&mut d, &mut record).unwrap();
+                }
+                Compression::Gzip => {
+                    io::copy(
+                        &mut flate2::bufread::GzDecoder::new(&mut input),
+                        &mut record,
+                    )
+                    .unwrap();
+                }
+            }
+            let start = raw.len() - before;
+            out.push((raw[start..raw.len() - input.len()].to_vec(), record));
+        }
+        out
+    }
+
+    /// Parses one record, checks its framing, length and block digest; returns headers and block.
+    fn parse(record: &[u8]) -> (Vec<(String, String)>, Vec<u8>) {
+        let split = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = std::str::from_utf8(&record[..split]).unwrap();
+        let mut lines = head.split("\r\n");
+        assert_eq!(lines.next(), Some("WARC/1.1"));
+        let headers: Vec<(String, String)> = lines
+            .map(|l| {
+                l.split_once(": ")
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .unwrap()
+            })
+            .collect();
+        let get = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        let len: usize = get("Content-Length").parse().unwrap();
+        let block = record[split + 4..split + 4 + len].to_vec();
+        assert_eq!(&record[split + 4 + len..], b"\r\n\r\n");
+        assert_eq!(get("WARC-Block-Digest"), sha1_base32(&block));
+        (headers, block)
+    }
+
+    fn get<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Checks a file's records: warcinfo first, then response/request pairs with valid links and
+    /// payload digests over the body as received; returns the record types.
+    fn check_file(path: &Path, compression: Compression) -> Vec<String> {
+        let mut types = Vec::new();
+        let mut warcinfo_id = String::new();
+        let mut last_response = None;
+        for (raw, record) in units(path, compression) {
+            if compression == Compression::Zstd {
+                let size = zstd::zstd_safe::get_frame_content_size(&raw).unwrap();
+                assert_eq!(
+                    size,
+                    Some(record.len() as u64),
+                    "frame must carry its content size"
+                );
+                assert_ne!(raw[4] & 0b100, 0, "frame must carry a checksum");
+            }
+            let (h, block) = parse(&record);
+            let kind = get(&h, "WARC-Type").unwrap().to_string();
+            let id = get(&h, "WARC-Record-ID").unwrap().to_string();
+            assert!(id.starts_with("<urn:uuid:") && id.len() == 47, "{id}");
+            match kind.as_str() {
+                "warcinfo" => {
+                    assert!(types.is_empty(), "warcinfo must come first");
+                    let name = path.file_name().unwrap().to_str().unwrap();
+                    assert_eq!(get(&h, "WARC-Filename"), Some(name));
+                    assert!(
+                        String::from_utf8(block)
+                            .unwrap()
+                            .contains("isPartOf: crawl\r\n")
+                    );
+                    warcinfo_id = id;
+                }
+                "response" => {
+                    let body_at = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    assert_eq!(
+                        get(&h, "WARC-Payload-Digest").unwrap(),
+                        sha1_base32(&block[body_at..])
+                    );
+                    assert_eq!(
+                        get(&h, "Content-Type"),
+                        Some("application/http;msgtype=response")
+                    );
+                    assert_eq!(get(&h, "WARC-IP-Address"), Some("127.0.0.1"));
+                    last_response = Some((id, get(&h, "WARC-Concurrent-To").unwrap().to_string()));
+                }
+                "request" => {
+                    let (response_id, request_id) = last_response.take().unwrap();
+                    assert_eq!(get(&h, "WARC-Concurrent-To"), Some(response_id.as_str()));
+                    assert_eq!(request_id, id);
+                    assert!(block.starts_with(b"GET / HTTP/1.1\r\n"));
+                }
+                "revisit" => {
+                    last_response = Some((id, get(&h, "WARC-Concurrent-To").unwrap().to_string()))
+                }
+                other => panic!("unexpected record type {other}"),
+            }
+            if kind != "warcinfo" {
+                assert_eq!(get(&h, "WARC-Warcinfo-ID"), Some(warcinfo_id.as_str()));
+            }
+            types.push(kind);
+        }
+        types
+    }
+
+    #[test]
+    fn round_trip_keeps_bytes_and_digests_verify() {
+        for compression in [Compression::Zstd, Compression::Gzip] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = WarcWriter::open(config(dir.path(), compression, 1 << 30)).unwrap();
+            write_all(&mut w);
+            let stats = w.finish().unwrap();
+            let files = warc_files(dir.path());
+            assert_eq!(files.len(), 1);
+            let name = files[0].file_name().unwrap().to_str().unwrap().to_string();
+            assert!(
+                name.starts_with("crawl-")
+                    && name.ends_with(&format!("-00000.{}", compression.extension()))
+            );
+            let types = check_file(&files[0], compression);
+            assert_eq!(
+                types,
+                [
+                    "warcinfo", "response", "request", "response", "request", "response", "request"
+                ]
+            );
+            assert_eq!(
+                stats,
+                WarcStats {
+                    files: 1,
+                    records: 7,
+                    bytes: fs::metadata(&files[0]).unwrap().len()
+                }
+            );
+            let (_, record) = &units(&files[0], compression)[5];
+            let (h, block) = parse(record);
+            assert_eq!(get(&h, "WARC-Truncated"), Some("length"));
+            assert_eq!(get(&h, "WARC-Date"), Some("2023-11-14T22:13:22Z"));
+            assert!(
+                block.ends_with(&bodies()[2].2),
+                "the body is stored as received"
+            );
+        }
+    }
+
+    #[test]
+    fn rotation_starts_every_file_with_warcinfo() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1)).unwrap();
+        write_all(&mut w);
+        assert_eq!(w.finish().unwrap().files, 3);
+        let files = warc_files(dir.path());
+        assert_eq!(files.len(), 3);
+        for (i, file) in files.iter().enumerate() {
+            assert!(
+                file.to_str()
+                    .unwrap()
+                    .ends_with(&format!("-{i:05}.warc.zst"))
+            );
+            assert_eq!(
+                check_file(file, Compression::Zstd),
+                ["warcinfo", "response", "request"]
+            );
+        }
+        // A later run continues the serial numbers instead of reusing them.
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1)).unwrap();
+        write_all(&mut w);
+        w.finish().unwrap();
+        assert!(
+            warc_files(dir.path())[5]
+                .to_str()
+                .unwrap()
+                .ends_with("-00005.warc.zst")
+        );
+    }
+
+    #[test]
+    fn torn_tail_is_cut_off_and_complete_records_survive() {
+        for compression in [Compression::Zstd, Compression::Gzip] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = WarcWriter::open(config(dir.path(), compression, 1 << 30)).unwrap();
+            write_all(&mut w);
+            drop(w); // a crash: no finish, the file stays `.open`
+            let (open_path, _) = list_dir(dir.path()).unwrap().pop().unwrap();
+            assert!(open_path.to_str().unwrap().ends_with(".open"));
+            let whole = fs::read(&open_path).unwrap();
+            let first_unit = units(&open_path, compression)[1].0.clone();
+            let mut f = OpenOptions::new().append(true).open(&open_path).unwrap();
+            f.write_all(&first_unit[..first_unit.len() / 2]).unwrap();
+            drop(f);
+
+            let w = WarcWriter::open(config(dir.path(), compression, 1 << 30)).unwrap();
+            assert_eq!(w.finish().unwrap(), WarcStats::default());
+            let files = warc_files(dir.path());
+            assert_eq!(files.len(), 1, "the .open file was renamed: {files:?}");
+            assert_eq!(fs::read(&files[0]).unwrap(), whole);
+            assert_eq!(check_file(&files[0], compression).len(), 7);
+        }
+    }
+
+    #[test]
+    fn open_file_without_a_complete_record_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("crawl-20240101000000-00000.warc.zst.open"),
+            b"\x28\xb5\x2f",
+        )
+        .unwrap();
+        WarcWriter::open(config(dir.path(), Compression::Zstd, 1)).unwrap();
+        assert!(list_dir(dir.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn revisit_refers_to_the_original_capture() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
+        let ex = Exchange {
+            target_uri: "http://a.test/",
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\nHost: a.test\r\nIf-None-Match: \"x\"\r\n\r\n",
+            response_head: b"HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n",
+            response_body: b"",
+            truncated: None,
+        };
+        w.write_revisit(
+            &ex,
+            &Revisit::NotModified {
+                refers_to_date: UNIX_EPOCH,
+            },
+        )
+        .unwrap();
+        w.finish().unwrap();
+        let file = &warc_files(dir.path())[0];
+        let (h, _) = parse(&units(file, Compression::Zstd)[1].1);
+        assert_eq!(get(&h, "WARC-Type"), Some("revisit"));
+        assert_eq!(get(&h, "WARC-Profile"), Some(REVISIT_PROFILE));
+        assert_eq!(get(&h, "WARC-Refers-To-Date"), Some("1970-01-01T00:00:00Z"));
+        assert_eq!(get(&h, "WARC-IP-Address"), None);
+    }
+
+    /// A recrawled page whose payload did not change: the record keeps the response head, and
+    /// its payload digest is the original payload's (WARC 1.1 §6.7.2), not the empty block's.
+    /// FastWARC's `--verify-payloads` checks it against the empty payload and reports it, so
+    /// only its block digest is checked with FastWARC here.
+    #[test]
+    fn identical_payload_revisit_keeps_the_head_and_the_original_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n";
+        let ex = Exchange {
+            target_uri: "http://a.test/",
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+            response_head: head,
+            response_body: b"same as before",
+            truncated: None,
+        };
+        let revisit = Revisit::IdenticalPayload {
+            digest: payload_digest(b"same as before"),
+            refers_to_date: UNIX_EPOCH,
+        };
+        w.write_revisit(&ex, &revisit).unwrap();
+        w.finish().unwrap();
+        let file = &warc_files(dir.path())[0];
+        let (h, block) = parse(&units(file, Compression::Zstd)[1].1);
+        assert_eq!(get(&h, "WARC-Type"), Some("revisit"));
+        assert_eq!(get(&h, "WARC-Profile"), Some(IDENTICAL_PROFILE));
+        assert_eq!(
+            get(&h, "WARC-Payload-Digest"),
+            Some(payload_digest(b"same as before").as_str())
+        );
+        assert_eq!(block, head, "the body is not stored again");
+        let (ok, report) = run(Command::new("fastwarc").arg("check").arg(file), None);
+        assert!(ok && report.contains("3 records were verified"), "{report}");
+    }
+
+    #[test]
+    fn hostile_values_and_prefixes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for prefix in ["", "../x", "a/b", ".hidden"] {
+            let c = WarcConfig {
+                prefix: prefix.into(),
+                ..config(dir.path(), Compression::Gzip, 1)
+            };
+            assert!(WarcWriter::open(c).is_err(), "{prefix:?}");
+        }
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Gzip, 1)).unwrap();
+        let ex = Exchange {
+            target_uri: "http://a.test/\r\nWARC-Type: x",
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"",
+            response_head: b"",
+            response_body: b"",
+            truncated: None,
+        };
+        assert!(w.write_exchange(&ex).is_err());
+    }
+
+    #[test]
+    fn dates_are_utc_civil_time() {
+        let at = |s| warc_date(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(at(253_402_300_799), "9999-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn record_ids_are_distinct_version_4_uuids() {
+        let mut ids = RecordIds::new();
+        let all: std::collections::HashSet<String> = (0..1000).map(|_| ids.next()).collect();
+        assert_eq!(all.len(), 1000);
+        assert!(
+            all.iter()
+                .all(|id| id.as_bytes()[24] == b'4' && b"89ab".contains(&id.as_bytes()[29]))
+        );
+        assert_ne!(RecordIds::new().next(), RecordIds::new().next());
+    }
+
+    /// Runs an independent reader, with `stdin` if given; a missing tool fails the test with
+    /// the install hint. Returns whether it succeeded and what it printed.
+    fn run(cmd: &mut Command, stdin: Option<Stdio>) -> (bool, String) {
+        cmd.stdin(stdin.unwrap_or(Stdio::null()));
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("{PIP_HINT} (running {cmd:?}: {e})"));
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    }
+
+    /// Runs `tool args…` on a WARC file; a `.warc.zst` goes through `zstdcat` into `/dev/stdin`.
+    fn check_with(tool: &str, args: &[&str], file: &Path) -> String {
+        let (ok, text) = if file.extension().is_some_and(|e| e == "zst") {
+            let mut cat = Command::new("zstdcat")
+                .arg(file)
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("zstdcat (zstd CLI)");
+            let stdin = Stdio::from(cat.stdout.take().unwrap());
+            let result = run(Command::new(tool).args(args).arg("/dev/stdin"), Some(stdin));
+            assert!(
+                cat.wait().unwrap().success(),
+                "zstdcat {} failed",
+                file.display()
+            );
+            result
+        } else {
+            run(Command::new(tool).args(args).arg(file), None)
+        };
+        assert!(ok, "{tool} {args:?} {} failed:\n{text}", file.display());
+        text
+    }
+
+    /// Writes the sample exchanges plus a revisit, finished, and returns the one file.
+    fn sample_file(dir: &Path, compression: Compression) -> PathBuf {
+        let mut w = WarcWriter::open(config(dir, compression, 1 << 30)).unwrap();
+        write_all(&mut w);
+        let (uri, _, _) = &bodies()[0];
+        let ex = Exchange {
+            target_uri: uri,
+            date: SystemTime::now(),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\nHost: a.test\r\nIf-None-Match: \"x\"\r\n\r\n",
+            response_head: b"HTTP/1.1 304 Not Modified\r\n\r\n",
+            response_body: b"",
+            truncated: None,
+        };
+        w.write_revisit(
+            &ex,
+            &Revisit::NotModified {
+                refers_to_date: UNIX_EPOCH,
+            },
+        )
+        .unwrap();
+        w.finish().unwrap();
+        warc_files(dir).pop().unwrap()
+    }
+
+    #[test]
+    fn warcio_verifies_every_digest_of_gzip_and_zstd_files() {
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = sample_file(dir.path(), compression);
+            let report = check_with("warcio", &["check", "-v"], &file);
+            // warcinfo, 3 responses, 4 requests; warcio does not check revisit records.
+            assert_eq!(report.matches("digest pass").count(), 8, "{report}");
+            assert_eq!(
+                report.matches("not checked (revisit)").count(),
+                1,
+                "{report}"
+            );
+            assert!(
+                !report.contains("fail") && !report.contains("no digest"),
+                "{report}"
+            );
+            let index = check_with("warcio", &["index", "-f", "warc-type"], &file);
+            assert_eq!(index.lines().count(), 9, "{index}");
+        }
+    }
+
+    #[test]
+    fn fastwarc_verifies_every_digest_of_gzip_and_zstd_files() {
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let dir = tempfile::tempdir().unwrap();
+            let file = sample_file(dir.path(), compression);
+            let (ok, report) = run(
+                Command::new("fastwarc")
+                    .args(["check", "--verify-payloads"])
+                    .arg(&file),
+                None,
+            );
+            assert!(
+                ok && report.contains("9 records were verified successfully"),
+                "{report}"
+            );
+            let (ok, index) = run(Command::new("fastwarc").arg("index").arg(&file), None);
+            assert!(ok && index.lines().count() == 9, "{index}");
+        }
+    }
+
+    #[test]
+    fn independent_readers_do_check_payload_digests() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plain = Vec::new();
+        for (_, record) in units(
+            &sample_file(dir.path(), Compression::Gzip),
+            Compression::Gzip,
+        ) {
+            plain.extend(record);
+        }
+        let at = plain
+            .windows(26)
+            .position(|w| w == b"WARC-Payload-Digest: sha1:")
+            .unwrap()
+            + 26;
+        plain[at] = if plain[at] == b'A' { b'B' } else { b'A' };
+        let bad = dir.path().join("bad.warc");
+        fs::write(&bad, plain).unwrap();
+        let (ok, report) = run(Command::new("warcio").arg("check").arg(&bad), None);
+        assert!(!ok && report.contains("payload digest failed"), "{report}");
+        let (ok, report) = run(
+            Command::new("fastwarc")
+                .args(["check", "-q", "--verify-payloads"])
+                .arg(&bad),
+            None,
+        );
+        assert!(!ok, "{report}");
+    }
+}

@@ -1,0 +1,10 @@
+//! The scheduler: which URL goes to which worker, and when.
+//!
+//! `dispatch` owns the frontier and the per-host `politeness` queues under one lock; `robots`
+//! turns a host's robots.txt into answers; `hoststate` keeps robots answers and resting times
+//! across runs. See ARCHITECTURE.md, "Scheduler".
+
+pub mod dispatch;
+pub mod hoststate;
+pub mod politeness;
+pub mod robots;

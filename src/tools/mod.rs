@@ -1,0 +1,7 @@
+//! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim` and `crawl rank`
+//! (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "Tools".
+
+pub mod cachesim;
+pub mod dedupe;
+pub mod hits;
+pub mod rank;

@@ -1,0 +1,8 @@
+//! URLs in: seed files, links extracted from pages, and the canonical form both are put in.
+//!
+//! `seeds` reads the seed list, `extract` finds links in a page, `normalize` makes the
+//! canonical form and applies the scope filter. See ARCHITECTURE.md, "URLs".
+
+pub mod extract;
+pub mod normalize;
+pub mod seeds;
