@@ -26,6 +26,7 @@ fn main() {
         user_agent: "crawl-baseline".into(),
         timeout: Duration::from_secs(30),
         max_body: 10 << 20,
+        host_connections: 1,
     });
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);

@@ -18,6 +18,7 @@ mod cli;
 mod crawl;
 mod fetch;
 mod frontier;
+mod lru;
 mod output;
 mod schedule;
 mod seen;

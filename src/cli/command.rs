@@ -143,6 +143,7 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
             user_agent: args.user_agent,
             timeout: args.timeout,
             max_body: args.max_body,
+            host_connections: 1,
         },
         robots_token,
         due: DueConfig {

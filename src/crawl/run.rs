@@ -20,7 +20,7 @@ use crate::output::progress::{self, Gauges};
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::output::warc::{Revisit, WarcConfig, WarcStats, WarcWriter};
 use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
-use crate::schedule::politeness::{DelayRule, Scheduler, Work};
+use crate::schedule::politeness::{DelayRule, RobotsStore, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
@@ -113,14 +113,19 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let queue_limit = (config.workers * 16).max(1024);
     let dispatcher = Arc::new(Dispatcher::new(
         frontier,
-        Scheduler::new(config.delay),
+        Scheduler::with_connections(
+            config.delay,
+            1,
+            Some(RobotsStore {
+                dir: config.out.join("robots"),
+                token: config.robots_token.clone(),
+            }),
+        ),
         queue_limit,
         config.max_pages,
         config.out.join("hosts.tsv"),
     ));
-    dispatcher.restore_hosts(|s| {
-        crate::schedule::hoststate::load(&config.out, &config.robots_token, s)
-    })?;
+    dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
     }

@@ -27,7 +27,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use url::Url;
 
 /// The frontier is checkpointed after this many pages are done, or this long after the last
 /// checkpoint, whichever comes first: the bound on the done log a resume reads.
@@ -332,10 +331,7 @@ impl Dispatcher {
                 None => state.frontier.pop()?,
             };
             let Some(entry) = popped else { break };
-            match Url::parse(&entry.url) {
-                Ok(url) => state.scheduler.add(entry, &url, now),
-                Err(e) => return Err(anyhow!("frontier entry {:?} is not a URL: {e}", entry.url)),
-            }
+            state.scheduler.add(entry, now)?;
         }
         Ok(())
     }

@@ -3,8 +3,9 @@
 //!
 //! - `DIR/robots/HASH`: each robots.txt answer as fetched, written (atomically) when it
 //!   arrives: a first line `STATUS UNIX_SECONDS ORIGIN` (status 0: no answer), then the body's
-//!   first 512 KiB (RFC 9309 asks parsers to read at least 500 KiB). A resumed crawl reuses the
-//!   rules while they are fresh (24 hours; 5 minutes for an unavailable file), as one run would.
+//!   first 512 KiB (RFC 9309 asks parsers to read at least 500 KiB). The rules are read back
+//!   (`load_robots`) when a host that left the scheduler's memory has URLs again, in this run or
+//!   a resumed one, while they are fresh (24 hours; 5 minutes for an unavailable file).
 //! - `DIR/hosts.tsv`: `ORIGIN TAB UNIX_MILLISECONDS` for every host resting past the moment it
 //!   was saved (the dispatcher saves it every 30 seconds and at the end), so a resumed crawl
 //!   does not contact a host sooner than the delay rule allows.
@@ -48,38 +49,37 @@ pub fn save(path: &Path, scheduler: &Scheduler) -> Result<()> {
     durable::replace(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Loads what `save_robots` and `save` recorded into a new scheduler. A damaged file is
-/// reported with its name (it is the state directory's, not the user's input).
-pub fn load(out: &Path, token: &str, scheduler: &mut Scheduler) -> Result<()> {
-    let (now, wall) = (Instant::now(), SystemTime::now());
-    let robots_dir = out.join("robots");
-    if robots_dir.exists() {
-        for entry in fs::read_dir(&robots_dir)? {
-            let path = entry?.path();
-            if path.extension().is_some_and(|e| e == "tmp") {
-                continue; // a write a crash interrupted
-            }
-            let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            let (status, fetched, origin, body) = parse_robots(&bytes)
-                .with_context(|| format!("{}: not a saved robots.txt", path.display()))?;
-            let age = wall.duration_since(fetched).unwrap_or_default();
-            let rules = if status == 0 {
-                RobotsRules::unreachable(token)
-            } else {
-                RobotsRules::from_response(token, status, body)
-            };
-            let ttl = if rules.disallows_everything() {
-                crate::schedule::politeness::ROBOTS_RETRY
-            } else {
-                crate::schedule::politeness::ROBOTS_TTL
-            };
-            if age < ttl
-                && let Some(at) = now.checked_sub(age)
-            {
-                scheduler.restore(&origin, None, Some((rules, at)), now);
-            }
-        }
+/// The robots.txt answer `save_robots` recorded for `origin`, parsed for `token`, with the
+/// instant it was fetched, if it is still fresh (24 hours; 5 minutes for an unavailable file).
+/// A missing, torn or damaged file is no answer: the host's robots.txt is fetched again.
+pub fn load_robots(robots_dir: &Path, origin: &str, token: &str) -> Option<(RobotsRules, Instant)> {
+    let bytes = fs::read(robots_dir.join(file_name(origin))).ok()?;
+    let (status, fetched, saved_origin, body) = parse_robots(&bytes)?;
+    if saved_origin.origin().ascii_serialization() != origin {
+        return None; // a checksum collision: not this host's file
     }
+    let rules = if status == 0 {
+        RobotsRules::unreachable(token)
+    } else {
+        RobotsRules::from_response(token, status, body)
+    };
+    let ttl = if rules.disallows_everything() {
+        crate::schedule::politeness::ROBOTS_RETRY
+    } else {
+        crate::schedule::politeness::ROBOTS_TTL
+    };
+    let age = SystemTime::now()
+        .duration_since(fetched)
+        .unwrap_or_default();
+    let at = Instant::now().checked_sub(age)?;
+    (age < ttl).then_some((rules, at))
+}
+
+/// Loads the resting times `save` recorded into a new scheduler (robots.txt answers are read
+/// one host at a time, as hosts come back: `load_robots`). A damaged file is reported with its
+/// name (it is the state directory's, not the user's input).
+pub fn load(out: &Path, scheduler: &mut Scheduler) -> Result<()> {
+    let (now, wall) = (Instant::now(), SystemTime::now());
     let hosts = out.join("hosts.tsv");
     let text = match fs::read_to_string(&hosts) {
         Ok(text) => text,
@@ -99,7 +99,7 @@ pub fn load(out: &Path, token: &str, scheduler: &mut Scheduler) -> Result<()> {
         };
         let at = UNIX_EPOCH + Duration::from_millis(millis);
         if let Ok(rest) = at.duration_since(wall) {
-            scheduler.restore(&origin, Some(now + rest), None, now);
+            scheduler.restore(&origin, now + rest, now);
         }
     }
     Ok(())
@@ -135,7 +135,7 @@ fn unix_secs(t: SystemTime) -> u64 {
 mod tests {
     use super::*;
     use crate::frontier::entry::Entry;
-    use crate::schedule::politeness::{DelayRule, Next, Work};
+    use crate::schedule::politeness::{DelayRule, Next, RobotsStore, Work};
 
     #[test]
     fn robots_rules_and_rest_come_back_in_a_new_scheduler() {
@@ -156,18 +156,21 @@ mod tests {
         let url = Url::parse("http://a.test/").unwrap();
         first.restore(
             &url,
-            Some(Instant::now() + Duration::from_secs(30)),
-            None,
+            Instant::now() + Duration::from_secs(30),
             Instant::now(),
         );
         save(&dir.path().join("hosts.tsv"), &first).unwrap();
 
-        let mut second = Scheduler::new(rule);
-        load(dir.path(), "crawl", &mut second).unwrap();
+        let store = RobotsStore {
+            dir: dir.path().join("robots"),
+            token: "crawl".into(),
+        };
+        let mut second = Scheduler::with_connections(rule, 1, Some(store));
+        load(dir.path(), &mut second).unwrap();
         let now = Instant::now();
         for path in ["/private/x", "/open"] {
             let url = Url::parse(&format!("http://a.test{path}")).unwrap();
-            second.add(Entry::new(url.to_string(), 0, 0), &url, now);
+            second.add(Entry::new(url.to_string(), 0, 0), now).unwrap();
         }
         let Next::WaitUntil(at) = second.next(now) else {
             panic!("the host must still be resting, robots.txt known")

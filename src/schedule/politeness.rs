@@ -1,20 +1,32 @@
 //! The politeness scheduler: Mercator's back queues (survey §2.3.1).
 //!
 //! URLs leave the frontier into per-host queues (a host is host:port). A min-heap orders the
-//! hosts that have work by the earliest instant they may be contacted again. A worker takes the
-//! ready host, fetches one URL, and the host becomes ready again at
-//! `now + delay_factor × response_time`, clamped to [min_delay, max_delay] and never earlier
-//! than robots.txt's Crawl-delay. A host is busy while a worker holds it, so no host ever has
-//! two requests in flight. Before a host's first page its robots.txt is fetched, through the same
-//! queue and delay, and every URL is checked against it as it leaves the queue.
+//! hosts that have work by the earliest instant they may be contacted again; once that instant
+//! has passed, a host moves to the ready heap, where the host with the most queued work goes
+//! first: the largest host bounds when a polite crawl can end, so it must never sit ready while
+//! a smaller one is served. A worker takes the ready host, fetches one URL, and that connection
+//! may be used again at `now + delay_factor × response_time`, clamped to [min_delay, max_delay]
+//! and never earlier than robots.txt's Crawl-delay. A host has `--host-connections` connections
+//! (default 1): no host ever has more requests in flight. Before a host's first page its
+//! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
+//! as it leaves the queue.
+//!
+//! Memory is independent of the number of hosts known: only hosts with work queued or in
+//! flight are held. A host that runs dry leaves memory; its resting time (while it lasts) and
+//! its robots.txt rules (a bounded cache, then the state directory's `robots/` files) are what
+//! is remembered.
 //!
 //! This is a plain data structure: the caller owns locking, threads and the clock.
 
 use crate::frontier::entry::Entry;
+use crate::lru::Lru;
 use crate::schedule::robots::RobotsRules;
+use crate::url::normalize::origin_and_key;
+use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -44,6 +56,14 @@ const MAX_CRAWL_DELAY: Duration = Duration::from_secs(3600);
 pub const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const ROBOTS_RETRY: Duration = Duration::from_secs(300);
 
+/// Robots.txt answers of hosts no longer in memory are kept at most this many, parsed; older
+/// ones are read again from the state directory (`hoststate`), not fetched again.
+const ROBOTS_CACHED: usize = 4096;
+
+/// The table of resting hosts that left memory is pruned of hosts past their rest when it
+/// reaches this size (or twice what the last prune kept).
+const RESTING_PRUNE_AT: usize = 4096;
+
 /// A unit of work for one worker.
 #[derive(Debug)]
 pub enum Work {
@@ -63,34 +83,97 @@ pub enum Next {
     Empty,
 }
 
-struct Host {
-    origin: String,
-    queue: VecDeque<Entry>,
-    ready_at: Instant,
-    busy: bool,
-    /// In the ready heap (has work, not busy).
-    scheduled: bool,
-    robots: Option<(RobotsRules, Instant)>,
+/// Where robots.txt answers of hosts that left memory are found again: the files
+/// `hoststate::save_robots` writes as each answer arrives.
+pub struct RobotsStore {
+    pub dir: PathBuf,
+    /// The user-agent token the rules are read for.
+    pub token: String,
 }
 
-/// Per-host queues and the ready heap.
+/// A host with queued or in-flight work (an "active" host, Mercator's back queue).
+struct Host {
+    /// `host:port`, the politeness unit.
+    key: String,
+    /// `scheme://host[:port]`, where robots.txt lives.
+    origin: String,
+    queue: VecDeque<Entry>,
+    /// When each connection not in use may send its next request (`--host-connections` of
+    /// them in all, with `in_flight`).
+    idle: Vec<Instant>,
+    in_flight: usize,
+    /// In the waiting or ready heap (has work, a free connection, and no robots.txt fetch
+    /// under way).
+    scheduled: bool,
+    robots: Option<(RobotsRules, Instant)>,
+    /// Its robots.txt is being fetched: no page may go before the answer.
+    robots_pending: bool,
+}
+
+impl Host {
+    /// When every connection has rested: what a host leaving memory must remember.
+    fn rested_at(&self) -> Option<Instant> {
+        self.idle.iter().max().copied()
+    }
+}
+
+/// Per-host queues, the heaps that order them, and what is remembered of hosts that left.
+///
+/// Only active hosts (queued or in-flight work) are held, so memory follows the in-memory
+/// queue budget, not the number of hosts the crawl has met. A host whose queue runs dry and
+/// has nothing in flight leaves: its resting time goes to `resting` (dropped once past), its
+/// robots.txt rules to a bounded cache, and both come back if its URLs arrive again.
 pub struct Scheduler {
     rule: DelayRule,
-    hosts: Vec<Host>,
+    /// Requests a host may have in flight at once (`--host-connections`, default 1).
+    connections: usize,
+    hosts: Vec<Option<Host>>,
+    free_ids: Vec<usize>,
     by_key: FxHashMap<String, usize>,
-    ready: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Hosts with work whose next connection is resting, by the instant it may go.
+    waiting: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Hosts that may be contacted now, the one with the most queued work first (it bounds
+    /// the crawl's end), then in the order they became ready.
+    ready: BinaryHeap<(usize, Reverse<u64>, usize)>,
+    ready_seq: u64,
+    /// Hosts not in memory that may not be contacted before the instant: `key → (origin, at)`.
+    resting: FxHashMap<String, (String, Instant)>,
+    resting_prune_at: usize,
+    robots_cache: Lru<String, (RobotsRules, Instant)>,
+    robots_store: Option<RobotsStore>,
     queued: usize,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
 }
 
 impl Scheduler {
+    /// A scheduler with one connection per host and no robots.txt store.
+    #[cfg(test)]
     pub fn new(rule: DelayRule) -> Scheduler {
+        Scheduler::with_connections(rule, 1, None)
+    }
+
+    /// A scheduler allowing `connections` requests in flight per host, each connection
+    /// resting by `rule`; robots.txt answers of hosts that left memory are looked up in
+    /// `robots_store`.
+    pub fn with_connections(
+        rule: DelayRule,
+        connections: usize,
+        robots_store: Option<RobotsStore>,
+    ) -> Scheduler {
         Scheduler {
             rule,
+            connections: connections.max(1),
             hosts: Vec::new(),
+            free_ids: Vec::new(),
             by_key: FxHashMap::default(),
+            waiting: BinaryHeap::new(),
             ready: BinaryHeap::new(),
+            ready_seq: 0,
+            resting: FxHashMap::default(),
+            resting_prune_at: RESTING_PRUNE_AT,
+            robots_cache: Lru::new(ROBOTS_CACHED),
+            robots_store,
             queued: 0,
             robots_blocked: 0,
         }
@@ -101,77 +184,116 @@ impl Scheduler {
         self.queued
     }
 
-    /// Hosts known so far, and how many are in a worker's hands now.
+    /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
     pub fn hosts(&self) -> (usize, usize) {
-        (
-            self.hosts.len(),
-            self.hosts.iter().filter(|h| h.busy).count(),
-        )
+        let busy = self.live().filter(|h| h.in_flight > 0).count();
+        (self.by_key.len(), busy)
     }
 
-    /// Queues a URL behind its host's other URLs.
-    pub fn add(&mut self, entry: Entry, url: &Url, now: Instant) {
-        let id = self.host_id(url, now);
-        self.hosts[id].queue.push_back(entry);
+    fn live(&self) -> impl Iterator<Item = &Host> {
+        self.hosts.iter().flatten()
+    }
+
+    fn host(&mut self, id: usize) -> &mut Host {
+        self.hosts[id].as_mut().expect("a live host id")
+    }
+
+    /// Queues a URL behind its host's other URLs. The URL is in canonical form.
+    pub fn add(&mut self, entry: Entry, now: Instant) -> Result<()> {
+        let Some((origin, key)) = origin_and_key(&entry.url) else {
+            bail!("frontier entry {:?} is not an http(s) URL", entry.url);
+        };
+        let id = self.host_id(origin, &key, now);
+        self.host(id).queue.push_back(entry);
         self.queued += 1;
         self.schedule(id);
+        Ok(())
     }
 
-    fn host_id(&mut self, url: &Url, now: Instant) -> usize {
-        let key = crate::url::normalize::host_key(url);
-        if let Some(&id) = self.by_key.get(&key) {
+    /// The live host for `key`, brought into memory with what was remembered of it if needed.
+    fn host_id(&mut self, origin: &str, key: &str, now: Instant) -> usize {
+        if let Some(&id) = self.by_key.get(key) {
             return id;
         }
-        let id = self.hosts.len();
-        self.hosts.push(Host {
-            origin: url.origin().ascii_serialization(),
-            queue: VecDeque::new(),
-            ready_at: now,
-            busy: false,
-            scheduled: false,
-            robots: None,
+        let ready_at = match self.resting.remove(key) {
+            Some((_, at)) => at.max(now),
+            None => now,
+        };
+        let robots = self.robots_cache.remove(&key.to_owned()).or_else(|| {
+            let store = self.robots_store.as_ref()?;
+            crate::schedule::hoststate::load_robots(&store.dir, origin, &store.token)
         });
-        self.by_key.insert(key, id);
+        let host = Host {
+            key: key.to_owned(),
+            origin: origin.to_owned(),
+            queue: VecDeque::new(),
+            idle: vec![ready_at; self.connections],
+            in_flight: 0,
+            scheduled: false,
+            robots,
+            robots_pending: false,
+        };
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.hosts[id] = Some(host);
+                id
+            }
+            None => {
+                self.hosts.push(Some(host));
+                self.hosts.len() - 1
+            }
+        };
+        self.by_key.insert(key.to_owned(), id);
         id
     }
 
-    /// Restores what an earlier run knew of a host (see `hoststate`): when it may be contacted
-    /// again, and its robots.txt rules with the instant they were fetched.
-    pub fn restore(
-        &mut self,
-        origin: &Url,
-        ready_at: Option<Instant>,
-        robots: Option<(RobotsRules, Instant)>,
-        now: Instant,
-    ) {
-        let id = self.host_id(origin, now);
-        let host = &mut self.hosts[id];
-        if let Some(at) = ready_at {
-            host.ready_at = host.ready_at.max(at);
-        }
-        if robots.is_some() {
-            host.robots = robots;
+    /// Restores when a host may be contacted again, as an earlier run saved it (`hoststate`).
+    pub fn restore(&mut self, origin: &Url, ready_at: Instant, now: Instant) {
+        let origin = origin.origin().ascii_serialization();
+        let Some((origin, key)) = origin_and_key(&origin) else {
+            return;
+        };
+        if let Some(&id) = self.by_key.get(&key) {
+            let host = self.host(id);
+            host.idle.iter_mut().for_each(|t| *t = (*t).max(ready_at));
+        } else if ready_at > now {
+            self.resting.insert(key, (origin.to_owned(), ready_at));
         }
     }
 
-    /// Every known host's origin and the instant it may be contacted again.
+    /// Every host that may not be contacted before some instant: its origin and that instant.
     pub fn ready_times(&self) -> impl Iterator<Item = (&str, Instant)> {
-        self.hosts.iter().map(|h| (h.origin.as_str(), h.ready_at))
+        let live = self
+            .live()
+            .filter_map(|h| Some((h.origin.as_str(), h.rested_at()?)));
+        let resting = self.resting.values().map(|(o, at)| (o.as_str(), *at));
+        live.chain(resting)
     }
 
     /// The URLs waiting in host queues (for a checkpoint of the frontier).
     pub fn queued_entries(&self) -> impl Iterator<Item = &Entry> {
-        self.hosts.iter().flat_map(|h| h.queue.iter())
+        self.live().flat_map(|h| h.queue.iter())
     }
 
     /// The next piece of work whose host may be contacted at `now`.
     pub fn next(&mut self, now: Instant) -> Next {
-        while let Some(&Reverse((at, id))) = self.ready.peek() {
-            if at > now {
-                return Next::WaitUntil(at);
+        loop {
+            while let Some(&Reverse((at, id))) = self.waiting.peek() {
+                if at > now {
+                    break;
+                }
+                self.waiting.pop();
+                let backlog = self.host(id).queue.len();
+                self.ready_seq += 1;
+                self.ready.push((backlog, Reverse(self.ready_seq), id));
             }
-            self.ready.pop();
-            let host = &mut self.hosts[id];
+            let Some((_, _, id)) = self.ready.pop() else {
+                return match self.waiting.peek() {
+                    Some(&Reverse((at, _))) => Next::WaitUntil(at),
+                    None => Next::Empty,
+                };
+            };
+            let host = self.host(id);
             host.scheduled = false;
             let fresh = host.robots.as_ref().is_some_and(|(rules, at)| {
                 let ttl = if rules.disallows_everything() {
@@ -179,43 +301,63 @@ impl Scheduler {
                 } else {
                     ROBOTS_TTL
                 };
-                now.duration_since(*at) < ttl
+                now.saturating_duration_since(*at) < ttl
             });
             if !fresh {
-                host.busy = true;
-                return Next::Work(Work::Robots {
-                    host: id,
-                    url: format!("{}/robots.txt", host.origin),
-                });
+                host.robots_pending = true;
+                let url = format!("{}/robots.txt", host.origin);
+                self.take_connection(id);
+                return Next::Work(Work::Robots { host: id, url });
             }
+            let host = self.hosts[id].as_mut().expect("a live host id");
             let rules = &host.robots.as_ref().expect("fresh robots").0;
             while let Some(entry) = host.queue.pop_front() {
                 self.queued -= 1;
-                if host.queue.is_empty() {
-                    release_queue(&mut host.queue);
-                }
                 if rules.is_allowed(path_and_query(&entry.url)) {
-                    host.busy = true;
+                    if host.queue.is_empty() {
+                        release_queue(&mut host.queue);
+                    }
+                    self.take_connection(id);
                     return Next::Work(Work::Page { host: id, entry });
                 }
                 self.robots_blocked += 1;
             }
+            // Robots.txt dropped all it had queued.
+            self.retire_if_idle(id, now);
         }
-        Next::Empty
     }
 
-    /// When the earliest scheduled host may be contacted.
+    /// Hands out the host's connection that has rested longest, and schedules the host again
+    /// if another connection is free and work remains.
+    fn take_connection(&mut self, id: usize) {
+        let host = self.host(id);
+        let first = (0..host.idle.len())
+            .min_by_key(|&i| host.idle[i])
+            .expect("a scheduled host has a free connection");
+        host.idle.swap_remove(first);
+        host.in_flight += 1;
+        self.schedule(id);
+    }
+
+    /// When the earliest waiting host may be contacted (now, if one is ready).
     pub fn next_ready_at(&self) -> Option<Instant> {
-        self.ready.peek().map(|Reverse((at, _))| *at)
+        if !self.ready.is_empty() {
+            return Some(Instant::now());
+        }
+        self.waiting.peek().map(|Reverse((at, _))| *at)
     }
 
     /// A page fetch on `host` ended at `now` after `response_time`.
     pub fn page_done(&mut self, host: usize, response_time: Duration, now: Instant) {
-        let crawl_delay = self.hosts[host]
+        let crawl_delay = self.crawl_delay(host);
+        self.release(host, now + self.rule.delay(response_time, crawl_delay), now);
+    }
+
+    fn crawl_delay(&mut self, host: usize) -> Option<Duration> {
+        self.host(host)
             .robots
             .as_ref()
-            .and_then(|(r, _)| r.crawl_delay());
-        self.release(host, now + self.rule.delay(response_time, crawl_delay));
+            .and_then(|(r, _)| r.crawl_delay())
     }
 
     /// The host answered `entry` 429 or 503: it rests until `retry_at` (or longer, by the delay
@@ -228,14 +370,11 @@ impl Scheduler {
         now: Instant,
         retry_at: Instant,
     ) {
-        let crawl_delay = self.hosts[host]
-            .robots
-            .as_ref()
-            .and_then(|(r, _)| r.crawl_delay());
-        self.hosts[host].queue.push_front(entry);
+        let crawl_delay = self.crawl_delay(host);
+        self.host(host).queue.push_front(entry);
         self.queued += 1;
         let rule = now + self.rule.delay(response_time, crawl_delay);
-        self.release(host, rule.max(retry_at));
+        self.release(host, rule.max(retry_at), now);
     }
 
     /// The host's robots.txt fetch ended at `now`; its rules apply from here on.
@@ -247,22 +386,52 @@ impl Scheduler {
         now: Instant,
     ) {
         let crawl_delay = rules.crawl_delay();
-        self.hosts[host].robots = Some((rules, now));
-        self.release(host, now + self.rule.delay(response_time, crawl_delay));
+        let h = self.host(host);
+        h.robots = Some((rules, now));
+        h.robots_pending = false;
+        self.release(host, now + self.rule.delay(response_time, crawl_delay), now);
     }
 
-    fn release(&mut self, id: usize, ready_at: Instant) {
-        let host = &mut self.hosts[id];
-        host.busy = false;
-        host.ready_at = ready_at;
+    fn release(&mut self, id: usize, ready_at: Instant, now: Instant) {
+        let host = self.host(id);
+        host.in_flight -= 1;
+        host.idle.push(ready_at);
         self.schedule(id);
+        self.retire_if_idle(id, now);
     }
 
     fn schedule(&mut self, id: usize) {
-        let host = &mut self.hosts[id];
-        if !host.busy && !host.scheduled && !host.queue.is_empty() {
-            host.scheduled = true;
-            self.ready.push(Reverse((host.ready_at, id)));
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        if host.scheduled || host.robots_pending || host.queue.is_empty() {
+            return;
+        }
+        let Some(&at) = host.idle.iter().min() else {
+            return;
+        };
+        host.scheduled = true;
+        self.waiting.push(Reverse((at, id)));
+    }
+
+    /// A host with nothing queued and nothing in flight leaves memory; what must survive (its
+    /// resting time, its robots.txt rules) is kept in bounded form.
+    fn retire_if_idle(&mut self, id: usize, now: Instant) {
+        let host = self.hosts[id].as_ref().expect("a live host id");
+        if host.in_flight > 0 || host.scheduled || host.robots_pending || !host.queue.is_empty() {
+            return;
+        }
+        let host = self.hosts[id].take().expect("a live host id");
+        self.free_ids.push(id);
+        self.by_key.remove(&host.key);
+        if let Some(at) = host.rested_at().filter(|at| *at > now) {
+            if self.resting.len() >= self.resting_prune_at {
+                self.resting.retain(|_, (_, at)| *at > now);
+                // Still full of hosts that rest: let it grow, the prune stays amortized O(1).
+                self.resting_prune_at = (2 * self.resting.len()).max(RESTING_PRUNE_AT);
+            }
+            self.resting.insert(host.key.clone(), (host.origin, at));
+        }
+        if let Some(robots) = host.robots {
+            self.robots_cache.insert(host.key, robots);
         }
     }
 }
@@ -288,8 +457,12 @@ fn path_and_query(url: &str) -> &str {
 mod tests {
     use super::*;
 
-    fn entry(url: &str) -> (Entry, Url) {
-        (Entry::new(url.to_owned(), 0, 0), Url::parse(url).unwrap())
+    fn entry(url: &str) -> Entry {
+        Entry::new(url.to_owned(), 0, 0)
+    }
+
+    fn robots_404() -> RobotsRules {
+        RobotsRules::from_response("crawl", 404, b"")
     }
 
     fn rule(factor: f64) -> DelayRule {
@@ -309,8 +482,7 @@ mod tests {
             "http://a.test/private/2",
             "http://a.test/3",
         ] {
-            let (e, url) = entry(u);
-            s.add(e, &url, t0);
+            s.add(entry(u), t0).unwrap();
         }
         let Next::Work(Work::Robots { host, url }) = s.next(t0) else {
             panic!("robots first")
@@ -342,8 +514,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Scheduler::new(rule(0.0));
         for u in ["http://a.test/", "http://b.test:81/"] {
-            let (e, url) = entry(u);
-            s.add(e, &url, t0);
+            s.add(entry(u), t0).unwrap();
         }
         let mut hosts = Vec::new();
         while let Next::Work(Work::Robots { host, .. }) = s.next(t0) {
@@ -384,8 +555,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Scheduler::new(rule(0.0));
         for i in 0..100 {
-            let (e, url) = entry(&format!("http://a.test/{i}"));
-            s.add(e, &url, t0);
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
         let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
             panic!("robots first")
@@ -402,10 +572,128 @@ mod tests {
             s.page_done(host, Duration::ZERO, t0);
         }
         assert_eq!(fetched, 100);
-        assert_eq!(
-            s.hosts[host].queue.capacity(),
-            0,
-            "the empty queue still holds a buffer"
+        assert!(s.hosts[host].is_none(), "a drained host leaves memory");
+        assert_eq!(s.hosts(), (0, 0));
+    }
+
+    /// Serves every ready page at once and reports it done, for tests that only count.
+    fn serve_all(s: &mut Scheduler, now: Instant) -> Vec<String> {
+        let mut served = Vec::new();
+        loop {
+            match s.next(now) {
+                Next::Work(Work::Robots { host, .. }) => {
+                    s.robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => {
+                    served.push(entry.url);
+                    s.page_done(host, Duration::ZERO, now);
+                }
+                _ => return served,
+            }
+        }
+    }
+
+    #[test]
+    fn memory_follows_the_queued_work_not_the_hosts_met() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(10.0));
+        let mut peak_slots = 0;
+        for wave in 0..10 {
+            for h in 0..1000 {
+                s.add(entry(&format!("http://h{h}.test/{wave}")), t0)
+                    .unwrap();
+            }
+            peak_slots = peak_slots.max(s.hosts.len());
+            // The hosts rest 0 s (zero response time): everything is served at once.
+            assert_eq!(serve_all(&mut s, t0).len(), 1000);
+            assert_eq!(s.hosts(), (0, 0), "every drained host left memory");
+        }
+        assert_eq!(peak_slots, 1000, "slots are reused, wave after wave");
+        assert!(s.robots_cache.len() <= ROBOTS_CACHED);
+    }
+
+    #[test]
+    fn a_host_that_comes_back_keeps_its_rest_and_its_robots() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(10.0));
+        s.add(entry("http://a.test/1"), t0).unwrap();
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+            panic!("robots first")
+        };
+        let rules = RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /x\n");
+        s.robots_done(host, rules, Duration::from_millis(10), t0);
+        let t1 = t0 + Duration::from_millis(100);
+        let Next::Work(Work::Page { host, .. }) = s.next(t1) else {
+            panic!("page")
+        };
+        s.page_done(host, Duration::from_millis(10), t1);
+        assert_eq!(s.hosts(), (0, 0), "drained: left memory");
+        // It comes back before its rest is over: same rest, same rules, no robots.txt again.
+        s.add(entry("http://a.test/x/blocked"), t1).unwrap();
+        s.add(entry("http://a.test/2"), t1).unwrap();
+        let Next::WaitUntil(at) = s.next(t1) else {
+            panic!("still resting")
+        };
+        assert_eq!(at, t1 + Duration::from_millis(100));
+        let Next::Work(Work::Page { entry, .. }) = s.next(at) else {
+            panic!("a page, not robots.txt again")
+        };
+        assert_eq!(entry.url, "http://a.test/2");
+        assert_eq!(s.robots_blocked, 1);
+    }
+
+    #[test]
+    fn the_ready_host_with_the_most_work_goes_first() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(0.0));
+        for u in [
+            "http://small.test/1",
+            "http://big.test/1",
+            "http://big.test/2",
+        ] {
+            s.add(entry(u), t0).unwrap();
+        }
+        // Both robots.txt first (the big host's first), answered before any page goes.
+        let mut robots = Vec::new();
+        while let Next::Work(Work::Robots { host, url }) = s.next(t0) {
+            robots.push((host, url));
+        }
+        assert_eq!(robots[0].1, "http://big.test/robots.txt");
+        for (host, _) in robots {
+            s.robots_done(host, robots_404(), Duration::ZERO, t0);
+        }
+        let Next::Work(Work::Page { entry, .. }) = s.next(t0) else {
+            panic!("page")
+        };
+        assert_eq!(entry.url, "http://big.test/1");
+    }
+
+    #[test]
+    fn host_connections_bound_requests_in_flight_each_with_its_own_rest() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::with_connections(rule(10.0), 2, None);
+        for i in 0..5 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+            panic!("robots first")
+        };
+        assert!(
+            matches!(s.next(t0), Next::Empty),
+            "no page before robots.txt"
         );
+        s.robots_done(host, robots_404(), Duration::ZERO, t0);
+        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+            panic!("first connection")
+        };
+        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+            panic!("second connection")
+        };
+        assert!(matches!(s.next(t0), Next::Empty), "both connections busy");
+        s.page_done(host, Duration::from_millis(10), t0);
+        let Next::WaitUntil(at) = s.next(t0) else {
+            panic!("the freed connection rests")
+        };
+        assert_eq!(at, t0 + Duration::from_millis(100));
     }
 }

@@ -212,6 +212,31 @@ pub fn host_key(url: &Url) -> String {
     }
 }
 
+/// `scheme://host[:port]` and `host:port` of a canonical http(s) URL, read off the text
+/// (the frontier's URLs are canonical, so no parse is needed on this per-URL path).
+pub fn origin_and_key(url: &str) -> Option<(&str, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let default_port = match scheme {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let origin = &url[..scheme.len() + 3 + authority.len()];
+    let has_port = authority
+        .rfind(':')
+        .is_some_and(|i| !authority[i..].contains(']'));
+    let key = if has_port {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{default_port}")
+    };
+    Some((origin, key))
+}
+
 /// Link hops from a seed followed when `--max-depth` is not given. Deep enough for real sites
 /// (Heritrix's default is 20 hops), and it ends the traps that make a new URL of every link,
 /// such as a calendar whose every month links to the next: they cost at most this many pages
@@ -502,5 +527,27 @@ mod tests {
             "http://a.test/x"
         );
         assert_eq!(c("http://a.test/x;jsessionid=12"), "http://a.test/x");
+    }
+
+    #[test]
+    fn origin_and_key_read_canonical_urls() {
+        assert_eq!(
+            origin_and_key("http://a.test/x?y"),
+            Some(("http://a.test", "a.test:80".to_owned()))
+        );
+        assert_eq!(
+            origin_and_key("https://a.test:8443"),
+            Some(("https://a.test:8443", "a.test:8443".to_owned()))
+        );
+        assert_eq!(
+            origin_and_key("http://[::1]/"),
+            Some(("http://[::1]", "[::1]:80".to_owned()))
+        );
+        assert_eq!(
+            origin_and_key("http://[::1]:81/"),
+            Some(("http://[::1]:81", "[::1]:81".to_owned()))
+        );
+        assert_eq!(origin_and_key("ftp://a.test/"), None);
+        assert_eq!(origin_and_key("http:///x"), None);
     }
 }

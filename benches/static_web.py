@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Writes a static web for nginx: HOSTS hosts x PAGES pages of about 1.7 KB, one directory per
+host (h00000 ...), every page reachable from host 0's index within a few hops.
+
+  benches/static_web.py OUT_DIR HOSTS PAGES BASE_PORT [SEED]
+
+Links of page p on host h (all absolute, so the web is the same for every crawler):
+  - its children in a 4-ary tree over the host's pages (every page reachable from index.html);
+  - on index pages, the index of hosts 8h+1 .. 8h+8 (every host within log8(HOSTS) hops);
+  - 8 more pages chosen at random from the whole web (cross-host links, repeats across pages).
+Written apart from the crawler's own test web on purpose: benchmarks against wget2 should
+share nothing with the crawler's code.
+"""
+import os, random, sys
+
+out, hosts, pages, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(int(sys.argv[5]) if len(sys.argv) > 5 else 7)
+filler = ("The crawler visits this page once, politely, and moves on. " * 30)[:560]
+
+def url(h, p):
+    name = "index.html" if p == 0 else f"p{p}.html"
+    return f"http://127.0.0.1:{base + h}/{name}"
+
+for h in range(hosts):
+    d = os.path.join(out, f"h{h:05d}")
+    os.makedirs(d, exist_ok=True)
+    for p in range(pages):
+        links = [url(h, c) for c in range(4 * p + 1, min(4 * p + 5, pages))]
+        if p == 0:
+            links += [url(c, 0) for c in range(8 * h + 1, min(8 * h + 9, hosts))]
+        links += [url(rng.randrange(hosts), rng.randrange(pages)) for _ in range(8)]
+        body = "".join(f'<li><a href="{u}">{u}</a></li>\n' for u in links)
+        with open(os.path.join(d, "index.html" if p == 0 else f"p{p}.html"), "w") as f:
+            f.write(f"<!doctype html><html><head><title>host {h} page {p}</title></head>"
+                    f"<body><h1>Host {h}, page {p}</h1><p>{filler}</p><ul>\n{body}</ul></body></html>\n")

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Speed at the web's shape: crawl beside wget2 on the same static web served by nginx on
+# loopback, one port per host, crawl and wget2 alternating, medians of REPS runs.
+#
+#   benches/web_shape.sh                       # 50 hosts x 400 pages, then 2,000 x 10, -j 64
+#   WEBS="2000x10" REPS=5 benches/web_shape.sh
+#   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/web_shape.sh
+#   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
+#
+# Both tools are seeded with host 0's index page and span hosts; wget2 runs with
+# `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
+# `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
+# crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
+# (pages = distinct page URLs served, from nginx's own log, over the tool's wall time), CPU
+# µs/page (user+sys of the tool only), peak RSS (MiB), coverage (distinct pages / pages in the
+# web), duplicates (page requests beyond the first per URL).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WEBS=${WEBS:-"50x400 2000x10"}
+REPS=${REPS:-3}
+JOBS=${JOBS:-64}
+TOOLS=${TOOLS:-"crawl crawl-nowarc wget2"}
+BASE_PORT=${BASE_PORT:-20000}
+CRAWL=${CRAWL:-target/release/crawl}
+
+need() { command -v "$1" >/dev/null || { apt-get install -y -qq "$2" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }; }
+need nginx nginx-light
+need wget2 wget2
+[ -x /usr/bin/time ] || need /usr/bin/time time
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
+
+tmp=$(mktemp -d); chmod 755 "$tmp"   # nginx workers read the web
+nginx_pid=
+cleanup() {
+  [ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true
+  [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# serve HOSTS: nginx on ports BASE_PORT .. BASE_PORT+HOSTS-1, root $tmp/www/hNNNNN each.
+serve() {
+  local hosts=$1 conf=$tmp/nginx.conf
+  {
+    echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
+    echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
+    echo "http { log_format fmt '\$server_port \$request_uri \$status'; access_log $tmp/access.log fmt buffer=256k;"
+    echo "  default_type text/html; log_not_found off; keepalive_requests 100000; keepalive_timeout 60s;"
+    echo "  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
+    for ((h = 0; h < hosts; h++)); do
+      printf '  server { listen 127.0.0.1:%d; root %s/www/h%05d; }\n' $((BASE_PORT + h)) "$tmp" "$h"
+    done
+    echo "}"
+  } >"$conf"
+  nginx -c "$conf" -e "$tmp/error.log" &
+  nginx_pid=$!
+  local deadline=$((SECONDS + 30)) last=$((BASE_PORT + hosts - 1))
+  until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "nginx did not start:" >&2; cat "$tmp/error.log" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+
+# run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib" and leaves the access log.
+run() {
+  local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out
+  rm -rf "$out" "$tmp/access.log"
+  kill -USR1 "$nginx_pid"   # reopen the (removed) access log
+  sleep 0.2
+  case $tool in
+    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 ;;
+    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 --no-warc ;;
+    wget2) mkdir -p "$out"; set -- wget2 -q -r -H -l 0 --robots=off --max-threads="$JOBS" \
+      --delete-after -P "$out" "$seed" ;;
+  esac
+  echo "$seed" >"$tmp/seeds"
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
+  kill -USR1 "$nginx_pid"   # flush the buffered log
+  sleep 0.3
+  read -r wall user sys rss <"$tmp/time"
+  echo "$wall $(echo "$user + $sys" | bc) $rss"
+}
+
+echo "web_shape: $(nproc) cores, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
+echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates |"
+echo "|---|---|---|---|---|---|---|"
+for web in $WEBS; do
+  hosts=${web%x*} pages=${web#*x}
+  rm -rf "$tmp/www"
+  python3 benches/static_web.py "$tmp/www" "$hosts" "$pages" "$BASE_PORT"
+  serve "$hosts"
+  : >"$tmp/rows"
+  for ((rep = 1; rep <= REPS; rep++)); do
+    for tool in $TOOLS; do
+      read -r wall cpu rss < <(run "$tool")
+      # distinct page URLs served 200, and page requests beyond the first (robots.txt aside)
+      read -r distinct dups < <(awk '$2 != "/robots.txt" { n++; if (!seen[$1 $2]++ && $3 == 200) d++ }
+        END { print d + 0, n - length(seen) }' "$tmp/access.log")
+      echo "$tool $wall $cpu $rss $distinct $dups" >>"$tmp/rows"
+    done
+  done
+  kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
+  python3 - "$web" "$((hosts * pages))" "$tmp/rows" $TOOLS <<'PY'
+import statistics, sys
+web, total, rows, tools = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+runs = [l.split() for l in open(rows)]
+for tool in tools:
+    mine = [r for r in runs if r[0] == tool]
+    med = lambda f: statistics.median(f(r) for r in mine)
+    rate = med(lambda r: int(r[4]) / float(r[1]))
+    cpu = med(lambda r: float(r[2]) * 1e6 / max(int(r[4]), 1))
+    rss = med(lambda r: int(r[3]) / 1024)
+    cov = med(lambda r: int(r[4]) / total)
+    dups = max(int(r[5]) for r in mine)
+    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} |")
+PY
+done

@@ -1,0 +1,135 @@
+//! A small least-recently-used map with a fixed capacity: the bounded caches of per-host state
+//! (robots.txt rules of hosts not in the scheduler, idle connections), which must not grow with
+//! the number of hosts a crawl meets.
+//!
+//! Recency is kept as a queue of (key, stamp) touches; a touch pushes a new stamp and leaves
+//! the old one to be skipped when it reaches the front. The queue is rebuilt when it holds more
+//! than twice the capacity of stale touches, so memory stays O(capacity) and every operation is
+//! O(1) amortized.
+
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::hash::Hash;
+
+/// A map of at most `capacity` entries that forgets the least recently used one first.
+pub struct Lru<K, V> {
+    map: FxHashMap<K, (V, u64)>,
+    order: VecDeque<(K, u64)>,
+    capacity: usize,
+    clock: u64,
+}
+
+impl<K: Clone + Hash + Eq, V> Lru<K, V> {
+    /// An empty map holding at most `capacity` entries (at least one).
+    pub fn new(capacity: usize) -> Lru<K, V> {
+        Lru {
+            map: FxHashMap::default(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+            clock: 0,
+        }
+    }
+
+    /// Entries held.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The value for `key`, marked as just used.
+    pub fn get(&mut self, key: &K) -> Option<&V> {
+        let stamp = self.tick();
+        let (_, at) = self.map.get_mut(key)?;
+        *at = stamp;
+        self.order.push_back((key.clone(), stamp));
+        self.compact();
+        self.map.get(key).map(|(value, _)| value)
+    }
+
+    /// Inserts or replaces `key`, then forgets the least recently used entries beyond capacity.
+    pub fn insert(&mut self, key: K, value: V) {
+        let stamp = self.tick();
+        self.order.push_back((key.clone(), stamp));
+        self.map.insert(key, (value, stamp));
+        while self.map.len() > self.capacity {
+            let Some((old, at)) = self.order.pop_front() else {
+                break;
+            };
+            if self.map.get(&old).is_some_and(|(_, a)| *a == at) {
+                self.map.remove(&old);
+            }
+        }
+        self.compact();
+    }
+
+    /// Takes `key` out of the map.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.map.remove(key).map(|(value, _)| value)
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Drops stale touches once they outnumber the live entries twice over.
+    fn compact(&mut self) {
+        if self.order.len() <= 2 * self.capacity + 16 {
+            return;
+        }
+        let map = &self.map;
+        self.order
+            .retain(|(key, at)| map.get(key).is_some_and(|(_, a)| a == at));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgets_the_least_recently_used_and_stays_bounded() {
+        let mut lru = Lru::new(3);
+        for k in 0..3 {
+            lru.insert(k, k * 10);
+        }
+        assert_eq!(lru.get(&0), Some(&0)); // 0 is now the most recent
+        lru.insert(3, 30); // evicts 1
+        assert_eq!(lru.get(&1), None);
+        assert_eq!(lru.get(&2), Some(&20));
+        assert_eq!(lru.len(), 3);
+        assert_eq!(lru.remove(&0), Some(0));
+        assert_eq!(lru.len(), 2);
+        for _ in 0..10_000 {
+            lru.get(&2);
+        }
+        assert!(lru.order.len() <= 2 * 3 + 17, "touches are compacted");
+    }
+
+    #[test]
+    fn agrees_with_a_reference_model() {
+        let mut lru = Lru::new(8);
+        let mut model: Vec<(u32, u32)> = Vec::new(); // most recent last
+        let mut x = 12345u32;
+        for step in 0..20_000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let key = (x >> 16) % 20;
+            if x.is_multiple_of(3) {
+                lru.insert(key, step);
+                model.retain(|(k, _)| *k != key);
+                model.push((key, step));
+                if model.len() > 8 {
+                    model.remove(0);
+                }
+            } else {
+                let got = lru.get(&key).copied();
+                let want = model.iter().position(|(k, _)| *k == key).map(|i| {
+                    let e = model.remove(i);
+                    model.push(e);
+                    e.1
+                });
+                assert_eq!(got, want, "step {step}");
+            }
+        }
+    }
+}
