@@ -5,7 +5,7 @@ use crate::output::warc::WarcStats;
 use crate::schedule::dispatch::Ending;
 use crate::state::recrawl::{Generation, Outcome};
 use crate::url::normalize::Rejection;
-use std::fmt::Write as _;
+use serde::{Serialize, Serializer};
 use std::sync::atomic::Ordering;
 
 fn ending_name(ending: Ending) -> &'static str {
@@ -17,56 +17,123 @@ fn ending_name(ending: Ending) -> &'static str {
     }
 }
 
-/// The summary as JSON (hand-written: every value is a number or a fixed word).
+/// `summary.json`: one line, keys in the order below (the order it has always had).
+/// Counts are integers; `seconds`, `pages_per_second` and `cache_hit_rate` are numbers rounded
+/// to 3, 1 and 4 decimals (serde_json writes the shortest form: `0.8`, not `0.8000`).
+#[derive(Serialize)]
+struct Summary {
+    ending: &'static str,
+    seconds: f64,
+    pages: u64,
+    pages_per_second: f64,
+    status: StatusClasses,
+    bytes: u64,
+    robots_fetches: u64,
+    robots_blocked: u64,
+    links_found: u64,
+    truncated: u64,
+    urls_seen: u64,
+    cache_lookups: u64,
+    cache_hits: u64,
+    cache_hit_rate: f64,
+    merges: u64,
+    frontier_left: u64,
+    /// URLs the filter turned away, by `Rejection` name, every reason listed.
+    filtered: Counts,
+    /// `null` when archiving was off.
+    warc: Option<Warc>,
+    /// Outcomes by name; `null` for a first crawl.
+    recrawl: Option<Counts>,
+    peak_rss_bytes: u64,
+}
+
+/// Responses by status class; `none` counts fetches that got no response.
+#[derive(Serialize)]
+struct StatusClasses {
+    none: u64,
+    #[serde(rename = "1xx")]
+    c1xx: u64,
+    #[serde(rename = "2xx")]
+    c2xx: u64,
+    #[serde(rename = "3xx")]
+    c3xx: u64,
+    #[serde(rename = "4xx")]
+    c4xx: u64,
+    #[serde(rename = "5xx")]
+    c5xx: u64,
+}
+
+/// `WarcStats` as the file names them (the WARC writer need not know about JSON).
+#[derive(Serialize)]
+struct Warc {
+    files: u64,
+    records: u64,
+    bytes: u64,
+}
+
+/// Named counts as a JSON object whose keys keep this order (a map would sort them).
+struct Counts(Vec<(&'static str, u64)>);
+
+impl Serialize for Counts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().copied())
+    }
+}
+
+/// `x` rounded to `decimals` places, the precision the figure is good for.
+fn rounded(x: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
+/// The summary as one line of JSON.
 pub fn to_json(report: &Report) -> String {
     let c = &report.counters;
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let secs = report.elapsed.as_secs_f64();
     let pages = load(&c.pages);
-    let mut filtered = String::new();
-    for (i, reason) in Rejection::ALL.iter().enumerate() {
-        let sep = if i == 0 { "" } else { "," };
-        let _ = write!(
-            filtered,
-            "{sep}\"{}\":{}",
-            reason.name(),
-            load(&c.filtered[i])
-        );
-    }
-    format!(
-        concat!(
-            "{{\"ending\":\"{}\",\"seconds\":{:.3},\"pages\":{},\"pages_per_second\":{:.1},",
-            "\"status\":{{\"none\":{},\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}},",
-            "\"bytes\":{},\"robots_fetches\":{},\"robots_blocked\":{},\"links_found\":{},\"truncated\":{},",
-            "\"urls_seen\":{},\"cache_lookups\":{},\"cache_hits\":{},\"cache_hit_rate\":{:.4},\"merges\":{},",
-            "\"frontier_left\":{},\"filtered\":{{{}}},\"warc\":{},\"recrawl\":{},\"peak_rss_bytes\":{}}}\n"
-        ),
-        ending_name(report.ending),
-        secs,
+    let summary = Summary {
+        ending: ending_name(report.ending),
+        seconds: rounded(secs, 3),
         pages,
-        if secs > 0.0 { pages as f64 / secs } else { 0.0 },
-        load(&c.by_class[0]),
-        load(&c.by_class[1]),
-        load(&c.by_class[2]),
-        load(&c.by_class[3]),
-        load(&c.by_class[4]),
-        load(&c.by_class[5]),
-        load(&c.bytes),
-        load(&c.robots_fetches),
-        report.robots_blocked,
-        load(&c.links),
-        load(&c.truncated),
-        report.due.stored,
-        report.due.lookups,
-        report.due.cache_hits,
-        report.due.hit_rate(),
-        report.due.merges,
-        report.frontier_left,
-        filtered,
-        warc_json(report.warc),
-        recrawl_json(report),
-        crate::sys::peak_rss().unwrap_or(0),
-    )
+        pages_per_second: rounded(if secs > 0.0 { pages as f64 / secs } else { 0.0 }, 1),
+        status: StatusClasses {
+            none: load(&c.by_class[0]),
+            c1xx: load(&c.by_class[1]),
+            c2xx: load(&c.by_class[2]),
+            c3xx: load(&c.by_class[3]),
+            c4xx: load(&c.by_class[4]),
+            c5xx: load(&c.by_class[5]),
+        },
+        bytes: load(&c.bytes),
+        robots_fetches: load(&c.robots_fetches),
+        robots_blocked: report.robots_blocked,
+        links_found: load(&c.links),
+        truncated: load(&c.truncated),
+        urls_seen: report.due.stored,
+        cache_lookups: report.due.lookups,
+        cache_hits: report.due.cache_hits,
+        cache_hit_rate: rounded(report.due.hit_rate(), 4),
+        merges: report.due.merges,
+        frontier_left: report.frontier_left,
+        filtered: Counts(
+            Rejection::ALL
+                .iter()
+                .zip(&c.filtered)
+                .map(|(reason, n)| (reason.name(), load(n)))
+                .collect(),
+        ),
+        warc: report.warc.map(|w| Warc {
+            files: w.files,
+            records: w.records,
+            bytes: w.bytes,
+        }),
+        recrawl: recrawl_counts(report).map(|counts| Counts(counts.collect())),
+        peak_rss_bytes: crate::sys::peak_rss().unwrap_or(0),
+    };
+    let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
+    json.push('\n');
+    json
 }
 
 /// A recrawl's outcome counts by name (`new`, `changed`, `unchanged`, `gone`); None for a
@@ -80,17 +147,6 @@ fn recrawl_counts(report: &Report) -> Option<impl Iterator<Item = (&'static str,
     })
 }
 
-/// A recrawl's outcomes as a JSON object, `null` for a first crawl.
-fn recrawl_json(report: &Report) -> String {
-    match recrawl_counts(report) {
-        Some(counts) => {
-            let fields: Vec<String> = counts.map(|(k, n)| format!("\"{k}\":{n}")).collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        None => "null".into(),
-    }
-}
-
 /// A recrawl's outcomes for people ("" for a first crawl).
 fn recrawl_text(report: &Report) -> String {
     match recrawl_counts(report) {
@@ -99,17 +155,6 @@ fn recrawl_text(report: &Report) -> String {
             format!("recrawl: {}\n", fields.join(", "))
         }
         None => String::new(),
-    }
-}
-
-/// The WARC figures as a JSON object, `null` when archiving was off.
-fn warc_json(warc: Option<WarcStats>) -> String {
-    match warc {
-        Some(w) => format!(
-            "{{\"files\":{},\"records\":{},\"bytes\":{}}}",
-            w.files, w.records, w.bytes
-        ),
-        None => "null".into(),
     }
 }
 
@@ -156,4 +201,87 @@ pub fn to_text(report: &Report) -> String {
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawl::run::Counters;
+    use crate::seen::due::DueStats;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A report whose every figure is distinct, so a swapped key shows.
+    fn report(generation: Generation, warc: Option<WarcStats>) -> Report {
+        let counters = Counters::default();
+        let set = |a: &std::sync::atomic::AtomicU64, n| a.store(n, Ordering::Relaxed);
+        set(&counters.pages, 7);
+        for (i, class) in counters.by_class.iter().enumerate() {
+            set(class, 10 + i as u64);
+        }
+        set(&counters.bytes, 1000);
+        set(&counters.robots_fetches, 2);
+        set(&counters.links, 30);
+        set(&counters.truncated, 4);
+        for (i, reason) in counters.filtered.iter().enumerate() {
+            set(reason, 40 + i as u64);
+        }
+        for (i, outcome) in counters.outcomes.iter().enumerate() {
+            set(outcome, 50 + i as u64);
+        }
+        Report {
+            ending: Ending::PageLimit,
+            elapsed: Duration::from_micros(2_500_400),
+            counters: Arc::new(counters),
+            due: DueStats {
+                lookups: 3,
+                cache_hits: 2,
+                merges: 5,
+                novel: 1,
+                stored: 22,
+            },
+            frontier_left: 6,
+            robots_blocked: 8,
+            warc,
+            generation,
+        }
+    }
+
+    /// The text before `peak_rss_bytes` (which is this process's), after checking that it ends
+    /// the object as a whole number.
+    fn without_rss(json: &str) -> &str {
+        let (head, rss) = json.split_once(r#","peak_rss_bytes":"#).expect(json);
+        let rss = rss.strip_suffix("}\n").expect(json);
+        assert!(rss.parse::<u64>().is_ok(), "{json}");
+        head
+    }
+
+    #[test]
+    fn json_has_the_documented_keys_in_order_with_numbers_rounded() {
+        let warc = WarcStats {
+            files: 1,
+            records: 45,
+            bytes: 24178,
+        };
+        let json = to_json(&report(Generation::Crawl, Some(warc)));
+        assert_eq!(
+            without_rss(&json),
+            concat!(
+                r#"{"ending":"page-limit","seconds":2.5,"pages":7,"pages_per_second":2.8,"#,
+                r#""status":{"none":10,"1xx":11,"2xx":12,"3xx":13,"4xx":14,"5xx":15},"#,
+                r#""bytes":1000,"robots_fetches":2,"robots_blocked":8,"links_found":30,"truncated":4,"#,
+                r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
+                r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
+                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46},"#,
+                r#""warc":{"files":1,"records":45,"bytes":24178},"recrawl":null"#,
+            )
+        );
+        let json = to_json(&report(Generation::Recrawl, None));
+        assert!(
+            without_rss(&json).ends_with(
+                r#","warc":null,"recrawl":{"new":50,"changed":51,"unchanged":52,"gone":53}"#
+            ),
+            "{json}"
+        );
+    }
 }

@@ -7,12 +7,14 @@
 //!
 //! `jsonl`: one JSON object per line with the same fields, named `status`, `depth`, `bytes`,
 //! `ms`, `content_type` (`null` if none), `url`, `note` (`null` if none), plus `error`: the
-//! error kind when there was no response (status 0), else `null`.
+//! error kind when there was no response (status 0), else `null`. serde_json writes it, and
+//! strings stay ASCII: everything else is `\uXXXX` (the README promises it).
 //!
 //! Many workers, one owner: lines go through a bounded channel to one writer thread, which
 //! flushes whenever it has nothing more waiting, so `| head` sees lines promptly. A closed pipe
 //! stops the crawl cleanly instead of killing it.
 
+use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,58 +63,87 @@ impl LogLine<'_> {
         )
     }
 
-    /// The line as one JSON object (control characters and non-ASCII escaped).
-    pub fn format_json(&self) -> String {
-        let opt = |s: Option<&str>| match s {
-            Some(s) if !s.is_empty() => json_string(s),
-            _ => "null".to_owned(),
+    /// Appends the line as one JSON object and a newline to `out`: quotes, backslashes and
+    /// control characters escaped by serde_json, and everything outside printable ASCII as
+    /// `\uXXXX` (see `AsciiOnly`).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let view = JsonLine {
+            status: self.status,
+            depth: self.depth,
+            bytes: self.bytes,
+            ms: self.millis,
+            content_type: self.content_type.and_then(nonempty),
+            url: self.url,
+            note: nonempty(self.note),
+            error: (self.status == 0).then_some(self.note).and_then(nonempty),
         };
-        let error = (self.status == 0).then_some(self.note);
-        format!(
-            "{{\"status\":{},\"depth\":{},\"bytes\":{},\"ms\":{},\"content_type\":{},\"url\":{},\"note\":{},\"error\":{}}}\n",
-            self.status,
-            self.depth,
-            self.bytes,
-            self.millis,
-            opt(self.content_type),
-            json_string(self.url),
-            opt(Some(self.note)),
-            opt(error),
-        )
+        let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
+        view.serialize(&mut serializer)
+            .expect("numbers and strings serialize into a Vec");
+        out.push(b'\n');
     }
 
-    pub fn format_as(&self, format: LogFormat) -> String {
+    /// The line in `format`, newline included, as the bytes the writer thread writes.
+    pub fn format_as(&self, format: LogFormat) -> Vec<u8> {
         match format {
-            LogFormat::Tsv => self.format(),
-            LogFormat::Jsonl => self.format_json(),
+            LogFormat::Tsv => self.format().into_bytes(),
+            LogFormat::Jsonl => {
+                // One allocation per line, sized for a typical line: the buffer is handed over
+                // to the writer thread, so it cannot be kept for the next one.
+                let mut out = Vec::with_capacity(128 + self.url.len());
+                self.write_json(&mut out);
+                out
+            }
         }
     }
 }
 
-/// `text` as a JSON string literal: quotes, backslashes, control characters and everything
-/// outside ASCII escaped (`\uXXXX`, surrogate pairs above the BMP), so any reader accepts it.
-pub fn json_string(text: &str) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
+/// `None` for "", which the log shows as `null`.
+fn nonempty(text: &str) -> Option<&str> {
+    Some(text).filter(|text| !text.is_empty())
+}
+
+/// The `jsonl` object: `LogLine` with the documented key names and order, `null`s for absent
+/// values. Keys are only ever appended.
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    status: u16,
+    depth: u32,
+    bytes: u64,
+    ms: u128,
+    content_type: Option<&'a str>,
+    url: &'a str,
+    note: Option<&'a str>,
+    /// The error kind when there was no response (status 0).
+    error: Option<&'a str>,
+}
+
+/// serde_json's compact output, except that string contents outside printable ASCII (DEL,
+/// C1 controls, bidi overrides, any non-ASCII) are written `\uXXXX`, surrogate pairs above the
+/// BMP: the log stays ASCII, so it cannot drive a terminal and any reader accepts it (README).
+/// serde_json itself escapes `"`, `\` and C0 controls before a fragment gets here.
+struct AsciiOnly;
+
+impl serde_json::ser::Formatter for AsciiOnly {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut plain = 0;
+        for (i, c) in fragment.char_indices() {
+            if (' '..='~').contains(&c) {
+                continue;
             }
+            writer.write_all(&fragment.as_bytes()[plain..i])?;
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            plain = i + c.len_utf8();
         }
+        writer.write_all(&fragment.as_bytes()[plain..])
     }
-    out.push('"');
-    out
 }
 
 /// Escapes control characters (tabs and newlines included) so a hostile header or URL can
@@ -132,7 +163,7 @@ pub fn sanitize(text: &str) -> String {
 /// The writer thread's handle.
 pub struct UrlLog {
     format: LogFormat,
-    sender: Option<SyncSender<String>>,
+    sender: Option<SyncSender<Vec<u8>>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
     closed: Arc<AtomicBool>,
 }
@@ -180,7 +211,7 @@ impl UrlLog {
 
 fn write_lines(
     mut out: Box<dyn Write + Send>,
-    lines: Receiver<String>,
+    lines: Receiver<Vec<u8>>,
     closed: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut pending = false;
@@ -198,7 +229,7 @@ fn write_lines(
             }
             Err(TryRecvError::Disconnected) => break,
         };
-        if let Err(e) = out.write_all(line.as_bytes()) {
+        if let Err(e) = out.write_all(&line) {
             return broken_pipe_is_fine(e, closed, &lines);
         }
         pending = true;
@@ -212,7 +243,7 @@ fn write_lines(
 fn broken_pipe_is_fine(
     e: std::io::Error,
     closed: &AtomicBool,
-    lines: &Receiver<String>,
+    lines: &Receiver<Vec<u8>>,
 ) -> std::io::Result<()> {
     closed.store(true, Ordering::Relaxed);
     // Keep draining so senders never block on a full channel.
@@ -245,31 +276,87 @@ mod tests {
         );
     }
 
+    fn json(line: &LogLine) -> serde_json::Value {
+        let bytes = line.format_as(LogFormat::Jsonl);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        assert!(
+            text.ends_with('\n') && text.matches('\n').count() == 1,
+            "{text:?}"
+        );
+        assert!(
+            text.bytes()
+                .all(|b| (b' '..=b'~').contains(&b) || b == b'\n'),
+            "{text:?}"
+        );
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"))
+    }
+
     #[test]
     fn json_lines_escape_everything_a_reader_could_choke_on() {
+        // Quotes, a backslash, C0 and C1 controls, DEL, a tab and a newline, a bidi override,
+        // non-ASCII in and above the BMP, and the replacement character an invalid UTF-8 byte
+        // in a header becomes (headers are decoded lossily before they get here).
+        let url = "http://h/\"q\"\\\u{1}\u{8}\u{1b}[2J\u{7f}\u{9b}\t\n\u{202e}\u{e9}\u{1f600}";
+        let content_type = String::from_utf8_lossy(b"text/\xffhtml");
         let line = LogLine {
             status: 0,
             depth: 2,
             bytes: 0,
             millis: 7,
             content_type: None,
-            url: "http://h/\"q\"\\\u{1}\u{e9}\u{1f600}",
+            url,
             note: "timeout",
         };
+        let value = json(&line);
+        // The documented key order (serde_json::Value sorts its keys, so look at the text).
+        let text = String::from_utf8(line.format_as(LogFormat::Jsonl)).unwrap();
+        let keys = [
+            "status",
+            "depth",
+            "bytes",
+            "ms",
+            "content_type",
+            "url",
+            "note",
+            "error",
+        ];
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| text.find(&format!("\"{k}\":")).unwrap())
+            .collect();
+        assert!(at.is_sorted(), "{text}");
+        assert_eq!(value.as_object().unwrap().len(), keys.len(), "{text}");
         assert_eq!(
-            line.format_json(),
-            concat!(
-                r#"{"status":0,"depth":2,"bytes":0,"ms":7,"content_type":null,"#,
-                r#""url":"http://h/\"q\"\\\u0001\u00e9\ud83d\ude00","note":"timeout","error":"timeout"}"#,
-                "\n"
-            )
+            value,
+            serde_json::json!({
+                "status": 0, "depth": 2, "bytes": 0, "ms": 7, "content_type": null,
+                "url": url, "note": "timeout", "error": "timeout",
+            })
         );
+        // Escaped as JSON readers expect: the astral character as a surrogate pair.
+        assert!(text.contains(r#"\"q\"\\\u0001"#), "{text}");
+        assert!(text.contains(r"\u00e9\ud83d\ude00"), "{text}");
+
         let ok = LogLine {
             status: 200,
             note: "",
-            content_type: Some("text/html"),
+            content_type: Some(&content_type),
             ..line
         };
-        assert!(ok.format_json().contains(r#""note":null,"error":null}"#));
+        let value = json(&ok);
+        assert_eq!(value["content_type"], "text/\u{fffd}html");
+        assert_eq!(value["note"], serde_json::Value::Null);
+        assert_eq!(value["error"], serde_json::Value::Null);
+        // An empty content type is absent, as the TSV's `-`; a status-0 line without a note
+        // has no error kind.
+        let bare = LogLine {
+            status: 0,
+            content_type: Some(""),
+            note: "",
+            ..ok
+        };
+        let value = json(&bare);
+        assert_eq!(value["content_type"], serde_json::Value::Null);
+        assert_eq!(value["error"], serde_json::Value::Null);
     }
 }

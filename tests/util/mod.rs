@@ -42,9 +42,19 @@ impl Outcome {
         self.rows.iter().filter(|r| r.note != "robots").collect()
     }
 
-    pub fn summary(&self) -> String {
-        std::fs::read_to_string(self.out.join("summary.json")).unwrap_or_default()
+    /// `summary.json`, parsed.
+    pub fn summary(&self) -> serde_json::Value {
+        read_summary(&self.out)
     }
+}
+
+/// `DIR/summary.json`, parsed; a missing file or one that is not JSON fails the test.
+pub fn read_summary(out: &Path) -> serde_json::Value {
+    let path = out.join("summary.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON ({e}): {text}", path.display()))
 }
 
 /// Runs `crawl SEEDS --out DIR ARGS…` with `seeds` written to a file, in a fresh directory.
