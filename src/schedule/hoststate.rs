@@ -26,11 +26,11 @@ const ROBOTS_KEPT: usize = 512 * 1024;
 
 /// Records a robots.txt answer (`status` 0 when there was none) under `robots_dir`.
 pub fn save_robots(robots_dir: &Path, origin: &str, status: u16, body: &[u8]) -> Result<()> {
-    fs::create_dir_all(robots_dir).with_context(|| format!("creating {}", robots_dir.display()))?;
     let mut file = format!("{status} {} {origin}\n", unix_secs(SystemTime::now())).into_bytes();
     file.extend_from_slice(&body[..body.len().min(ROBOTS_KEPT)]);
     let path = robots_dir.join(file_name(origin));
-    durable::replace(&path, &file).with_context(|| format!("writing {}", path.display()))
+    // A cache: lost to a power cut, the answer is fetched again (a kill cannot tear it).
+    durable::replace_unsynced(&path, &file).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Saves every host that is resting past now.
@@ -79,6 +79,9 @@ pub fn load_robots(robots_dir: &Path, origin: &str, token: &str) -> Option<(Robo
 /// one host at a time, as hosts come back: `load_robots`). A damaged file is reported with its
 /// name (it is the state directory's, not the user's input).
 pub fn load(out: &Path, scheduler: &mut Scheduler) -> Result<()> {
+    let robots_dir = out.join("robots");
+    fs::create_dir_all(&robots_dir)
+        .with_context(|| format!("creating {}", robots_dir.display()))?;
     let (now, wall) = (Instant::now(), SystemTime::now());
     let hosts = out.join("hosts.tsv");
     let text = match fs::read_to_string(&hosts) {
@@ -140,6 +143,7 @@ mod tests {
     #[test]
     fn robots_rules_and_rest_come_back_in_a_new_scheduler() {
         let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("robots")).unwrap();
         let rule = DelayRule {
             factor: 10.0,
             min: Duration::ZERO,

@@ -133,8 +133,9 @@ pub struct Scheduler {
     /// Hosts with work whose next connection is resting, by the instant it may go.
     waiting: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Hosts that may be contacted now, the one with the most queued work first (it bounds
-    /// the crawl's end), then in the order they became ready.
-    ready: BinaryHeap<(usize, Reverse<u64>, usize)>,
+    /// the crawl's end); among equals, the one that became ready last, whose connection is
+    /// the likeliest to be still open.
+    ready: BinaryHeap<(usize, u64, usize)>,
     ready_seq: u64,
     /// Hosts not in memory that may not be contacted before the instant: `key → (origin, at)`.
     resting: FxHashMap<String, (String, Instant)>,
@@ -285,7 +286,7 @@ impl Scheduler {
                 self.waiting.pop();
                 let backlog = self.host(id).queue.len();
                 self.ready_seq += 1;
-                self.ready.push((backlog, Reverse(self.ready_seq), id));
+                self.ready.push((backlog, self.ready_seq, id));
             }
             let Some((_, _, id)) = self.ready.pop() else {
                 return match self.waiting.peek() {
