@@ -26,7 +26,12 @@
 
 use encoding_rs::Encoding;
 use lol_html::html_content::Element;
-use lol_html::{AsciiCompatibleEncoding, HandlerResult, HtmlRewriter, MemorySettings, Settings};
+use lol_html::{
+    AsciiCompatibleEncoding, ElementContentHandlers, HandlerResult, HtmlRewriter, MemorySettings,
+    Selector, Settings,
+};
+use std::borrow::Cow;
+use std::sync::LazyLock;
 use url::Url;
 
 /// Bytes handed to the parser at a time.
@@ -84,7 +89,11 @@ pub fn extract_links(
                     .with_preallocated_parsing_buffer_size(CHUNK)
                     .with_max_allowed_memory_usage(MAX_PARSER_MEMORY),
             )
-            .append_element_content_handler(lol_html::element!(SELECTOR, |el| state.element(el)));
+            .append_element_content_handler((
+                Cow::Borrowed(selector()),
+                ElementContentHandlers::default()
+                    .element(|el: &mut Element<'_, '_>| state.element(el)),
+            ));
         let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
         // `end` panics after a failed `write`, so it is only reached when every write succeeded.
         let written = body
@@ -95,6 +104,13 @@ pub fn extract_links(
         state.out.parser_stopped = ended.is_err() && !state.out.truncated;
     }
     state.out
+}
+
+/// `SELECTOR`, parsed once: parsing it for every page was a per-page cost of its own.
+fn selector() -> &'static Selector {
+    static PARSED: LazyLock<Selector> =
+        LazyLock::new(|| SELECTOR.parse().expect("SELECTOR is valid CSS"));
+    &PARSED
 }
 
 /// What the element handler accumulates while the document streams by.
