@@ -44,3 +44,12 @@ pub use tools::cachesim::simulate;
 pub use url::extract::extract_links;
 pub use url::normalize::{Filter, Scope, canonicalize};
 pub use url::seeds::parse_seeds;
+
+/// The scheduler and its record, for `examples/host_memory.rs` (memory per known host). Not a
+/// stable interface.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::frontier::Entry;
+    pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
+    pub use crate::schedule::robots::RobotsRules;
+}

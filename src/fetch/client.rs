@@ -83,7 +83,7 @@ pub struct Fetcher {
 /// Hosts whose idle connections are kept: enough for every worker's host and as many again
 /// (a polite crawl comes back to a host after its rest), few enough that their buffers
 /// (88 KiB each) stay a small fixed cost however many hosts the crawl meets.
-const IDLE_HOSTS: usize = 256;
+const IDLE_HOSTS: usize = 128;
 
 /// One ureq agent, and so one connection pool, per host, for the `IDLE_HOSTS` hosts used last.
 ///

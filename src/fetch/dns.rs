@@ -17,8 +17,9 @@ use ureq::unversioned::transport::NextTimeout;
 
 /// How long resolved addresses are reused.
 const TTL: Duration = Duration::from_secs(300);
-/// Entries kept at most; the cache is cleared when it fills (hosts are crawled in waves).
-const MAX_ENTRIES: usize = 100_000;
+/// Entries kept at most (a fixed cost, whatever the number of hosts); the cache is cleared when
+/// it fills (hosts are crawled in waves).
+const MAX_ENTRIES: usize = 4096;
 
 #[derive(Debug, Default)]
 pub struct CachingResolver {

@@ -16,6 +16,7 @@ pub struct Entry {
     pub depth: u32,
     /// Redirects followed to reach this URL since the last link (bounds redirect chains).
     pub redirects: u32,
+    /// The canonical URL.
     pub url: String,
     /// During a recrawl, what the previous crawl got for this URL (for conditional requests).
     pub previous: Option<Previous>,

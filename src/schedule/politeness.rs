@@ -33,8 +33,11 @@ use url::Url;
 /// The delay rule's parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct DelayRule {
+    /// A host rests this many times its last response time (`--delay-factor`).
     pub factor: f64,
+    /// The shortest rest (`--min-delay`).
     pub min: Duration,
+    /// The longest rest (`--max-delay`), Crawl-delay aside.
     pub max: Duration,
 }
 
@@ -68,14 +71,25 @@ const RESTING_PRUNE_AT: usize = 4096;
 #[derive(Debug)]
 pub enum Work {
     /// Fetch the host's robots.txt (`url`) and report it with `robots_done`.
-    Robots { host: usize, url: String },
+    Robots {
+        /// The host's id, to report back with.
+        host: usize,
+        /// `ORIGIN/robots.txt`.
+        url: String,
+    },
     /// Fetch a page and report with `page_done`.
-    Page { host: usize, entry: Entry },
+    Page {
+        /// The host's id, to report back with.
+        host: usize,
+        /// The page.
+        entry: Entry,
+    },
 }
 
 /// What the scheduler has for a worker right now.
 #[derive(Debug)]
 pub enum Next {
+    /// Work that may start now.
     Work(Work),
     /// Nothing is ready before this instant.
     WaitUntil(Instant),
