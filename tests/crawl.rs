@@ -147,6 +147,41 @@ fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
 }
 
 #[test]
+fn host_connections_bound_the_requests_in_flight_per_host() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 1,
+        pages_per_host: 40,
+        extra_links: 3,
+        page_padding: 100,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::from_millis(20), &|_| None).unwrap();
+    let run = crawl(
+        &seeds_of(&web, &[0]),
+        &["-j", "8", "--delay-factor", "0", "--host-connections", "3"],
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.pages().len(), 40);
+    // The most requests the server had in flight at once.
+    let mut edges: Vec<(std::time::Instant, i32)> = Vec::new();
+    for entry in web.log() {
+        edges.push((entry.start, 1));
+        edges.push((entry.end, -1));
+    }
+    edges.sort(); // at equal instants an end (-1) sorts first: it was no overlap
+    let (mut now, mut most) = (0, 0);
+    for (_, step) in edges {
+        now += step;
+        most = most.max(now);
+    }
+    assert!(most <= 3, "{most} requests in flight at once, 3 allowed");
+    assert!(
+        most >= 2,
+        "never more than one request in flight: the option does nothing"
+    );
+}
+
+#[test]
 fn one_worker_fetches_breadth_first() {
     let graph = Graph::new(GraphSpec {
         hosts: 1,

@@ -101,6 +101,12 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     pub max_delay: Duration,
 
+    /// At most N requests in flight per host, each connection resting by the delay rule.
+    ///
+    /// For crawling your own server fast; the default is Mercator's one request at a time.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub host_connections: u32,
+
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
     pub user_agent: String,

@@ -143,9 +143,10 @@ fn run_cli(args: Args) -> Result<Status, Failure> {
             user_agent: args.user_agent,
             timeout: args.timeout,
             max_body: args.max_body,
-            host_connections: 1,
+            host_connections: args.host_connections as usize,
         },
         robots_token,
+        host_connections: args.host_connections as usize,
         due: DueConfig {
             cache_entries: args.cache_entries as usize,
             buffer_entries: args.buffer_entries as usize,

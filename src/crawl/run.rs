@@ -53,6 +53,8 @@ pub struct CrawlConfig {
     pub delay: DelayRule,
     pub fetch: FetchConfig,
     pub robots_token: String,
+    /// Requests in flight per host at most (`--host-connections`).
+    pub host_connections: usize,
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,
@@ -115,7 +117,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         frontier,
         Scheduler::with_connections(
             config.delay,
-            1,
+            config.host_connections,
             Some(RobotsStore {
                 dir: config.out.join("robots"),
                 token: config.robots_token.clone(),
@@ -337,8 +339,8 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, entry } => match self.fetch_page(&entry)? {
-                    Fetch::Done(elapsed) => self.dispatcher.page_done(host, elapsed),
+                Work::Page { host, entry } => match self.fetch_page(host, &entry)? {
+                    Fetch::Done => self.dispatcher.page_finished(),
                     Fetch::Retry { elapsed, at } => {
                         let entry = Entry {
                             retries: entry.retries + 1,
@@ -396,13 +398,14 @@ impl Worker<'_> {
     /// Fetches one page, logs it, offers what it links to (or redirects to) to the DUE, records
     /// it in `fetched.tsv` and archives it; the page is done once archived. A 429 or 503 is
     /// asked for again later, `MAX_RETRIES` times at most (see `retry_after`).
-    fn fetch_page(&self, entry: &Entry) -> Result<Fetch> {
+    fn fetch_page(&self, host: usize, entry: &Entry) -> Result<Fetch> {
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
         let previous = entry.previous.as_ref();
         let conditional = previous.map(conditional_headers).unwrap_or_default();
         let response = match self.fetcher.get_conditional(&entry.url, &conditional) {
             Ok(response) => response,
             Err(e) => {
+                self.dispatcher.host_free(host, e.elapsed);
                 self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
                 let line = LogLine {
                     status: 0,
@@ -424,7 +427,7 @@ impl Worker<'_> {
                 });
                 self.record_fetched(entry, got)?;
                 self.dispatcher.entry_done(entry.key())?;
-                return Ok(Fetch::Done(e.elapsed));
+                return Ok(Fetch::Done);
             }
         };
         if let Some(wait) = retry_after(&response, entry.retries) {
@@ -434,6 +437,8 @@ impl Worker<'_> {
             self.archive(&entry.url, response, None)?;
             return Ok(Fetch::Retry { elapsed, at });
         }
+        // The host is free from here: what follows is this worker's own work.
+        self.dispatcher.host_free(host, response.elapsed);
         let class = (response.status / 100).clamp(0, 5) as usize;
         self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
         self.counters
@@ -535,14 +540,13 @@ impl Worker<'_> {
                 self.config.fetch.max_body,
             );
         }
-        let elapsed = response.elapsed;
         let page = PageRecord {
             key: entry.key(),
             payload_digest: digest,
             revisit,
         };
         self.archive(&entry.url, response, Some(page))?;
-        Ok(Fetch::Done(elapsed))
+        Ok(Fetch::Done)
     }
 
     fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
@@ -661,8 +665,8 @@ impl Worker<'_> {
 
 /// How a page fetch ended, for the politeness scheduler.
 enum Fetch {
-    /// Done (whatever the status); the response took this long.
-    Done(Duration),
+    /// Done (whatever the status); the host was freed when the response arrived.
+    Done,
     /// 429 or 503: ask again at `at`.
     Retry { elapsed: Duration, at: Instant },
 }

@@ -245,15 +245,29 @@ impl Dispatcher {
         }
     }
 
-    /// A page fetch finished (after its links were offered to the DUE).
-    pub fn page_done(&self, host: usize, response_time: Duration) {
+    /// A page's response has been received (or its fetch failed): its host may serve its next
+    /// request when its rest is over, counted from now. Parsing, logging, offering links and
+    /// archiving happen after this, without holding the host. The page stays in flight until
+    /// `page_finished`.
+    pub fn host_free(&self, host: usize, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
-        state.in_flight -= 1;
         state
             .scheduler
             .page_done(host, response_time, Instant::now());
         drop(state);
         self.wake.notify_one();
+    }
+
+    /// A page's links have been offered to the DUE and its outputs queued: it no longer holds
+    /// the crawl open (the end is declared only with nothing in flight).
+    pub fn page_finished(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.in_flight -= 1;
+        let last = state.in_flight == 0;
+        drop(state);
+        if last {
+            self.wake.notify_all();
+        }
     }
 
     /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
