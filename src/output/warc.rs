@@ -501,10 +501,10 @@ impl RecordIds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     use std::time::Duration;
 
-    const PIP_HINT: &str = "independent WARC readers missing: pip install warcio fastwarc";
+    use testweb::warc_readers::{check_with, run};
 
     fn config(dir: &Path, compression: Compression, max_file_bytes: u64) -> WarcConfig {
         let software = "crawl-test/0.1".to_string();
@@ -919,41 +919,6 @@ mod tests {
                 .all(|id| id.as_bytes()[24] == b'4' && b"89ab".contains(&id.as_bytes()[29]))
         );
         assert_ne!(RecordIds::new().next(), RecordIds::new().next());
-    }
-
-    /// Runs an independent reader, with `stdin` if given; a missing tool fails the test with
-    /// the install hint. Returns whether it succeeded and what it printed.
-    fn run(cmd: &mut Command, stdin: Option<Stdio>) -> (bool, String) {
-        cmd.stdin(stdin.unwrap_or(Stdio::null()));
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("{PIP_HINT} (running {cmd:?}: {e})"));
-        let text = String::from_utf8_lossy(&out.stdout).to_string()
-            + &String::from_utf8_lossy(&out.stderr);
-        (out.status.success(), text)
-    }
-
-    /// Runs `tool args…` on a WARC file; a `.warc.zst` goes through `zstdcat` into `/dev/stdin`.
-    fn check_with(tool: &str, args: &[&str], file: &Path) -> String {
-        let (ok, text) = if file.extension().is_some_and(|e| e == "zst") {
-            let mut cat = Command::new("zstdcat")
-                .arg(file)
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("zstdcat (zstd CLI)");
-            let stdin = Stdio::from(cat.stdout.take().unwrap());
-            let result = run(Command::new(tool).args(args).arg("/dev/stdin"), Some(stdin));
-            assert!(
-                cat.wait().unwrap().success(),
-                "zstdcat {} failed",
-                file.display()
-            );
-            result
-        } else {
-            run(Command::new(tool).args(args).arg(file), None)
-        };
-        assert!(ok, "{tool} {args:?} {} failed:\n{text}", file.display());
-        text
     }
 
     /// Writes the sample exchanges plus a revisit, finished, and returns the one file.

@@ -3,7 +3,7 @@
 //! `CRAWL_FAILPOINT=NAME:N` makes the process kill itself with SIGKILL the N-th time it passes
 //! the point `NAME`: exactly what `kill -9` or the OOM killer does, but at an instant a test can
 //! name (in the middle of a merge, between a frontier append and its commit, …). Unset, a point
-//! costs one relaxed atomic load. The names are listed where `hit` is called; `tests/resume.rs`
+//! costs one relaxed atomic load. The names are listed where `hit` is called; `tests/it/resume.rs`
 //! crashes at each of them.
 
 use std::sync::OnceLock;

@@ -395,7 +395,7 @@ mod tests {
             ("http://h/x?", "http://h/x"),
             ("http://h/a/%2E%2E/b", "http://h/b"),
             ("ftp://h/%7E", "ftp://h/%7E"),
-            // Found by tests/fuzz.rs: decoding must not complete a dangling `%` into an escape.
+            // Found by tests/it/fuzz.rs: decoding must not complete a dangling `%` into an escape.
             ("http://h/%a%41", "http://h/%a%41"),
             ("http://h/%%34%31", "http://h/%%341"),
             ("http://h/%%341", "http://h/%%341"),

@@ -1,5 +1,5 @@
 //! A hostile web: servers that are slow, huge, looping, broken or lying, for the crawler's
-//! robustness tests (`tests/hostile.rs`) and the table in BENCHMARKS.md (`benches/hostile.sh`,
+//! robustness tests (`tests/it/hostile.rs`) and the table in BENCHMARKS.md (`benches/hostile.sh`,
 //! through `testweb --hostile`).
 //!
 //! Host [`MAIN`] serves every page case of [`CASES`] (seed its URL alone to try one case); its

@@ -27,6 +27,7 @@ pub mod graph;
 pub mod hostile;
 mod http;
 mod server;
+pub mod warc_readers;
 
 pub use fixtures::serve_dir;
 pub use graph::{Graph, GraphSpec};

@@ -509,29 +509,18 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
 /// Sets `SO_LINGER` to zero so that dropping the socket sends RST rather than FIN.
 fn reset(stream: &TcpStream) {
     use std::os::fd::AsRawFd;
-    #[repr(C)]
-    struct Linger {
-        l_onoff: i32,
-        l_linger: i32,
-    }
-    unsafe extern "C" {
-        fn setsockopt(fd: i32, level: i32, name: i32, value: *const Linger, len: u32) -> i32;
-    }
-    // SOL_SOCKET and SO_LINGER on Linux (this crate's tests run there).
-    const SOL_SOCKET: i32 = 1;
-    const SO_LINGER: i32 = 13;
-    let linger = Linger {
+    let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
     };
     // SAFETY: a valid socket descriptor and a correctly sized, initialized `linger` struct.
     unsafe {
-        setsockopt(
+        libc::setsockopt(
             stream.as_raw_fd(),
-            SOL_SOCKET,
-            SO_LINGER,
-            &linger,
-            std::mem::size_of::<Linger>() as u32,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
         );
     }
 }

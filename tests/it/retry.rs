@@ -1,13 +1,11 @@
 //! 429 and 503: the host is given the rest it asks for (Retry-After), and the page is asked for
 //! again a bounded number of times.
 
-mod util;
-
+use crate::util::crawl;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use testweb::{HostSpec, Request, Response, TestWeb};
-use util::crawl;
 
 #[test]
 fn a_busy_host_is_left_alone_for_retry_after_then_asked_again() {

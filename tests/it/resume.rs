@@ -6,8 +6,7 @@
 //! `src/failpoint.rs`). The server's own request log then shows whether any URL was lost and
 //! which pages were fetched again.
 
-mod util;
-
+use crate::util::{assert_same_set, parse_log};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -16,7 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use testweb::{Graph, GraphSpec, HostSpec, Request, Response, TestWeb};
-use util::{assert_same_set, parse_log};
 
 /// One run of the binary in a state directory that outlives it.
 struct Run {
@@ -34,7 +32,7 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usi
         dir.join("out").to_string_lossy().into_owned(),
     ];
     all.extend(args.iter().map(|a| a.to_string()));
-    let (code, stdout, stderr) = util::run_binary_with(&all, None, dir, env, kill_after);
+    let (code, stdout, stderr) = crate::util::run_binary_with(&all, None, dir, env, kill_after);
     Run {
         code,
         stdout,
@@ -188,7 +186,7 @@ fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
         );
     }
     // Over all runs, every fetch beyond the first was in flight at some kill.
-    let counts: BTreeMap<(usize, usize), usize> = util::counts(all.iter().copied());
+    let counts: BTreeMap<(usize, usize), usize> = crate::util::counts(all.iter().copied());
     let twice: usize = counts.values().map(|c| c - 1).sum();
     assert!(
         twice <= killed_runs.len() * (2 * JOBS + 1),
@@ -208,7 +206,7 @@ fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
     // The seen set and the frontier agree: every admitted URL was fetched, none is left.
     let out = dir.path().join("out");
     assert_eq!(seen_count(&out), expected.len() as u64);
-    let summary = util::read_summary(&out);
+    let summary = crate::util::read_summary(&out);
     assert_eq!(summary["ending"], "complete", "{summary}");
     assert_eq!(summary["frontier_left"], 0, "{summary}");
     assert!(!out.join("due").exists() || std::fs::read_dir(out.join("due")).unwrap().count() == 0);
@@ -363,7 +361,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     // The pages the first crawl saw were asked for conditionally where they had an ETag.
     let requests = &web.log()[start..];
     assert_eq!(requests.iter().filter(|e| e.status == 304).count(), 1, "/a");
-    let summary = util::read_summary(&dir.path().join("out"));
+    let summary = crate::util::read_summary(&dir.path().join("out"));
     let expected = serde_json::json!({"new": 1, "changed": 1, "unchanged": 2, "gone": 1});
     assert_eq!(summary["recrawl"], expected, "{summary}");
     // Unchanged pages are revisit records in the archive.
@@ -383,7 +381,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     let third = run(dir.path(), &["--delay-factor", "0", "--restart"], &[], None);
     assert_eq!(third.code, Some(0), "{}", third.stderr);
     assert!(web.log()[start..].iter().all(|e| e.status != 304));
-    let summary = util::read_summary(&dir.path().join("out"));
+    let summary = crate::util::read_summary(&dir.path().join("out"));
     assert!(summary["recrawl"].is_null(), "{summary}");
 }
 

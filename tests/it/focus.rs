@@ -2,10 +2,8 @@
 //! the community with clearly fewer fetches than breadth-first, and still fetches every page
 //! exactly once. Counts, not timing.
 
-mod util;
-
+use crate::util::{assert_same_set, counts, crawl};
 use testweb::community::{Community, CommunitySpec};
-use util::{assert_same_set, counts, crawl};
 
 /// Fetches (robots.txt left out) until `share` of `members` have been fetched, or None.
 fn fetches_to_reach(urls: &[String], members: &[String], share: f64) -> Option<usize> {

@@ -1,8 +1,6 @@
 //! `crawl cachesim`: the policies against simple reference caches and against each other, and
 //! the subcommand's table, plot and errors.
 
-mod util;
-
 use crawl::{Policy, Simulator, Trace};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -178,7 +176,7 @@ fn cachesim(args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut all = vec!["cachesim".to_owned()];
     all.extend(args.iter().map(|s| s.to_string()));
-    util::run_binary(&all, stdin, dir.path())
+    crate::util::run_binary(&all, stdin, dir.path())
 }
 
 #[test]

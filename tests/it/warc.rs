@@ -2,52 +2,18 @@
 //! `fastwarc`), not by the project's own code. `.ci/run` installs them; a missing tool fails
 //! the test (with the install command), it never skips it.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
+use crate::util::{Outcome, assert_same_set, crawl};
 use std::time::Duration;
+use testweb::warc_readers::{check_with, run_on};
 use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
-use util::{Outcome, assert_same_set, crawl};
 
-const PIP_HINT: &str = "the WARC tests need independent readers: pip install warcio fastwarc \
-                        (and the zstd CLI for zstdcat); .ci/run installs them";
-
-/// Runs `program args…`, feeding it `stdin` if given; a missing program fails the test with the
-/// install hint. Returns whether it succeeded and its stdout and stderr together.
-fn tool(program: &str, args: &[&str], file: &Path, stdin: Option<Stdio>) -> (bool, String) {
-    let mut cmd = Command::new(program);
-    cmd.args(args).arg(file);
-    cmd.stdin(stdin.unwrap_or(Stdio::null()));
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}\n{PIP_HINT}"));
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
-}
-
-/// Runs a warcio subcommand on a WARC file; warcio reads no zstd, so a `.warc.zst` goes
-/// through `zstdcat` into warcio's `/dev/stdin`.
+/// Runs `warcio args… FILE` (through zstdcat for `.warc.zst`); the test fails unless it succeeds.
 fn warcio(args: &[&str], file: &Path) -> String {
-    let zst = file.to_string_lossy().ends_with(".warc.zst");
-    let (ok, text) = if zst {
-        let mut cat = Command::new("zstdcat")
-            .arg(file)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run zstdcat: {e}\n{PIP_HINT}"));
-        let stdin = Stdio::from(cat.stdout.take().unwrap());
-        let result = tool("warcio", args, Path::new("/dev/stdin"), Some(stdin));
-        assert!(cat.wait().unwrap().success(), "zstdcat {}", file.display());
-        result
-    } else {
-        tool("warcio", args, file, None)
-    };
-    assert!(ok, "warcio {args:?} {} failed:\n{text}", file.display());
-    text
+    check_with("warcio", args, file)
 }
 
 /// One record as `warcio index` lists it: its WARC header fields that were asked for.
@@ -85,7 +51,7 @@ struct Checked {
 
 /// Checks one file with both readers, digests included; panics with their report otherwise.
 fn check(file: &Path) -> Checked {
-    let (ok, report) = tool("fastwarc", &["check", "--verify-payloads"], file, None);
+    let (ok, report) = run_on("fastwarc", &["check", "--verify-payloads"], file);
     let verified = report
         .lines()
         .find_map(|l| l.strip_suffix(" records were verified successfully."))
@@ -286,7 +252,7 @@ fn gzip_warc_verifies_with_warcio_directly() {
     );
     let (files, _) = check_crawl(&run, ".warc.gz");
     // gzip files need no zstdcat: warcio reads them as pywb and replayweb.page would.
-    let (ok, report) = tool("warcio", &["check"], &files[0], None);
+    let (ok, report) = run_on("warcio", &["check"], &files[0]);
     assert!(ok, "{report}");
 }
 
@@ -345,7 +311,7 @@ fn an_unwritable_warc_directory_is_fatal() {
     )
     .unwrap();
     let args = ["seeds.txt", "--out", "out", "--delay-factor", "0"].map(String::from);
-    let (code, stdout, stderr) = util::run_binary(&args, None, dir.path());
+    let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
     assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
     assert!(
         stderr.starts_with("crawl: ") && stderr.contains("WARC"),

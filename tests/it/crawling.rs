@@ -1,11 +1,9 @@
 //! End-to-end tests: the real binary against a test web on loopback.
 
-mod util;
-
+use crate::util::{assert_same_set, counts, crawl};
 use std::collections::HashMap;
 use std::time::Duration;
 use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
-use util::{assert_same_set, counts, crawl};
 
 fn seeds_of(web: &TestWeb, hosts: &[usize]) -> String {
     hosts
@@ -348,7 +346,7 @@ fn bad_seed_files_name_the_line_and_crawl_nothing() {
 
     let dir = tempfile::tempdir().unwrap();
     let args = ["missing.txt", "--out", "out"].map(String::from);
-    let (code, stdout, stderr) = util::run_binary(&args, None, dir.path());
+    let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert!(
         stderr.contains("missing.txt: cannot read the seed file"),
@@ -356,7 +354,8 @@ fn bad_seed_files_name_the_line_and_crawl_nothing() {
     );
 
     let args = ["-", "--out", "out", "--max-body", "ten"].map(String::from);
-    let (code, _, stderr) = util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
+    let (code, _, stderr) =
+        crate::util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
     assert_eq!(code, 2, "a bad option value is bad usage: {stderr}");
 }
 
@@ -367,12 +366,12 @@ fn seeds_from_stdin_and_an_unreachable_host_are_data_not_errors() {
     let dir = tempfile::tempdir().unwrap();
     let args = ["-", "--out", "out", "--timeout", "5"].map(String::from);
     let (code, stdout, stderr) =
-        util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
+        crate::util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
     assert_eq!(code, 0, "{stderr}");
-    let rows = util::parse_log(&stdout);
+    let rows = crate::util::parse_log(&stdout);
     assert_eq!(rows.len(), 1, "{stdout}");
     assert_eq!((rows[0].status, rows[0].note.as_str()), (0, "connect"));
-    let summary = util::read_summary(&dir.path().join("out"));
+    let summary = crate::util::read_summary(&dir.path().join("out"));
     assert_eq!(summary["robots_blocked"], 1, "{summary}");
 }
 

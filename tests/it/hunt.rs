@@ -1,10 +1,8 @@
 //! `crawl --find TEXT`: the keyword hunt against a loopback test web whose pages are known, so
 //! the page, the line and what the server was asked for can be checked exactly.
 
-mod util;
-
+use crate::util::crawl_unparsed;
 use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
-use util::crawl_unparsed;
 
 /// Serves `graph` (one host) with `line` inserted after `<body>` on page `planted`. Returns the
 /// web and the planted line's number in that page.

@@ -7,7 +7,7 @@
 //! proportional to its input.
 //!
 //! CI runs `FUZZ_CASES` cases per property (default 200, seconds). For a long run:
-//! `FUZZ_CASES=200000 cargo test --release --test fuzz` (BENCHMARKS.md has the figures).
+//! `FUZZ_CASES=200000 cargo test --release --test it fuzz::` (BENCHMARKS.md has the figures).
 //! cargo-fuzz targets over the same functions are in `fuzz/` (nightly only).
 
 use crawl::RobotsRules;

@@ -1,12 +1,10 @@
 //! What a crawl leaves besides the WARC archive: the URL log's formats and destination, the
 //! link graph, `--save files`, and what goes to stderr at each verbosity.
 
-mod util;
-
+use crate::util::{assert_same_set, crawl, crawl_unparsed, parse_log};
 use std::collections::BTreeSet;
 use std::time::Duration;
 use testweb::{Graph, GraphSpec, TestWeb};
-use util::{assert_same_set, crawl, crawl_unparsed, parse_log};
 
 fn small_web(hosts: usize, pages: usize, seed: u64) -> (Graph, TestWeb) {
     let graph = Graph::new(GraphSpec {
@@ -31,7 +29,7 @@ fn closed_port() -> u16 {
 /// The fields of a URL log row both formats share (the response time varies between runs).
 type Fields = (u16, u32, u64, String, String, String);
 
-fn tsv_fields(row: &util::LogRow) -> Fields {
+fn tsv_fields(row: &crate::util::LogRow) -> Fields {
     (
         row.status,
         row.depth,
@@ -275,7 +273,7 @@ fn a_links_file_that_cannot_be_written_is_fatal() {
     ]
     .map(String::from)
     .into();
-    let (code, _stdout, stderr) = util::run_binary(&args, None, dir.path());
+    let (code, _stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
     assert_eq!(code, 1, "stderr: {stderr}");
     assert!(stderr.contains("links.tsv"), "{stderr}");
 }

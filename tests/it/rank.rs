@@ -2,11 +2,9 @@
 //! the 0/1 reading of the graph, errors naming `links.tsv:LINE`, the top authorities of a
 //! crawled community web, and the man page against `crawl rank --help`.
 
-mod util;
-
+use crate::util::{crawl, run_binary};
 use std::path::Path;
 use testweb::community::{Community, CommunitySpec};
-use util::{crawl, run_binary};
 
 /// Runs `crawl rank DIR ARGS…`.
 fn rank(dir: &Path, args: &[&str]) -> (i32, String, String) {

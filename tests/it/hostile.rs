@@ -2,12 +2,10 @@
 //! and lying servers, and against bad inputs. Each case must end with a clear line in the URL
 //! log, bounded memory, exit status 0 and no panic; bad inputs must give a clear error.
 
-mod util;
-
+use crate::util::{LogRow, Outcome, crawl};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use testweb::{TestWeb, hostile};
-use util::{LogRow, Outcome, crawl};
 
 /// Peak RSS any hostile crawl may reach (a normal small crawl takes ~10 MiB; the debug build
 /// and a 1 MiB body cap leave plenty of room, a body read whole would not fit).
@@ -314,7 +312,7 @@ fn bad_seed_files_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
         let args = ["seeds.txt", "--out", "out"].map(String::from);
-        let (code, stdout, stderr) = util::run_binary(&args, None, dir.path());
+        let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
         assert_eq!(code, 2, "{expected}: {stderr}");
         assert!(
             stderr.contains(expected),
@@ -379,7 +377,7 @@ fn out_that_is_a_file_or_read_only() {
         ),
     ] {
         let args = ["seeds.txt", "--out", out].map(String::from);
-        let (code, _, stderr) = util::run_binary(&args, None, dir.path());
+        let (code, _, stderr) = crate::util::run_binary(&args, None, dir.path());
         assert_eq!(code, 2, "{stderr}");
         assert!(
             stderr.contains(expected),
@@ -406,7 +404,7 @@ fn a_full_disk_is_a_clear_error_and_the_state_stays_usable() {
     .unwrap();
     let disk = Mount::tmpfs(&dir.path().join("disk"), "size=256k");
     let args = ["seeds.txt", "--out", "disk/state", "--delay-factor", "0"].map(String::from);
-    let (code, _, stderr) = util::run_binary(&args, None, dir.path());
+    let (code, _, stderr) = crate::util::run_binary(&args, None, dir.path());
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(stderr.contains("disk/state/"), "names the file: {stderr}");
@@ -414,7 +412,7 @@ fn a_full_disk_is_a_clear_error_and_the_state_stays_usable() {
     // Space is freed: the same command opens the state directory and finishes.
     // (Whether it refetches nothing it had already fetched is the resume work of #5.)
     disk.remount("size=64m");
-    let (code, stdout, stderr) = util::run_binary(&args, None, dir.path());
+    let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
     assert_eq!(code, 0, "{stderr}");
     assert!(!stdout.is_empty());
 }

@@ -1,0 +1,18 @@
+//! The integration tests: one binary (linking the crate and its dependencies once), a module
+//! per topic. Each runs the real `crawl` binary against loopback servers that the test starts
+//! and stops itself (`testweb`). Run one topic with `cargo test --test it resume::`.
+
+mod cachesim;
+mod crawling;
+mod dedupe;
+mod focus;
+mod fuzz;
+mod hostile;
+mod hunt;
+mod manpage;
+mod outputs;
+mod rank;
+mod resume;
+mod retry;
+mod util;
+mod warc;
