@@ -5,10 +5,41 @@
 
 use crate::output::urllog::LogFormat;
 use crate::output::warc::Compression;
+use crate::tools::cachesim::CachesimArgs;
+use crate::tools::dedupe::DedupeArgs;
+use crate::tools::rank::RankArgs;
 use crate::url::normalize::Scope;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
+
+// The whole command line: `crawl SEEDS --out DIR [OPTIONS]`, or one of the subcommands. (No
+// doc comment here: the about text is the crawl's own, from `Args`.)
+#[derive(Parser, Debug)]
+#[command(
+    name = "crawl",
+    version,
+    max_term_width = 100,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    // A subcommand beside the crawl.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    // The crawl's own options, when no subcommand is given.
+    #[command(flatten)]
+    pub crawl: Option<Args>,
+}
+
+// The subcommands beside the crawl, each with its own `--help`. (No doc comments on the
+// variants: each subcommand's help is its arguments' own doc.)
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    Dedupe(DedupeArgs),
+    Cachesim(CachesimArgs),
+    Rank(RankArgs),
+}
 
 /// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
 ///
@@ -16,12 +47,7 @@ use std::time::Duration;
 /// URL, note; or JSON lines) goes to stdout or --log FILE; progress, diagnostics and the
 /// summary go to stderr. Everything else the crawl keeps lives under --out.
 #[derive(Parser, Debug)]
-#[command(
-    name = "crawl",
-    version,
-    max_term_width = 100,
-    after_help = "Subcommands:\n  crawl dedupe --state DIR   print stdin lines never seen before (see `crawl dedupe --help`)\n  crawl cachesim TRACE       URL cache miss rates on a trace (see `crawl cachesim --help`)\n  crawl rank DIR             top hubs and authorities of DIR/links.tsv (see `crawl rank --help`)"
-)]
+#[command(name = "crawl", version, max_term_width = 100)]
 pub struct Args {
     /// File of seed URLs, one per line (`-` for stdin).
     ///
@@ -356,5 +382,6 @@ mod tests {
     fn clap_definition_is_consistent() {
         use clap::CommandFactory;
         Args::command().debug_assert();
+        Cli::command().debug_assert();
     }
 }

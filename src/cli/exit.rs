@@ -1,4 +1,5 @@
-//! Exit statuses: what a shell script or cron learns from `$?`.
+//! Exit statuses: what a shell script or cron learns from `$?`, and the one error type every
+//! command returns (`Failure`: an error with the status it ends the process with).
 
 use std::process::ExitCode;
 
@@ -18,6 +19,40 @@ pub enum Status {
 impl From<Status> for ExitCode {
     fn from(status: Status) -> ExitCode {
         ExitCode::from(status as u8)
+    }
+}
+
+/// Why a command failed, and the exit status that says so. `?` on any other error makes a
+/// `Fatal` failure; input the user can fix is marked with `Failure::bad_input`.
+#[derive(Debug)]
+pub struct Failure {
+    /// `Fatal` or `BadInput`.
+    pub status: Status,
+    /// The message printed, with its chain of causes.
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    /// Bad usage or bad input (exit status 2): the user can fix it and run again.
+    pub fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            status: Status::BadInput,
+            error: error.into(),
+        }
+    }
+
+    /// A failure of the machine (exit status 1): a disk, a thread, a state file.
+    pub fn fatal(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            status: Status::Fatal,
+            error: error.into(),
+        }
+    }
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(error: E) -> Failure {
+        Failure::fatal(error)
     }
 }
 

@@ -1,5 +1,7 @@
-//! The command line: options (`args`) and exit statuses (`exit`).
+//! The command line: options (`args`), their translation into the crawl's configuration
+//! (`config`), running a command (`command`) and exit statuses with the one error type (`exit`).
 
 pub mod args;
 pub mod command;
+pub mod config;
 pub mod exit;

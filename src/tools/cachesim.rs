@@ -10,14 +10,13 @@
 pub mod policy;
 mod svg;
 
-use crate::cli::exit::Status;
+use crate::cli::exit::Failure;
 use crate::seen::checksum::checksum;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use policy::{Policy, Simulator, Trace, TraceBuilder};
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// A trace line longer than this is an error (a URL log line never is; a binary file is).
 const MAX_LINE: u64 = 1 << 20;
@@ -31,7 +30,7 @@ const MAX_LINE: u64 = 1 << 20;
 /// header line `size RANDOM STATIC LRU CLOCK MIN INFINITE` and one row per cache size; the
 /// number of requests and distinct URLs on stderr.
 #[derive(Parser, Debug)]
-#[command(name = "crawl cachesim", version, max_term_width = 100)]
+#[command(version, max_term_width = 100)]
 pub struct CachesimArgs {
     /// File of URLs, one per line (`-` for stdin); blank lines are skipped.
     ///
@@ -79,19 +78,8 @@ fn size(text: &str) -> Result<u64, String> {
     value.ok_or_else(|| format!("expected a cache size such as 1024 or 2^10, found {text:?}"))
 }
 
-/// Runs `crawl cachesim`; prints its own errors.
-pub fn main(args: CachesimArgs) -> ExitCode {
-    match run(args) {
-        Ok(()) => Status::Done.into(),
-        Err((status, error)) => {
-            eprintln!("crawl cachesim: {error:#}");
-            status.into()
-        }
-    }
-}
-
-fn run(mut args: CachesimArgs) -> Result<(), (Status, anyhow::Error)> {
-    let bad_input = |e: anyhow::Error| (Status::BadInput, e);
+/// Runs `crawl cachesim`. An unreadable or empty trace is bad input (exit status 2).
+pub fn run(mut args: CachesimArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() {
         args.sizes = default_sizes();
     }
@@ -102,9 +90,9 @@ fn run(mut args: CachesimArgs) -> Result<(), (Status, anyhow::Error)> {
             .with_context(|| format!("cannot open the trace {}", args.trace))
             .and_then(|f| read_trace(std::io::BufReader::new(f), &args.trace))
     }
-    .map_err(bad_input)?;
+    .map_err(Failure::bad_input)?;
     if trace.is_empty() {
-        return Err(bad_input(anyhow::anyhow!(
+        return Err(Failure::bad_input(anyhow::anyhow!(
             "the trace {} holds no URLs",
             args.trace
         )));
@@ -115,13 +103,11 @@ fn run(mut args: CachesimArgs) -> Result<(), (Status, anyhow::Error)> {
         trace.distinct()
     );
     let table = simulate(&trace, &args.sizes, args.seed);
-    let fatal = |e: anyhow::Error| (Status::Fatal, e);
-    print_table(&table, trace.len() as u64, args.counts).map_err(fatal)?;
+    print_table(&table, trace.len() as u64, args.counts)?;
     if let Some(path) = &args.svg {
         let plot = svg::plot(&table, trace.len() as u64);
         crate::state::durable::replace(path, plot.as_bytes())
-            .with_context(|| format!("writing the plot {}", path.display()))
-            .map_err(fatal)?;
+            .with_context(|| format!("writing the plot {}", path.display()))?;
     }
     Ok(())
 }

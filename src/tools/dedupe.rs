@@ -9,6 +9,7 @@
 //! Output appears as batches merge: at least at every merge, and whenever input pauses (a slow
 //! producer) the pending batch is merged early so its lines come out.
 
+use crate::cli::exit::Failure;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig};
 use crate::url::normalize::canonicalize;
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 /// sorted 64-bit checksums. Two different lines share a checksum with probability about
 /// N²/2⁶⁵ over N distinct lines (≈2.7% that any one line is wrongly dropped at 10⁹).
 #[derive(Parser, Debug)]
-#[command(name = "crawl dedupe", version, max_term_width = 100)]
+#[command(version, max_term_width = 100)]
 pub struct DedupeArgs {
     /// Directory holding the seen set; created if missing, reused across runs.
     #[arg(long, value_name = "DIR")]
@@ -58,14 +59,16 @@ const IDLE_FLUSH: Duration = Duration::from_millis(300);
 /// Lines handed from the reader thread at a time.
 const CHUNK_LINES: usize = 4096;
 
-pub fn run(args: DedupeArgs) -> Result<()> {
+/// Runs `crawl dedupe`. A state directory in use by another process is bad input (exit
+/// status 2); everything else that stops it is a failure of the machine.
+pub fn run(args: DedupeArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&args.state).with_context(|| {
         format!(
             "--state {}: cannot create the directory",
             args.state.display()
         )
     })?;
-    let _lock = crate::state::statedir::open(&args.state)?;
+    let _lock = crate::state::statedir::open(&args.state).map_err(Failure::bad_input)?;
     let started = Instant::now();
     let out = Arc::new(Mutex::new(Output {
         writer: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),

@@ -15,6 +15,7 @@
 //! Memory: per page, its checksum (8 bytes, the map is dropped after pass 1), two degrees
 //! (8 bytes) and four f64 score vectors (32 bytes); a million pages take about 50 MB.
 
+use crate::cli::exit::Failure;
 use crate::seen::checksum::checksum;
 use crate::tools::hits::{self, Edges, Stop};
 use anyhow::{Context, Result, anyhow, bail};
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 /// (distinct pages linking to it for an authority, distinct pages it links to for a hub), URL.
 /// Authorities come first, then hubs; pages scoring 0 are not listed.
 #[derive(Parser, Debug)]
-#[command(name = "crawl rank", version, max_term_width = 100)]
+#[command(version, max_term_width = 100)]
 pub struct RankArgs {
     /// A crawl's state directory (the one given to --out); its links.tsv is read.
     #[arg(value_name = "DIR")]
@@ -57,23 +58,6 @@ pub struct RankArgs {
     pub quiet: bool,
 }
 
-/// An error in the input (exit status 2), as opposed to a failure of the machine (1).
-#[derive(Debug)]
-pub struct BadInput(String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
-/// Whether `error` is about the input (a bad line, a missing links.tsv) rather than the machine.
-pub fn is_bad_input(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.is::<BadInput>())
-}
-
 /// What pass 1 found.
 struct Graph {
     /// Checksum of each page's URL, by id.
@@ -88,13 +72,14 @@ struct Graph {
     bytes: u64,
 }
 
-pub fn run(args: RankArgs) -> Result<()> {
+/// Runs `crawl rank`. A missing or malformed links.tsv is bad input (exit status 2).
+pub fn run(args: RankArgs) -> Result<(), Failure> {
     let links = args.dir.join(crate::output::links::FILE_NAME);
     let input = File::open(&links).map_err(|e| {
-        anyhow!(BadInput(format!(
+        Failure::bad_input(anyhow!(
             "{}: cannot open the link graph ({e}); is DIR a crawl's --out directory?",
             links.display()
-        )))
+        ))
     })?;
     let tmp_base = args.tmp.as_deref().unwrap_or(&args.dir);
     let tmp = tempfile::Builder::new()
@@ -134,12 +119,12 @@ pub fn run(args: RankArgs) -> Result<()> {
                 degree[i]
             );
             if let Err(e) = out.write_all(line.as_bytes()) {
-                return quiet_on_broken_pipe(e);
+                return Ok(quiet_on_broken_pipe(e)?);
             }
         }
     }
     if let Err(e) = out.flush() {
-        return quiet_on_broken_pipe(e);
+        return Ok(quiet_on_broken_pipe(e)?);
     }
     if !args.quiet {
         eprintln!(
@@ -157,7 +142,7 @@ pub fn run(args: RankArgs) -> Result<()> {
             }
         );
     }
-    tmp.close().context("removing the temporary edge file")
+    Ok(tmp.close().context("removing the temporary edge file")?)
 }
 
 /// `| head` is a normal way to stop reading.
@@ -170,7 +155,7 @@ fn quiet_on_broken_pipe(e: std::io::Error) -> Result<()> {
 }
 
 /// Pass 1: ids, degrees, and the deduplicated binary edge file.
-fn read_graph(links: &Path, input: File, edge_path: &Path) -> Result<Graph> {
+fn read_graph(links: &Path, input: File, edge_path: &Path) -> Result<Graph, Failure> {
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let edge_file =
         File::create(edge_path).with_context(|| format!("creating {}", edge_path.display()))?;
@@ -219,7 +204,7 @@ fn read_graph(links: &Path, input: File, edge_path: &Path) -> Result<Graph> {
         }
         g.bytes += read as u64;
         let (from, to) = parse_line(&line).map_err(|reason| {
-            anyhow!(BadInput(format!("{}:{number}: {reason}", links.display())))
+            Failure::bad_input(anyhow!("{}:{number}: {reason}", links.display()))
         })?;
         let (from, to) = (id_of(checksum(from), &mut g)?, id_of(checksum(to), &mut g)?);
         if block != Some(from) {
