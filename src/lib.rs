@@ -34,8 +34,8 @@ pub use sys::tune_allocator;
 
 // For the integration tests, examples, benchmarks and fuzz targets: the pure functions they
 // exercise directly (everything else they reach through the binary).
-pub use crawl::run::MAX_RETRIES;
 pub use fetch::client::{FetchConfig, Fetcher};
+pub use fetch::retry::MAX_RETRIES;
 pub use schedule::robots::RobotsRules;
 pub use seen::checksum::checksum;
 pub use splitmix::SplitMix;

@@ -10,7 +10,7 @@
 //! their content encoding (gzip) and charset (the Content-Type's, else an HTML `<meta charset>`
 //! near the top, else UTF-8) before matching.
 
-use crate::fetch::client::Fetched;
+use crate::fetch::client::Response;
 use encoding_rs::{Encoding, UTF_8};
 use regex::{Regex, RegexBuilder};
 use std::sync::OnceLock;
@@ -41,7 +41,7 @@ pub fn parse_text(text: &str) -> Result<String, String> {
 
 /// Where TEXT was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Found {
+pub struct Match {
     pub url: String,
     /// Hops from the seed (seeds are 0).
     pub depth: u32,
@@ -51,7 +51,7 @@ pub struct Found {
     pub line: String,
 }
 
-impl Found {
+impl Match {
     /// The result as printed on stdout: `URL TAB LINE_NO TAB LINE`, control characters in the
     /// line (tabs included) escaped so that the three columns hold.
     pub fn to_tsv(&self) -> String {
@@ -68,7 +68,7 @@ impl Found {
 pub struct Hunt {
     pub text: String,
     pattern: Regex,
-    found: OnceLock<Found>,
+    found: OnceLock<Match>,
 }
 
 impl Hunt {
@@ -86,7 +86,7 @@ impl Hunt {
     }
 
     /// Searches a fetched page. The first page to match (of all workers) becomes the result.
-    pub fn search(&self, url: &str, depth: u32, response: &Fetched, max_body: u64) {
+    pub fn search(&self, url: &str, depth: u32, response: &Response, max_body: u64) {
         if self.is_found() || !(200..300).contains(&response.status) {
             return;
         }
@@ -97,7 +97,7 @@ impl Hunt {
         let body = response.decoded_body(max_body);
         let text = decode(&body, response.charset(), html);
         if let Some((line_no, line)) = self.find_line(&text) {
-            let _ = self.found.set(Found {
+            let _ = self.found.set(Match {
                 url: url.to_owned(),
                 depth,
                 line_no,
@@ -147,7 +147,7 @@ impl Hunt {
     }
 
     /// The match, once a page matched.
-    pub fn found(&self) -> Option<&Found> {
+    pub fn found(&self) -> Option<&Match> {
         self.found.get()
     }
 }
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn the_result_line_keeps_three_columns() {
-        let found = Found {
+        let found = Match {
             url: "http://h/".into(),
             depth: 1,
             line_no: 7,

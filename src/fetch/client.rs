@@ -44,7 +44,7 @@ pub struct FetchConfig {
 
 /// A response, as received.
 #[derive(Debug)]
-pub struct Fetched {
+pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -187,7 +187,7 @@ impl Fetcher {
     }
 
     /// GETs a page; a 3xx is returned as is.
-    pub fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+    pub fn get(&self, url: &str) -> Result<Response, FetchError> {
         self.get_with(url, &[], 0)
     }
 
@@ -197,12 +197,12 @@ impl Fetcher {
         &self,
         url: &str,
         headers: &[(&'static str, String)],
-    ) -> Result<Fetched, FetchError> {
+    ) -> Result<Response, FetchError> {
         self.get_with(url, headers, 0)
     }
 
     /// GETs a robots.txt, following up to five redirects (RFC 9309 §2.3.1.2: at least five).
-    pub fn get_robots(&self, url: &str) -> Result<Fetched, FetchError> {
+    pub fn get_robots(&self, url: &str) -> Result<Response, FetchError> {
         self.get_with(url, &[], 5)
     }
 
@@ -211,7 +211,7 @@ impl Fetcher {
         url: &str,
         extra: &[(&'static str, String)],
         redirects: u32,
-    ) -> Result<Fetched, FetchError> {
+    ) -> Result<Response, FetchError> {
         let start = Instant::now();
         let started = SystemTime::now();
         let fail = |kind, message: String| FetchError {
@@ -263,7 +263,7 @@ impl Fetcher {
         }
         let truncated = body.len() as u64 > self.max_body;
         body.truncate(self.max_body as usize);
-        Ok(Fetched {
+        Ok(Response {
             status,
             headers,
             body,
@@ -357,7 +357,7 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
     }
 }
 
-impl Fetched {
+impl Response {
     /// The first value of a header (names are case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

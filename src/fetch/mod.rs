@@ -5,3 +5,4 @@
 
 pub mod client;
 pub mod dns;
+pub mod retry;

@@ -48,8 +48,10 @@ pub struct Gauges {
     /// Distinct URLs admitted by the seen set.
     pub seen: u64,
     pub cache_hit_rate: f64,
-    pub hosts_active: usize,
-    pub hosts_known: usize,
+    /// Hosts with a request in flight.
+    pub hosts_busy: usize,
+    /// Hosts with work queued or in flight (the only ones the scheduler holds).
+    pub hosts_with_work: usize,
     /// Fetches without a response.
     pub errors: u64,
 }
@@ -64,14 +66,14 @@ pub fn status_line(g: &Gauges, elapsed: Duration) -> String {
     };
     format!(
         "{} pages ({rate:.1}/s), {:.1} MiB, frontier {}, seen {} URLs, CLOCK hits {:.1}%, \
-         hosts {} active / {} known, {} errors, {secs:.0}s",
+         hosts {} busy / {} with work, {} errors, {secs:.0}s",
         g.pages,
         g.bytes as f64 / (1 << 20) as f64,
         g.frontier,
         g.seen,
         g.cache_hit_rate * 100.0,
-        g.hosts_active,
-        g.hosts_known,
+        g.hosts_busy,
+        g.hosts_with_work,
         g.errors,
     )
 }
@@ -116,14 +118,14 @@ mod tests {
             frontier: 40,
             seen: 250,
             cache_hit_rate: 0.5,
-            hosts_active: 2,
-            hosts_known: 7,
+            hosts_busy: 2,
+            hosts_with_work: 7,
             errors: 1,
         };
         assert_eq!(
             status_line(&g, Duration::from_secs(4)),
             "100 pages (25.0/s), 3.0 MiB, frontier 40, seen 250 URLs, CLOCK hits 50.0%, \
-             hosts 2 active / 7 known, 1 errors, 4s"
+             hosts 2 busy / 7 with work, 1 errors, 4s"
         );
     }
 

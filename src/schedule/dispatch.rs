@@ -56,6 +56,27 @@ pub enum Ending {
     Found,
 }
 
+/// How the dispatcher ended, for the summary.
+pub struct Closed {
+    pub ending: Ending,
+    /// URLs not fetched: on the frontier, in host queues, or abandoned in flight.
+    pub frontier_left: u64,
+    /// URLs robots.txt disallowed.
+    pub robots_blocked: u64,
+}
+
+/// The dispatcher's live figures.
+pub struct DispatchGauges {
+    /// URLs on the disk frontier (and the focus window).
+    pub frontier: u64,
+    /// URLs in the in-memory host queues.
+    pub queued: usize,
+    /// Hosts in memory: with queued work or a request in flight.
+    pub hosts_active: usize,
+    /// Hosts with a request in flight.
+    pub hosts_busy: usize,
+}
+
 struct State {
     frontier: Frontier,
     scheduler: Scheduler,
@@ -310,30 +331,34 @@ impl Dispatcher {
 
     /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
     /// URLs still queued (and any fetch abandoned in flight), and the hosts' state.
-    pub fn close(&self) -> Result<(Ending, u64, u64)> {
+    pub fn close(&self) -> Result<Closed> {
         let mut state = self.state.lock().unwrap();
         let ending = state.ending.unwrap_or(Ending::Stopped);
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
-        let left = state.frontier.len()
+        let frontier_left = state.frontier.len()
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
-        Ok((ending, left, state.scheduler.robots_blocked))
+        Ok(Closed {
+            ending,
+            frontier_left,
+            robots_blocked: state.scheduler.robots_blocked,
+        })
     }
 
-    /// Live figures for progress lines: (frontier, queued in memory, hosts known, hosts busy).
-    pub fn gauges(&self) -> (u64, usize, usize, usize) {
+    /// Live figures for progress lines.
+    pub fn gauges(&self) -> DispatchGauges {
         let state = self.state.lock().unwrap();
-        let (hosts, busy) = state.scheduler.hosts();
+        let (hosts_active, hosts_busy) = state.scheduler.hosts();
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
-        (
-            state.frontier.len() + window,
-            state.scheduler.queued(),
-            hosts,
-            busy,
-        )
+        DispatchGauges {
+            frontier: state.frontier.len() + window,
+            queued: state.scheduler.queued(),
+            hosts_active,
+            hosts_busy,
+        }
     }
 
     fn refill(&self, state: &mut MutexGuard<'_, State>) -> Result<()> {

@@ -1,6 +1,6 @@
 //! Recrawls: running again on a state directory whose crawl completed.
 //!
-//! Every fetched page is recorded in `DIR/fetched.tsv` (see `FetchedLog`): its URL, depth,
+//! Every fetched page is recorded in `DIR/fetched.tsv` (see `FetchLog`): its URL, depth,
 //! status, validators (`ETag`, `Last-Modified`), payload digest and date. A recrawl starts a
 //! new generation: `fetched.tsv` becomes `previous.tsv`, the seen set and frontier start
 //! empty, and the seeds and every previously fetched URL are offered again carrying what the
@@ -9,13 +9,60 @@
 //! summary and noted in the URL log. Links of changed and new pages lead to new pages as in any
 //! crawl; an unchanged page's links were all fetched last time and are offered again anyway.
 
-use crate::frontier::entry::{Entry, Previous};
+use crate::fetch::client::Response;
+use crate::frontier::entry::{Entry, Previous, validator};
 use crate::state::durable;
 use anyhow::{Context, Result, bail};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The conditional request for a page the previous crawl fetched.
+pub fn conditional_headers(previous: &Previous) -> Vec<(&'static str, String)> {
+    let mut headers = Vec::new();
+    if let Some(etag) = &previous.etag {
+        headers.push(("if-none-match", etag.clone()));
+    }
+    if let Some(date) = &previous.last_modified {
+        headers.push(("if-modified-since", date.clone()));
+    }
+    headers
+}
+
+/// What `fetched.tsv` records of a response (`digest` is its payload's): the capture the next
+/// recrawl compares with. After a 304 that is still the previous capture.
+pub fn capture(previous: Option<&Previous>, response: &Response, digest: &str) -> Previous {
+    match previous {
+        Some(previous) if response.status == 304 => Previous {
+            etag: validator(response.header("etag")).or_else(|| previous.etag.clone()),
+            ..previous.clone()
+        },
+        _ => Previous {
+            status: response.status,
+            etag: validator(response.header("etag")),
+            last_modified: validator(response.header("last-modified")),
+            digest: digest.to_owned(),
+            date: unix_secs(response.started),
+        },
+    }
+}
+
+/// What `fetched.tsv` records of a fetch that got no response and had no earlier capture.
+pub fn no_capture() -> Previous {
+    Previous {
+        status: 0,
+        etag: None,
+        last_modified: None,
+        digest: String::new(),
+        date: unix_secs(SystemTime::now()),
+    }
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
+}
 
 /// How a recrawled page compares with the previous crawl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,12 +191,12 @@ const PREVIOUS: &str = "previous.tsv";
 /// `DIR/fetched.tsv`: one line per fetch attempt, in the frontier's line format with what was
 /// got (`Entry` with `previous` set to this fetch). Written before the page counts as done, one
 /// write(2) per line, so a kill loses no line of a finished page; a torn last line is ignored.
-pub struct FetchedLog {
+pub struct FetchLog {
     file: Mutex<File>,
 }
 
-impl FetchedLog {
-    pub fn open(out: &Path) -> Result<FetchedLog> {
+impl FetchLog {
+    pub fn open(out: &Path) -> Result<FetchLog> {
         let path = out.join(FETCHED);
         let file = OpenOptions::new()
             .create(true)
@@ -158,7 +205,7 @@ impl FetchedLog {
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
         cut_torn_line(&file).with_context(|| format!("repairing {}", path.display()))?;
-        Ok(FetchedLog {
+        Ok(FetchLog {
             file: Mutex::new(file),
         })
     }
@@ -231,14 +278,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut entry = Entry::new("http://a.test/".into(), 0, 0);
         entry.previous = Some(previous(200, "sha1:A"));
-        let log = FetchedLog::open(dir.path()).unwrap();
+        let log = FetchLog::open(dir.path()).unwrap();
         log.record(&entry).unwrap();
         drop(log);
         let path = dir.path().join(FETCHED);
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"1\t0\thttp://a.test/torn\t20").unwrap();
         drop(file);
-        let log = FetchedLog::open(dir.path()).unwrap();
+        let log = FetchLog::open(dir.path()).unwrap();
         log.record(&entry).unwrap();
         fs::rename(&path, dir.path().join(PREVIOUS)).unwrap();
         let mut got = Vec::new();

@@ -1,0 +1,445 @@
+//! One worker: takes work from the dispatcher, fetches it, and hands the results on.
+//!
+//! A page goes through these steps (`crawl_page`):
+//! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
+//!    error.
+//! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
+//! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
+//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`).
+//! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
+//! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
+//! 7. `--find` searches the page; the response goes to the archive, and the page is done once
+//!    it is written (see `dispatch::Dispatcher::entry_done`).
+//!
+//! Only failures of the state directory (the archive included) are errors; they stop the crawl.
+
+use crate::crawl::note::Note;
+use crate::crawl::run::{Counters, CrawlConfig};
+use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::retry::{self, MAX_RETRIES};
+use crate::frontier::{Entry, Previous};
+use crate::output::archive::{Archive, ArchiveRecord, PageRecord};
+use crate::output::links::LinkLog;
+use crate::output::urllog::{LogLine, UrlLog};
+use crate::output::warc::Revisit;
+use crate::schedule::dispatch::Dispatcher;
+use crate::schedule::politeness::Work;
+use crate::schedule::robots::RobotsRules;
+use crate::seen::checksum::checksum;
+use crate::seen::due::Due;
+use crate::state::recrawl::{self, FetchLog, Generation, Outcome};
+use crate::url::extract::extract_links;
+use crate::url::normalize::canonicalize;
+use anyhow::{Context, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+use url::Url;
+
+/// A redirect chain longer than this is abandoned (its last target is not followed).
+pub const MAX_REDIRECTS: u32 = 10;
+/// Links read from one page at most.
+const MAX_LINKS_PER_PAGE: usize = 20_000;
+
+/// What every worker shares: the configuration, the stages it feeds, and the outputs.
+pub struct Worker<'a> {
+    pub config: &'a CrawlConfig,
+    pub fetcher: &'a Fetcher,
+    pub due: &'a Due<Entry>,
+    pub dispatcher: &'a Dispatcher,
+    pub counters: &'a Counters,
+    pub log: &'a UrlLog,
+    pub archive: Option<&'a Archive>,
+    pub links: &'a LinkLog,
+    pub fetched: &'a FetchLog,
+}
+
+/// How a page fetch ended, for the dispatcher.
+enum PageOutcome {
+    /// Done, whatever the status (the host was freed when the response arrived).
+    Done,
+    /// 429 or 503: the host rests and the page is asked for again at `at`.
+    Retry { elapsed: Duration, at: Instant },
+}
+
+/// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
+/// parsed `Url` until then, so each link is parsed once.
+struct Link {
+    url: Url,
+    depth: u32,
+    redirects: u32,
+}
+
+/// What a response led to: URLs to offer, the page they are links of (and whether it matched
+/// `--focus`; `None` for a redirect), and the note so far.
+struct Discovered {
+    links: Vec<Link>,
+    from: Option<bool>,
+    note: Note,
+}
+
+impl Worker<'_> {
+    /// Works until the dispatcher says the crawl is over; an error stops every worker.
+    pub fn run(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+        let result = self.work(stop, stopped);
+        if let Err(e) = &result {
+            self.dispatcher.fail(e);
+        }
+        result
+    }
+
+    fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+        loop {
+            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_found());
+            if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
+                stopped.store(true, Ordering::Relaxed);
+            }
+            let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
+                return Ok(());
+            };
+            match work {
+                Work::Robots { host, url } => {
+                    let (rules, elapsed) = self.fetch_robots(&url)?;
+                    self.dispatcher.robots_done(host, rules, elapsed);
+                }
+                Work::Page { host, entry } => match self.crawl_page(host, &entry)? {
+                    PageOutcome::Done => self.dispatcher.page_finished(),
+                    PageOutcome::Retry { elapsed, at } => {
+                        let entry = Entry {
+                            retries: entry.retries + 1,
+                            ..entry
+                        };
+                        self.dispatcher.page_retry(host, entry, elapsed, at);
+                    }
+                },
+            }
+        }
+    }
+
+    /// Fetches, logs and archives a robots.txt; only an archive failure is an error.
+    fn fetch_robots(&self, url: &str) -> Result<(RobotsRules, Duration)> {
+        self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
+        let token = &self.config.robots_token;
+        Ok(match self.fetcher.get_robots(url) {
+            Ok(response) => {
+                self.log_response(&response, 0, url, &Note::Robots);
+                let rules = RobotsRules::from_response(token, response.status, &response.body);
+                self.save_robots(url, response.status, &response.body)?;
+                let elapsed = response.elapsed;
+                // After redirects, the record is of the URL that answered.
+                let answered = response.final_url.clone();
+                self.archive(answered.as_deref().unwrap_or(url), response, None)?;
+                (rules, elapsed)
+            }
+            Err(e) => {
+                self.log_error(&e, 0, url);
+                self.save_robots(url, 0, b"")?;
+                (RobotsRules::unreachable(token), e.elapsed)
+            }
+        })
+    }
+
+    /// Keeps a robots.txt answer for a resumed crawl (see `hoststate`).
+    fn save_robots(&self, robots_url: &str, status: u16, body: &[u8]) -> Result<()> {
+        let origin = robots_url.strip_suffix("/robots.txt").unwrap_or(robots_url);
+        crate::schedule::hoststate::save_robots(
+            &self.config.out.join("robots"),
+            origin,
+            status,
+            body,
+        )
+    }
+
+    /// One page, in the steps of the module doc.
+    fn crawl_page(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        self.counters.pages.fetch_add(1, Ordering::Relaxed);
+        let response = match self.request(entry) {
+            Ok(response) => response,
+            Err(e) => {
+                self.dispatcher.host_free(host, e.elapsed);
+                self.fetch_failed(entry, &e)?;
+                return Ok(PageOutcome::Done);
+            }
+        };
+        let wait = retry::wait(
+            response.status,
+            response.header("retry-after"),
+            entry.retries,
+        );
+        if let Some(wait) = wait {
+            self.log_response(
+                &response,
+                entry.depth,
+                &entry.url,
+                &Note::RetryAfter(wait.as_secs()),
+            );
+            let (elapsed, at) = (response.elapsed, Instant::now() + wait);
+            self.archive(&entry.url, response, None)?;
+            return Ok(PageOutcome::Retry { elapsed, at });
+        }
+        // The host is free from here: what follows is this worker's own work.
+        self.dispatcher.host_free(host, response.elapsed);
+        self.count(&response);
+        let discovered = self.discover(entry, &response)?;
+        let mut note = discovered.note;
+        if response.truncated {
+            self.counters.truncated.fetch_add(1, Ordering::Relaxed);
+            note = note.merge(Note::Truncated);
+        }
+        if matches!(response.status, 429 | 503) {
+            note = note.merge(match entry.retries >= MAX_RETRIES {
+                true => Note::RetriesExhausted,
+                false => Note::RetryAfterTooLong,
+            });
+        }
+        let digest = crate::output::warc::payload_digest(&response.body);
+        let outcome = (self.config.generation == Generation::Recrawl)
+            .then(|| Outcome::of(entry.previous.as_ref(), response.status, &digest));
+        if let Some(outcome) = outcome {
+            self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
+            note = note.merge(Note::Recrawl(outcome));
+        }
+        self.log_response(&response, entry.depth, &entry.url, &note);
+        let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
+        self.offer(discovered.links, from)?;
+        let revisit = self.record(entry, &response, &digest, outcome)?;
+        if let Some(hunt) = &self.config.hunt {
+            hunt.search(
+                &entry.url,
+                entry.depth,
+                &response,
+                self.config.fetch.max_body,
+            );
+        }
+        let page = PageRecord {
+            key: entry.key(),
+            payload_digest: digest,
+            revisit,
+        };
+        self.archive(&entry.url, response, Some(page))?;
+        Ok(PageOutcome::Done)
+    }
+
+    /// The GET, with `If-None-Match` / `If-Modified-Since` when a previous crawl got the page.
+    fn request(&self, entry: &Entry) -> Result<Response, FetchError> {
+        let conditional = entry
+            .previous
+            .as_ref()
+            .map(recrawl::conditional_headers)
+            .unwrap_or_default();
+        self.fetcher.get_conditional(&entry.url, &conditional)
+    }
+
+    /// No response: a URL-log line, and `fetched.tsv` keeps the last good capture as the one a
+    /// recrawl compares with. The page is done (there is nothing to archive).
+    fn fetch_failed(&self, entry: &Entry, e: &FetchError) -> Result<()> {
+        self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
+        self.log_error(e, entry.depth, &entry.url);
+        let got = entry.previous.clone().unwrap_or_else(recrawl::no_capture);
+        self.record_fetched(entry, got)?;
+        self.dispatcher.entry_done(entry.key())
+    }
+
+    fn count(&self, response: &Response) {
+        let class = (response.status / 100).clamp(0, 5) as usize;
+        self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bytes
+            .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+    }
+
+    /// A redirect's target, or an HTML page's links (saved with `--save files`).
+    fn discover(&self, entry: &Entry, response: &Response) -> Result<Discovered> {
+        let page_url = Url::parse(&entry.url).context("a frontier URL does not parse")?;
+        let mut found = Discovered {
+            links: Vec::new(),
+            from: None,
+            note: Note::None,
+        };
+        if (300..400).contains(&response.status) && response.status != 304 {
+            let target = response
+                .header("location")
+                .and_then(|l| page_url.join(l.trim()).ok());
+            found.note = match target {
+                None => Note::BadLocation,
+                Some(_) if entry.redirects >= MAX_REDIRECTS => Note::TooManyRedirects,
+                Some(target) => {
+                    let target = canonicalize(target);
+                    let note = Note::Redirect(target.to_string());
+                    found.links.push(Link {
+                        url: target,
+                        depth: entry.depth,
+                        redirects: entry.redirects + 1,
+                    });
+                    note
+                }
+            };
+        } else if (200..300).contains(&response.status) && response.is_html() {
+            let body = response.decoded_body(self.config.fetch.max_body);
+            (found.links, found.note) = self.links_of(&body, response, &page_url, entry.depth + 1);
+            found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
+            if let Some(pages) = &self.config.pages {
+                crate::output::save::save(pages, &page_url, &body)
+                    .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Records the fetch in `fetched.tsv` (what the next recrawl compares with) and says how
+    /// an unchanged page is archived: as a `revisit` of the previous capture.
+    fn record(
+        &self,
+        entry: &Entry,
+        response: &Response,
+        digest: &str,
+        outcome: Option<Outcome>,
+    ) -> Result<Option<Revisit>> {
+        let previous = entry.previous.as_ref();
+        let got = recrawl::capture(previous, response, digest);
+        self.record_fetched(entry, got)?;
+        let refers_to = |p: &Previous| UNIX_EPOCH + Duration::from_secs(p.date);
+        Ok(match (outcome, previous) {
+            (Some(Outcome::Unchanged), Some(previous)) if response.status == 304 => {
+                Some(Revisit::NotModified {
+                    refers_to_date: refers_to(previous),
+                })
+            }
+            (Some(Outcome::Unchanged), Some(previous)) => Some(Revisit::IdenticalPayload {
+                digest: digest.to_owned(),
+                refers_to_date: refers_to(previous),
+            }),
+            _ => None,
+        })
+    }
+
+    fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
+        self.fetched.record(&Entry {
+            previous: Some(got),
+            ..entry.clone()
+        })
+    }
+
+    /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A
+    /// `page` is done once archived, or at once without an archive.
+    fn archive(
+        &self,
+        target_uri: &str,
+        response: Response,
+        page: Option<PageRecord>,
+    ) -> Result<()> {
+        let Some(archive) = self.archive else {
+            return match page {
+                Some(page) => self.dispatcher.entry_done(page.key),
+                None => Ok(()),
+            };
+        };
+        archive.write(ArchiveRecord {
+            target_uri: target_uri.to_owned(),
+            date: response.started,
+            ip: response.ip,
+            request_head: response.request_head,
+            response_head: response.response_head,
+            body: response.body,
+            truncated: response.truncated,
+            page,
+        })
+    }
+
+    /// The links of an HTML page, and a note when not all of them could be read: `LinksCapped`
+    /// (over `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it).
+    fn links_of(
+        &self,
+        body: &[u8],
+        response: &Response,
+        page_url: &Url,
+        depth: u32,
+    ) -> (Vec<Link>, Note) {
+        let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
+        self.counters
+            .links
+            .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+        let note = match (extracted.truncated, extracted.parser_stopped) {
+            (true, _) => Note::LinksCapped,
+            (_, true) => Note::LinksCut,
+            _ => Note::None,
+        };
+        let links = extracted
+            .links
+            .into_iter()
+            .map(|url| Link {
+                url,
+                depth,
+                redirects: 0,
+            })
+            .collect();
+        (links, note)
+    }
+
+    /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
+    /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
+    /// the wanted ones to the DUE.
+    fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
+        let mut wanted = Vec::with_capacity(found.len());
+        for Link {
+            url,
+            depth,
+            redirects,
+        } in found
+        {
+            let url = canonicalize(url);
+            match self.config.filter.check(&url, depth) {
+                Ok(()) => {
+                    let entry = Entry::new(url.into(), depth, redirects);
+                    wanted.push((checksum(entry.url.as_bytes()), entry));
+                }
+                Err(reason) => {
+                    self.counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        let mut merge = None;
+        if let Some((from, topical)) = from {
+            let urls = || wanted.iter().map(|(_, e)| e.url.as_str());
+            self.links.write(from, urls())?;
+            let seen = || self.due.stats().stored;
+            if let Some(focus) = &self.config.focus
+                && focus.record(from, topical, urls(), seen())
+            {
+                merge = Some(focus);
+            }
+        }
+        self.due.offer(wanted)?;
+        if let Some(focus) = merge
+            && !self.due.flush()?
+        {
+            focus.merge_refused();
+        }
+        Ok(())
+    }
+
+    fn log_response(&self, response: &Response, depth: u32, url: &str, note: &Note) {
+        let note = note.to_string();
+        self.log.write(&LogLine {
+            status: response.status,
+            depth,
+            bytes: response.body.len() as u64,
+            millis: response.elapsed.as_millis(),
+            content_type: response.header("content-type"),
+            url,
+            note: &note,
+        });
+    }
+
+    fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
+        let note = Note::Error(e.kind).to_string();
+        self.log.write(&LogLine {
+            status: 0,
+            depth,
+            bytes: 0,
+            millis: e.elapsed.as_millis(),
+            content_type: None,
+            url,
+            note: &note,
+        });
+    }
+}
