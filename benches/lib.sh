@@ -19,3 +19,36 @@ stop_web() {
   exec 3>&-
   wait
 }
+
+# need COMMAND PACKAGE: installs the Debian package when the command is missing.
+need() {
+  command -v "$1" >/dev/null ||
+    apt-get install -y -qq "$2" >/dev/null ||
+    { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
+}
+
+# serve_nginx HOSTS: nginx on ports BASE_PORT .. BASE_PORT+HOSTS-1, root $tmp/www/hNNNNN each
+# (a web written by benches/static_web.py), access log in $tmp/access.log as
+# `PORT URI STATUS`; sets $nginx_pid. Needs $tmp (world-readable) and $BASE_PORT.
+serve_nginx() {
+  local hosts=$1 conf=$tmp/nginx.conf
+  {
+    echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
+    echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
+    echo "http { log_format fmt '\$server_port \$request_uri \$status'; access_log $tmp/access.log fmt buffer=256k;"
+    echo "  default_type text/html; log_not_found off; keepalive_requests 100000; keepalive_timeout 60s;"
+    echo "  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
+    for ((h = 0; h < hosts; h++)); do
+      printf '  server { listen 127.0.0.1:%d; root %s/www/h%05d; }\n' $((BASE_PORT + h)) "$tmp" "$h"
+    done
+    echo "}"
+  } >"$conf"
+  nginx -c "$conf" -e "$tmp/error.log" &
+  nginx_pid=$!
+  local deadline=$((SECONDS + 30)) last=$((BASE_PORT + hosts - 1))
+  until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "nginx did not start:" >&2; cat "$tmp/error.log" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+

@@ -23,7 +23,7 @@ TOOLS=${TOOLS:-"crawl crawl-nowarc wget2"}
 BASE_PORT=${BASE_PORT:-20000}
 CRAWL=${CRAWL:-target/release/crawl}
 
-need() { command -v "$1" >/dev/null || { apt-get install -y -qq "$2" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }; }
+. benches/lib.sh
 need nginx nginx-light
 need wget2 wget2
 [ -x /usr/bin/time ] || need /usr/bin/time time
@@ -36,29 +36,6 @@ cleanup() {
   [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-# serve HOSTS: nginx on ports BASE_PORT .. BASE_PORT+HOSTS-1, root $tmp/www/hNNNNN each.
-serve() {
-  local hosts=$1 conf=$tmp/nginx.conf
-  {
-    echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
-    echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
-    echo "http { log_format fmt '\$server_port \$request_uri \$status'; access_log $tmp/access.log fmt buffer=256k;"
-    echo "  default_type text/html; log_not_found off; keepalive_requests 100000; keepalive_timeout 60s;"
-    echo "  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
-    for ((h = 0; h < hosts; h++)); do
-      printf '  server { listen 127.0.0.1:%d; root %s/www/h%05d; }\n' $((BASE_PORT + h)) "$tmp" "$h"
-    done
-    echo "}"
-  } >"$conf"
-  nginx -c "$conf" -e "$tmp/error.log" &
-  nginx_pid=$!
-  local deadline=$((SECONDS + 30)) last=$((BASE_PORT + hosts - 1))
-  until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "nginx did not start:" >&2; cat "$tmp/error.log" >&2; exit 1; }
-    sleep 0.1
-  done
-}
 
 # run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib" and leaves the access log.
 run() {
@@ -87,7 +64,7 @@ for web in $WEBS; do
   hosts=${web%x*} pages=${web#*x}
   rm -rf "$tmp/www"
   python3 benches/static_web.py "$tmp/www" "$hosts" "$pages" "$BASE_PORT"
-  serve "$hosts"
+  serve_nginx "$hosts"
   : >"$tmp/rows"
   for ((rep = 1; rep <= REPS; rep++)); do
     for tool in $TOOLS; do
