@@ -117,7 +117,12 @@ pub fn run_binary_with(
         .spawn()
         .expect("starting crawl");
     if let Some(bytes) = stdin {
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        // A child that exits on a usage error before reading its stdin closes the pipe: that
+        // is its answer, not the test's failure.
+        match child.stdin.take().unwrap().write_all(bytes) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("writing stdin: {e}"),
+            _ => {}
+        }
     }
     // Read both pipes on threads so a chatty child never blocks on a full pipe; stdout line by
     // line, counting, for `kill_after`.
