@@ -6,14 +6,20 @@
 #   WEBS="2000x10" REPS=5 benches/web_shape.sh
 #   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/web_shape.sh
 #   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
+#   WEBS=/usr/share/doc/rust-doc/html TOOLS="crawl wget2-t1 crawl-c16 wget2-t16" benches/web_shape.sh
+#                                              # one large real site (Debian's rust-doc) as one host
+#
+# Tools: crawl, crawl-nowarc, crawl-c16 (--host-connections 16), wget2 (JOBS threads),
+# wget2-tN (N threads). A WEBS entry that is a directory is served as one host; its coverage is
+# counted against its .html files (both tools also fetch the images, scripts and styles they link).
 #
 # Both tools are seeded with host 0's index page and span hosts; wget2 runs with
 # `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
 # `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
 # crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
-# (pages = distinct page URLs served, from nginx's own log, over the tool's wall time), CPU
-# µs/page (user+sys of the tool only), peak RSS (MiB), coverage (distinct pages / pages in the
-# web), duplicates (page requests beyond the first per URL).
+# (pages = distinct URLs served 200, from nginx's own log, over the tool's wall time), CPU
+# µs/page (user+sys of the tool only), peak RSS (MiB), coverage (distinct .html pages served /
+# .html pages in the web), duplicates (requests beyond the first per URL, robots.txt aside).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
@@ -46,7 +52,11 @@ run() {
   case $tool in
     crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 ;;
     crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 --no-warc ;;
-    wget2) mkdir -p "$out"; set -- wget2 -q -r -H -l 0 --robots=off --max-threads="$JOBS" \
+    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 \
+      --host-connections 16 ;;
+    wget2*) local threads=$JOBS
+      case $tool in wget2-t*) threads=${tool#wget2-t} ;; esac
+      mkdir -p "$out"; set -- wget2 -q -r -H -l 0 --robots=off --max-threads="$threads" \
       --delete-after -P "$out" "$seed" ;;
   esac
   echo "$seed" >"$tmp/seeds"
@@ -61,18 +71,25 @@ echo "web_shape: $(nproc) cores, -j $JOBS, medians of $REPS, $(wget2 --version |
 echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates |"
 echo "|---|---|---|---|---|---|---|"
 for web in $WEBS; do
-  hosts=${web%x*} pages=${web#*x}
   rm -rf "$tmp/www"
-  python3 benches/static_web.py "$tmp/www" "$hosts" "$pages" "$BASE_PORT"
+  case $web in
+    /*) # a directory served as one host, seeded with its index.html
+      hosts=1 pages=$(find -L "$web" -name '*.html' | wc -l)
+      mkdir -p "$tmp/www"; ln -s "$web" "$tmp/www/h00000" ;;
+    *) hosts=${web%x*} pages=${web#*x}
+      python3 benches/static_web.py "$tmp/www" "$hosts" "$pages" "$BASE_PORT" ;;
+  esac
   serve_nginx "$hosts"
   : >"$tmp/rows"
   for ((rep = 1; rep <= REPS; rep++)); do
     for tool in $TOOLS; do
       read -r wall cpu rss < <(run "$tool")
       # distinct page URLs served 200, and page requests beyond the first (robots.txt aside)
-      read -r distinct dups < <(awk '$2 != "/robots.txt" { n++; if (!seen[$1 $2]++ && $3 == 200) d++ }
-        END { print d + 0, n - length(seen) }' "$tmp/access.log")
-      echo "$tool $wall $cpu $rss $distinct $dups" >>"$tmp/rows"
+      # and distinct .html pages served 200 (the coverage of a directory web)
+      read -r distinct dups html < <(awk '$2 != "/robots.txt" { n++
+          if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
+        END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
+      echo "$tool $wall $cpu $rss $distinct $dups $html" >>"$tmp/rows"
     done
   done
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
@@ -86,7 +103,7 @@ for tool in tools:
     rate = med(lambda r: int(r[4]) / float(r[1]))
     cpu = med(lambda r: float(r[2]) * 1e6 / max(int(r[4]), 1))
     rss = med(lambda r: int(r[3]) / 1024)
-    cov = med(lambda r: int(r[4]) / total)
+    cov = med(lambda r: int(r[6]) / total)
     dups = max(int(r[5]) for r in mine)
     print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} |")
 PY
