@@ -14,5 +14,6 @@ mod outputs;
 mod rank;
 mod resume;
 mod retry;
+mod robots;
 mod util;
 mod warc;
