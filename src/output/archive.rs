@@ -52,7 +52,9 @@ impl Archive {
         workers: usize,
         archived: impl Fn(u64) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
-        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 256));
+        // Each queued record holds a whole body: a deep queue is memory, not speed (one thread
+        // drains it). 16 kept the writer busy; 64 (one per worker) cost ~30 MB on large pages.
+        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 16));
         let writer = std::thread::Builder::new()
             .name("warc".into())
             .spawn(move || {
