@@ -53,7 +53,7 @@ impl Archive {
         archived: impl Fn(u64) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
         // Each queued record holds a whole body: a deep queue is memory, not speed (one thread
-        // drains it). 16 kept the writer busy; 64 (one per worker) cost ~30 MB on large pages.
+        // drains it), so it is not one slot per worker (BENCHMARKS.md, "Speed at the web's shape").
         let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 16));
         let writer = std::thread::Builder::new()
             .name("warc".into())
