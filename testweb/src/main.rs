@@ -282,9 +282,10 @@ fn run(args: Args) -> Result<String, String> {
         _ => args.latency,
     };
     let web = TestWeb::start_with(hosts, |origins| {
+        let origins: std::sync::Arc<[String]> = origins.into();
         (0..hosts)
             .map(|h| HostSpec {
-                handler: graph.handler(h, origins, None),
+                handler: graph.handler_shared(h, origins.clone(), None),
                 latency: latency_of(h),
             })
             .collect()

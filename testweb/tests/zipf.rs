@@ -25,12 +25,19 @@ fn sizes_follow_zipf() {
         );
         assert!(sizes.iter().all(|&n| n >= 1));
         assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "never grows");
-        assert_eq!(sizes[0], *sizes.iter().max().unwrap(), "host 0 is the largest");
+        assert_eq!(
+            sizes[0],
+            *sizes.iter().max().unwrap(),
+            "host 0 is the largest"
+        );
     }
     // The shape: 1,000 hosts, about 5,000 pages, the largest about 13% of them.
     let sizes = zipf_sizes(1000, 5000, 1.0);
     assert!((660..=676).contains(&sizes[0]), "{}", sizes[0]);
-    assert!(sizes[1].abs_diff(sizes[0] / 2) <= 1, "host 1 is half host 0");
+    assert!(
+        sizes[1].abs_diff(sizes[0] / 2) <= 1,
+        "host 1 is half host 0"
+    );
     // Fewer pages than hosts: one page each.
     assert_eq!(zipf_sizes(10, 3, 1.0), vec![1; 10]);
 }
