@@ -9,8 +9,9 @@
 //! `--zipf-pages TOTAL` sizes the hosts like the web instead of `--pages-per-host` each: host h
 //! (0-based) gets `round(C / (h+1)^S)` pages, at least 1, `S` from `--zipf-exponent` (default
 //! 1.0) and `C` such that the total is about TOTAL (`testweb::graph::zipf_sizes`). Host 0 is the
-//! largest; with S = 1, 1,000 hosts and 5,000 pages it has 668 pages (13%). Links, seeds and
-//! reachability are as in the uniform web (every page is reachable from its host's `/`).
+//! largest; with S = 1, 1,000 hosts and 5,000 pages it has 663 of 5,002 (13%); 10,000 hosts
+//! and 50,000 pages: 4,968 of 50,001 (10%). Links, seeds and reachability are as in the
+//! uniform web (every page is reachable from its host's `/`).
 //!
 //! `--check-delay-factor F` checks the server's own log against the politeness rule "the next
 //! request to a host comes no sooner than F × the previous response's service time after it",
