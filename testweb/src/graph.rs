@@ -7,6 +7,10 @@
 //! (absolute, root-relative, relative, `../`, with a `#fragment`, upper-case scheme,
 //! scheme-relative) and in several elements (`a href`, `link href`, `img src`, `iframe src`,
 //! `img srcset`): a correct crawler normalizes them all to the same URL.
+//!
+//! By default every host has `pages_per_host` pages. [`Graph::with_host_pages`] gives each host
+//! its own page count instead, e.g. the Zipf-sized hosts of [`zipf_sizes`] (the web's shape: a
+//! few large hosts, a long tail of small ones); extra links then pick a page of their target host.
 
 use crate::{HostSpec, Request, Response, TestWeb};
 use std::collections::{HashMap, VecDeque};
@@ -51,6 +55,47 @@ impl Default for GraphSpec {
 #[derive(Clone, Debug)]
 pub struct Graph {
     spec: Arc<GraphSpec>,
+    /// Pages of each host when they differ ([`Graph::with_host_pages`]); else `pages_per_host`.
+    host_pages: Option<Arc<[usize]>>,
+}
+
+/// Zipf-sized hosts: host h (0-based) gets `round(C / (h+1)^exponent)` pages, at least 1, with
+/// `C` chosen so that the total is as close to `total` as it can be (never below `hosts`, as
+/// every host has a page). Host 0 is the largest; sizes never grow with h.
+pub fn zipf_sizes(hosts: usize, total: usize, exponent: f64) -> Vec<usize> {
+    let weights: Vec<f64> = (0..hosts)
+        .map(|h| (h as f64 + 1.0).powf(-exponent))
+        .collect();
+    let sizes = |c: f64| -> Vec<usize> {
+        weights
+            .iter()
+            .map(|w| ((c * w).round() as usize).max(1))
+            .collect()
+    };
+    let sum = |c: f64| -> usize { sizes(c).iter().sum() };
+    // The sum grows with C: bisect for the smallest C whose sum reaches `total`, then take it or
+    // the largest C below, whichever lands closer.
+    let (mut lo, mut hi) = (
+        0.0f64,
+        total.max(1) as f64 / weights.iter().sum::<f64>().max(1e-300),
+    );
+    while sum(hi) < total {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if sum(mid) >= total {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let (under, over) = (sum(lo), sum(hi));
+    if total.saturating_sub(under) < over - total.min(over) {
+        sizes(lo)
+    } else {
+        sizes(hi)
+    }
 }
 
 pub(crate) fn mix(mut z: u64) -> u64 {
@@ -88,6 +133,39 @@ impl Graph {
     pub fn new(spec: GraphSpec) -> Graph {
         Graph {
             spec: Arc::new(spec),
+            host_pages: None,
+        }
+    }
+
+    /// A web of the given shape whose host h has `host_pages[h]` pages (each at least 1), e.g.
+    /// from [`zipf_sizes`]; `spec.hosts` and `spec.pages_per_host` are replaced by the number of
+    /// hosts and the largest host's pages.
+    pub fn with_host_pages(mut spec: GraphSpec, host_pages: Vec<usize>) -> Graph {
+        assert!(
+            !host_pages.is_empty() && host_pages.iter().all(|&n| n >= 1),
+            "every host needs a page"
+        );
+        spec.hosts = host_pages.len();
+        spec.pages_per_host = host_pages.iter().copied().max().unwrap_or(1);
+        Graph {
+            spec: Arc::new(spec),
+            host_pages: Some(host_pages.into()),
+        }
+    }
+
+    /// Number of pages of `host`.
+    pub fn pages(&self, host: usize) -> usize {
+        match &self.host_pages {
+            Some(n) => n[host],
+            None => self.spec.pages_per_host,
+        }
+    }
+
+    /// Number of pages of the whole web.
+    pub fn total_pages(&self) -> usize {
+        match &self.host_pages {
+            Some(n) => n.iter().sum(),
+            None => self.spec.hosts * self.spec.pages_per_host,
         }
     }
 
@@ -129,9 +207,10 @@ impl Graph {
     pub fn links(&self, host: usize, page: usize) -> Vec<(usize, usize)> {
         let s = &*self.spec;
         let mut out = Vec::with_capacity(s.children + s.extra_links);
+        let own = self.pages(host);
         for c in 1..=s.children {
             match page.checked_mul(s.children).and_then(|x| x.checked_add(c)) {
-                Some(q) if q < s.pages_per_host => out.push((host, q)),
+                Some(q) if q < own => out.push((host, q)),
                 _ => break,
             }
         }
@@ -140,13 +219,13 @@ impl Graph {
         }
         for i in 0..s.extra_links {
             let r = self.rand(TAG_LINK, host, page, i);
-            let to_page = (mix(r) % s.pages_per_host as u64) as usize;
             let cross = s.hosts > 1 && (r % 1000) < u64::from(s.cross_host_permille);
             let to_host = if cross {
                 (host + 1 + ((r >> 20) % (s.hosts as u64 - 1)) as usize) % s.hosts
             } else {
                 host
             };
+            let to_page = (mix(r) % self.pages(to_host) as u64) as usize;
             out.push((to_host, to_page));
         }
         out
@@ -278,8 +357,18 @@ impl Graph {
         origins: &[String],
         robots: Option<String>,
     ) -> crate::Handler {
+        self.handler_shared(host, origins.into(), robots)
+    }
+
+    /// [`Graph::handler`] with the origins shared rather than copied: a web of 10,000 hosts
+    /// would otherwise hold 10,000 copies of 10,000 origins.
+    pub fn handler_shared(
+        &self,
+        host: usize,
+        origins: Arc<[String]>,
+        robots: Option<String>,
+    ) -> crate::Handler {
         let graph = self.clone();
-        let origins: Arc<[String]> = origins.into();
         Arc::new(move |req: &Request| {
             if req.target == "/robots.txt" {
                 return match &robots {
@@ -288,9 +377,7 @@ impl Graph {
                 };
             }
             match Graph::page_of_path(&req.target) {
-                Some(p) if p < graph.spec.pages_per_host => {
-                    Response::html(graph.render(&origins, host, p))
-                }
+                Some(p) if p < graph.pages(host) => Response::html(graph.render(&origins, host, p)),
                 _ => Response::not_found(),
             }
         })
@@ -303,9 +390,10 @@ impl Graph {
         robots: &dyn Fn(usize) -> Option<String>,
     ) -> std::io::Result<TestWeb> {
         TestWeb::start_with(self.spec.hosts, |origins| {
+            let origins: Arc<[String]> = origins.into();
             (0..self.spec.hosts)
                 .map(|h| HostSpec {
-                    handler: self.handler(h, origins, robots(h)),
+                    handler: self.handler_shared(h, origins.clone(), robots(h)),
                     latency,
                 })
                 .collect()

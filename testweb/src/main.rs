@@ -6,24 +6,52 @@
 //! robots.txt requests, pages reachable from the seeds, and pairs of same-host requests whose
 //! [start, end] intervals overlap (0 for a polite crawler).
 //!
+//! `--zipf-pages TOTAL` sizes the hosts like the web instead of `--pages-per-host` each: host h
+//! (0-based) gets `round(C / (h+1)^S)` pages, at least 1, `S` from `--zipf-exponent` (default
+//! 1.0) and `C` such that the total is about TOTAL (`testweb::graph::zipf_sizes`). Host 0 is the
+//! largest; with S = 1, 1,000 hosts and 5,000 pages it has 663 of 5,002 (13%); 10,000 hosts
+//! and 50,000 pages: 4,968 of 50,001 (10%). Links, seeds and reachability are as in the
+//! uniform web (every page is reachable from its host's `/`).
+//!
+//! `--check-delay-factor F` checks the server's own log against the politeness rule "the next
+//! request to a host comes no sooner than F × the previous response's service time after it",
+//! where a request's service time is [start, end] of its log entry (head read → last write
+//! began; the client sees at least that) and its gap is from the previous entry's end to its
+//! start. robots.txt requests count like any other. The JSON line then also has:
+//!
+//! - `delay_factor`: F.
+//! - `short_gaps`: consecutive same-host request pairs whose gap is shorter than the rule allows,
+//!   beyond a tolerance: gap < 0.98 × F × service − 1 ms (overlapping pairs count too).
+//! - `largest_pages`: pages of host 0 (the largest host of a Zipf web).
+//! - `largest_requests`: requests host 0 served (robots.txt included).
+//! - `largest_span_s`: seconds from host 0's first request's start to its last one's end.
+//! - `largest_idle_s`: seconds host 0 sat with no request in flight beyond what the rule
+//!   required ("ready but not fetched", as the server sees it): the sum over its consecutive
+//!   requests of max(0, gap − F × previous service time).
+//!
 //! With `--fixtures DIR` it serves that directory as one host instead (see
 //! `testweb::fixtures`); the JSON line then has requests, distinct, duplicates, robots, 404s
 //! (`not_found`) and overlaps.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use testweb::graph::zipf_sizes;
 use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
+         [--zipf-pages TOTAL [--zipf-exponent S]] [--check-delay-factor F]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
 --fixtures serves the files under DIR as one host instead of a generated web.
+--zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
+--pages-per-host; --check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.";
 
 struct Args {
@@ -35,6 +63,10 @@ struct Args {
     /// When set, host h's latency runs linearly from `latency` (host 0) to this (last host).
     latency_max: Option<Duration>,
     max_seconds: u64,
+    /// `--zipf-pages`: the total pages of Zipf-sized hosts, and their exponent.
+    zipf: Option<(usize, f64)>,
+    /// `--check-delay-factor`: the delay rule's factor the log is checked against.
+    check_delay_factor: Option<f64>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -43,6 +75,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
     let mut hostile = false;
+    let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -58,6 +91,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 .parse::<u64>()
                 .map_err(|_| format!("{flag}: not a number: {value:?}"))
         };
+        let real = || match value.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(format!("{flag}: not a non-negative number: {value:?}")),
+        };
         match flag.as_str() {
             "--hosts" => spec.hosts = num()? as usize,
             "--pages-per-host" => spec.pages_per_host = num()? as usize,
@@ -71,6 +108,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--max-seconds" => max_seconds = num()?,
             "--seeds-out" => seeds_out = Some(value.clone()),
             "--fixtures" => fixtures = Some(PathBuf::from(value)),
+            "--zipf-pages" => zipf_pages = Some(num()? as usize),
+            "--zipf-exponent" => zipf_exponent = Some(real()?),
+            "--check-delay-factor" => check_delay_factor = Some(real()?),
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         generated |= matches!(
@@ -82,6 +122,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 | "--cross-permille"
                 | "--padding"
                 | "--seed"
+                | "--zipf-pages"
+                | "--zipf-exponent"
         );
     }
     if hostile && (fixtures.is_some() || generated) {
@@ -95,6 +137,14 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if spec.hosts == 0 || spec.pages_per_host == 0 {
         return Err("--hosts and --pages-per-host must be at least 1".into());
     }
+    let zipf = match (zipf_pages, zipf_exponent) {
+        (Some(total), s) => Some((total, s.unwrap_or(1.0))),
+        (None, Some(_)) => return Err("--zipf-exponent needs --zipf-pages".into()),
+        (None, None) => None,
+    };
+    if zipf.is_some() && args.iter().any(|a| a == "--pages-per-host") {
+        return Err("--zipf-pages sizes the hosts; --pages-per-host does not apply".into());
+    }
     let seeds_out = seeds_out.ok_or("--seeds-out FILE is required")?;
     Ok(Args {
         spec,
@@ -104,6 +154,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         latency: Duration::from_millis(latency_ms),
         latency_max: latency_max_ms.map(Duration::from_millis),
         max_seconds,
+        zipf,
+        check_delay_factor,
     })
 }
 
@@ -127,6 +179,48 @@ fn overlaps(log: &[LogEntry], hosts: usize) -> u64 {
         }
     }
     total
+}
+
+/// What the server's log says of the delay rule with `factor` (see the module doc).
+#[derive(Debug, Default, PartialEq)]
+struct DelayCheck {
+    short_gaps: u64,
+    largest_requests: usize,
+    largest_span: Duration,
+    largest_idle: Duration,
+}
+
+fn delay_check(log: &[LogEntry], hosts: usize, factor: f64) -> DelayCheck {
+    let mut by_host: Vec<Vec<(Instant, Instant)>> = vec![Vec::new(); hosts];
+    for e in log {
+        if let Some(v) = by_host.get_mut(e.host) {
+            v.push((e.start, e.end));
+        }
+    }
+    let mut check = DelayCheck::default();
+    for (h, spans) in by_host.iter_mut().enumerate() {
+        spans.sort();
+        for pair in spans.windows(2) {
+            let ((start0, end0), (start1, _)) = (pair[0], pair[1]);
+            let required = end0.saturating_duration_since(start0).mul_f64(factor);
+            let gap = start1.saturating_duration_since(end0);
+            let allowed = required
+                .mul_f64(0.98)
+                .saturating_sub(Duration::from_millis(1));
+            if start1 < end0 || gap < allowed {
+                check.short_gaps += 1;
+            }
+            if h == 0 {
+                check.largest_idle += gap.saturating_sub(required);
+            }
+        }
+        if h == 0 && !spans.is_empty() {
+            check.largest_requests = spans.len();
+            let last_end = spans.iter().map(|s| s.1).max().unwrap_or(spans[0].0);
+            check.largest_span = last_end.saturating_duration_since(spans[0].0);
+        }
+    }
+    check
 }
 
 /// Writes every host's `/` to `path`, via a temporary file and a rename (pollers never see a
@@ -174,7 +268,13 @@ fn run(args: Args) -> Result<String, String> {
     if args.hostile {
         return run_hostile(&args);
     }
-    let graph = Graph::new(args.spec);
+    let graph = match args.zipf {
+        Some((total, exponent)) => {
+            let sizes = zipf_sizes(args.spec.hosts, total, exponent);
+            Graph::with_host_pages(args.spec, sizes)
+        }
+        None => Graph::new(args.spec),
+    };
     let hosts = graph.spec().hosts;
     let latency_of = |h: usize| match args.latency_max {
         Some(max) if hosts > 1 => {
@@ -183,9 +283,10 @@ fn run(args: Args) -> Result<String, String> {
         _ => args.latency,
     };
     let web = TestWeb::start_with(hosts, |origins| {
+        let origins: std::sync::Arc<[String]> = origins.into();
         (0..hosts)
             .map(|h| HostSpec {
-                handler: graph.handler(h, origins, None),
+                handler: graph.handler_shared(h, origins.clone(), None),
                 latency: latency_of(h),
             })
             .collect()
@@ -198,10 +299,24 @@ fn run(args: Args) -> Result<String, String> {
     web.shutdown();
     let (requests, distinct, duplicates, robots) = counts(&log);
     let reachable = graph.bfs(&graph.roots(), &|_, _| true, None).len();
-    Ok(format!(
-        "{{\"requests\":{requests},\"distinct\":{distinct},\"duplicates\":{duplicates},\"robots\":{robots},\"reachable\":{reachable},\"overlaps\":{}}}",
+    let mut line = format!(
+        "{{\"requests\":{requests},\"distinct\":{distinct},\"duplicates\":{duplicates},\"robots\":{robots},\"reachable\":{reachable},\"overlaps\":{}",
         overlaps(&log, graph.spec().hosts),
-    ))
+    );
+    if let Some(factor) = args.check_delay_factor {
+        let c = delay_check(&log, hosts, factor);
+        let _ = write!(
+            line,
+            ",\"delay_factor\":{factor},\"short_gaps\":{},\"largest_pages\":{},\"largest_requests\":{},\"largest_span_s\":{:.3},\"largest_idle_s\":{:.3}",
+            c.short_gaps,
+            graph.pages(0),
+            c.largest_requests,
+            c.largest_span.as_secs_f64(),
+            c.largest_idle.as_secs_f64(),
+        );
+    }
+    line.push('}');
+    Ok(line)
 }
 
 fn run_fixtures(dir: &Path, args: &Args) -> Result<String, String> {
@@ -281,5 +396,37 @@ mod tests {
             e(1, 0, 100),
         ];
         assert_eq!(overlaps(&log, 2), 3);
+    }
+
+    #[test]
+    fn delay_rule_check() {
+        let t = Instant::now();
+        let ms = |n| t + Duration::from_millis(n);
+        let e = |host, a, b| LogEntry {
+            host,
+            method: "GET".into(),
+            target: "/".into(),
+            status: 200,
+            start: ms(a),
+            end: ms(b),
+        };
+        // Factor 10. Host 0: served 10 ms, waits 100 (exactly the rule), served 10 ms, waits 150
+        // (50 idle beyond the rule), served 20 ms, waits 150 (short of 200), served 10 ms.
+        // Host 1: served 10 ms, next starts 1 ms before the rule allows (within the tolerance),
+        // then overlaps.
+        let log = [
+            e(0, 0, 10),
+            e(0, 110, 120),
+            e(0, 270, 290),
+            e(0, 440, 450),
+            e(1, 0, 10),
+            e(1, 109, 120),
+            e(1, 115, 130),
+        ];
+        let c = delay_check(&log, 2, 10.0);
+        assert_eq!(c.short_gaps, 2);
+        assert_eq!(c.largest_requests, 4);
+        assert_eq!(c.largest_span, Duration::from_millis(450));
+        assert_eq!(c.largest_idle, Duration::from_millis(50));
     }
 }
