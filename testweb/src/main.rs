@@ -375,18 +375,22 @@ fn main() {
 mod tests {
     use super::*;
 
-    #[test]
-    fn overlap_pairs() {
-        let t = Instant::now();
-        let ms = |n| t + Duration::from_millis(n);
-        let e = |host, a, b| LogEntry {
+    /// A logged GET of `/` on `host` from `a` to `b` milliseconds after `t`.
+    fn entry(t: Instant, host: usize, a: u64, b: u64) -> LogEntry {
+        LogEntry {
             host,
             method: "GET".into(),
             target: "/".into(),
             status: 200,
-            start: ms(a),
-            end: ms(b),
-        };
+            start: t + Duration::from_millis(a),
+            end: t + Duration::from_millis(b),
+        }
+    }
+
+    #[test]
+    fn overlap_pairs() {
+        let t = Instant::now();
+        let e = |host, a, b| entry(t, host, a, b);
         // Host 0: [0,10] overlaps [5,15] and [9,20]; [5,15] overlaps [9,20]; [20,30] touches only.
         let log = [
             e(0, 0, 10),
@@ -401,15 +405,7 @@ mod tests {
     #[test]
     fn delay_rule_check() {
         let t = Instant::now();
-        let ms = |n| t + Duration::from_millis(n);
-        let e = |host, a, b| LogEntry {
-            host,
-            method: "GET".into(),
-            target: "/".into(),
-            status: 200,
-            start: ms(a),
-            end: ms(b),
-        };
+        let e = |host, a, b| entry(t, host, a, b);
         // Factor 10. Host 0: served 10 ms, waits 100 (exactly the rule), served 10 ms, waits 150
         // (50 idle beyond the rule), served 20 ms, waits 150 (short of 200), served 10 ms.
         // Host 1: served 10 ms, next starts 1 ms before the rule allows (within the tolerance),

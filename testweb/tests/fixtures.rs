@@ -3,10 +3,8 @@
 mod common;
 
 use common::{Conn, get};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 use testweb::{TestWeb, serve_dir};
 
 const SECRET: &str = "outside the root: must never be served";
@@ -181,27 +179,13 @@ fn never_serves_outside_the_root() {
 fn binary_fixtures_mode_writes_seeds_serves_and_reports() {
     let scratch = Scratch::new("fixtures-bin");
     let seeds = scratch.0.join("seeds.txt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_testweb"))
-        .arg("--fixtures")
-        .arg(scratch.root())
-        .arg("--seeds-out")
-        .arg(&seeds)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !seeds.exists() {
-        assert!(Instant::now() < deadline, "no seeds file");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let text = std::fs::read_to_string(&seeds).unwrap();
-    let port: u16 = text
-        .strip_prefix("http://127.0.0.1:")
-        .and_then(|t| t.strip_suffix("/\n"))
-        .unwrap_or_else(|| panic!("one seed, the origin's /: {text:?}"))
-        .parse()
-        .unwrap();
+    let root = scratch
+        .root()
+        .to_str()
+        .expect("a UTF-8 temporary path")
+        .to_owned();
+    let (child, urls, port) = common::start_binary(&["--fixtures", &root], &seeds);
+    assert_eq!(urls.len(), 1, "one seed, the origin's /: {urls:?}");
     // One connection, so the requests are strictly sequential: overlaps must be 0.
     let mut c = Conn::open(port);
     assert_eq!(c.get("/sub/").text(), "sub index");
@@ -210,17 +194,9 @@ fn binary_fixtures_mode_writes_seeds_serves_and_reports() {
     assert_eq!(c.get("/../secret.txt").status, 400);
     assert_eq!(c.get("/nope").status, 404);
     drop(c);
-    drop(child.stdin.take()); // EOF stops the server
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let out = common::stop_binary(child); // EOF stops the server
     assert_eq!(
-        out.trim(),
+        out,
         r#"{"requests":5,"distinct":3,"duplicates":1,"robots":1,"not_found":1,"overlaps":0}"#
     );
 }

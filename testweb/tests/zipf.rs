@@ -2,9 +2,7 @@
 
 mod common;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use testweb::graph::zipf_sizes;
 use testweb::{Graph, GraphSpec};
 
@@ -93,41 +91,16 @@ fn binary_checks_the_delay_rule() {
     let dir = std::env::temp_dir().join(format!("testweb-zipf-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let seeds = dir.join("seeds");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_testweb"))
-        .args(["--hosts", "5", "--zipf-pages", "50", "--latency-ms", "20"])
-        .args(["--check-delay-factor", "10", "--seeds-out"])
-        .arg(&seeds)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !seeds.exists() {
-        assert!(Instant::now() < deadline, "no seeds file");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let text = std::fs::read_to_string(&seeds).unwrap();
-    let urls: Vec<&str> = text.lines().collect();
+    let args = ["--hosts", "5", "--zipf-pages", "50", "--latency-ms", "20"];
+    let args = [&args[..], &["--check-delay-factor", "10"]].concat();
+    let (child, urls, port) = common::start_binary(&args, &seeds);
     assert_eq!(urls.len(), 5);
-    let port: u16 = urls[0]
-        .trim_start_matches("http://127.0.0.1:")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
     let largest = zipf_sizes(5, 50, 1.0)[0];
     let mut c = common::Conn::open(port);
     assert_eq!(c.get("/").status, 200);
     assert_eq!(c.get(&Graph::path(largest - 1)).status, 200);
-    drop(child.stdin.take()); // EOF
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    let out = out.trim();
+    let out = common::stop_binary(child);
+    let out = out.as_str();
     let want = format!(
         r#""overlaps":0,"delay_factor":10,"short_gaps":1,"largest_pages":{largest},"largest_requests":2,"largest_span_s":"#
     );

@@ -3,7 +3,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 pub struct Resp {
     pub status: u16,
@@ -101,4 +103,48 @@ pub fn get(port: u16, path: &str) -> Resp {
     let mut c = Conn::open(port);
     c.send("GET", path, "Connection: close\r\n");
     c.read(false)
+}
+
+/// The `testweb` binary started with `args` and `--seeds-out seeds`, once its seeds file is
+/// there (polled, 10 s at most): the child (stdin and stdout piped), the seed URLs, and the
+/// port of the first seed.
+#[allow(dead_code)] // not every test binary uses it
+pub fn start_binary(args: &[&str], seeds: &Path) -> (Child, Vec<String>, u16) {
+    let child = Command::new(env!("CARGO_BIN_EXE_testweb"))
+        .args(args)
+        .arg("--seeds-out")
+        .arg(seeds)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seeds.exists() {
+        assert!(Instant::now() < deadline, "no seeds file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = std::fs::read_to_string(seeds).unwrap();
+    let urls: Vec<String> = text.lines().map(str::to_owned).collect();
+    let port = urls
+        .first()
+        .and_then(|u| u.strip_prefix("http://127.0.0.1:"))
+        .and_then(|u| u.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("a first seed http://127.0.0.1:PORT/: {text:?}"));
+    (child, urls, port)
+}
+
+/// Closes the child's stdin (testweb stops at EOF) and returns its JSON line, after checking
+/// it exited successfully.
+#[allow(dead_code)]
+pub fn stop_binary(mut child: Child) -> String {
+    drop(child.stdin.take());
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    out.trim().to_owned()
 }
