@@ -80,10 +80,11 @@ pub struct Fetcher {
     user_agent: String,
 }
 
-/// Hosts whose idle connections are kept: enough for every worker's host and as many again
-/// (a polite crawl comes back to a host after its rest), few enough that their buffers
-/// (88 KiB each) stay a small fixed cost however many hosts the crawl meets.
-const IDLE_HOSTS: usize = 128;
+/// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
+/// `-j 64` crawl), few enough that their buffers (88 KiB each) stay a small fixed cost however
+/// many hosts the crawl meets. 128 cost 5 MB more at 2,000 hosts and were no faster
+/// (BENCHMARKS.md, "Speed at the web's shape").
+const IDLE_HOSTS: usize = 64;
 
 /// One ureq agent, and so one connection pool, per host, for the `IDLE_HOSTS` hosts used last.
 ///
