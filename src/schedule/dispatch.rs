@@ -229,7 +229,7 @@ impl Dispatcher {
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
                     if let Some(at) = state.scheduler.next_ready_at()
-                        && (at <= now || state.timed_wait.is_none())
+                        && (at <= Instant::now() || state.timed_wait.is_none())
                     {
                         self.wake.notify_one();
                     }

@@ -354,7 +354,8 @@ impl Scheduler {
         self.schedule(id);
     }
 
-    /// When the earliest waiting host may be contacted (now, if one is ready).
+    /// When the earliest waiting host may be contacted: `Instant::now()` if one is ready
+    /// already, so that a caller comparing with a fresh `Instant::now()` sees it as due.
     pub fn next_ready_at(&self) -> Option<Instant> {
         if !self.ready.is_empty() {
             return Some(Instant::now());
