@@ -42,7 +42,7 @@ pub use splitmix::SplitMix;
 pub use tools::cachesim::policy::{Policy, Simulator, Trace};
 pub use tools::cachesim::simulate;
 pub use url::extract::extract_links;
-pub use url::normalize::{Filter, Scope, canonicalize};
+pub use url::normalize::{Filter, Scope, canonicalize, is_canonical};
 pub use url::seeds::parse_seeds;
 
 /// The scheduler and its record, for `examples/host_memory.rs` (memory per known host). Not a

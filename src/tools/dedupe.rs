@@ -12,7 +12,7 @@
 use crate::cli::exit::Failure;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig};
-use crate::url::normalize::canonicalize;
+use crate::url::normalize::{canonicalize, is_canonical_bytes};
 use anyhow::{Context, Result};
 use clap::Parser;
 use std::io::{BufRead, Write};
@@ -87,15 +87,40 @@ pub fn run(args: DedupeArgs) -> Result<(), Failure> {
         Box::new(move |novel| sink_out.lock().unwrap().write(novel)),
     )?;
 
-    let (send, receive) = sync_channel::<Lines>(8);
+    // Reader → key workers (round robin) → this thread (the same round robin, so chunks come
+    // back in input order). Each channel holds at most two chunks: memory stays bounded.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+    let mut to_workers = Vec::with_capacity(workers);
+    let mut from_workers = Vec::with_capacity(workers);
+    let mut worker_threads = Vec::with_capacity(workers);
+    for i in 0..workers {
+        let (send_lines, receive_lines) = sync_channel::<Lines>(2);
+        let (send_keyed, receive_keyed) = sync_channel::<Keyed>(2);
+        let raw = args.raw;
+        worker_threads.push(std::thread::Builder::new().name(format!("keys{i}")).spawn(
+            move || {
+                for lines in receive_lines {
+                    if send_keyed.send(Keyed::of(lines, raw)).is_err() {
+                        return;
+                    }
+                }
+            },
+        )?);
+        to_workers.push(send_lines);
+        from_workers.push(receive_keyed);
+    }
     let reader = std::thread::Builder::new()
         .name("stdin".into())
-        .spawn(move || read_lines(send))?;
+        .spawn(move || read_lines(to_workers))?;
     let mut line_no = 0u64;
     let mut not_urls = 0u64;
+    let mut turn = 0;
     loop {
-        let chunk = match receive.recv_timeout(IDLE_FLUSH) {
-            Ok(chunk) => chunk,
+        let chunk = match from_workers[turn % workers].recv_timeout(IDLE_FLUSH) {
+            Ok(chunk) => {
+                turn += 1;
+                chunk
+            }
             Err(RecvTimeoutError::Timeout) => {
                 due.flush()?;
                 continue;
@@ -105,16 +130,27 @@ pub fn run(args: DedupeArgs) -> Result<(), Failure> {
         if out.lock().unwrap().closed {
             break; // the reader of stdout went away (`| head`)
         }
-        let keyed = chunk.iter().map(|line| {
-            line_no += 1;
-            let key = if args.raw {
-                checksum(line)
-            } else {
-                url_key(line, line_no, &mut not_urls)
-            };
-            (key, line)
-        });
-        due.offer_encoded(keyed)?;
+        for &index in &chunk.not_urls {
+            not_urls += 1;
+            if not_urls <= 10 {
+                let line = chunk.lines.get(index);
+                let shown = crate::output::urllog::sanitize(&String::from_utf8_lossy(
+                    &line[..line.len().min(100)],
+                ));
+                eprintln!(
+                    "crawl dedupe: stdin:{}: {shown}: not a URL; compared as a raw line",
+                    line_no + index as u64 + 1
+                );
+            }
+        }
+        line_no += chunk.keys.len() as u64;
+        due.offer_encoded(chunk.keys.iter().copied().zip(chunk.lines.iter()))?;
+    }
+    drop(from_workers); // unblocks the workers and the reader if we stopped early
+    for worker in worker_threads {
+        worker
+            .join()
+            .map_err(|_| anyhow::anyhow!("a key worker panicked"))?;
     }
     let read_result = reader
         .join()
@@ -147,24 +183,41 @@ pub fn run(args: DedupeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The checksum of a line as a URL (its canonical form), or of the raw line if it is not one.
-fn url_key(line: &[u8], line_no: u64, not_urls: &mut u64) -> u64 {
-    let parsed = std::str::from_utf8(line)
-        .ok()
-        .and_then(|text| url::Url::parse(text.trim()).ok());
-    match parsed {
-        Some(url) => checksum(canonicalize(url).as_str().as_bytes()),
-        None => {
-            *not_urls += 1;
-            if *not_urls <= 10 {
-                let shown = crate::output::urllog::sanitize(&String::from_utf8_lossy(
-                    &line[..line.len().min(100)],
-                ));
-                eprintln!(
-                    "crawl dedupe: stdin:{line_no}: {shown}: not a URL; compared as a raw line"
-                );
-            }
-            checksum(line)
+/// The checksum of a line as a URL (its canonical form), or `None` if it is not a URL. Lines
+/// already in canonical form, most of them in a crawl's own logs, are recognised without a parse.
+fn url_key(line: &[u8]) -> Option<u64> {
+    if is_canonical_bytes(line) {
+        return Some(checksum(line));
+    }
+    let url = url::Url::parse(std::str::from_utf8(line).ok()?.trim()).ok()?;
+    Some(checksum(canonicalize(url).as_str().as_bytes()))
+}
+
+/// A chunk of lines with their keys, computed on a worker thread.
+struct Keyed {
+    lines: Lines,
+    keys: Vec<u64>,
+    /// Indices in `lines` of the lines that are not URLs (keyed raw).
+    not_urls: Vec<usize>,
+}
+
+impl Keyed {
+    fn of(lines: Lines, raw: bool) -> Keyed {
+        let mut keys = Vec::with_capacity(lines.ends.len());
+        let mut not_urls = Vec::new();
+        for (index, line) in lines.iter().enumerate() {
+            let key = if raw { None } else { url_key(line) };
+            keys.push(key.unwrap_or_else(|| {
+                if !raw {
+                    not_urls.push(index);
+                }
+                checksum(line)
+            }));
+        }
+        Keyed {
+            lines,
+            keys,
+            not_urls,
         }
     }
 }
@@ -183,6 +236,11 @@ impl Lines {
         }
     }
 
+    fn get(&self, index: usize) -> &[u8] {
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        &self.data[start..self.ends[index]]
+    }
+
     fn iter(&self) -> impl Iterator<Item = &[u8]> {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts
@@ -192,8 +250,15 @@ impl Lines {
 }
 
 /// Reads stdin into chunks of lines (without their `\n` or `\r\n`), sending a chunk when it is
-/// full or when no more input is buffered, so a slow producer's lines are not held back.
-fn read_lines(send: std::sync::mpsc::SyncSender<Lines>) -> std::io::Result<()> {
+/// full or when no more input is buffered, so a slow producer's lines are not held back. Chunks
+/// go to the workers in turn.
+fn read_lines(workers: Vec<std::sync::mpsc::SyncSender<Lines>>) -> std::io::Result<()> {
+    let mut turn = 0;
+    let mut send = |chunk: Lines| {
+        let sent = workers[turn % workers.len()].send(chunk);
+        turn += 1;
+        sent
+    };
     let stdin = std::io::stdin();
     let mut input = std::io::BufReader::with_capacity(1 << 16, stdin.lock());
     let mut chunk = Lines::new();
@@ -210,16 +275,12 @@ fn read_lines(send: std::sync::mpsc::SyncSender<Lines>) -> std::io::Result<()> {
         }
         chunk.ends.push(chunk.data.len());
         let full = chunk.ends.len() >= CHUNK_LINES || input.buffer().is_empty();
-        if full
-            && send
-                .send(std::mem::replace(&mut chunk, Lines::new()))
-                .is_err()
-        {
+        if full && send(std::mem::replace(&mut chunk, Lines::new())).is_err() {
             return Ok(());
         }
     }
     if !chunk.ends.is_empty() {
-        let _ = send.send(chunk);
+        let _ = send(chunk);
     }
     Ok(())
 }
