@@ -62,8 +62,12 @@ impl<K: Clone + Hash + Eq, V> Lru<K, V> {
         self.compact();
     }
 
-    /// Takes `key` out of the map.
-    pub fn remove(&mut self, key: &K) -> Option<V> {
+    /// Takes `key` out of the map (borrowed: a `&str` for a `String` key, with no copy).
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.map.remove(key).map(|(value, _)| value)
     }
 

@@ -96,7 +96,7 @@ const IDLE_HOSTS: usize = 64;
 struct HostAgents {
     template: ureq::config::Config,
     connector: SharedConnector,
-    resolver: Arc<RecordingResolver<crate::fetch::dns::CachingResolver>>,
+    resolver: RecordingResolver<crate::fetch::dns::CachingResolver>,
     idle: Mutex<Lru<String, ureq::Agent>>,
 }
 
@@ -113,7 +113,7 @@ impl HostAgents {
         let agent = ureq::Agent::with_parts(
             self.template.clone(),
             self.connector.clone(),
-            SharedResolver(Arc::clone(&self.resolver)),
+            self.resolver.clone(),
         );
         idle.insert(key, agent.clone());
         agent
@@ -133,21 +133,6 @@ impl Connector for SharedConnector {
         chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
         self.0.connect(details, chained)
-    }
-}
-
-/// The one resolver (with its DNS cache) every agent uses.
-#[derive(Debug)]
-struct SharedResolver(Arc<RecordingResolver<crate::fetch::dns::CachingResolver>>);
-
-impl Resolver for SharedResolver {
-    fn resolve(
-        &self,
-        uri: &Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        self.0.resolve(uri, config, timeout)
     }
 }
 
@@ -177,9 +162,7 @@ impl Fetcher {
             agents: HostAgents {
                 template,
                 connector: SharedConnector(Arc::new(DefaultConnector::default())),
-                resolver: Arc::new(RecordingResolver(
-                    crate::fetch::dns::CachingResolver::default(),
-                )),
+                resolver: RecordingResolver::default(),
                 idle: Mutex::new(Lru::new(IDLE_HOSTS)),
             },
             max_body: config.max_body,
@@ -341,9 +324,15 @@ thread_local! {
 
 /// A resolver (ureq's own by default) that notes the first address of each answer for
 /// WARC-IP-Address (ureq does not expose the peer address). Wraps any other resolver, a
-/// caching one say, the same way.
+/// caching one say, the same way; clones share it (every host's agent uses the one DNS cache).
 #[derive(Debug, Default)]
-struct RecordingResolver<R = DefaultResolver>(R);
+struct RecordingResolver<R = DefaultResolver>(Arc<R>);
+
+impl<R> Clone for RecordingResolver<R> {
+    fn clone(&self) -> Self {
+        RecordingResolver(Arc::clone(&self.0))
+    }
+}
 
 impl<R: Resolver> Resolver for RecordingResolver<R> {
     fn resolve(

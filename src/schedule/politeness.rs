@@ -234,7 +234,7 @@ impl Scheduler {
             Some((_, at)) => at.max(now),
             None => now,
         };
-        let robots = self.robots_cache.remove(&key.to_owned()).or_else(|| {
+        let robots = self.robots_cache.remove(key).or_else(|| {
             let store = self.robots_store.as_ref()?;
             crate::schedule::hoststate::load_robots(&store.dir, origin, &store.token)
         });
