@@ -228,8 +228,9 @@ impl Dispatcher {
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
-                    if let Some(at) = state.scheduler.next_ready_at()
-                        && (at <= Instant::now() || state.timed_wait.is_none())
+                    let due = |at: Instant| at <= now || state.timed_wait.is_none();
+                    if state.scheduler.has_ready()
+                        || state.scheduler.next_ready_at().is_some_and(due)
                     {
                         self.wake.notify_one();
                     }

@@ -354,12 +354,13 @@ impl Scheduler {
         self.schedule(id);
     }
 
-    /// When the earliest waiting host may be contacted: `Instant::now()` if one is ready
-    /// already, so that a caller comparing with a fresh `Instant::now()` sees it as due.
+    /// Whether a host may be contacted now (it is in the ready heap).
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// When the earliest resting host with work may be contacted.
     pub fn next_ready_at(&self) -> Option<Instant> {
-        if !self.ready.is_empty() {
-            return Some(Instant::now());
-        }
         self.waiting.peek().map(|Reverse((at, _))| *at)
     }
 
