@@ -11,21 +11,25 @@
 //! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
 //! as it leaves the queue.
 //!
-//! Memory is independent of the number of hosts known: only hosts with work queued or in
-//! flight are held. A host that runs dry leaves memory; its resting time (while it lasts) and
-//! its robots.txt rules (a bounded cache, then the state directory's `robots/` files) are what
-//! is remembered.
+//! Memory is independent of the number of hosts known and of their sizes: only hosts with work
+//! queued or in flight are held, at most `slots` of them (the dispatcher sets aside URLs of
+//! other hosts, see `dispatch`), and each host queue keeps a bounded head and tail in memory
+//! and spills the rest to disk (`frontier::spill`). A host that runs dry leaves memory and
+//! frees its slot; its resting time (while it lasts) and its robots.txt rules (a bounded cache,
+//! then the state directory's `robots/` files) are what is remembered.
 //!
-//! This is a plain data structure: the caller owns locking, threads and the clock.
+//! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
+//! the host queues' spill files.
 
 use crate::frontier::entry::Entry;
+use crate::frontier::spill::{HostQueue, Range, SpillDir};
 use crate::lru::Lru;
 use crate::schedule::robots::RobotsRules;
 use crate::url::normalize::origin_and_key;
 use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -111,7 +115,7 @@ struct Host {
     key: String,
     /// `scheme://host[:port]`, where robots.txt lives.
     origin: String,
-    queue: VecDeque<Entry>,
+    queue: HostQueue,
     /// When each connection not in use may send its next request (`--host-connections` of
     /// them in all, with `in_flight`).
     idle: Vec<Instant>,
@@ -156,7 +160,12 @@ pub struct Scheduler {
     resting_prune_at: usize,
     robots_cache: Lru<String, (RobotsRules, Instant)>,
     robots_store: Option<RobotsStore>,
+    /// URLs queued in host queues, in memory and spilled.
     queued: usize,
+    /// Where host queues spill (in memory only unless `spill_to` was called).
+    spill: SpillDir,
+    /// The most hosts held at once (Mercator's number of back queues).
+    slots: usize,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
 }
@@ -190,13 +199,42 @@ impl Scheduler {
             robots_cache: Lru::new(ROBOTS_CACHED),
             robots_store,
             queued: 0,
+            spill: SpillDir::in_memory(),
+            slots: usize::MAX,
             robots_blocked: 0,
         }
     }
 
-    /// URLs waiting in host queues (the frontier holds the rest, on disk).
+    /// Bounds the hosts held to `slots`, whose queues spill to `spill` past `spill.at` URLs.
+    pub fn spill_to(&mut self, spill: SpillDir, slots: usize) {
+        self.spill = spill;
+        self.slots = slots.max(1);
+    }
+
+    /// Where the host queues spill (the deferred FIFO shares it).
+    pub fn spill_dir(&mut self) -> &mut SpillDir {
+        &mut self.spill
+    }
+
+    /// URLs waiting in host queues, in memory and spilled (the frontier holds the rest).
     pub fn queued(&self) -> usize {
         self.queued
+    }
+
+    /// Whether the host `key` (`host:port`) is held: its URLs may join its queue.
+    pub fn has_host(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// Whether one more host may be held.
+    pub fn has_free_slot(&self) -> bool {
+        self.by_key.len() < self.slots
+    }
+
+    /// Whether a held host has nothing queued (only a request in flight): more of its URLs may
+    /// lie further on in the frontier, and it will want one when its rest is over.
+    pub fn has_hungry_host(&self) -> bool {
+        self.live().any(|h| h.queue.is_empty())
     }
 
     /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
@@ -219,7 +257,8 @@ impl Scheduler {
             bail!("frontier entry {:?} is not an http(s) URL", entry.url);
         };
         let id = self.host_id(origin, &key, now);
-        self.host(id).queue.push_back(entry);
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        host.queue.push_back(entry, &mut self.spill)?;
         self.queued += 1;
         self.schedule(id);
         Ok(())
@@ -241,7 +280,7 @@ impl Scheduler {
         let host = Host {
             key: key.to_owned(),
             origin: origin.to_owned(),
-            queue: VecDeque::new(),
+            queue: HostQueue::default(),
             idle: vec![ready_at; self.connections],
             in_flight: 0,
             scheduled: false,
@@ -285,13 +324,24 @@ impl Scheduler {
         live.chain(resting)
     }
 
-    /// The URLs waiting in host queues (for a checkpoint of the frontier).
+    /// Crash-safety step 2 of `frontier::spill` for every host queue: the spill files'
+    /// unread ranges, for the frontier's head.
+    pub fn checkpoint_queues(&mut self) -> Result<Vec<Range>> {
+        let mut ranges = Vec::new();
+        for host in self.hosts.iter_mut().flatten() {
+            ranges.extend(host.queue.checkpoint(&mut self.spill)?);
+        }
+        Ok(ranges)
+    }
+
+    /// The URLs of host queues held in memory, for the frontier's head: call after
+    /// `checkpoint_queues`, whose ranges hold the rest.
     pub fn queued_entries(&self) -> impl Iterator<Item = &Entry> {
-        self.live().flat_map(|h| h.queue.iter())
+        self.live().flat_map(|h| h.queue.memory_entries())
     }
 
     /// The next piece of work whose host may be contacted at `now`.
-    pub fn next(&mut self, now: Instant) -> Next {
+    pub fn next(&mut self, now: Instant) -> Result<Next> {
         loop {
             while let Some(&Reverse((at, id))) = self.waiting.peek() {
                 if at > now {
@@ -303,10 +353,10 @@ impl Scheduler {
                 self.ready.push((backlog, self.ready_seq, id));
             }
             let Some((_, _, id)) = self.ready.pop() else {
-                return match self.waiting.peek() {
+                return Ok(match self.waiting.peek() {
                     Some(&Reverse((at, _))) => Next::WaitUntil(at),
                     None => Next::Empty,
-                };
+                });
             };
             let host = self.host(id);
             host.scheduled = false;
@@ -322,18 +372,15 @@ impl Scheduler {
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
                 self.take_connection(id);
-                return Next::Work(Work::Robots { host: id, url });
+                return Ok(Next::Work(Work::Robots { host: id, url }));
             }
             let host = self.hosts[id].as_mut().expect("a live host id");
             let rules = &host.robots.as_ref().expect("fresh robots").0;
-            while let Some(entry) = host.queue.pop_front() {
+            while let Some(entry) = host.queue.pop_front(&self.spill)? {
                 self.queued -= 1;
                 if rules.is_allowed(path_and_query(&entry.url)) {
-                    if host.queue.is_empty() {
-                        release_queue(&mut host.queue);
-                    }
                     self.take_connection(id);
-                    return Next::Work(Work::Page { host: id, entry });
+                    return Ok(Next::Work(Work::Page { host: id, entry }));
                 }
                 self.robots_blocked += 1;
             }
@@ -453,15 +500,6 @@ impl Scheduler {
     }
 }
 
-/// Frees a drained host queue's buffer. A queue grows to the most URLs its host ever had waiting
-/// (up to the dispatcher's whole in-memory budget); kept for every host, those buffers would add
-/// up with the number of hosts a crawl meets instead of staying within the budget.
-fn release_queue(queue: &mut VecDeque<Entry>) {
-    if queue.capacity() > 16 {
-        *queue = VecDeque::new();
-    }
-}
-
 /// The part of a URL that robots.txt rules match against.
 fn path_and_query(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
@@ -501,24 +539,28 @@ mod tests {
         ] {
             s.add(entry(u), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, url }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, url }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         assert_eq!(url, "http://a.test/robots.txt");
-        assert!(matches!(s.next(t0), Next::Empty), "the host is busy");
+        assert!(
+            matches!(s.next(t0).unwrap(), Next::Empty),
+            "the host is busy"
+        );
         let rules =
             RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /private\n");
         s.robots_done(host, rules, Duration::from_millis(10), t0);
-        let Next::WaitUntil(at) = s.next(t0) else {
+        let Next::WaitUntil(at) = s.next(t0).unwrap() else {
             panic!("must wait")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
-        let Next::Work(Work::Page { entry, .. }) = s.next(at) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at).unwrap() else {
             panic!("page")
         };
         assert_eq!(entry.url, "http://a.test/1");
         s.page_done(host, Duration::from_millis(20), at);
-        let Next::Work(Work::Page { entry, .. }) = s.next(at + Duration::from_millis(200)) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at + Duration::from_millis(200)).unwrap()
+        else {
             panic!()
         };
         assert_eq!(entry.url, "http://a.test/3", "/private/2 is disallowed");
@@ -534,7 +576,7 @@ mod tests {
             s.add(entry(u), t0).unwrap();
         }
         let mut hosts = Vec::new();
-        while let Next::Work(Work::Robots { host, .. }) = s.next(t0) {
+        while let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() {
             hosts.push(host);
         }
         assert_eq!(
@@ -574,7 +616,7 @@ mod tests {
         for i in 0..100 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         s.robots_done(
@@ -584,7 +626,7 @@ mod tests {
             t0,
         );
         let mut fetched = 0;
-        while let Next::Work(Work::Page { host, .. }) = s.next(t0) {
+        while let Next::Work(Work::Page { host, .. }) = s.next(t0).unwrap() {
             fetched += 1;
             s.page_done(host, Duration::ZERO, t0);
         }
@@ -597,7 +639,7 @@ mod tests {
     fn serve_all(s: &mut Scheduler, now: Instant) -> Vec<String> {
         let mut served = Vec::new();
         loop {
-            match s.next(now) {
+            match s.next(now).unwrap() {
                 Next::Work(Work::Robots { host, .. }) => {
                     s.robots_done(host, robots_404(), Duration::ZERO, now)
                 }
@@ -634,13 +676,13 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Scheduler::new(rule(10.0));
         s.add(entry("http://a.test/1"), t0).unwrap();
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         let rules = RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /x\n");
         s.robots_done(host, rules, Duration::from_millis(10), t0);
         let t1 = t0 + Duration::from_millis(100);
-        let Next::Work(Work::Page { host, .. }) = s.next(t1) else {
+        let Next::Work(Work::Page { host, .. }) = s.next(t1).unwrap() else {
             panic!("page")
         };
         s.page_done(host, Duration::from_millis(10), t1);
@@ -648,11 +690,11 @@ mod tests {
         // It comes back before its rest is over: same rest, same rules, no robots.txt again.
         s.add(entry("http://a.test/x/blocked"), t1).unwrap();
         s.add(entry("http://a.test/2"), t1).unwrap();
-        let Next::WaitUntil(at) = s.next(t1) else {
+        let Next::WaitUntil(at) = s.next(t1).unwrap() else {
             panic!("still resting")
         };
         assert_eq!(at, t1 + Duration::from_millis(100));
-        let Next::Work(Work::Page { entry, .. }) = s.next(at) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at).unwrap() else {
             panic!("a page, not robots.txt again")
         };
         assert_eq!(entry.url, "http://a.test/2");
@@ -672,14 +714,14 @@ mod tests {
         }
         // Both robots.txt first (the big host's first), answered before any page goes.
         let mut robots = Vec::new();
-        while let Next::Work(Work::Robots { host, url }) = s.next(t0) {
+        while let Next::Work(Work::Robots { host, url }) = s.next(t0).unwrap() {
             robots.push((host, url));
         }
         assert_eq!(robots[0].1, "http://big.test/robots.txt");
         for (host, _) in robots {
             s.robots_done(host, robots_404(), Duration::ZERO, t0);
         }
-        let Next::Work(Work::Page { entry, .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(t0).unwrap() else {
             panic!("page")
         };
         assert_eq!(entry.url, "http://big.test/1");
@@ -692,23 +734,26 @@ mod tests {
         for i in 0..5 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         assert!(
-            matches!(s.next(t0), Next::Empty),
+            matches!(s.next(t0).unwrap(), Next::Empty),
             "no page before robots.txt"
         );
         s.robots_done(host, robots_404(), Duration::ZERO, t0);
-        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
             panic!("first connection")
         };
-        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
             panic!("second connection")
         };
-        assert!(matches!(s.next(t0), Next::Empty), "both connections busy");
+        assert!(
+            matches!(s.next(t0).unwrap(), Next::Empty),
+            "both connections busy"
+        );
         s.page_done(host, Duration::from_millis(10), t0);
-        let Next::WaitUntil(at) = s.next(t0) else {
+        let Next::WaitUntil(at) = s.next(t0).unwrap() else {
             panic!("the freed connection rests")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
