@@ -29,7 +29,7 @@ use anyhow::{Context, Result, bail};
 use rustc_hash::FxHashSet;
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Segments roll over at this size, so fully read ones can be deleted.
@@ -453,23 +453,31 @@ fn list_segments(dir: &Path) -> Result<Vec<u64>> {
     spill::list_numbered(dir, ".seg")
 }
 
-/// The lines in a spill range, and how many of them are not in `skip`.
+/// The lines in a spill range, and how many of them are not in `skip` (read in a stream: a
+/// large host's file may be larger than memory should hold).
 fn count_range(dir: &Path, range: Range, skip: &FxHashSet<u64>) -> Result<(u64, u64)> {
     let path = spill::file_path(dir, range.id);
-    let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    let Some(text) = bytes.get(range.read as usize..range.end as usize) else {
+    let mut file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    if file.metadata()?.len() < range.end {
         bail!(
             "{} is shorter than the range {}..{} frontier/head names",
             path.display(),
             range.read,
             range.end
         );
-    };
+    }
+    file.seek(SeekFrom::Start(range.read))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(range.end - range.read));
     let (mut lines, mut live) = (0, 0);
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line)? > 0 {
         lines += 1;
-        let url = line.splitn(4, |&b| b == b'\t').nth(2).unwrap_or_default();
+        let url = line
+            .splitn(4, |&b| b == b'\t' || b == b'\n')
+            .nth(2)
+            .unwrap_or_default();
         live += u64::from(skip.is_empty() || !skip.contains(&checksum(url)));
+        line.clear();
     }
     Ok((lines, live))
 }

@@ -6,8 +6,9 @@
 //! `slots` hosts hold a queue (a quarter of `queue_limit`: 4 per worker, at least 256).
 //!
 //! So that a large host always has work, the dispatcher reads the frontier ahead while a held
-//! host has nothing queued (it may have URLs further on) or while a slot is free and the
-//! in-memory budget (`queue_limit`) is not reached, `READ_AHEAD` URLs per call at most. A URL
+//! host has nothing queued (it may have URLs further on) or while a slot is free (with
+//! `--focus`, only while the host queues hold fewer than the window allows), `READ_AHEAD` URLs
+//! per call at most. A URL
 //! whose host holds no slot is not left blocking that read: it goes to the deferred FIFO
 //! (`spill::Deferred`), which is served first whenever a slot frees, and stops at its first URL
 //! whose host has no slot while none is free (Mercator's rule, so new hosts come in frontier
@@ -15,8 +16,7 @@
 //! if no URL of that host is deferred: `deferred_hosts` counts deferred URLs per bucket of
 //! host hashes (a collision only defers a URL that could have gone straight to its host).
 //!
-//! It also decides when the crawl
-//! is over: no work in flight, none queued, none on the frontier, and the DUE idle (nothing
+//! It also decides when the crawl is over: no work in flight, none queued, none on the frontier, and the DUE idle (nothing
 //! buffered, no merge running). When workers would idle while the DUE still holds misses, it
 //! asks the DUE to merge early, so a small crawl never stalls on a half-empty buffer.
 //!
@@ -434,10 +434,13 @@ impl Dispatcher {
             state.scheduler.add(entry, now)?;
         }
         let mut budget = READ_AHEAD;
-        while budget > 0
-            && (state.scheduler.has_hungry_host()
-                || state.scheduler.has_free_slot() && state.scheduler.queued() < limit)
-        {
+        // Free slots are filled whatever the hosts already queued (their memory is bounded per
+        // slot), but for a focus window, which keeps the host queues short so that it decides.
+        let fill = |state: &State| {
+            state.scheduler.has_free_slot()
+                && (state.focus.is_none() || state.scheduler.queued() < limit)
+        };
+        while budget > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
             budget -= 1;
             let popped = match &mut state.focus {
                 Some(window) => window.pop(&mut state.frontier)?,
