@@ -12,10 +12,11 @@
 //! as it leaves the queue.
 //!
 //! Memory is independent of the number of hosts known and of their sizes: only hosts with work
-//! queued or in flight are held, at most `slots` of them (the dispatcher sets aside URLs of
-//! other hosts, see `dispatch`), and each host queue keeps a bounded head and tail in memory
-//! and spills the rest to disk (`frontier::spill`). A host that runs dry leaves memory and
-//! frees its slot; its resting time (while it lasts) and its robots.txt rules (a bounded cache,
+//! queued or in flight, or drained recently, are held, at most `slots` of them (the dispatcher
+//! sets aside URLs of other hosts, see `dispatch`), and each host queue keeps a bounded head and
+//! tail in memory and spills the rest to disk (`frontier::spill`). A host that runs dry keeps
+//! its slot until a new host needs it (so a host between two batches of its links keeps its
+//! place); then it leaves memory. Its resting time (while it lasts) and its robots.txt rules (a bounded cache,
 //! then the state directory's `robots/` files) are what is remembered.
 //!
 //! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
@@ -126,6 +127,8 @@ struct Host {
     robots: Option<(RobotsRules, Instant)>,
     /// Its robots.txt is being fetched: no page may go before the answer.
     robots_pending: bool,
+    /// Drained but kept in its slot (with bounded slots), stamped for `Scheduler::drained`.
+    drained: Option<u64>,
 }
 
 impl Host {
@@ -166,6 +169,12 @@ pub struct Scheduler {
     spill: SpillDir,
     /// The most hosts held at once (Mercator's number of back queues).
     slots: usize,
+    /// With bounded slots, a drained host keeps its slot until a new host needs it (the
+    /// longest-drained first), so that a host between two batches of its URLs, like a large
+    /// one whose links are still being merged, need not queue again for a slot.
+    drained: std::collections::VecDeque<(usize, u64)>,
+    drained_hosts: usize,
+    drained_seq: u64,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
 }
@@ -201,6 +210,9 @@ impl Scheduler {
             queued: 0,
             spill: SpillDir::in_memory(),
             slots: usize::MAX,
+            drained: std::collections::VecDeque::new(),
+            drained_hosts: 0,
+            drained_seq: 0,
             robots_blocked: 0,
         }
     }
@@ -226,21 +238,21 @@ impl Scheduler {
         self.by_key.contains_key(key)
     }
 
-    /// Whether one more host may be held.
+    /// Whether one more host may be held (a slot is free or held by a drained host).
     pub fn has_free_slot(&self) -> bool {
-        self.by_key.len() < self.slots
+        self.by_key.len() < self.slots || self.drained_hosts > 0
     }
 
-    /// Whether a held host has nothing queued (only a request in flight): more of its URLs may
+    /// Whether a held host has nothing queued and a request in flight: more of its URLs may
     /// lie further on in the frontier, and it will want one when its rest is over.
     pub fn has_hungry_host(&self) -> bool {
-        self.live().any(|h| h.queue.is_empty())
+        self.live().any(|h| h.queue.is_empty() && h.in_flight > 0)
     }
 
     /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
     pub fn hosts(&self) -> (usize, usize) {
         let busy = self.live().filter(|h| h.in_flight > 0).count();
-        (self.by_key.len(), busy)
+        (self.by_key.len() - self.drained_hosts, busy)
     }
 
     fn live(&self) -> impl Iterator<Item = &Host> {
@@ -267,7 +279,13 @@ impl Scheduler {
     /// The live host for `key`, brought into memory with what was remembered of it if needed.
     fn host_id(&mut self, origin: &str, key: &str, now: Instant) -> usize {
         if let Some(&id) = self.by_key.get(key) {
+            if self.host(id).drained.take().is_some() {
+                self.drained_hosts -= 1;
+            }
             return id;
+        }
+        if self.by_key.len() >= self.slots {
+            self.evict_drained(now);
         }
         let ready_at = match self.resting.remove(key) {
             Some((_, at)) => at.max(now),
@@ -286,6 +304,7 @@ impl Scheduler {
             scheduled: false,
             robots,
             robots_pending: false,
+            drained: None,
         };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -479,10 +498,41 @@ impl Scheduler {
     /// A host with nothing queued and nothing in flight leaves memory; what must survive (its
     /// resting time, its robots.txt rules) is kept in bounded form.
     fn retire_if_idle(&mut self, id: usize, now: Instant) {
-        let host = self.hosts[id].as_ref().expect("a live host id");
+        let host = self.hosts[id].as_mut().expect("a live host id");
         if host.in_flight > 0 || host.scheduled || host.robots_pending || !host.queue.is_empty() {
             return;
         }
+        if self.slots != usize::MAX {
+            // Bounded slots: it keeps its slot until a new host needs it.
+            if host.drained.is_none() {
+                self.drained_seq += 1;
+                host.drained = Some(self.drained_seq);
+                self.drained.push_back((id, self.drained_seq));
+                self.drained_hosts += 1;
+                if self.drained.len() > 2 * self.drained_hosts + 64 {
+                    let hosts = &self.hosts;
+                    self.drained
+                        .retain(|&(id, stamp)| is_drained(hosts, id, stamp));
+                }
+            }
+            return;
+        }
+        self.retire(id, now);
+    }
+
+    /// Frees the slot of the host drained longest ago, if any.
+    fn evict_drained(&mut self, now: Instant) {
+        while let Some((id, stamp)) = self.drained.pop_front() {
+            if is_drained(&self.hosts, id, stamp) {
+                self.drained_hosts -= 1;
+                self.retire(id, now);
+                return;
+            }
+        }
+    }
+
+    /// The host leaves memory: its rest and robots.txt rules are kept in bounded form.
+    fn retire(&mut self, id: usize, now: Instant) {
         let host = self.hosts[id].take().expect("a live host id");
         self.free_ids.push(id);
         self.by_key.remove(&host.key);
@@ -498,6 +548,11 @@ impl Scheduler {
             self.robots_cache.insert(host.key, robots);
         }
     }
+}
+
+/// Whether `hosts[id]` is the host drained at `stamp` and still drained (ids are reused).
+fn is_drained(hosts: &[Option<Host>], id: usize, stamp: u64) -> bool {
+    hosts[id].as_ref().is_some_and(|h| h.drained == Some(stamp))
 }
 
 /// The part of a URL that robots.txt rules match against.
@@ -757,5 +812,38 @@ mod tests {
             panic!("the freed connection rests")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
+    }
+
+    #[test]
+    fn with_bounded_slots_a_drained_host_keeps_its_slot_until_a_new_host_needs_it() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(0.0));
+        s.spill_to(SpillDir::in_memory(), 2);
+        s.add(entry("http://a.test/1"), t0).unwrap();
+        s.add(entry("http://b.test/1"), t0).unwrap();
+        assert!(!s.has_free_slot());
+        assert_eq!(serve_all(&mut s, t0).len(), 2);
+        // Both drained: still held (their URLs would join their queues), slots free for others.
+        assert!(s.has_host("a.test:80") && s.has_host("b.test:80"));
+        assert!(s.has_free_slot());
+        assert_eq!(
+            s.hosts(),
+            (0, 0),
+            "drained hosts are not counted as having work"
+        );
+        s.add(entry("http://a.test/2"), t0).unwrap();
+        s.add(entry("http://c.test/1"), t0).unwrap();
+        assert!(
+            !s.has_host("b.test:80"),
+            "the longest-drained host gave its slot to c"
+        );
+        assert!(s.has_host("a.test:80") && s.has_host("c.test:80"));
+        assert!(!s.has_free_slot());
+        let mut served = serve_all(&mut s, t0);
+        served.sort();
+        assert_eq!(
+            served,
+            ["http://a.test/2", "http://c.test/1"].map(String::from)
+        );
     }
 }
