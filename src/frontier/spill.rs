@@ -10,8 +10,8 @@
 //! Files: every spill file is `frontier/spill/ID.q`, frontier lines (`Entry`), append-only,
 //! read from the front, never appended to again once a run has ended (a resumed run reads the
 //! ranges its head names and writes new files with larger IDs). A file is opened only for one
-//! append or one read (batches of `SpillConfig::at` lines), so open descriptors do not grow
-//! with hosts.
+//! append or one read (batches of `SpillDir::at` lines, or 256 for the deferred FIFO), so open
+//! descriptors do not grow with hosts.
 //!
 //! Invariants:
 //! - A host queue is `head` (memory, at most `at` URLs but for retries), then its file's unread
