@@ -82,7 +82,11 @@ fn huge_endless_and_bomb_bodies_are_cut_at_max_body() {
     }
     for path in declared {
         let r = row(&web, &run, path);
-        assert_eq!((r.status, r.bytes, r.note.as_str()), (200, 0, "too-long"), "{path}");
+        assert_eq!(
+            (r.status, r.bytes, r.note.as_str()),
+            (200, 0, "too-long"),
+            "{path}"
+        );
     }
     // With --keep-truncated those are cut too, and the bomb's first bytes are read for links,
     // the gigabyte behind them is not.

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use testweb::warc_readers::check_with;
 
 /// How long a test server runs at most, and how long it waits for a client to close.
 const SERVER_DEADLINE: Duration = Duration::from_secs(60);
@@ -458,6 +459,12 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
     }
     let small = response_record(&records, &site.url("/small.html"));
     assert!(!small.contains("WARC-Truncated"), "{small}");
+    // Headers-only records are valid WARC to the independent readers, digests included.
+    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
+        let file = entry.unwrap().path();
+        check_with("warcio", &["check", "-v"], &file);
+        check_with("fastwarc", &["check", "--verify-payloads"], &file);
+    }
 
     // --keep-truncated keeps the first --max-body bytes of the long page instead.
     let site = Server::start("127.0.0.1", typed);
