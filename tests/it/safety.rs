@@ -309,6 +309,17 @@ fn private_addresses_are_refused_after_dns_and_nothing_reaches_them() {
         stderr.contains("7 fetches refused: private address"),
         "{stderr}"
     );
+    // The evidence, for `--nocapture`: the URL log's refusals and what 127.0.0.2 saw.
+    for r in rows.iter().filter(|r| r.note == "private-address") {
+        let (s, d, b, m, c) = (r.status, r.depth, r.bytes, r.millis, &r.content_type);
+        println!("{s}\t{d}\t{b}\t{m}\t{c}\t{}\t{}", r.url, r.note);
+    }
+    println!(
+        "listener {}: {} connections, requests {:?}",
+        forbidden.addr,
+        forbidden.connections(),
+        forbidden.requests()
+    );
     // Nothing reached the forbidden address: not a request, not even a connection.
     assert_eq!(forbidden.connections(), 0, "{:?}", forbidden.requests());
     assert_eq!(site.requests().len(), 3, "{:?}", site.requests());
@@ -349,10 +360,10 @@ fn typed(target: &str, addr: SocketAddr) -> Reply {
         body_len,
     };
     match target {
-        // text/plain is not accepted, but robots.txt is read whatever its type.
+        // Not an accepted type, but robots.txt is read whatever its type.
         "/robots.txt" => whole(
             "200 OK",
-            "text/plain",
+            "application/octet-stream",
             "User-agent: *\nDisallow: /blocked\n",
         ),
         "/" => whole(
@@ -426,10 +437,16 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
     assert_eq!(note("/untyped"), (200, 0, "type-rejected".into()));
     assert_eq!(note("/big.html"), (200, 0, "too-long".into()));
     assert_eq!(note("/small.html"), (200, 12, "-".into()));
-    // robots.txt (text/plain, not accepted) was read: /blocked was never asked for.
+    // robots.txt (application/octet-stream, not accepted) was read: /blocked was never asked for.
     assert!(!site.requests().iter().any(|r| r == "/blocked"));
     // What the server saw: the client closed each skipped response before its body ended.
     for path in ["/doc.pdf", "/style.css", "/big.html", "/untyped"] {
+        let r = row(&rows, &site.url(path));
+        println!(
+            "{path}: log note {}, server saw {:?}",
+            r.note,
+            site.watched(path)
+        );
         match site.watched(path) {
             Some(Seen::ClosedAfter(sent)) => assert!(sent < 65536, "{path}: {sent} bytes"),
             other => panic!("{path}: the server saw {other:?}"),
