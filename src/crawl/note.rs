@@ -50,7 +50,7 @@ impl Note {
         match (&self, &later) {
             (_, Note::None) => self,
             (Note::None, _) => later,
-            (Note::LinksCapped | Note::LinksCut, Note::Truncated | Note::Skipped(_)) => later,
+            (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
             _ => self,
         }
     }
@@ -112,6 +112,10 @@ mod tests {
     fn precedence_keeps_redirects_and_lets_truncation_explain_cut_links() {
         let redirect = || Note::Redirect("http://a.test/".into());
         assert_eq!(redirect().merge(Note::Truncated), redirect());
+        // A body not read: a redirect still shows its target.
+        let rejected = || Note::Skipped(Skipped::Type);
+        assert_eq!(redirect().merge(rejected()), redirect());
+        assert_eq!(Note::None.merge(rejected()), rejected());
         assert_eq!(Note::LinksCapped.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::LinksCut.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::None.merge(Note::Truncated), Note::Truncated);
