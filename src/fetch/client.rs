@@ -12,6 +12,9 @@
 //! ureq keeps no other; headers in the order received, names as ureq gives them, lower-case),
 //! the time the request started and the address the host name resolved to.
 
+use crate::fetch::body::{BodyRule, Skipped};
+use crate::fetch::dns::CachingResolver;
+use crate::fetch::private::AddressPolicy;
 use crate::lru::Lru;
 use std::cell::Cell;
 use std::io::Read;
@@ -40,6 +43,10 @@ pub struct FetchConfig {
     /// Requests a host may have in flight at once (`--host-connections`): idle connections
     /// kept per host.
     pub host_connections: usize,
+    /// Which response bodies are read (`--accept-type`, `--reject-type`, `--keep-truncated`).
+    pub body: BodyRule,
+    /// Which addresses may be connected to (`--allow-private`, the seeds).
+    pub addresses: AddressPolicy,
 }
 
 /// A response, as received.
@@ -50,6 +57,8 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The body was longer than `max_body` and was cut there.
     pub truncated: bool,
+    /// The body was not read at all (its headers said so): `body` is empty.
+    pub skipped: Option<Skipped>,
     pub elapsed: Duration,
     /// When the request started (wall clock, for WARC-Date).
     pub started: SystemTime,
@@ -77,6 +86,7 @@ pub struct FetchError {
 pub struct Fetcher {
     agents: HostAgents,
     max_body: u64,
+    body_rule: BodyRule,
     user_agent: String,
 }
 
@@ -96,7 +106,7 @@ const IDLE_HOSTS: usize = 64;
 struct HostAgents {
     template: ureq::config::Config,
     connector: SharedConnector,
-    resolver: RecordingResolver<crate::fetch::dns::CachingResolver>,
+    resolver: RecordingResolver<CachingResolver>,
     idle: Mutex<Lru<String, ureq::Agent>>,
 }
 
@@ -158,21 +168,27 @@ impl Fetcher {
             .max_idle_connections(config.host_connections.max(1))
             .max_idle_connections_per_host(config.host_connections.max(1))
             .build();
+        let mut resolver = CachingResolver::new(config.addresses.clone());
+        if let Some(proxy) = template.proxy() {
+            // The proxy (from the environment) is the user's choice, private or not.
+            resolver.exempt(&format!("{}:{}", proxy.host(), proxy.port()));
+        }
         Fetcher {
             agents: HostAgents {
                 template,
                 connector: SharedConnector(Arc::new(DefaultConnector::default())),
-                resolver: RecordingResolver::default(),
+                resolver: RecordingResolver(Arc::new(resolver)),
                 idle: Mutex::new(Lru::new(IDLE_HOSTS)),
             },
             max_body: config.max_body,
+            body_rule: config.body.clone(),
             user_agent: config.user_agent.clone(),
         }
     }
 
     /// GETs a page; a 3xx is returned as is.
     pub fn get(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 0)
+        self.get_with(url, &[], 0, true)
     }
 
     /// GETs a page with extra request headers (a recrawl's `If-None-Match`,
@@ -182,19 +198,23 @@ impl Fetcher {
         url: &str,
         headers: &[(&'static str, String)],
     ) -> Result<Response, FetchError> {
-        self.get_with(url, headers, 0)
+        self.get_with(url, headers, 0, true)
     }
 
     /// GETs a robots.txt, following up to five redirects (RFC 9309 §2.3.1.2: at least five).
+    /// Its body is read whatever its type (`--accept-type` is for pages).
     pub fn get_robots(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 5)
+        self.get_with(url, &[], 5, false)
     }
 
+    /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
+    /// connection is dropped after the headers, which closes it).
     fn get_with(
         &self,
         url: &str,
         extra: &[(&'static str, String)],
         redirects: u32,
+        filtered: bool,
     ) -> Result<Response, FetchError> {
         let start = Instant::now();
         let started = SystemTime::now();
@@ -230,28 +250,48 @@ impl Fetcher {
                     String::from_utf8_lossy(v.as_bytes()).into_owned(),
                 )
             })
-            .collect();
+            .collect::<Vec<(String, String)>>();
+        // Names as ureq gives them: lower-case.
+        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| &**v);
+        let skipped = filtered
+            .then(|| {
+                self.body_rule.skip(
+                    status,
+                    header("content-type"),
+                    header("content-length"),
+                    self.max_body,
+                )
+            })
+            .flatten();
         let mut body = Vec::new();
-        let mut reader = response.into_body().into_reader().take(self.max_body + 1);
-        if let Err(e) = reader.read_to_end(&mut body) {
-            let e = ureq::Error::from(e);
-            let kind = match error_kind(&e) {
-                "closed" => "short-body",
-                "io" | "other" => "body",
-                kind => kind,
-            };
-            return Err(fail(
-                kind,
-                format!("reading the body (after {} bytes): {e}", body.len()),
-            ));
+        let mut truncated = false;
+        match skipped {
+            // Dropped unread: ureq pools only a connection read to its end, so this closes it.
+            Some(_) => drop(response),
+            None => {
+                let mut reader = response.into_body().into_reader().take(self.max_body + 1);
+                if let Err(e) = reader.read_to_end(&mut body) {
+                    let e = ureq::Error::from(e);
+                    let kind = match error_kind(&e) {
+                        "closed" => "short-body",
+                        "io" | "other" => "body",
+                        kind => kind,
+                    };
+                    return Err(fail(
+                        kind,
+                        format!("reading the body (after {} bytes): {e}", body.len()),
+                    ));
+                }
+                truncated = body.len() as u64 > self.max_body;
+                body.truncate(self.max_body as usize);
+            }
         }
-        let truncated = body.len() as u64 > self.max_body;
-        body.truncate(self.max_body as usize);
         Ok(Response {
             status,
             headers,
             body,
             truncated,
+            skipped,
             elapsed: start.elapsed(),
             started,
             ip,
@@ -408,7 +448,8 @@ impl Response {
 /// request passed, e.g. a server trickling bytes), `dns`, `connect`, `reset` (the server reset
 /// the connection), `closed` (it closed the connection before answering; while reading the
 /// body this becomes `short-body`: fewer bytes than its Content-Length or chunking promised),
-/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls`, `other`.
+/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls`,
+/// `private-address` (the address is refused: `fetch::private`), `other`.
 fn error_kind(e: &ureq::Error) -> &'static str {
     use std::io::ErrorKind;
     match e {
@@ -428,6 +469,7 @@ fn error_kind(e: &ureq::Error) -> &'static str {
         ureq::Error::Protocol(_) | ureq::Error::Http(_) => "protocol",
         ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => "too-large",
         ureq::Error::Tls(_) | ureq::Error::Rustls(_) => "tls",
+        e if crate::fetch::dns::is_refused(e) => crate::fetch::private::KIND,
         _ => "other",
     }
 }
@@ -463,6 +505,8 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_body: 1 << 20,
             host_connections: 1,
+            body: BodyRule::default(),
+            addresses: AddressPolicy::new(&[url::Url::parse("http://127.0.0.1/").unwrap()], false),
         })
     }
 
