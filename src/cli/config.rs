@@ -6,6 +6,7 @@ use crate::cli::args::{Args, Save};
 use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
+use crate::crawl::sitemaps::Sources;
 use crate::fetch::client::FetchConfig;
 use crate::frontier::focus::Focus;
 use crate::output::progress;
@@ -80,6 +81,7 @@ impl Args {
             .next()
             .unwrap_or("crawl")
             .to_owned();
+        let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -115,6 +117,7 @@ impl Args {
             generation,
             hunt: hunt.clone(),
             focus,
+            sitemaps,
         };
         Ok(Prepared {
             config,

@@ -15,5 +15,6 @@ mod rank;
 mod resume;
 mod retry;
 mod robots;
+mod sitemaps;
 mod util;
 mod warc;
