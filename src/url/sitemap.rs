@@ -40,7 +40,9 @@ pub enum Kind {
 /// One entry of a sitemap: a `loc`, and its `lastmod` as written (W3C datetime), if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
+    /// The URL as written (trimmed, entities decoded).
     pub loc: String,
+    /// When the page last changed, as written (`2024-01-02`, `2024-01-02T10:00:00+00:00`).
     pub lastmod: Option<String>,
 }
 
@@ -93,7 +95,8 @@ pub fn read_plain(input: impl std::io::Read, found: &mut dyn FnMut(Kind, Found))
         }
     }
     result.capped |= input.over;
-    result.malformed |= input.failed;
+    // A document cut by the cap is not broken (its end is simply not read).
+    result.malformed = (result.malformed && !input.over) || input.failed;
     result
 }
 
@@ -459,6 +462,7 @@ mod tests {
         let (read, got) = all(&gzip(&body));
         assert_eq!(got.len(), 1);
         assert!(read.capped);
+        assert!(!read.malformed, "cut by the cap, not broken");
     }
 
     #[test]
