@@ -46,6 +46,7 @@ pub use tools::cachesim::simulate;
 pub use url::extract::extract_links;
 pub use url::normalize::{Filter, Scope, canonicalize, is_canonical};
 pub use url::seeds::parse_seeds;
+pub use url::sitemap;
 
 /// The scheduler and its record, for `examples/host_memory.rs` (memory per known host). Not a
 /// stable interface.

@@ -134,6 +134,13 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub host_connections: u32,
 
+    /// Do not read sitemaps.
+    ///
+    /// By default each host's robots.txt `Sitemap:` lines are read (a seed's host whose
+    /// robots.txt names none: its /sitemap.xml), and the pages they list are crawled at depth 1.
+    #[arg(long)]
+    pub no_sitemaps: bool,
+
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
     pub user_agent: String,

@@ -6,6 +6,7 @@ use crate::cli::args::{Args, Save};
 use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
+use crate::crawl::sitemaps::Sources;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
 use crate::fetch::private::AddressPolicy;
@@ -83,6 +84,7 @@ impl Args {
             .unwrap_or("crawl")
             .to_owned();
         let addresses = AddressPolicy::new(&seeds, args.allow_private);
+        let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -124,6 +126,7 @@ impl Args {
             generation,
             hunt: hunt.clone(),
             focus,
+            sitemaps,
         };
         Ok(Prepared {
             config,

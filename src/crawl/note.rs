@@ -40,6 +40,27 @@ pub enum Note {
     RetryAfterTooLong,
     /// During a recrawl: how the page compares with the previous crawl.
     Recrawl(Outcome),
+    /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
+    Sitemap(SitemapNote),
+}
+
+/// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapNote {
+    /// Read whole (or nothing to read: an error status).
+    Read,
+    /// A 3xx: its target is read as a sitemap at the same level.
+    Redirect,
+    /// Over 50,000 entries or 50 MiB: read up to the limit.
+    Capped,
+    /// Broken XML or gzip: read up to the damage.
+    Malformed,
+    /// Neither XML sitemap nor sitemap index (an HTML page, another XML root).
+    NotASitemap,
+    /// An index nested deeper than the crawler reads: its entries were skipped.
+    TooDeep,
+    /// Cut at `--max-body`: read up to the cut.
+    Truncated,
 }
 
 impl Note {
@@ -73,6 +94,15 @@ impl fmt::Display for Note {
             Note::RetriesExhausted => f.write_str("retries-exhausted"),
             Note::RetryAfterTooLong => f.write_str("retry-after-too-long"),
             Note::Recrawl(outcome) => f.write_str(outcome.name()),
+            Note::Sitemap(note) => f.write_str(match note {
+                SitemapNote::Read => "sitemap",
+                SitemapNote::Redirect => "sitemap:redirect",
+                SitemapNote::Capped => "sitemap:capped",
+                SitemapNote::Malformed => "sitemap:malformed",
+                SitemapNote::NotASitemap => "sitemap:not-a-sitemap",
+                SitemapNote::TooDeep => "sitemap:too-deep",
+                SitemapNote::Truncated => "sitemap:truncated",
+            }),
         }
     }
 }

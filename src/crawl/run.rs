@@ -62,6 +62,8 @@ pub struct CrawlConfig {
     pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
     /// With `--focus`: the topic and link graph that order the frontier.
     pub focus: Option<Arc<Focus>>,
+    /// Where sitemaps come from; `None` with `--no-sitemaps`.
+    pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
 }
 
 /// Counters shared by the workers.
@@ -83,6 +85,8 @@ pub struct Counters {
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).
     pub outcomes: [AtomicU64; Outcome::ALL.len()],
+    /// Sitemap fetches and what they listed.
+    pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
 }
 
 /// What a finished (or stopped) crawl reports.

@@ -11,6 +11,8 @@
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
 //!    it is written (see `dispatch::Dispatcher::entry_done`).
 //!
+//! A sitemap (`Entry::sitemap`) takes the path of `crawl::sitemaps` instead.
+//!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
 use crate::crawl::note::Note;
@@ -56,7 +58,7 @@ pub struct Worker<'a> {
 }
 
 /// How a page fetch ended, for the dispatcher.
-enum PageOutcome {
+pub(super) enum PageOutcome {
     /// Done, whatever the status (the host was freed when the response arrived).
     Done,
     /// 429 or 503: the host rests and the page is asked for again at `at`.
@@ -65,10 +67,10 @@ enum PageOutcome {
 
 /// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
 /// parsed `Url` until then, so each link is parsed once.
-struct Link {
-    url: Url,
-    depth: u32,
-    redirects: u32,
+pub(super) struct Link {
+    pub url: Url,
+    pub depth: u32,
+    pub redirects: u32,
 }
 
 /// What a response led to: URLs to offer, the page they are links of (and whether it matched
@@ -103,7 +105,7 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, entry } => match self.crawl_page(host, &entry)? {
+                Work::Page { host, entry } => match self.crawl(host, &entry)? {
                     PageOutcome::Done => self.dispatcher.page_finished(),
                     PageOutcome::Retry { elapsed, at } => {
                         let entry = Entry {
@@ -117,7 +119,16 @@ impl Worker<'_> {
         }
     }
 
-    /// Fetches, logs and archives a robots.txt; only an archive failure is an error.
+    /// A page, or a sitemap (`crawl::sitemaps`).
+    fn crawl(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        match entry.sitemap {
+            Some(_) => self.crawl_sitemap(host, entry),
+            None => self.crawl_page(host, entry),
+        }
+    }
+
+    /// Fetches, logs and archives a robots.txt, and offers the sitemaps it leads to; only a
+    /// failure of the state directory is an error.
     fn fetch_robots(&self, url: &str) -> Result<(RobotsRules, Duration)> {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
         let token = &self.config.robots_token;
@@ -135,6 +146,7 @@ impl Worker<'_> {
                 self.log_response(&response, 0, url, &Note::Robots);
                 let rules = RobotsRules::from_response(token, response.status, &response.body);
                 self.save_robots(url, response.status, &response.body)?;
+                self.offer_robots_sitemaps(url, &rules)?;
                 let elapsed = response.elapsed;
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
@@ -171,22 +183,10 @@ impl Worker<'_> {
                 return Ok(PageOutcome::Done);
             }
         };
-        let wait = retry::wait(
-            response.status,
-            response.header("retry-after"),
-            entry.retries,
-        );
-        if let Some(wait) = wait {
-            self.log_response(
-                &response,
-                entry.depth,
-                &entry.url,
-                &Note::RetryAfter(wait.as_secs()),
-            );
-            let (elapsed, at) = (response.elapsed, Instant::now() + wait);
-            self.archive(&entry.url, response, None)?;
-            return Ok(PageOutcome::Retry { elapsed, at });
-        }
+        let response = match self.unless_retried(entry, response)? {
+            Ok(response) => response,
+            Err(retry) => return Ok(retry),
+        };
         // The host is free from here: what follows is this worker's own work.
         self.dispatcher.host_free(host, response.elapsed);
         self.count(&response);
@@ -236,6 +236,28 @@ impl Worker<'_> {
         };
         self.archive(&entry.url, response, Some(page))?;
         Ok(PageOutcome::Done)
+    }
+
+    /// The response, or, for a 429/503 with a usable wait, the retry it leads to (the response
+    /// is then logged and archived here, and the host rests until the retry).
+    pub(super) fn unless_retried(
+        &self,
+        entry: &Entry,
+        response: Response,
+    ) -> Result<Result<Response, PageOutcome>> {
+        let wait = retry::wait(
+            response.status,
+            response.header("retry-after"),
+            entry.retries,
+        );
+        let Some(wait) = wait else {
+            return Ok(Ok(response));
+        };
+        let note = Note::RetryAfter(wait.as_secs());
+        self.log_response(&response, entry.depth, &entry.url, &note);
+        let (elapsed, at) = (response.elapsed, Instant::now() + wait);
+        self.archive(&entry.url, response, None)?;
+        Ok(Err(PageOutcome::Retry { elapsed, at }))
     }
 
     /// The GET, with `If-None-Match` / `If-Modified-Since` when a previous crawl got the page.
@@ -348,7 +370,7 @@ impl Worker<'_> {
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A
     /// `page` is done once archived, or at once without an archive.
-    fn archive(
+    pub(super) fn archive(
         &self,
         target_uri: &str,
         response: Response,
@@ -408,7 +430,7 @@ impl Worker<'_> {
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
     /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
     /// the wanted ones to the DUE.
-    fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
+    pub(super) fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
         for Link {
             url,
@@ -447,7 +469,7 @@ impl Worker<'_> {
         Ok(())
     }
 
-    fn log_response(&self, response: &Response, depth: u32, url: &str, note: &Note) {
+    pub(super) fn log_response(&self, response: &Response, depth: u32, url: &str, note: &Note) {
         let note = note.to_string();
         self.log.write(&LogLine {
             status: response.status,
@@ -460,7 +482,7 @@ impl Worker<'_> {
         });
     }
 
-    fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
+    pub(super) fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
         let note = Note::Error(e.kind).to_string();
         self.log.write(&LogLine {
             status: 0,

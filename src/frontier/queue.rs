@@ -19,7 +19,6 @@
 //! skipping every entry whose checksum is in `done`. A torn last line is cut off.
 
 use crate::frontier::Entry;
-use crate::seen::checksum::checksum;
 use crate::state::durable;
 use crate::state::failpoint;
 use anyhow::{Context, Result, bail};
@@ -409,10 +408,7 @@ fn count_and_repair(path: &Path, start: u64, skip: &FxHashSet<u64>) -> Result<u6
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
     {
-        let skipped = !skip.is_empty() && {
-            let url = line.splitn(4, |&b| b == b'\t').nth(2).unwrap_or_default();
-            skip.contains(&checksum(url))
-        };
+        let skipped = !skip.is_empty() && skip.contains(&Entry::key_of_line(line));
         count += u64::from(!skipped);
     }
     Ok(count)
@@ -425,8 +421,13 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::VecDeque;
 
+    /// Every fourth entry is a sitemap (its key is not its URL's checksum).
     fn entry(i: u32) -> Entry {
-        Entry::new(format!("http://h{}.test/p/{i}", i % 5), i % 7, i % 3)
+        let url = format!("http://h{}.test/p/{i}", i % 5);
+        match i % 4 {
+            0 => Entry::sitemap(url, i % 3, i % 2),
+            _ => Entry::new(url, i % 7, i % 3),
+        }
     }
 
     proptest! {

@@ -48,6 +48,19 @@ struct Summary {
     /// Outcomes by name; `null` for a first crawl.
     recrawl: Option<Counts>,
     peak_rss_bytes: u64,
+    /// Sitemap fetches and what they listed (see `crawl::sitemaps`).
+    sitemaps: Sitemaps,
+}
+
+/// `SitemapCounters` as the file names them.
+#[derive(Serialize)]
+struct Sitemaps {
+    fetched: u64,
+    urls: u64,
+    listed_sitemaps: u64,
+    capped: u64,
+    malformed: u64,
+    too_deep: u64,
 }
 
 /// Responses by status class; `none` counts fetches that got no response.
@@ -136,6 +149,14 @@ pub fn to_json(report: &Report) -> String {
         }),
         recrawl: recrawl_counts(report).map(|counts| Counts(counts.collect())),
         peak_rss_bytes: crate::sys::peak_rss().unwrap_or(0),
+        sitemaps: Sitemaps {
+            fetched: load(&c.sitemaps.fetched),
+            urls: load(&c.sitemaps.urls),
+            listed_sitemaps: load(&c.sitemaps.listed_sitemaps),
+            capped: load(&c.sitemaps.capped),
+            malformed: load(&c.sitemaps.malformed),
+            too_deep: load(&c.sitemaps.too_deep),
+        },
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -185,7 +206,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}",
+         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -207,6 +228,7 @@ pub fn to_text(report: &Report) -> String {
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
         safety_text(report),
+        sitemap_text(report),
     )
 }
 
@@ -231,6 +253,23 @@ fn safety_text(report: &Report) -> String {
         ));
     }
     text
+}
+
+/// The sitemap figures for people ("" when none was fetched).
+fn sitemap_text(report: &Report) -> String {
+    let s = &report.counters.sitemaps;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    match load(&s.fetched) {
+        0 => String::new(),
+        fetched => format!(
+            "sitemaps: {fetched} fetched, {} URLs and {} sitemaps listed; {} capped, {} malformed, {} too deep\n",
+            load(&s.urls),
+            load(&s.listed_sitemaps),
+            load(&s.capped),
+            load(&s.malformed),
+            load(&s.too_deep),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +301,20 @@ mod tests {
         for (i, outcome) in counters.outcomes.iter().enumerate() {
             set(outcome, 50 + i as u64);
         }
+        let s = &counters.sitemaps;
+        for (i, n) in [
+            &s.fetched,
+            &s.urls,
+            &s.listed_sitemaps,
+            &s.capped,
+            &s.malformed,
+            &s.too_deep,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            set(n, 60 + i as u64);
+        }
         Report {
             ending: Ending::PageLimit,
             elapsed: Duration::from_micros(2_500_400),
@@ -280,12 +333,20 @@ mod tests {
         }
     }
 
-    /// The text before `peak_rss_bytes` (which is this process's), after checking that it ends
-    /// the object as a whole number.
+    /// The text before `peak_rss_bytes` (which is this process's), after checking that it is
+    /// a whole number followed by the sitemap counts, which end the object.
     fn without_rss(json: &str) -> &str {
         let (head, rss) = json.split_once(r#","peak_rss_bytes":"#).expect(json);
-        let rss = rss.strip_suffix("}\n").expect(json);
+        let (rss, tail) = rss.split_once(',').expect(json);
         assert!(rss.parse::<u64>().is_ok(), "{json}");
+        assert_eq!(
+            tail,
+            concat!(
+                r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
+                r#""malformed":64,"too_deep":65}}"#,
+                "\n"
+            ),
+        );
         head
     }
 

@@ -222,7 +222,8 @@ impl Dispatcher {
                 Next::Work(work) => {
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
-                        state.pages_started += 1;
+                        // A sitemap is no page for --max-pages (`crawl::sitemaps`).
+                        state.pages_started += u64::from(entry.sitemap.is_none());
                         let entry = entry.clone();
                         state.handed.insert(entry.key(), entry);
                     }

@@ -32,7 +32,16 @@ fn focused_crawl_reaches_the_community_with_fewer_fetches_than_breadth_first() {
         .map(|p| server.url(0, p))
         .collect();
     // One host; a 1 ms rest keeps a DUE merge (milliseconds) from being hundreds of fetches.
-    let polite = ["--delay-factor", "0", "--min-delay", "0.001", "--no-warc"];
+    // Without sitemaps: with them (the seed host's /sitemap.xml, a 404) this bound failed under
+    // the full suite's load (810 and 816 fetches against 784) though never alone; see #13.
+    let polite = [
+        "--delay-factor",
+        "0",
+        "--min-delay",
+        "0.001",
+        "--no-warc",
+        "--no-sitemaps",
+    ];
     let mut reached = Vec::new();
     let mut fetched_sets = Vec::new();
     for focus in [&[][..], &["--focus", "ORCHID"][..]] {

@@ -278,7 +278,9 @@ fn hostile_robots_txt() {
         let mut t: Vec<String> = web
             .log()
             .iter()
-            .filter(|e| e.host == host(name) && !e.target.contains("robots"))
+            .filter(|e| {
+                e.host == host(name) && !e.target.contains("robots") && e.target != "/sitemap.xml"
+            })
             .map(|e| e.target.clone())
             .collect();
         t.sort();

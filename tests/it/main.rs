@@ -16,5 +16,6 @@ mod resume;
 mod retry;
 mod robots;
 mod safety;
+mod sitemaps;
 mod util;
 mod warc;

@@ -26,6 +26,19 @@ pub struct LogRow {
     pub note: String,
 }
 
+impl LogRow {
+    /// A page's line: not a robots.txt or sitemap fetch (`sitemap`, `sitemap:capped`...).
+    pub fn is_page(&self) -> bool {
+        self.note != "robots" && !self.note.starts_with("sitemap")
+    }
+}
+
+/// A request for a page, as the server saw it: not robots.txt, nor the `/sitemap.xml` a
+/// crawl asks a seed's host for when its robots.txt names no sitemap (see `sitemaps.rs`).
+pub fn is_page_target(target: &str) -> bool {
+    target != "/robots.txt" && target != "/sitemap.xml"
+}
+
 /// A finished crawl: exit status, parsed stdout, stderr, and its state directory.
 pub struct Outcome {
     pub code: i32,
@@ -37,9 +50,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Rows for pages (robots.txt fetches left out).
+    /// Rows for pages (robots.txt and sitemap fetches left out).
     pub fn pages(&self) -> Vec<&LogRow> {
-        self.rows.iter().filter(|r| r.note != "robots").collect()
+        self.rows.iter().filter(|r| r.is_page()).collect()
     }
 
     /// `summary.json`, parsed.

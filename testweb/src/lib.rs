@@ -10,6 +10,8 @@
 //!   outside it.
 //! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
 //!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
+//! - [`sitemaps::start`] serves robots.txt `Sitemap:` lines, sitemap indexes, gzip, text,
+//!   over-limit and broken sitemaps, and pages only a sitemap leads to.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -27,6 +29,7 @@ pub mod graph;
 pub mod hostile;
 mod http;
 mod server;
+pub mod sitemaps;
 pub mod warc_readers;
 
 pub use fixtures::serve_dir;

@@ -1,0 +1,211 @@
+//! Sitemaps (`crawl::sitemaps`, `url::sitemap`) on `testweb::sitemaps`: robots.txt `Sitemap:`
+//! lines, a seed host's `/sitemap.xml`, an index of gzip, text, over-limit, broken and endlessly
+//! nested sitemaps; `--no-sitemaps`; a stopped crawl with sitemaps queued, resumed.
+
+use crate::util::{LogRow, Outcome, counts, crawl, parse_log, read_summary, run_binary};
+use std::collections::BTreeMap;
+use std::io::Read;
+use testweb::TestWeb;
+use testweb::sitemaps::{self, ELSEWHERE, FALLBACK, NEVER, SITE, SITEMAP_ONLY};
+
+const ARGS: [&str; 6] = [
+    "--delay-factor",
+    "0",
+    "-j",
+    "2",
+    "--warc-compression",
+    "gzip",
+];
+
+fn seeds(web: &TestWeb) -> String {
+    format!("{}\n{}\n", web.url(SITE, "/"), web.url(FALLBACK, "/"))
+}
+
+/// Requests each host got, by path.
+fn requests(web: &TestWeb, host: usize) -> BTreeMap<String, usize> {
+    counts(
+        web.log()
+            .into_iter()
+            .filter(|e| e.host == host)
+            .map(|e| e.target),
+    )
+}
+
+/// URL → note of every sitemap fetch in the URL log.
+fn sitemap_notes(rows: &[LogRow]) -> BTreeMap<String, String> {
+    rows.iter()
+        .filter(|r| r.note.starts_with("sitemap"))
+        .map(|r| (r.url.clone(), r.note.clone()))
+        .collect()
+}
+
+/// Every WARC-Target-URI in the crawl's gzip WARC files.
+fn warc_targets(out: &std::path::Path) -> Vec<String> {
+    let mut targets = Vec::new();
+    for file in std::fs::read_dir(out.join("warc")).unwrap() {
+        let path = file.unwrap().path();
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap())
+            .read_to_end(&mut text)
+            .unwrap();
+        let text = String::from_utf8_lossy(&text);
+        targets.extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("WARC-Target-URI: "))
+                .map(|l| l.trim().to_owned()),
+        );
+    }
+    targets
+}
+
+#[test]
+fn pages_only_a_sitemap_lists_are_crawled_at_depth_1() {
+    let web = sitemaps::start().unwrap();
+    let outcome: Outcome = crawl(&seeds(&web), &ARGS);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let by_url: BTreeMap<&str, &LogRow> = outcome
+        .rows
+        .iter()
+        .filter(|r| !r.note.starts_with("sitemap") && r.note != "robots")
+        .map(|r| (r.url.as_str(), r))
+        .collect();
+    for &(host, path) in SITEMAP_ONLY {
+        let url = web.url(host, path);
+        let row = by_url.get(url.as_str()).unwrap_or_else(|| {
+            panic!(
+                "{url} (listed only by a sitemap) was not crawled:\n{}",
+                outcome.stdout
+            )
+        });
+        assert_eq!((row.status, row.depth), (200, 1), "{row:?}");
+    }
+    for &(host, path) in NEVER {
+        assert!(
+            !requests(&web, host).contains_key(path),
+            "{path} was asked for"
+        );
+    }
+    assert!(
+        requests(&web, ELSEWHERE).is_empty(),
+        "the out-of-scope host got requests: {:?}",
+        requests(&web, ELSEWHERE)
+    );
+
+    let site = |path: &str| web.url(SITE, path);
+    let expected: BTreeMap<String, String> = [
+        (site("/sitemap_index.xml"), "sitemap"),
+        (site("/news.txt"), "sitemap"),
+        (site("/sitemaps/pages.xml.gz"), "sitemap"),
+        (site("/sitemaps/plain.txt"), "sitemap"),
+        (site("/sitemaps/big.xml.gz"), "sitemap:capped"),
+        (site("/sitemaps/broken.xml"), "sitemap:malformed"),
+        (site("/sitemaps/chain/0.xml"), "sitemap"),
+        (site("/sitemaps/chain/1.xml"), "sitemap"),
+        (site("/sitemaps/chain/page-0.xml"), "sitemap"),
+        (site("/sitemaps/chain/2.xml"), "sitemap:too-deep"),
+        (web.url(FALLBACK, "/sitemap.xml"), "sitemap"),
+    ]
+    .into_iter()
+    .map(|(u, n)| (u, n.to_owned()))
+    .collect();
+    assert_eq!(sitemap_notes(&outcome.rows), expected, "{}", outcome.stdout);
+    // Each sitemap once; the site whose robots.txt names sitemaps is not asked for /sitemap.xml.
+    let site_requests = requests(&web, SITE);
+    assert!(site_requests.values().all(|&n| n == 1), "{site_requests:?}");
+    assert!(!site_requests.contains_key("/sitemap.xml"));
+
+    let summary = outcome.summary();
+    let s = &summary["sitemaps"];
+    assert_eq!(s["fetched"], expected.len() as u64, "{summary}");
+    // pages.xml.gz 3, plain.txt 1, news.txt 1, big 50,000, broken 1, page-0 1, fallback 1.
+    assert_eq!(s["urls"], 50_008, "{summary}");
+    assert_eq!(
+        (&s["capped"], &s["malformed"], &s["too_deep"]),
+        (&1.into(), &1.into(), &2.into()),
+        "{summary}"
+    );
+    assert!(
+        summary["filtered"]["scope"].as_u64().unwrap() >= 49_997,
+        "{summary}"
+    );
+    // Sitemaps are not pages.
+    let pages = outcome
+        .rows
+        .iter()
+        .filter(|r| r.note != "robots" && !r.note.starts_with("sitemap"))
+        .count();
+    assert_eq!(summary["pages"], pages as u64, "{summary}");
+
+    let targets = warc_targets(&outcome.out);
+    for url in expected.keys() {
+        assert!(targets.contains(url), "{url} is not in the WARC archive");
+    }
+    web.shutdown();
+}
+
+#[test]
+fn no_sitemaps_reads_none() {
+    let web = sitemaps::start().unwrap();
+    let mut args = ARGS.to_vec();
+    args.push("--no-sitemaps");
+    let outcome = crawl(&seeds(&web), &args);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let mut asked: Vec<String> = web
+        .log()
+        .into_iter()
+        .map(|e| format!("{} {}", e.host, e.target))
+        .collect();
+    asked.sort();
+    assert_eq!(
+        asked,
+        ["0 /", "0 /linked", "0 /robots.txt", "1 /", "1 /robots.txt"]
+    );
+    assert_eq!(outcome.summary()["sitemaps"]["fetched"], 0);
+    web.shutdown();
+}
+
+#[test]
+fn a_crawl_stopped_with_sitemaps_queued_resumes_them() {
+    let web = sitemaps::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds_path = dir.path().join("seeds.txt");
+    std::fs::write(&seeds_path, seeds(&web)).unwrap();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            seeds_path.to_string_lossy().into_owned(),
+            "--out".into(),
+            out.to_string_lossy().into_owned(),
+        ];
+        let one_worker = ["--delay-factor", "0", "-j", "1", "--no-warc"];
+        args.extend(one_worker.iter().chain(extra).map(|s| s.to_string()));
+        run_binary(&args, None, dir.path())
+    };
+    // The first run stops after one page: the robots.txt fetches have queued the sitemaps.
+    let (code, first, stderr) = run(&["--max-pages", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let first = parse_log(&first);
+    assert!(sitemap_notes(&first).is_empty(), "{first:?}");
+    let (code, second, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let second = parse_log(&second);
+    let crawled: Vec<&str> = second.iter().map(|r| r.url.as_str()).collect();
+    for &(host, path) in SITEMAP_ONLY {
+        assert!(
+            crawled.contains(&web.url(host, path).as_str()),
+            "{path} after the resume"
+        );
+    }
+    assert_eq!(sitemap_notes(&second).len(), 11, "{second:?}");
+    // Nothing was asked for twice across the two runs (robots.txt aside: a new run reads it
+    // again only when its answer was not saved).
+    for host in [SITE, FALLBACK] {
+        let twice: Vec<_> = requests(&web, host)
+            .into_iter()
+            .filter(|(path, n)| *n > 1 && path != "/robots.txt")
+            .collect();
+        assert!(twice.is_empty(), "asked twice: {twice:?}");
+    }
+    assert_eq!(read_summary(&out)["ending"], "complete");
+    web.shutdown();
+}
