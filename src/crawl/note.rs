@@ -6,6 +6,7 @@
 //! `Display` the one place that spells it. The text is part of the log's stable format.
 
 use crate::state::recrawl::Outcome;
+use crate::url::directives::Directives;
 use std::fmt;
 
 /// One fetch's note; `None` is an empty column (`-` in TSV, `null` in JSON).
@@ -37,6 +38,11 @@ pub enum Note {
     RetryAfterTooLong,
     /// During a recrawl: how the page compares with the previous crawl.
     Recrawl(Outcome),
+    /// The page's robots directives (meta tags and `X-Robots-Tag`): `noindex`, `nofollow` or
+    /// `noindex,nofollow`; nothing when it has neither.
+    PageRobots(Directives),
+    /// Not fetched: its host had used its `--max-pages-per-host` budget.
+    HostBudget,
 }
 
 impl Note {
@@ -45,8 +51,8 @@ impl Note {
     /// else shows only when nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
-            (_, Note::None) => self,
-            (Note::None, _) => later,
+            (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
+            (Note::None | Note::PageRobots(Directives::NONE), _) => later,
             (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
             _ => self,
         }
@@ -69,6 +75,13 @@ impl fmt::Display for Note {
             Note::RetriesExhausted => f.write_str("retries-exhausted"),
             Note::RetryAfterTooLong => f.write_str("retry-after-too-long"),
             Note::Recrawl(outcome) => f.write_str(outcome.name()),
+            Note::PageRobots(d) => f.write_str(match (d.noindex, d.nofollow) {
+                (true, true) => "noindex,nofollow",
+                (true, false) => "noindex",
+                (false, true) => "nofollow",
+                (false, false) => "",
+            }),
+            Note::HostBudget => f.write_str("host-budget"),
         }
     }
 }
@@ -96,6 +109,29 @@ mod tests {
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
+            (Note::PageRobots(Directives::NONE), ""),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: false,
+                }),
+                "noindex",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: false,
+                    nofollow: true,
+                }),
+                "nofollow",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: true,
+                }),
+                "noindex,nofollow",
+            ),
+            (Note::HostBudget, "host-budget"),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);
@@ -118,5 +154,15 @@ mod tests {
             Note::RetriesExhausted
         );
         assert_eq!(Note::LinksCut.merge(Note::None), Note::LinksCut);
+        // A page without directives says nothing, and lets later notes show.
+        let empty = || Note::PageRobots(Directives::NONE);
+        assert_eq!(Note::None.merge(empty()), Note::None);
+        assert_eq!(empty().merge(Note::Truncated), Note::Truncated);
+        let nofollow = Note::PageRobots(Directives {
+            noindex: false,
+            nofollow: true,
+        });
+        assert_eq!(Note::LinksCut.merge(nofollow.clone()), Note::LinksCut);
+        assert_eq!(Note::None.merge(nofollow.clone()), nofollow);
     }
 }

@@ -45,6 +45,12 @@ struct Summary {
     /// Outcomes by name; `null` for a first crawl.
     recrawl: Option<Counts>,
     peak_rss_bytes: u64,
+    /// Pages whose links were not followed (meta robots or `X-Robots-Tag` `nofollow`).
+    nofollow_pages: u64,
+    /// Links not followed for their `rel="nofollow"`.
+    nofollow_links: u64,
+    /// Pages that said `noindex` (archived all the same).
+    noindex_pages: u64,
 }
 
 /// Responses by status class; `none` counts fetches that got no response.
@@ -121,6 +127,7 @@ pub fn to_json(report: &Report) -> String {
                 .iter()
                 .zip(&c.filtered)
                 .map(|(reason, n)| (reason.name(), load(n)))
+                .chain([("host_budget", report.host_budget)])
                 .collect(),
         ),
         warc: report.warc.map(|w| Warc {
@@ -130,6 +137,9 @@ pub fn to_json(report: &Report) -> String {
         }),
         recrawl: recrawl_counts(report).map(|counts| Counts(counts.collect())),
         peak_rss_bytes: crate::sys::peak_rss().unwrap_or(0),
+        nofollow_pages: load(&c.nofollow_pages),
+        nofollow_links: load(&c.nofollow_links),
+        noindex_pages: load(&c.noindex_pages),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -175,11 +185,11 @@ pub fn to_text(report: &Report) -> String {
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let secs = report.elapsed.as_secs_f64();
     let pages = load(&c.pages);
-    let filtered: u64 = c.filtered.iter().map(load).sum();
+    let filtered: u64 = c.filtered.iter().map(load).sum::<u64>() + report.host_budget;
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}",
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -196,6 +206,8 @@ pub fn to_text(report: &Report) -> String {
         report.due.merges,
         filtered,
         report.robots_blocked,
+        load(&c.nofollow_pages),
+        load(&c.nofollow_links),
         report.frontier_left,
         warc_text(report.warc),
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
@@ -223,6 +235,9 @@ mod tests {
         set(&counters.robots_fetches, 2);
         set(&counters.links, 30);
         set(&counters.truncated, 4);
+        set(&counters.nofollow_pages, 60);
+        set(&counters.nofollow_links, 61);
+        set(&counters.noindex_pages, 62);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -242,16 +257,21 @@ mod tests {
             },
             frontier_left: 6,
             robots_blocked: 8,
+            host_budget: 47,
             warc,
             generation,
         }
     }
 
-    /// The text before `peak_rss_bytes` (which is this process's), after checking that it ends
-    /// the object as a whole number.
+    /// The text before `peak_rss_bytes` (which is this process's), after checking that it is
+    /// a whole number followed by the keys added after it.
     fn without_rss(json: &str) -> &str {
         let (head, rss) = json.split_once(r#","peak_rss_bytes":"#).expect(json);
-        let rss = rss.strip_suffix("}\n").expect(json);
+        let tail = r#","nofollow_pages":60,"nofollow_links":61,"noindex_pages":62}"#;
+        let rss = rss
+            .strip_suffix("\n")
+            .and_then(|r| r.strip_suffix(tail))
+            .expect(json);
         assert!(rss.parse::<u64>().is_ok(), "{json}");
         head
     }
@@ -272,7 +292,7 @@ mod tests {
                 r#""bytes":1000,"robots_fetches":2,"robots_blocked":8,"links_found":30,"truncated":4,"#,
                 r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
                 r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
-                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46},"#,
+                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46,"host_budget":47},"#,
                 r#""warc":{"files":1,"records":45,"bytes":24178},"recrawl":null"#,
             )
         );

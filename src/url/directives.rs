@@ -28,6 +28,12 @@ const VALUED: [&str; 4] = [
 ];
 
 impl Directives {
+    /// No directive.
+    pub const NONE: Directives = Directives {
+        nofollow: false,
+        noindex: false,
+    };
+
     /// Adds a comma-separated list of directives (a meta tag's `content`).
     pub fn read_list(&mut self, list: &str) {
         for directive in list.split(',') {
