@@ -140,6 +140,7 @@ fn a_host_budget_ends_an_endless_calendar_and_notes_the_rest() {
     for row in &run.rows {
         eprintln!("{}\t{}\t{}\t{}", row.status, row.depth, row.url, row.note);
     }
+    // A URL robots.txt forbids takes no place: 2023/12 is dropped, five pages are fetched.
     assert_eq!(calendar_pages(&web), 5, "{:?}", web.log());
     let refused: Vec<&str> = run
         .rows
@@ -165,6 +166,7 @@ fn a_host_budget_ends_an_endless_calendar_and_notes_the_rest() {
         "{summary}"
     );
     assert_eq!(summary["status"]["2xx"], 5, "{summary}");
+    assert_eq!(summary["robots_blocked"], 1, "{summary}");
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! `/nofollow-CASE` when it should not (the `rel` case has one of each, the `noscript` case links
 //! only from inside `<noscript>`, in head and body). Every other path is a leaf page. Host
 //! [`CALENDAR`] is an endless calendar: `/` links to a month, and every month to the month
-//! before and after, so only a budget (or the depth limit) ends it. Both robots.txt are 404.
+//! before and after, so only a budget (or the depth limit) ends it; its robots.txt disallows the
+//! months of 2023, so the way back is cut after one step. The site's robots.txt is a 404.
 
 use crate::{HostSpec, Request, Response, TestWeb};
 use std::io;
@@ -97,7 +98,7 @@ fn site(req: &Request) -> Response {
 fn calendar(req: &Request) -> Response {
     let path = req.target.split('?').next().unwrap_or("");
     if path == "/robots.txt" {
-        return Response::not_found();
+        return Response::text(200, "User-agent: *\nDisallow: /cal/2023/\n");
     }
     let month = |k: i64| format!("/cal/{}/{}", k.div_euclid(12), k.rem_euclid(12) + 1);
     let Some(rest) = path.strip_prefix("/cal/") else {
