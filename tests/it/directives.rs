@@ -192,3 +192,41 @@ fn a_host_budget_survives_a_resume() {
     let summary = crate::util::read_summary(&out);
     assert_eq!(summary["ending"], "complete", "{summary}");
 }
+
+#[test]
+fn a_host_budget_survives_a_kill() {
+    let web = directives::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    std::fs::write(&seeds, format!("{}\n", web.url(CALENDAR, "/"))).unwrap();
+    let args: Vec<String> = [
+        seeds.to_str().unwrap(),
+        "--out",
+        dir.path().join("out").to_str().unwrap(),
+        "--delay-factor",
+        "0",
+        "--min-delay",
+        "0.1",
+        "--max-pages-per-host",
+        "5",
+    ]
+    .map(String::from)
+    .to_vec();
+    // A checkpoint after every page, so the kill finds the counts saved.
+    let env = [("CRAWL_CHECKPOINT_PAGES", "1".to_string())];
+    // Killed once robots.txt and two pages are logged.
+    let (code, _, _) = crate::util::run_binary_with(&args, None, dir.path(), &env, Some(3));
+    assert_eq!(code, None, "the crawl ended before the kill");
+    let before = requested(&web, CALENDAR).len();
+    assert!((2..5).contains(&before), "{before} pages before the kill");
+    let (code, _, stderr) = crate::util::run_binary_with(&args, None, dir.path(), &env, None);
+    assert_eq!(code, Some(0), "{stderr}");
+    // A page done between its done-log line and the next checkpoint is not counted: one more
+    // page at most. Without the saved counts the second run would fetch five more.
+    let pages = requested(&web, CALENDAR).len();
+    assert!(
+        (5..=6).contains(&pages),
+        "{pages} distinct pages: {:?}",
+        web.log()
+    );
+}
