@@ -56,8 +56,9 @@ const SELECTOR: &str = "a, area, link, img, script, iframe, frame, embed, source
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
 /// Bytes of one `<noscript>`'s content kept to be parsed as markup; the rest is not read.
 const MAX_NOSCRIPT: usize = 1024 * 1024;
-/// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
-const MAX_NOSCRIPT_DEPTH: u8 = 4;
+/// `<noscript>` inside `<noscript>` is parsed this many levels deep at most: each level holds a
+/// parser and up to `MAX_NOSCRIPT` bytes while the one around it waits.
+const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
 /// The links of one page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
