@@ -47,12 +47,14 @@ pub enum Note {
 
 impl Note {
     /// The note to show when `self` and then `later` both apply. A redirect's target (or its
-    /// failure) always shows; a cut body explains cut links, so it replaces them; anything
-    /// else shows only when nothing was noted before.
+    /// failure) always shows; a cut body explains cut links, so it replaces them; a page's
+    /// robots directives show only when nothing else is noted (a recrawl's outcome, a cut
+    /// body say more); anything else shows only when nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
             (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
-            (Note::None | Note::PageRobots(Directives::NONE), _) => later,
+            // Directives are the least of notes: any other one replaces them.
+            (Note::None | Note::PageRobots(_), _) => later,
             (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
             _ => self,
         }
@@ -164,5 +166,11 @@ mod tests {
         });
         assert_eq!(Note::LinksCut.merge(nofollow.clone()), Note::LinksCut);
         assert_eq!(Note::None.merge(nofollow.clone()), nofollow);
+        assert_eq!(nofollow.clone().merge(Note::Truncated), Note::Truncated);
+        assert_eq!(
+            nofollow.clone().merge(Note::Recrawl(Outcome::Changed)),
+            Note::Recrawl(Outcome::Changed)
+        );
+        assert_eq!(nofollow.clone().merge(Note::None), nofollow);
     }
 }

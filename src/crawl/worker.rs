@@ -300,7 +300,13 @@ impl Worker<'_> {
                     })?;
                 }
             } else {
-                found.note = self.obey(directives, 0);
+                // No links to keep: only `noindex` counts.
+                let noindex = Directives {
+                    nofollow: false,
+                    ..directives
+                };
+                self.obey(noindex, 0);
+                found.note = Note::PageRobots(directives);
             }
         }
         Ok(found)
