@@ -191,6 +191,10 @@ fn a_host_budget_survives_a_resume() {
     assert_eq!(calendar_pages(&web), 5, "{:?}", web.log());
     let summary = crate::util::read_summary(&out);
     assert_eq!(summary["ending"], "complete", "{summary}");
+    // The crawl completed: the next run is a recrawl, and each host has its budget again.
+    let (code, _, stderr) = run_binary(&args(&[]), None, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(calendar_pages(&web), 10, "{:?}", web.log());
 }
 
 #[test]
