@@ -75,6 +75,15 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
+    /// Fetch at most this many pages from one host (host:port).
+    ///
+    /// Once a host's pages reach N, its further URLs are not fetched: each gets a URL-log line
+    /// with status 0 and the note host-budget, and is counted in summary.json (filtered,
+    /// host_budget). Ends crawler traps such as endless calendars without relying on depth.
+    /// The counts survive a resume.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pages_per_host: Option<u64>,
+
     /// Follow links at most this many hops from a seed (seeds are depth 0). Default 100.
     ///
     /// The default ends traps that make a new URL of every link (a calendar linking each month
@@ -140,6 +149,14 @@ pub struct Args {
     /// robots.txt names none: its /sitemap.xml), and the pages they list are crawled at depth 1.
     #[arg(long)]
     pub no_sitemaps: bool,
+    /// Follow links regardless of page-level robots directives (for archiving).
+    ///
+    /// By default a page whose <meta name="robots"> (or <meta name="TOKEN">, TOKEN being the
+    /// robots.txt token) or X-Robots-Tag header says nofollow or none has none of its links
+    /// followed, and a link with rel="nofollow" is not followed. noindex is only noted in the
+    /// URL log: the page is archived all the same.
+    #[arg(long)]
+    pub ignore_page_robots: bool,
 
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]

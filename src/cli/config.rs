@@ -109,6 +109,8 @@ impl Args {
                 addresses,
             },
             robots_token,
+            obey_page_robots: !args.ignore_page_robots,
+            max_pages_per_host: args.max_pages_per_host,
             host_connections: args.host_connections as usize,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,

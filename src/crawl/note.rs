@@ -7,6 +7,7 @@
 
 use crate::fetch::body::Skipped;
 use crate::state::recrawl::Outcome;
+use crate::url::directives::Directives;
 use std::fmt;
 
 /// One fetch's note; `None` is an empty column (`-` in TSV, `null` in JSON).
@@ -40,6 +41,11 @@ pub enum Note {
     RetryAfterTooLong,
     /// During a recrawl: how the page compares with the previous crawl.
     Recrawl(Outcome),
+    /// The page's robots directives (meta tags and `X-Robots-Tag`): `noindex`, `nofollow` or
+    /// `noindex,nofollow`; nothing when it has neither.
+    PageRobots(Directives),
+    /// Not fetched: its host had used its `--max-pages-per-host` budget.
+    HostBudget,
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
 }
@@ -65,12 +71,14 @@ pub enum SitemapNote {
 
 impl Note {
     /// The note to show when `self` and then `later` both apply. A redirect's target (or its
-    /// failure) always shows; a cut body explains cut links, so it replaces them; anything
-    /// else shows only when nothing was noted before.
+    /// failure) always shows; a cut body explains cut links, so it replaces them; a page's
+    /// robots directives show only when nothing else is noted (a recrawl's outcome, a cut
+    /// body say more); anything else shows only when nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
-            (_, Note::None) => self,
-            (Note::None, _) => later,
+            (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
+            // Directives are the least of notes: any other one replaces them.
+            (Note::None | Note::PageRobots(_), _) => later,
             (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
             _ => self,
         }
@@ -103,6 +111,13 @@ impl fmt::Display for Note {
                 SitemapNote::TooDeep => "sitemap:too-deep",
                 SitemapNote::Truncated => "sitemap:truncated",
             }),
+            Note::PageRobots(d) => f.write_str(match (d.noindex, d.nofollow) {
+                (true, true) => "noindex,nofollow",
+                (true, false) => "noindex",
+                (false, true) => "nofollow",
+                (false, false) => "",
+            }),
+            Note::HostBudget => f.write_str("host-budget"),
         }
     }
 }
@@ -132,6 +147,29 @@ mod tests {
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
+            (Note::PageRobots(Directives::NONE), ""),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: false,
+                }),
+                "noindex",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: false,
+                    nofollow: true,
+                }),
+                "nofollow",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: true,
+                }),
+                "noindex,nofollow",
+            ),
+            (Note::HostBudget, "host-budget"),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);
@@ -158,5 +196,21 @@ mod tests {
             Note::RetriesExhausted
         );
         assert_eq!(Note::LinksCut.merge(Note::None), Note::LinksCut);
+        // A page without directives says nothing, and lets later notes show.
+        let empty = || Note::PageRobots(Directives::NONE);
+        assert_eq!(Note::None.merge(empty()), Note::None);
+        assert_eq!(empty().merge(Note::Truncated), Note::Truncated);
+        let nofollow = Note::PageRobots(Directives {
+            noindex: false,
+            nofollow: true,
+        });
+        assert_eq!(Note::LinksCut.merge(nofollow.clone()), Note::LinksCut);
+        assert_eq!(Note::None.merge(nofollow.clone()), nofollow);
+        assert_eq!(nofollow.clone().merge(Note::Truncated), Note::Truncated);
+        assert_eq!(
+            nofollow.clone().merge(Note::Recrawl(Outcome::Changed)),
+            Note::Recrawl(Outcome::Changed)
+        );
+        assert_eq!(nofollow.clone().merge(Note::None), nofollow);
     }
 }

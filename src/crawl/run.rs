@@ -47,6 +47,10 @@ pub struct CrawlConfig {
     pub delay: DelayRule,
     pub fetch: FetchConfig,
     pub robots_token: String,
+    /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
+    pub obey_page_robots: bool,
+    /// `--max-pages-per-host`: pages fetched from one host at most.
+    pub max_pages_per_host: Option<u64>,
     /// Requests in flight per host at most (`--host-connections`).
     pub host_connections: usize,
     pub due: DueConfig,
@@ -81,6 +85,12 @@ pub struct Counters {
     pub too_long: AtomicU64,
     /// Fetches refused because of the address they would connect to (`fetch::private`).
     pub private_refused: AtomicU64,
+    /// Pages whose links were not followed (`nofollow` in a meta tag or `X-Robots-Tag`).
+    pub nofollow_pages: AtomicU64,
+    /// Links not followed for their own `rel="nofollow"` (on pages that were followed).
+    pub nofollow_links: AtomicU64,
+    /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
+    pub noindex_pages: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).
@@ -97,6 +107,8 @@ pub struct Report {
     pub due: DueStats,
     pub frontier_left: u64,
     pub robots_blocked: u64,
+    /// URLs not fetched because their host had used its `--max-pages-per-host` budget.
+    pub host_budget: u64,
     /// What the WARC writer wrote; `None` when archiving was off.
     pub warc: Option<WarcStats>,
     pub generation: Generation,
@@ -131,6 +143,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         config.out.join("hosts.tsv"),
     ));
     dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
+    if let Some(max) = config.max_pages_per_host {
+        let dir = config.out.join("budget");
+        dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
+    }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
     }
@@ -239,6 +255,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         due: due_stats,
         frontier_left: closed.frontier_left,
         robots_blocked: closed.robots_blocked,
+        host_budget: closed.host_budget,
         warc,
         generation: config.generation,
     })

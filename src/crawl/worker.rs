@@ -5,7 +5,11 @@
 //!    error.
 //! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
-//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`).
+//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
+//!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
+//!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
+//!    are neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
+//!    nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
 //! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
 //! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
@@ -32,7 +36,8 @@ use crate::schedule::robots::RobotsRules;
 use crate::seen::checksum::checksum;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Outcome};
-use crate::url::extract::extract_links;
+use crate::url::directives::Directives;
+use crate::url::extract::extract_page;
 use crate::url::normalize::canonicalize;
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,7 +102,8 @@ impl Worker<'_> {
             if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
-            let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
+            let refused = |entry: &Entry| self.log_refused(entry);
+            let Some(work) = self.dispatcher.next_work(self.due, stopped, &refused)? else {
                 return Ok(());
             };
             match work {
@@ -319,16 +325,34 @@ impl Worker<'_> {
                     note
                 }
             };
-        } else if (200..300).contains(&response.status)
-            && response.skipped.is_none()
-            && response.is_html()
-        {
-            let body = response.decoded_body(self.config.fetch.max_body);
-            (found.links, found.note) = self.links_of(&body, response, &page_url, entry.depth + 1);
-            found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
-            if let Some(pages) = &self.config.pages {
-                crate::output::save::save(pages, &page_url, &body)
-                    .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
+        } else if (200..300).contains(&response.status) {
+            let mut directives = Directives::default();
+            for (_, value) in response
+                .headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
+            {
+                directives.read_header(value, &self.config.robots_token);
+            }
+            if response.is_html() && response.skipped.is_none() {
+                let body = response.decoded_body(self.config.fetch.max_body);
+                let depth = entry.depth + 1;
+                (found.links, found.note) =
+                    self.links_of(&body, response, &page_url, depth, directives);
+                found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
+                if let Some(pages) = &self.config.pages {
+                    crate::output::save::save(pages, &page_url, &body).with_context(|| {
+                        format!("saving {} under {}", entry.url, pages.display())
+                    })?;
+                }
+            } else {
+                // No links to keep: only `noindex` counts.
+                let noindex = Directives {
+                    nofollow: false,
+                    ..directives
+                };
+                self.obey(noindex, 0);
+                found.note = Note::PageRobots(directives);
             }
         }
         Ok(found)
@@ -397,34 +421,69 @@ impl Worker<'_> {
         })
     }
 
-    /// The links of an HTML page, and a note when not all of them could be read: `LinksCapped`
-    /// (over `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it).
+    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` (over
+    /// `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it) when not all of
+    /// them could be read, else the page's robots directives (`header` and its meta tags).
     fn links_of(
         &self,
         body: &[u8],
         response: &Response,
         page_url: &Url,
         depth: u32,
+        header: Directives,
     ) -> (Vec<Link>, Note) {
-        let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
+        let token = &self.config.robots_token;
+        let extracted = extract_page(
+            body,
+            page_url,
+            response.charset(),
+            MAX_LINKS_PER_PAGE,
+            token,
+        );
         self.counters
             .links
             .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+        let directives = header.union(extracted.directives);
+        let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
         let note = match (extracted.truncated, extracted.parser_stopped) {
             (true, _) => Note::LinksCapped,
             (_, true) => Note::LinksCut,
             _ => Note::None,
-        };
+        }
+        .merge(self.obey(directives, rel_nofollow));
+        if self.config.obey_page_robots && directives.nofollow {
+            return (Vec::new(), note);
+        }
         let links = extracted
             .links
             .into_iter()
-            .map(|url| Link {
+            .zip(extracted.rel_nofollow)
+            .filter(|&(_, nofollow)| !(nofollow && self.config.obey_page_robots))
+            .map(|(url, _)| Link {
                 url,
                 depth,
                 redirects: 0,
             })
             .collect();
         (links, note)
+    }
+
+    /// Counts what a page's directives (and its `rel_nofollow` links) keep from being followed,
+    /// unless `--ignore-page-robots`, and returns its note (the directives, obeyed or not).
+    fn obey(&self, directives: Directives, rel_nofollow: usize) -> Note {
+        if self.config.obey_page_robots {
+            let c = self.counters;
+            if directives.nofollow {
+                c.nofollow_pages.fetch_add(1, Ordering::Relaxed);
+            } else {
+                c.nofollow_links
+                    .fetch_add(rel_nofollow as u64, Ordering::Relaxed);
+            }
+            if directives.noindex {
+                c.noindex_pages.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Note::PageRobots(directives)
     }
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
@@ -478,6 +537,21 @@ impl Worker<'_> {
             millis: response.elapsed.as_millis(),
             content_type: response.header("content-type"),
             url,
+            note: &note,
+        });
+    }
+
+    /// A URL its host's `--max-pages-per-host` budget kept from being fetched: status 0 (no
+    /// request was made), note `host-budget`.
+    fn log_refused(&self, entry: &Entry) {
+        let note = Note::HostBudget.to_string();
+        self.log.write(&LogLine {
+            status: 0,
+            depth: entry.depth,
+            bytes: 0,
+            millis: 0,
+            content_type: None,
+            url: &entry.url,
             note: &note,
         });
     }

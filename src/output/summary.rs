@@ -50,6 +50,12 @@ struct Summary {
     peak_rss_bytes: u64,
     /// Sitemap fetches and what they listed (see `crawl::sitemaps`).
     sitemaps: Sitemaps,
+    /// Pages whose links were not followed (meta robots or `X-Robots-Tag` `nofollow`).
+    nofollow_pages: u64,
+    /// Links not followed for their `rel="nofollow"`.
+    nofollow_links: u64,
+    /// Pages that said `noindex` (archived all the same).
+    noindex_pages: u64,
 }
 
 /// `SitemapCounters` as the file names them.
@@ -140,6 +146,7 @@ pub fn to_json(report: &Report) -> String {
                 .iter()
                 .zip(&c.filtered)
                 .map(|(reason, n)| (reason.name(), load(n)))
+                .chain([("host_budget", report.host_budget)])
                 .collect(),
         ),
         warc: report.warc.map(|w| Warc {
@@ -157,6 +164,9 @@ pub fn to_json(report: &Report) -> String {
             malformed: load(&c.sitemaps.malformed),
             too_deep: load(&c.sitemaps.too_deep),
         },
+        nofollow_pages: load(&c.nofollow_pages),
+        nofollow_links: load(&c.nofollow_links),
+        noindex_pages: load(&c.noindex_pages),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -202,11 +212,11 @@ pub fn to_text(report: &Report) -> String {
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let secs = report.elapsed.as_secs_f64();
     let pages = load(&c.pages);
-    let filtered: u64 = c.filtered.iter().map(load).sum();
+    let filtered: u64 = c.filtered.iter().map(load).sum::<u64>() + report.host_budget;
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}",
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -223,6 +233,8 @@ pub fn to_text(report: &Report) -> String {
         report.due.merges,
         filtered,
         report.robots_blocked,
+        load(&c.nofollow_pages),
+        load(&c.nofollow_links),
         report.frontier_left,
         warc_text(report.warc),
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
@@ -292,9 +304,12 @@ mod tests {
         set(&counters.robots_fetches, 2);
         set(&counters.links, 30);
         set(&counters.truncated, 4);
-        set(&counters.type_rejected, 60);
-        set(&counters.too_long, 61);
-        set(&counters.private_refused, 62);
+        set(&counters.type_rejected, 66);
+        set(&counters.too_long, 67);
+        set(&counters.private_refused, 68);
+        set(&counters.nofollow_pages, 70);
+        set(&counters.nofollow_links, 71);
+        set(&counters.noindex_pages, 72);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -328,13 +343,14 @@ mod tests {
             },
             frontier_left: 6,
             robots_blocked: 8,
+            host_budget: 47,
             warc,
             generation,
         }
     }
 
     /// The text before `peak_rss_bytes` (which is this process's), after checking that it is
-    /// a whole number followed by the sitemap counts, which end the object.
+    /// a whole number followed by the keys added after it.
     fn without_rss(json: &str) -> &str {
         let (head, rss) = json.split_once(r#","peak_rss_bytes":"#).expect(json);
         let (rss, tail) = rss.split_once(',').expect(json);
@@ -343,7 +359,8 @@ mod tests {
             tail,
             concat!(
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
-                r#""malformed":64,"too_deep":65}}"#,
+                r#""malformed":64,"too_deep":65},"#,
+                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72}"#,
                 "\n"
             ),
         );
@@ -364,10 +381,10 @@ mod tests {
                 r#"{"ending":"page-limit","seconds":2.5,"pages":7,"pages_per_second":2.8,"#,
                 r#""status":{"none":10,"1xx":11,"2xx":12,"3xx":13,"4xx":14,"5xx":15},"#,
                 r#""bytes":1000,"robots_fetches":2,"robots_blocked":8,"links_found":30,"truncated":4,"#,
-                r#""type_rejected":60,"too_long":61,"private_refused":62,"#,
+                r#""type_rejected":66,"too_long":67,"private_refused":68,"#,
                 r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
                 r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
-                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46},"#,
+                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46,"host_budget":47},"#,
                 r#""warc":{"files":1,"records":45,"bytes":24178},"recrawl":null"#,
             )
         );

@@ -11,11 +11,15 @@
 //! done (`entry_done`), and every few seconds checkpoints the frontier with them and the host
 //! queues as outstanding, and saves the hosts' politeness state (`hoststate`).
 //!
+//! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
+//! away; the budget's counts are saved with each checkpoint.
+//!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
 use crate::frontier::focus::Window;
 use crate::frontier::{Entry, Frontier};
+use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
 use crate::schedule::politeness::{Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
@@ -63,6 +67,8 @@ pub struct Closed {
     pub frontier_left: u64,
     /// URLs robots.txt disallowed.
     pub robots_blocked: u64,
+    /// URLs not fetched for their host's `--max-pages-per-host` budget.
+    pub host_budget: u64,
 }
 
 /// The dispatcher's live figures.
@@ -93,6 +99,8 @@ struct State {
     last_hosts_save: Instant,
     /// With `--focus`: the priority window between the frontier and the scheduler.
     focus: Option<Window>,
+    /// With `--max-pages-per-host`: which URLs the frontier may give their host.
+    budget: Option<Budget>,
 }
 
 impl State {
@@ -134,6 +142,7 @@ impl Dispatcher {
                 last_checkpoint: now,
                 last_hosts_save: now,
                 focus: None,
+                budget: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -147,11 +156,21 @@ impl Dispatcher {
         self.state.lock().unwrap().focus = Some(window);
     }
 
+    /// Gives every host a budget of pages (`--max-pages-per-host`).
+    pub fn set_budget(&self, budget: Budget) {
+        let mut state = self.state.lock().unwrap();
+        state.scheduler.blocked_urls = Some(Vec::new());
+        state.budget = Some(budget);
+    }
+
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
     /// not be fetched again after a crash.
     pub fn entry_done(&self, key: u64) -> Result<()> {
         let mut state = self.state.lock().unwrap();
-        state.handed.remove(&key);
+        let entry = state.handed.remove(&key);
+        if let (Some(budget), Some(entry)) = (&mut state.budget, entry) {
+            budget.done(&entry.url)?;
+        }
         state.frontier.done(key)?;
         state.done_since_checkpoint += 1;
         if state.done_since_checkpoint >= checkpoint_pages()
@@ -180,6 +199,9 @@ impl Dispatcher {
                     .chain(window),
             )
             .context("saving the frontier")?;
+        if let Some(budget) = &mut state.budget {
+            budget.save().context("saving the host budgets")?;
+        }
         state.done_since_checkpoint = 0;
         state.last_checkpoint = Instant::now();
         if state.last_hosts_save.elapsed() >= HOSTS_EVERY {
@@ -196,7 +218,14 @@ impl Dispatcher {
     }
 
     /// Blocks until there is work for this worker, or returns None when the crawl is over.
-    pub fn next_work(&self, due: &Due<Entry>, stop: &AtomicBool) -> Result<Option<Work>> {
+    /// `refused` is told of each URL the host budget turns away (under the lock: it must not
+    /// call the dispatcher).
+    pub fn next_work(
+        &self,
+        due: &Due<Entry>,
+        stop: &AtomicBool,
+        refused: &dyn Fn(&Entry),
+    ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         loop {
             if let Some(reason) = &state.failure {
@@ -216,9 +245,11 @@ impl Dispatcher {
                 state = self.wake.wait(state).unwrap();
                 continue;
             }
-            self.refill(&mut state)?;
+            self.refill(&mut state, refused)?;
             let now = Instant::now();
-            match state.scheduler.next(now) {
+            let next = state.scheduler.next(now);
+            self.free_blocked_places(&mut state);
+            match next {
                 Next::Work(work) => {
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
@@ -347,6 +378,7 @@ impl Dispatcher {
             ending,
             frontier_left,
             robots_blocked: state.scheduler.robots_blocked,
+            host_budget: state.budget.as_ref().map_or(0, |b| b.refused),
         })
     }
 
@@ -363,7 +395,7 @@ impl Dispatcher {
         }
     }
 
-    fn refill(&self, state: &mut MutexGuard<'_, State>) -> Result<()> {
+    fn refill(&self, state: &mut MutexGuard<'_, State>, refused: &dyn Fn(&Entry)) -> Result<()> {
         let now = Instant::now();
         while state.scheduler.queued() < self.limit(state) {
             let state = &mut **state;
@@ -372,9 +404,25 @@ impl Dispatcher {
                 None => state.frontier.pop()?,
             };
             let Some(entry) = popped else { break };
+            // The budget's hook: a host that has used its pages gets no more URLs.
+            if let Some(budget) = &mut state.budget
+                && !budget.admit(&entry.url)?
+            {
+                refused(&entry);
+                continue;
+            }
             state.scheduler.add(entry, now)?;
         }
         Ok(())
+    }
+
+    /// URLs robots.txt kept from being fetched give their host's budget places back.
+    fn free_blocked_places(&self, state: &mut State) {
+        if let (Some(budget), Some(urls)) = (&mut state.budget, &mut state.scheduler.blocked_urls) {
+            for url in urls.drain(..) {
+                budget.dropped(&url);
+            }
+        }
     }
 
     /// Work handed out and not yet reported back.

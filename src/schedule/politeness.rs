@@ -159,6 +159,8 @@ pub struct Scheduler {
     queued: usize,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
+    /// With `--max-pages-per-host`, the URLs of `robots_blocked` not yet taken by the budget.
+    pub blocked_urls: Option<Vec<String>>,
 }
 
 impl Scheduler {
@@ -191,6 +193,7 @@ impl Scheduler {
             robots_store,
             queued: 0,
             robots_blocked: 0,
+            blocked_urls: None,
         }
     }
 
@@ -336,6 +339,9 @@ impl Scheduler {
                     return Next::Work(Work::Page { host: id, entry });
                 }
                 self.robots_blocked += 1;
+                if let Some(urls) = &mut self.blocked_urls {
+                    urls.push(entry.url);
+                }
             }
             // Robots.txt dropped all it had queued.
             self.retire_if_idle(id, now);

@@ -118,8 +118,16 @@ pub enum Generation {
     Recrawl,
 }
 
-/// The files of a crawl generation: what a recrawl or `--restart` starts afresh.
-const GENERATION_STATE: [&str; 5] = ["seen", "seen.tmp", "frontier", "due", "fetched.tsv"];
+/// The files of a crawl generation: what a recrawl or `--restart` starts afresh (a recrawl gives
+/// every host its `--max-pages-per-host` budget again).
+const GENERATION_STATE: [&str; 6] = [
+    "seen",
+    "seen.tmp",
+    "frontier",
+    "due",
+    "fetched.tsv",
+    "budget",
+];
 
 /// Readies the state directory (locked by the caller). If its crawl completed (`DIR/complete`),
 /// starts a recrawl, or with `restart` a fresh crawl; otherwise resumes what is there. Each step

@@ -3,6 +3,7 @@
 //! `seeds` reads the seed list, `extract` finds links in a page, `normalize` makes the
 //! canonical form and applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "URLs".
 
+pub mod directives;
 pub mod extract;
 pub mod normalize;
 pub mod seeds;

@@ -5,6 +5,7 @@
 mod cachesim;
 mod crawling;
 mod dedupe;
+mod directives;
 mod focus;
 mod fuzz;
 mod hostile;

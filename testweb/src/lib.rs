@@ -24,6 +24,7 @@
 //! ```
 
 pub mod community;
+pub mod directives;
 pub mod fixtures;
 pub mod graph;
 pub mod hostile;
