@@ -122,6 +122,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         config.out.join("hosts.tsv"),
     ));
     dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
+    if let Some(jar) = &config.fetch.cookies {
+        let jar = Arc::clone(jar);
+        dispatcher.on_checkpoint(Box::new(move || jar.save_if_changed()));
+    }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
     }

@@ -9,7 +9,8 @@
 //!
 //! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
 //! done (`entry_done`), and every few seconds checkpoints the frontier with them and the host
-//! queues as outstanding, and saves the hosts' politeness state (`hoststate`).
+//! queues as outstanding, and saves the hosts' politeness state (`hoststate`) and whatever the
+//! `on_checkpoint` hook saves (the cookie jar).
 //!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
@@ -93,7 +94,12 @@ struct State {
     last_hosts_save: Instant,
     /// With `--focus`: the priority window between the frontier and the scheduler.
     focus: Option<Window>,
+    /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
+    on_checkpoint: Option<CheckpointHook>,
 }
+
+/// Saves some other state with each checkpoint of the frontier.
+pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
 impl State {
     /// No URL waits outside the scheduler (frontier and focus window empty).
@@ -134,6 +140,7 @@ impl Dispatcher {
                 last_checkpoint: now,
                 last_hosts_save: now,
                 focus: None,
+                on_checkpoint: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -145,6 +152,12 @@ impl Dispatcher {
     /// Makes the crawl focused: URLs pass through `window` (see `focus`).
     pub fn set_focus(&self, window: Window) {
         self.state.lock().unwrap().focus = Some(window);
+    }
+
+    /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
+    /// is saved; its error stops the crawl like a failure to save the frontier.
+    pub fn on_checkpoint(&self, hook: CheckpointHook) {
+        self.state.lock().unwrap().on_checkpoint = Some(hook);
     }
 
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
@@ -164,6 +177,9 @@ impl Dispatcher {
 
     /// Saves the frontier's head with every page not done yet, and now and then the hosts.
     fn checkpoint(&self, state: &mut State) -> Result<()> {
+        if let Some(hook) = &state.on_checkpoint {
+            hook()?;
+        }
         let State {
             frontier,
             scheduler,

@@ -10,6 +10,8 @@
 //!   outside it.
 //! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
 //!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
+//! - [`proxy::Proxy`] is an HTTP `CONNECT` and SOCKS5 proxy that reaches only loopback and
+//!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -21,12 +23,15 @@
 //! # let _ = seed;
 //! ```
 
+mod accept;
 pub mod community;
 pub mod fixtures;
 pub mod graph;
 pub mod hostile;
 mod http;
+pub mod proxy;
 mod server;
+pub mod tls;
 pub mod warc_readers;
 
 pub use fixtures::serve_dir;
