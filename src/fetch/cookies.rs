@@ -21,6 +21,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use url::Url;
 
+/// Cookies kept at most, and the longest `Set-Cookie` value kept: RFC 6265 §6.1's minimum
+/// capacities (3,000 cookies of 4,096 bytes), so a server setting a new cookie on every page
+/// cannot make the jar (or its file) grow without bound. Cookies past the limit are dropped.
+const MAX_COOKIES: usize = 3000;
+const MAX_COOKIE_BYTES: usize = 4096;
+
 /// The crawl's cookies, shared by every host's agent.
 pub struct CookieJar {
     store: Mutex<CookieStore>,
@@ -69,7 +75,7 @@ impl CookieJar {
         let Ok(url) = Url::parse(url) else { return };
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut store = self.store.lock().unwrap();
-        for value in set_cookies {
+        for value in set_cookies.filter(|v| v.len() <= MAX_COOKIE_BYTES) {
             let Ok(mut cookie) = RawCookie::parse(value.to_owned()) else {
                 continue;
             };
@@ -83,6 +89,11 @@ impl CookieJar {
                     continue;
                 }
                 cookie.unset_domain();
+            }
+            let full = store.iter_any().nth(MAX_COOKIES - 1).is_some();
+            let path = cookie.path().unwrap_or("/");
+            if full && !store.contains_any(&host, path, cookie.name()) {
+                continue;
             }
             if store.insert_raw(&cookie, &url).is_ok() {
                 self.changed.store(true, Ordering::Relaxed);
@@ -259,6 +270,22 @@ mod tests {
                 ("http://example.org/", None),
             ],
         );
+    }
+
+    #[test]
+    fn a_server_cannot_grow_the_jar_without_bound() {
+        let jar = CookieJar::open(None, None).unwrap();
+        let flood: Vec<String> = (0..MAX_COOKIES + 500).map(|i| format!("c{i}=1")).collect();
+        let huge = format!("big={}", "x".repeat(MAX_COOKIE_BYTES));
+        jar.remember(
+            "http://a.example/",
+            flood.iter().map(String::as_str).chain([huge.as_str()]),
+        );
+        assert_eq!(jar.store.lock().unwrap().iter_any().count(), MAX_COOKIES);
+        // A cookie already kept is still updated when the jar is full.
+        jar.remember("http://a.example/", ["c0=2"].into_iter());
+        let header = jar.header_for("http://a.example/").unwrap();
+        assert!(header.contains("c0=2") && !header.contains("big="));
     }
 
     #[test]
