@@ -310,13 +310,19 @@ impl Fetcher {
         let mut cookie = None;
         for (name, value) in &self.headers {
             match &jar {
-                Some(jar) if name.eq_ignore_ascii_case("cookie") => {
-                    cookie = Some(format!("{value}; {jar}"));
+                Some(_) if name.eq_ignore_ascii_case("cookie") => {
+                    cookie = Some(match cookie {
+                        Some(before) => format!("{before}; {value}"),
+                        None => value.clone(),
+                    });
                 }
                 _ => request = request.header(name.as_str(), value.as_str()),
             }
         }
-        if let Some(value) = cookie.or(jar) {
+        if let Some(value) = match (cookie, jar) {
+            (Some(own), Some(jar)) => Some(format!("{own}; {jar}")),
+            (own, jar) => own.or(jar),
+        } {
             request = request.header("cookie", value);
         }
         let response = request
@@ -627,6 +633,7 @@ mod tests {
                 ("X-Token".into(), "secret 1".into()),
                 ("User-Agent".into(), "mine/2".into()),
                 ("Cookie".into(), "own=1".into()),
+                ("cookie".into(), "own=2".into()),
             ],
             cookies: Some(Arc::clone(&jar)),
             ..config("crawl-test/1.0")
@@ -645,7 +652,7 @@ mod tests {
             "--header's User-Agent replaces ours: {sent}"
         );
         assert!(
-            sent.contains("\r\ncookie: own=1; from_file=f1\r\n"),
+            sent.contains("\r\ncookie: own=1; own=2; from_file=f1\r\n"),
             "{sent}"
         );
         assert_eq!(sent.matches("cookie:").count(), 1, "{sent}");
@@ -656,7 +663,7 @@ mod tests {
         let sent = String::from_utf8(server.join().unwrap()).unwrap();
         assert_eq!(String::from_utf8_lossy(&fetched.request_head), sent);
         assert!(
-            sent.contains("\r\ncookie: own=1; from_file=f1; session=s2\r\n"),
+            sent.contains("\r\ncookie: own=1; own=2; from_file=f1; session=s2\r\n"),
             "{sent}"
         );
     }

@@ -409,6 +409,14 @@ fn every_kind_of_proxy_sees_every_request() {
             "{case}: {}",
             r.stdout
         );
+        // WARC-IP-Address is the target's address when it was resolved here, never the
+        // proxy's: absent when the proxy resolved (CONNECT, socks5h).
+        let resolved_here = kind.is_none() || args.iter().any(|a| a.starts_with("socks5://"));
+        let ips = warc_text(&r.out)
+            .matches("WARC-IP-Address: 127.0.0.1\r\n")
+            .count();
+        let records = 2 * r.rows.len(); // a response and its request per fetch
+        assert_eq!(ips, if resolved_here { records } else { 0 }, "{case}");
     }
 }
 
