@@ -61,12 +61,6 @@ impl Args {
             .collect::<anyhow::Result<Vec<_>>>()
             .map_err(Failure::bad_input)?
             .concat();
-        let cookies = match (&args.load_cookies, &args.cookie_jar) {
-            (None, None) => None,
-            (load, jar) => Some(Arc::new(
-                CookieJar::open(load.as_deref(), jar.as_deref()).map_err(Failure::bad_input)?,
-            )),
-        };
         if args.insecure {
             eprintln!(
                 "crawl: warning: --insecure: TLS certificates are not checked; anyone between \
@@ -74,6 +68,13 @@ impl Args {
             );
         }
         let lock = statedir::open(&args.out).map_err(Failure::bad_input)?;
+        // After the lock: opening the jar writes it.
+        let cookies = match (&args.load_cookies, &args.cookie_jar) {
+            (None, None) => None,
+            (load, jar) => Some(Arc::new(
+                CookieJar::open(load.as_deref(), jar.as_deref()).map_err(Failure::bad_input)?,
+            )),
+        };
         let generation = recrawl::prepare(&args.out, args.restart).map_err(Failure::fatal)?;
         // With --find, stdout carries the result alone: the URL log goes only to --log FILE.
         let hunt = args

@@ -39,7 +39,8 @@ pub struct CookieJar {
 impl CookieJar {
     /// The jar for a crawl: the cookies of `load` (`--load-cookies`), then those of `file`
     /// (`--cookie-jar`) if it exists already, which win where both name the same cookie.
-    /// A malformed line is an error naming `FILE:LINE`.
+    /// A malformed line is an error naming `FILE:LINE`. The jar is written to `file` at once,
+    /// so a path that cannot be written is found before the crawl starts.
     pub fn open(load: Option<&Path>, file: Option<&Path>) -> Result<CookieJar> {
         let mut store = CookieStore::default();
         if let Some(path) = load {
@@ -48,11 +49,13 @@ impl CookieJar {
         if let Some(path) = file.filter(|p| p.exists()) {
             read_netscape(path, &mut store)?;
         }
-        Ok(CookieJar {
+        let jar = CookieJar {
             store: Mutex::new(store),
             file: file.map(Path::to_path_buf),
-            changed: AtomicBool::new(false),
-        })
+            changed: AtomicBool::new(true),
+        };
+        jar.save_if_changed()?;
+        Ok(jar)
     }
 
     /// The `Cookie` header value for a request to `url`, if any cookie applies.
@@ -350,9 +353,13 @@ mod tests {
             again.header_for("http://a.example.com/dir/x"),
             Some("host=1; kept=5; wide=2".into())
         );
-        // Unchanged since: no write.
+        // Unchanged since it was opened (and written): no write.
         std::fs::remove_file(&file).unwrap();
         again.save_if_changed().unwrap();
         assert!(!file.exists());
+        // A jar that cannot be written is an error at once, naming the file.
+        let nowhere = dir.path().join("missing-dir").join("jar.txt");
+        let message = format!("{:#}", CookieJar::open(None, Some(&nowhere)).err().unwrap());
+        assert!(message.contains("missing-dir/jar.txt"), "{message}");
     }
 }

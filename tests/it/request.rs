@@ -564,3 +564,30 @@ fn the_cookie_jar_survives_a_kill_and_the_resumed_crawl_sends_its_cookies() {
         .collect();
     assert_eq!(pages.len(), PAGES + 2, "{pages:?}");
 }
+
+#[test]
+fn bad_cookie_files_are_exit_2_naming_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.txt"),
+        "# Netscape HTTP Cookie File\nx.test\tTRUE\t/\tFALSE\tsoon\tname\ts3cret\n",
+    )
+    .unwrap();
+    for (args, says) in [
+        (["--load-cookies", "bad.txt"], "bad.txt:2: the expiry field"),
+        (
+            ["--load-cookies", "missing.txt"],
+            "cannot read the cookie file missing.txt",
+        ),
+        (["--cookie-jar", "bad.txt"], "bad.txt:2: the expiry field"),
+        (
+            ["--cookie-jar", "no-dir/jar.txt"],
+            "writing the cookie jar no-dir/jar.txt",
+        ),
+    ] {
+        let r = run(dir.path(), "http://127.0.0.1:9/\n", &args, &[]);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("s3cret"), "{args:?}: {}", r.stderr);
+    }
+}
