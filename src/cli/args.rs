@@ -153,7 +153,7 @@ pub struct Args {
     pub load_cookies: Option<PathBuf>,
 
     /// Keep cookies in FILE: read at the start if it exists, written back at each checkpoint
-    /// and at the end.
+    /// and at the end (and at the start: an unwritable FILE is an error).
     ///
     /// A Netscape cookie file (curl -b and wget --load-cookies read it), session cookies
     /// included, replaced atomically; running the same command again (a resume) starts with
