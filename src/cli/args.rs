@@ -3,6 +3,7 @@
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
 
+use crate::fetch::body::TypePattern;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::Compression;
 use crate::tools::cachesim::CachesimArgs;
@@ -191,6 +192,37 @@ pub struct Args {
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
     pub max_body: u64,
+
+    /// Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match).
+    ///
+    /// Decided from the response's Content-Type (none is application/octet-stream), never from
+    /// the URL. Any other body is not read: the connection is closed after the headers, which
+    /// are archived as a record marked WARC-Truncated, and the URL log notes `type-rejected`.
+    /// robots.txt is always read.
+    #[arg(long, value_name = "PATTERN")]
+    pub accept_type: Vec<TypePattern>,
+
+    /// Never read bodies of this media type (`image/*`, `application/pdf`; repeatable).
+    ///
+    /// Wins over --accept-type; treated as --accept-type describes (`type-rejected`).
+    #[arg(long, value_name = "PATTERN")]
+    pub reject_type: Vec<TypePattern>,
+
+    /// Read the first --max-body bytes of a body whose Content-Length is over --max-body.
+    ///
+    /// Without it such a body is not read at all: the connection is closed after the headers,
+    /// the record is marked WARC-Truncated: length, and the URL log notes `too-long`. A body
+    /// without a Content-Length is cut at --max-body either way (`truncated`).
+    #[arg(long)]
+    pub keep_truncated: bool,
+
+    /// Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …).
+    ///
+    /// By default an address in a special-purpose range is refused after DNS (URL log
+    /// `private-address`), links, redirects and names alike, unless a seed's host is itself
+    /// an address in that range (or `localhost`), which opens that range. See the man page.
+    #[arg(long)]
+    pub allow_private: bool,
 
     /// How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz).
     ///

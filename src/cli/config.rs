@@ -6,8 +6,10 @@ use crate::cli::args::{Args, Save};
 use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
+use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
 use crate::fetch::cookies::CookieJar;
+use crate::fetch::private::AddressPolicy;
 use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
@@ -109,6 +111,7 @@ impl Args {
             .next()
             .unwrap_or("crawl")
             .to_owned();
+        let addresses = AddressPolicy::new(&seeds, args.allow_private);
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -130,6 +133,12 @@ impl Args {
                 timeout: args.timeout,
                 max_body: args.max_body,
                 host_connections: args.host_connections as usize,
+                body: BodyRule {
+                    accept: args.accept_type,
+                    reject: args.reject_type,
+                    keep_truncated: args.keep_truncated,
+                },
+                addresses,
             },
             robots_token,
             host_connections: args.host_connections as usize,

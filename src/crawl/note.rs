@@ -5,6 +5,7 @@
 //! during a recrawl); `Note::merge` is the one place that decides which one the log shows, and
 //! `Display` the one place that spells it. The text is part of the log's stable format.
 
+use crate::fetch::body::Skipped;
 use crate::state::recrawl::Outcome;
 use std::fmt;
 
@@ -29,6 +30,8 @@ pub enum Note {
     LinksCut,
     /// The body was cut at `--max-body`.
     Truncated,
+    /// The body was not read: its headers said so (`fetch::body`: `type-rejected`, `too-long`).
+    Skipped(Skipped),
     /// A 429/503 asked again after this many seconds.
     RetryAfter(u64),
     /// A 429/503 after the last retry.
@@ -65,6 +68,7 @@ impl fmt::Display for Note {
             Note::LinksCapped => f.write_str("links-capped"),
             Note::LinksCut => f.write_str("links-cut"),
             Note::Truncated => f.write_str("truncated"),
+            Note::Skipped(why) => f.write_str(why.note()),
             Note::RetryAfter(secs) => write!(f, "retry-after:{secs}"),
             Note::RetriesExhausted => f.write_str("retries-exhausted"),
             Note::RetryAfterTooLong => f.write_str("retry-after-too-long"),
@@ -92,6 +96,8 @@ mod tests {
             (Note::LinksCapped, "links-capped"),
             (Note::LinksCut, "links-cut"),
             (Note::Truncated, "truncated"),
+            (Note::Skipped(Skipped::Type), "type-rejected"),
+            (Note::Skipped(Skipped::TooLong), "too-long"),
             (Note::RetryAfter(20), "retry-after:20"),
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
@@ -106,6 +112,10 @@ mod tests {
     fn precedence_keeps_redirects_and_lets_truncation_explain_cut_links() {
         let redirect = || Note::Redirect("http://a.test/".into());
         assert_eq!(redirect().merge(Note::Truncated), redirect());
+        // A body not read: a redirect still shows its target.
+        let rejected = || Note::Skipped(Skipped::Type);
+        assert_eq!(redirect().merge(rejected()), redirect());
+        assert_eq!(Note::None.merge(rejected()), rejected());
         assert_eq!(Note::LinksCapped.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::LinksCut.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::None.merge(Note::Truncated), Note::Truncated);

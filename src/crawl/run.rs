@@ -74,6 +74,11 @@ pub struct Counters {
     pub robots_fetches: AtomicU64,
     pub links: AtomicU64,
     pub truncated: AtomicU64,
+    /// Bodies not read: their type (`--accept-type`, `--reject-type`) or their length.
+    pub type_rejected: AtomicU64,
+    pub too_long: AtomicU64,
+    /// Fetches refused because of the address they would connect to (`fetch::private`).
+    pub private_refused: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).

@@ -15,7 +15,9 @@
 
 use crate::crawl::note::Note;
 use crate::crawl::run::{Counters, CrawlConfig};
+use crate::fetch::body::Skipped;
 use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::private;
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
 use crate::output::archive::{Archive, ArchiveRecord, PageRecord};
@@ -120,6 +122,15 @@ impl Worker<'_> {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
         let token = &self.config.robots_token;
         Ok(match self.fetcher.get_robots(url) {
+            // Refused before any packet: no rules to read, and the host's pages are each
+            // refused (and logged) in their turn. Not saved: a resume with --allow-private asks.
+            Err(e) if e.kind == private::KIND => {
+                self.log_error(&e, 0, url);
+                self.counters
+                    .private_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                (RobotsRules::from_response(token, 404, b""), e.elapsed)
+            }
             Ok(response) => {
                 self.log_response(&response, 0, url, &Note::Robots);
                 let rules = RobotsRules::from_response(token, response.status, &response.body);
@@ -185,6 +196,14 @@ impl Worker<'_> {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
             note = note.merge(Note::Truncated);
         }
+        if let Some(skipped) = response.skipped {
+            let counter = match skipped {
+                Skipped::Type => &self.counters.type_rejected,
+                Skipped::TooLong => &self.counters.too_long,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            note = note.merge(Note::Skipped(skipped));
+        }
         if matches!(response.status, 429 | 503) {
             note = note.merge(match entry.retries >= MAX_RETRIES {
                 true => Note::RetriesExhausted,
@@ -233,6 +252,11 @@ impl Worker<'_> {
     /// recrawl compares with. The page is done (there is nothing to archive).
     fn fetch_failed(&self, entry: &Entry, e: &FetchError) -> Result<()> {
         self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
+        if e.kind == private::KIND {
+            self.counters
+                .private_refused
+                .fetch_add(1, Ordering::Relaxed);
+        }
         self.log_error(e, entry.depth, &entry.url);
         let got = entry.previous.clone().unwrap_or_else(recrawl::no_capture);
         self.record_fetched(entry, got)?;
@@ -273,7 +297,10 @@ impl Worker<'_> {
                     note
                 }
             };
-        } else if (200..300).contains(&response.status) && response.is_html() {
+        } else if (200..300).contains(&response.status)
+            && response.skipped.is_none()
+            && response.is_html()
+        {
             let body = response.decoded_body(self.config.fetch.max_body);
             (found.links, found.note) = self.links_of(&body, response, &page_url, entry.depth + 1);
             found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
@@ -340,7 +367,10 @@ impl Worker<'_> {
             request_head: response.request_head,
             response_head: response.response_head,
             body: response.body,
-            truncated: response.truncated,
+            truncated: match response.skipped {
+                Some(skipped) => Some(skipped.warc_truncated()),
+                None => response.truncated.then_some("length"),
+            },
             page,
         })
     }

@@ -17,7 +17,10 @@
 //! `ALL_PROXY`/`HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`) and the TLS roots (`--ca-cert`,
 //! `--insecure`) are the agent template's, so every host's agent has them.
 
+use crate::fetch::body::{BodyRule, Skipped};
 use crate::fetch::cookies::CookieJar;
+use crate::fetch::dns::CachingResolver;
+use crate::fetch::private::AddressPolicy;
 use crate::lru::Lru;
 use std::cell::{Cell, RefCell};
 use std::io::Read;
@@ -58,6 +61,10 @@ pub struct FetchConfig {
     /// Requests a host may have in flight at once (`--host-connections`): idle connections
     /// kept per host.
     pub host_connections: usize,
+    /// Which response bodies are read (`--accept-type`, `--reject-type`, `--keep-truncated`).
+    pub body: BodyRule,
+    /// Which addresses may be connected to (`--allow-private`, the seeds).
+    pub addresses: AddressPolicy,
 }
 
 /// A response, as received.
@@ -68,6 +75,8 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The body was longer than `max_body` and was cut there.
     pub truncated: bool,
+    /// The body was not read at all (its headers said so): `body` is empty.
+    pub skipped: Option<Skipped>,
     pub elapsed: Duration,
     /// When the request started (wall clock, for WARC-Date).
     pub started: SystemTime,
@@ -97,6 +106,7 @@ pub struct Fetcher {
     max_body: u64,
     headers: Vec<(String, String)>,
     cookies: Option<Arc<CookieJar>>,
+    body_rule: BodyRule,
 }
 
 /// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
@@ -115,7 +125,7 @@ const IDLE_HOSTS: usize = 64;
 struct HostAgents {
     template: ureq::config::Config,
     connector: SharedConnector,
-    resolver: RecordingResolver<crate::fetch::dns::CachingResolver>,
+    resolver: RecordingResolver<CachingResolver>,
     idle: Mutex<Lru<String, ureq::Agent>>,
 }
 
@@ -249,22 +259,28 @@ impl Fetcher {
             .proxy(config.proxy.clone())
             .tls_config(tls_config(config))
             .build();
+        let mut resolver = CachingResolver::new(config.addresses.clone());
+        if let Some(proxy) = template.proxy() {
+            // The proxy (from the environment) is the user's choice, private or not.
+            resolver.exempt(&format!("{}:{}", proxy.host(), proxy.port()));
+        }
         Fetcher {
             agents: HostAgents {
                 template,
                 connector: SharedConnector(Arc::new(DefaultConnector::default())),
-                resolver: RecordingResolver::default(),
+                resolver: RecordingResolver(Arc::new(resolver)),
                 idle: Mutex::new(Lru::new(IDLE_HOSTS)),
             },
             max_body: config.max_body,
             headers: config.headers.clone(),
             cookies: config.cookies.clone(),
+            body_rule: config.body.clone(),
         }
     }
 
     /// GETs a page; a 3xx is returned as is.
     pub fn get(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 0)
+        self.get_with(url, &[], 0, true)
     }
 
     /// GETs a page with extra request headers (a recrawl's `If-None-Match`,
@@ -274,19 +290,23 @@ impl Fetcher {
         url: &str,
         headers: &[(&'static str, String)],
     ) -> Result<Response, FetchError> {
-        self.get_with(url, headers, 0)
+        self.get_with(url, headers, 0, true)
     }
 
     /// GETs a robots.txt, following up to five redirects (RFC 9309 §2.3.1.2: at least five).
+    /// Its body is read whatever its type (`--accept-type` is for pages).
     pub fn get_robots(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 5)
+        self.get_with(url, &[], 5, false)
     }
 
+    /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
+    /// connection is dropped after the headers, which closes it).
     fn get_with(
         &self,
         url: &str,
         extra: &[(&'static str, String)],
         redirects: u32,
+        filtered: bool,
     ) -> Result<Response, FetchError> {
         let start = Instant::now();
         let started = SystemTime::now();
@@ -347,28 +367,48 @@ impl Fetcher {
                     String::from_utf8_lossy(v.as_bytes()).into_owned(),
                 )
             })
-            .collect();
+            .collect::<Vec<(String, String)>>();
+        // Names as ureq gives them: lower-case.
+        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| &**v);
+        let skipped = filtered
+            .then(|| {
+                self.body_rule.skip(
+                    status,
+                    header("content-type"),
+                    header("content-length"),
+                    self.max_body,
+                )
+            })
+            .flatten();
         let mut body = Vec::new();
-        let mut reader = response.into_body().into_reader().take(self.max_body + 1);
-        if let Err(e) = reader.read_to_end(&mut body) {
-            let e = ureq::Error::from(e);
-            let kind = match error_kind(&e) {
-                "closed" => "short-body",
-                "io" | "other" => "body",
-                kind => kind,
-            };
-            return Err(fail(
-                kind,
-                format!("reading the body (after {} bytes): {e}", body.len()),
-            ));
+        let mut truncated = false;
+        match skipped {
+            // Dropped unread: ureq pools only a connection read to its end, so this closes it.
+            Some(_) => drop(response),
+            None => {
+                let mut reader = response.into_body().into_reader().take(self.max_body + 1);
+                if let Err(e) = reader.read_to_end(&mut body) {
+                    let e = ureq::Error::from(e);
+                    let kind = match error_kind(&e) {
+                        "closed" => "short-body",
+                        "io" | "other" => "body",
+                        kind => kind,
+                    };
+                    return Err(fail(
+                        kind,
+                        format!("reading the body (after {} bytes): {e}", body.len()),
+                    ));
+                }
+                truncated = body.len() as u64 > self.max_body;
+                body.truncate(self.max_body as usize);
+            }
         }
-        let truncated = body.len() as u64 > self.max_body;
-        body.truncate(self.max_body as usize);
         Ok(Response {
             status,
             headers,
             body,
             truncated,
+            skipped,
             elapsed: start.elapsed(),
             started,
             ip,
@@ -513,7 +553,8 @@ impl Response {
 /// the connection), `closed` (it closed the connection before answering; while reading the
 /// body this becomes `short-body`: fewer bytes than its Content-Length or chunking promised),
 /// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls` (a handshake
-/// failed: a certificate refused, say), `other`.
+/// failed: a certificate refused, say), `private-address` (the address is refused:
+/// `fetch::private`), `other`.
 fn error_kind(e: &ureq::Error) -> &'static str {
     use std::io::ErrorKind;
     match e {
@@ -534,6 +575,7 @@ fn error_kind(e: &ureq::Error) -> &'static str {
         ureq::Error::Protocol(_) | ureq::Error::Http(_) => "protocol",
         ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => "too-large",
         ureq::Error::Tls(_) | ureq::Error::Rustls(_) => "tls",
+        e if crate::fetch::dns::is_refused(e) => crate::fetch::private::KIND,
         _ => "other",
     }
 }
@@ -574,6 +616,8 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_body: 1 << 20,
             host_connections: 1,
+            body: BodyRule::default(),
+            addresses: AddressPolicy::new(&[url::Url::parse("http://127.0.0.1/").unwrap()], false),
         }
     }
 

@@ -19,7 +19,8 @@ pub struct ArchiveRecord {
     pub request_head: Vec<u8>,
     pub response_head: Vec<u8>,
     pub body: Vec<u8>,
-    pub truncated: bool,
+    /// The `WARC-Truncated` reason when the body is not whole (`length`, `unspecified`).
+    pub truncated: Option<&'static str>,
     /// For a page (not robots.txt, not a response to ask again): what its record also needs.
     pub page: Option<PageRecord>,
 }
@@ -68,7 +69,7 @@ impl Archive {
                         request_head: &r.request_head,
                         response_head: &r.response_head,
                         response_body: &r.body,
-                        truncated: r.truncated.then_some("length"),
+                        truncated: r.truncated,
                     };
                     match &r.page {
                         None => warc.write_exchange(&exchange),

@@ -32,6 +32,9 @@ struct Summary {
     robots_blocked: u64,
     links_found: u64,
     truncated: u64,
+    type_rejected: u64,
+    too_long: u64,
+    private_refused: u64,
     urls_seen: u64,
     cache_lookups: u64,
     cache_hits: u64,
@@ -110,6 +113,9 @@ pub fn to_json(report: &Report) -> String {
         robots_blocked: report.robots_blocked,
         links_found: load(&c.links),
         truncated: load(&c.truncated),
+        type_rejected: load(&c.type_rejected),
+        too_long: load(&c.too_long),
+        private_refused: load(&c.private_refused),
         urls_seen: report.due.stored,
         cache_lookups: report.due.lookups,
         cache_hits: report.due.cache_hits,
@@ -179,7 +185,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}",
+         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -200,7 +206,31 @@ pub fn to_text(report: &Report) -> String {
         warc_text(report.warc),
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
+        safety_text(report),
     )
+}
+
+/// Bodies not read and addresses refused, for people ("" when there were none).
+fn safety_text(report: &Report) -> String {
+    let c = &report.counters;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let (types, long, private) = (
+        load(&c.type_rejected),
+        load(&c.too_long),
+        load(&c.private_refused),
+    );
+    let mut text = String::new();
+    if types + long > 0 {
+        text.push_str(&format!(
+            "bodies not read: {types} type-rejected, {long} too-long\n"
+        ));
+    }
+    if private > 0 {
+        text.push_str(&format!(
+            "{private} fetches refused: private address (see --allow-private)\n"
+        ));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -223,6 +253,9 @@ mod tests {
         set(&counters.robots_fetches, 2);
         set(&counters.links, 30);
         set(&counters.truncated, 4);
+        set(&counters.type_rejected, 60);
+        set(&counters.too_long, 61);
+        set(&counters.private_refused, 62);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -270,6 +303,7 @@ mod tests {
                 r#"{"ending":"page-limit","seconds":2.5,"pages":7,"pages_per_second":2.8,"#,
                 r#""status":{"none":10,"1xx":11,"2xx":12,"3xx":13,"4xx":14,"5xx":15},"#,
                 r#""bytes":1000,"robots_fetches":2,"robots_blocked":8,"links_found":30,"truncated":4,"#,
+                r#""type_rejected":60,"too_long":61,"private_refused":62,"#,
                 r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
                 r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
                 r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46},"#,

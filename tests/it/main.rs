@@ -16,5 +16,6 @@ mod request;
 mod resume;
 mod retry;
 mod robots;
+mod safety;
 mod util;
 mod warc;
