@@ -483,10 +483,11 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
 ///
 /// Hook for the private-address check of a proxy's target: through a proxy that resolves the
 /// target itself (HTTP/HTTPS CONNECT, `socks5h://`, `socks4a://`), ureq asks our resolver only
-/// for the proxy's address, never the target's (`ureq::Proxy::resolve_target` is false), so a
-/// check of the target's address must either resolve it before the request or build the proxy
-/// with `resolve_target(true)`: ureq then resolves the target through our resolver (where the
-/// check sees it) and hands the proxy the address. `socks5://` and `socks4://` resolve here.
+/// for the proxy's address, never the target's (`ureq::Proxy::resolve_target` is false), so
+/// the target is not checked. `socks5://` and `socks4://` resolve here, and are. A SOCKS proxy
+/// rebuilt with `resolve_target(true)` would be checked too; an HTTP one would not work:
+/// ureq 3.5.1 then writes the resolved socket address and the port again
+/// (`CONNECT 10.0.0.1:80:80`), so for CONNECT the check has to resolve before the request.
 fn is_proxy_lookup(uri: &Uri, config: &ureq::config::Config) -> bool {
     config.proxy().is_some_and(|p| p.uri() == uri)
 }

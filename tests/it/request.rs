@@ -591,3 +591,42 @@ fn bad_cookie_files_are_exit_2_naming_the_file_and_line() {
         assert!(!r.stderr.contains("s3cret"), "{args:?}: {}", r.stderr);
     }
 }
+
+#[test]
+fn through_a_socks5_proxy_a_private_target_is_refused_before_the_proxy_hears_of_it() {
+    // The site links to forbidden.test, which the test resolver answers with 127.0.0.2, an
+    // address the crawl is told is forbidden (loopback only, as everything here).
+    let (host, _seen) = recording_host(|target| match target {
+        "/" => Response::html(r#"<a href="http://forbidden.test:9/secret">s</a>"#),
+        _ => Response::not_found(),
+    });
+    let web = TestWeb::start(vec![host]).unwrap();
+    let proxy = Proxy::start().unwrap();
+    let env = with(
+        with(no_proxy_env(), "CRAWL_TEST_FORBID", "127.0.0.2".into()),
+        "CRAWL_TEST_HOSTS",
+        "forbidden.test=127.0.0.2".into(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let proxy_url = format!("socks5://127.0.0.1:{}", proxy.port());
+    let args = ["--proxy", proxy_url.as_str(), "--scope", "any"];
+    let r = run(dir.path(), &web.url(0, "/"), &args, &env);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let refused: Vec<&LogRow> = r
+        .rows
+        .iter()
+        .filter(|row| row.url.starts_with("http://forbidden.test:9/"))
+        .collect();
+    assert!(!refused.is_empty(), "{}", r.stdout);
+    for row in refused {
+        assert_eq!(
+            (row.status, row.note.as_str()),
+            (0, "private-address"),
+            "{row:?}"
+        );
+    }
+    let site = format!("127.0.0.1:{}", web.port(0));
+    for t in proxy.tunnels() {
+        assert_eq!(t.target, site, "only the site went through the proxy");
+    }
+}
