@@ -107,6 +107,8 @@ pub struct Fetcher {
     headers: Vec<(String, String)>,
     cookies: Option<Arc<CookieJar>>,
     body_rule: BodyRule,
+    /// For targets a proxy resolves itself, whose addresses our resolver never sees.
+    addresses: AddressPolicy,
 }
 
 /// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
@@ -275,6 +277,7 @@ impl Fetcher {
             headers: config.headers.clone(),
             cookies: config.cookies.clone(),
             body_rule: config.body.clone(),
+            addresses: config.addresses.clone(),
         }
     }
 
@@ -301,6 +304,26 @@ impl Fetcher {
 
     /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
     /// connection is dropped after the headers, which closes it).
+    /// The private-address check for a URL whose host is an address, sent to a proxy that
+    /// resolves targets itself (HTTP/HTTPS CONNECT, `socks5h://`): our resolver never sees it
+    /// (`is_proxy_lookup`), but an address needs no resolving, so it is checked here, exactly.
+    /// A name sent to such a proxy is the proxy's to resolve, and is not checked.
+    fn proxied_address_allowed(&self, url: &str) -> Result<(), crate::fetch::private::Refused> {
+        let Some(proxy) = self.agents.template.proxy() else {
+            return Ok(());
+        };
+        let Ok(uri) = url.parse::<Uri>() else {
+            return Ok(()); // ureq refuses it with its own error
+        };
+        let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+        match host.parse::<IpAddr>() {
+            Ok(ip) if !proxy.resolve_target() && !proxy.is_no_proxy(&uri) => {
+                self.addresses.check(ip)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn get_with(
         &self,
         url: &str,
@@ -315,6 +338,9 @@ impl Fetcher {
             message,
             elapsed: start.elapsed(),
         };
+        if let Err(refused) = self.proxied_address_allowed(url) {
+            return Err(fail(crate::fetch::private::KIND, refused.to_string()));
+        }
         RESOLVED.set(None);
         SENT.with_borrow_mut(Vec::clear);
         let agent = self.agents.agent_for(url);
@@ -481,13 +507,13 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
 /// the same resolver), not of a page's host: it is not the page's WARC-IP-Address, and it is
 /// not a target for the private-address check (a proxy on loopback is usual).
 ///
-/// Hook for the private-address check of a proxy's target: through a proxy that resolves the
+/// The private-address check of a proxy's target: through a proxy that resolves the
 /// target itself (HTTP/HTTPS CONNECT, `socks5h://`, `socks4a://`), ureq asks our resolver only
 /// for the proxy's address, never the target's (`ureq::Proxy::resolve_target` is false), so
-/// the target is not checked. `socks5://` and `socks4://` resolve here, and are. A SOCKS proxy
-/// rebuilt with `resolve_target(true)` would be checked too; an HTTP one would not work:
-/// ureq 3.5.1 then writes the resolved socket address and the port again
-/// (`CONNECT 10.0.0.1:80:80`), so for CONNECT the check has to resolve before the request.
+/// a target *name* is not checked (a target address is: `Fetcher::proxied_address_allowed`).
+/// `socks5://` and `socks4://` resolve here, and are checked. A SOCKS proxy rebuilt with
+/// `resolve_target(true)` would be checked too; an HTTP one would not work: ureq 3.5.1 then
+/// writes the resolved socket address and the port again (`CONNECT 10.0.0.1:80:80`).
 fn is_proxy_lookup(uri: &Uri, config: &ureq::config::Config) -> bool {
     config.proxy().is_some_and(|p| p.uri() == uri)
 }

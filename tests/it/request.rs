@@ -593,11 +593,13 @@ fn bad_cookie_files_are_exit_2_naming_the_file_and_line() {
 }
 
 #[test]
-fn through_a_socks5_proxy_a_private_target_is_refused_before_the_proxy_hears_of_it() {
-    // The site links to forbidden.test, which the test resolver answers with 127.0.0.2, an
-    // address the crawl is told is forbidden (loopback only, as everything here).
+fn through_a_proxy_a_private_target_is_refused_before_the_proxy_hears_of_it() {
+    // The site links to 127.0.0.2, and to forbidden.test which the test resolver answers with
+    // 127.0.0.2: an address the crawl is told is forbidden (loopback only, as everything here).
     let (host, _seen) = recording_host(|target| match target {
-        "/" => Response::html(r#"<a href="http://forbidden.test:9/secret">s</a>"#),
+        "/" => Response::html(
+            r#"<a href="http://127.0.0.2:9/literal">l</a><a href="http://forbidden.test:9/name">n</a>"#,
+        ),
         _ => Response::not_found(),
     });
     let web = TestWeb::start(vec![host]).unwrap();
@@ -607,26 +609,38 @@ fn through_a_socks5_proxy_a_private_target_is_refused_before_the_proxy_hears_of_
         "CRAWL_TEST_HOSTS",
         "forbidden.test=127.0.0.2".into(),
     );
-    let dir = tempfile::tempdir().unwrap();
-    let proxy_url = format!("socks5://127.0.0.1:{}", proxy.port());
-    let args = ["--proxy", proxy_url.as_str(), "--scope", "any"];
-    let r = run(dir.path(), &web.url(0, "/"), &args, &env);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let refused: Vec<&LogRow> = r
-        .rows
-        .iter()
-        .filter(|row| row.url.starts_with("http://forbidden.test:9/"))
-        .collect();
-    assert!(!refused.is_empty(), "{}", r.stdout);
-    for row in refused {
-        assert_eq!(
-            (row.status, row.note.as_str()),
-            (0, "private-address"),
-            "{row:?}"
-        );
-    }
-    let site = format!("127.0.0.1:{}", web.port(0));
-    for t in proxy.tunnels() {
-        assert_eq!(t.target, site, "only the site went through the proxy");
+    // A socks5:// proxy is handed addresses resolved (and checked) here; a CONNECT or
+    // socks5h:// proxy resolves names itself, so only an address in the URL can be checked.
+    for (scheme, checked) in [
+        ("socks5", &["127.0.0.2", "forbidden.test"][..]),
+        ("http", &["127.0.0.2"][..]),
+        ("socks5h", &["127.0.0.2"][..]),
+    ] {
+        let before = proxy.tunnels().len();
+        let dir = tempfile::tempdir().unwrap();
+        let proxy_url = format!("{scheme}://127.0.0.1:{}", proxy.port());
+        let args = ["--proxy", proxy_url.as_str(), "--scope", "any"];
+        let r = run(dir.path(), &web.url(0, "/"), &args, &env);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        for host in checked {
+            let prefix = format!("http://{host}:9/");
+            let refused: Vec<&LogRow> = r
+                .rows
+                .iter()
+                .filter(|row| row.url.starts_with(&prefix))
+                .collect();
+            assert!(!refused.is_empty(), "{scheme} {host}: {}", r.stdout);
+            for row in refused {
+                let seen = (row.status, row.note.as_str());
+                assert_eq!(seen, (0, "private-address"), "{scheme}: {row:?}");
+            }
+            for t in &proxy.tunnels()[before..] {
+                assert!(
+                    !t.target.starts_with(*host),
+                    "{scheme}: {t:?} reached the proxy"
+                );
+                assert!(!t.target.starts_with("127.0.0.2"), "{scheme}: {t:?}");
+            }
+        }
     }
 }
