@@ -24,6 +24,11 @@ fn main() {
         .collect();
     let fetcher = Fetcher::new(&FetchConfig {
         user_agent: "crawl-baseline".into(),
+        headers: Vec::new(),
+        cookies: None,
+        proxy: None,
+        insecure: false,
+        extra_roots: Vec::new(),
         timeout: Duration::from_secs(30),
         max_body: 10 << 20,
         host_connections: 1,

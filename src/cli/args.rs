@@ -162,6 +162,53 @@ pub struct Args {
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
     pub user_agent: String,
 
+    /// Send this header with every request, as `Name: value` (repeatable).
+    ///
+    /// Sent after the crawler's own headers; a `User-Agent` here replaces --user-agent's on the
+    /// wire (robots.txt still uses --user-agent's token). Values are never printed (only the
+    /// WARC request records keep them).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// Send the cookies of FILE (a Netscape cookie file, as curl and wget write them).
+    ///
+    /// Cookies are sent by the domain, path, Secure and expiry rules of RFC 6265. Cookies that
+    /// servers set during the crawl are kept and sent too (in memory; see --cookie-jar).
+    #[arg(long, value_name = "FILE")]
+    pub load_cookies: Option<PathBuf>,
+
+    /// Keep cookies in FILE: read at the start if it exists, written back at each checkpoint
+    /// and at the end (and at the start: an unwritable FILE is an error).
+    ///
+    /// A Netscape cookie file (curl -b and wget --load-cookies read it), session cookies
+    /// included, replaced atomically; running the same command again (a resume) starts with
+    /// the cookies it holds.
+    #[arg(long, value_name = "FILE")]
+    pub cookie_jar: Option<PathBuf>,
+
+    /// Fetch everything through this proxy: http://, https:// (CONNECT) or socks5://.
+    ///
+    /// Overrides the environment: without it, ALL_PROXY, then HTTPS_PROXY, then HTTP_PROXY
+    /// (or their lower-case forms) name the proxy for every URL, and NO_PROXY lists hosts
+    /// reached directly. socks5h:// lets the proxy resolve host names; user:password@ works
+    /// for every kind.
+    #[arg(long, value_name = "URL", conflicts_with = "no_proxy")]
+    pub proxy: Option<String>,
+
+    /// Use no proxy, whatever the environment says.
+    #[arg(long)]
+    pub no_proxy: bool,
+
+    /// Do not check TLS certificates (a warning is printed): for test servers only.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Also trust the certificates of this PEM file as roots (repeatable).
+    ///
+    /// Mozilla's roots stay trusted: this adds an internal or test certificate authority.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Vec<PathBuf>,
+
     /// Give up on a request after this many seconds (connect, headers and body together).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,

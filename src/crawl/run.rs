@@ -147,6 +147,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         let dir = config.out.join("budget");
         dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
     }
+    if let Some(jar) = &config.fetch.cookies {
+        let jar = Arc::clone(jar);
+        dispatcher.on_checkpoint(Box::new(move || jar.save_if_changed()));
+    }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
     }

@@ -7,23 +7,31 @@
 //! size cap so a gzip bomb costs no more than a large page.
 //!
 //! For the archive, a response also carries what went over the wire around the body: the
-//! request head as ureq sent it (reconstructed: ureq does not expose it; a test holds the two
-//! together), the response head (status line from the version and the canonical reason phrase,
+//! request head as ureq sent it (copied from the connection as it is written, inside TLS and
+//! any proxy tunnel, so `--header` values and cookies are in it exactly as sent), the response head (status line from the version and the canonical reason phrase,
 //! ureq keeps no other; headers in the order received, names as ureq gives them, lower-case),
 //! the time the request started and the address the host name resolved to.
+//!
+//! Request options: `--header`s go on every request; the one `CookieJar` (`cookies`) adds its
+//! `Cookie` header and keeps what `Set-Cookie` sends; the proxy (`--proxy`, or ureq's reading of
+//! `ALL_PROXY`/`HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`) and the TLS roots (`--ca-cert`,
+//! `--insecure`) are the agent template's, so every host's agent has them.
 
 use crate::fetch::body::{BodyRule, Skipped};
+use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::CachingResolver;
 use crate::fetch::private::AddressPolicy;
 use crate::lru::Lru;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::Read;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use ureq::ResponseExt;
 use ureq::http::Uri;
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::Buffers;
 use ureq::unversioned::transport::{
     ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
 };
@@ -32,10 +40,20 @@ use ureq::unversioned::transport::{
 const ACCEPT_ENCODING: &str = "gzip, deflate";
 
 /// Fetcher settings from the command line.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct FetchConfig {
     /// The `User-Agent` header sent with every request.
     pub user_agent: String,
+    /// `--header`s, validated, sent with every request after ureq's own.
+    pub headers: Vec<(String, String)>,
+    /// The jar of `--load-cookies` / `--cookie-jar`; `None` sends no cookies and keeps none.
+    pub cookies: Option<Arc<CookieJar>>,
+    /// The proxy every request goes through (`--proxy`, or the environment's); `None` for none.
+    pub proxy: Option<ureq::Proxy>,
+    /// `--insecure`: certificates are not checked.
+    pub insecure: bool,
+    /// `--ca-cert`: roots trusted besides Mozilla's.
+    pub extra_roots: Vec<Certificate<'static>>,
     /// Whole-request limit (connect, headers and body).
     pub timeout: Duration,
     /// Bytes of body kept; the rest is cut off and the page noted `truncated`.
@@ -86,8 +104,11 @@ pub struct FetchError {
 pub struct Fetcher {
     agents: HostAgents,
     max_body: u64,
+    headers: Vec<(String, String)>,
+    cookies: Option<Arc<CookieJar>>,
     body_rule: BodyRule,
-    user_agent: String,
+    /// For targets a proxy resolves itself, whose addresses our resolver never sees.
+    addresses: AddressPolicy,
 }
 
 /// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
@@ -130,7 +151,8 @@ impl HostAgents {
     }
 }
 
-/// The one connector (TCP, then rustls with its root store built once) every agent uses.
+/// The one connector (TCP, a proxy if any, then rustls with its root store built once) every
+/// agent uses; each connection it makes is wrapped in `Recording`.
 #[derive(Clone, Debug)]
 struct SharedConnector(Arc<DefaultConnector>);
 
@@ -142,8 +164,77 @@ impl Connector for SharedConnector {
         details: &ConnectionDetails,
         chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        self.0.connect(details, chained)
+        Ok(self
+            .0
+            .connect(details, chained)?
+            .map(|inner| Box::new(Recording(inner)) as Box<dyn Transport>))
     }
+}
+
+/// Longest request head kept for the archive: ours are a few hundred bytes, a long `--header`
+/// or cookie a few KiB.
+const MAX_SENT_HEAD: usize = 64 * 1024;
+
+thread_local! {
+    /// The bytes of the request head the last request on this thread wrote (see `Recording`).
+    static SENT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A connection that copies what the request writes into `SENT`: the plain text, since it
+/// wraps the outermost transport (TLS and any proxy tunnel are inside it). A GET has no body,
+/// so everything written is the head; a write after a complete head starts the next request's
+/// (a robots.txt redirect), so `SENT` ends up holding the last request's head.
+#[derive(Debug)]
+struct Recording(Box<dyn Transport>);
+
+impl Transport for Recording {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let written = &self.0.buffers().output()[..amount];
+        SENT.with_borrow_mut(|sent| {
+            if sent.ends_with(b"\r\n\r\n") {
+                sent.clear();
+            }
+            let room = MAX_SENT_HEAD.saturating_sub(sent.len());
+            sent.extend_from_slice(&written[..amount.min(room)]);
+        });
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.0.maybe_await_input(timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.0.await_input(timeout)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.0.is_tls()
+    }
+}
+
+/// The TLS settings: Mozilla's roots plus `--ca-cert`'s, or no checks with `--insecure`.
+fn tls_config(config: &FetchConfig) -> TlsConfig {
+    let roots = match config.extra_roots.is_empty() {
+        true => RootCerts::WebPki,
+        false => webpki_root_certs::TLS_SERVER_ROOT_CERTS
+            .iter()
+            .map(|der| Certificate::from_der(der.as_ref()))
+            .chain(config.extra_roots.iter().cloned())
+            .into(),
+    };
+    TlsConfig::builder()
+        .root_certs(roots)
+        .disable_verification(config.insecure)
+        .build()
 }
 
 impl Fetcher {
@@ -167,6 +258,8 @@ impl Fetcher {
             // connections, as many as the host may have requests in flight.
             .max_idle_connections(config.host_connections.max(1))
             .max_idle_connections_per_host(config.host_connections.max(1))
+            .proxy(config.proxy.clone())
+            .tls_config(tls_config(config))
             .build();
         let mut resolver = CachingResolver::new(config.addresses.clone());
         if let Some(proxy) = template.proxy() {
@@ -181,8 +274,10 @@ impl Fetcher {
                 idle: Mutex::new(Lru::new(IDLE_HOSTS)),
             },
             max_body: config.max_body,
+            headers: config.headers.clone(),
+            cookies: config.cookies.clone(),
             body_rule: config.body.clone(),
-            user_agent: config.user_agent.clone(),
+            addresses: config.addresses.clone(),
         }
     }
 
@@ -209,6 +304,26 @@ impl Fetcher {
 
     /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
     /// connection is dropped after the headers, which closes it).
+    /// The private-address check for a URL whose host is an address, sent to a proxy that
+    /// resolves targets itself (HTTP/HTTPS CONNECT, `socks5h://`): our resolver never sees it
+    /// (`is_proxy_lookup`), but an address needs no resolving, so it is checked here, exactly.
+    /// A name sent to such a proxy is the proxy's to resolve, and is not checked.
+    fn proxied_address_allowed(&self, url: &str) -> Result<(), crate::fetch::private::Refused> {
+        let Some(proxy) = self.agents.template.proxy() else {
+            return Ok(());
+        };
+        let Ok(uri) = url.parse::<Uri>() else {
+            return Ok(()); // ureq refuses it with its own error
+        };
+        let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+        match host.parse::<IpAddr>() {
+            Ok(ip) if !proxy.resolve_target() && !proxy.is_no_proxy(&uri) => {
+                self.addresses.check(ip)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn get_with(
         &self,
         url: &str,
@@ -223,7 +338,11 @@ impl Fetcher {
             message,
             elapsed: start.elapsed(),
         };
+        if let Err(refused) = self.proxied_address_allowed(url) {
+            return Err(fail(crate::fetch::private::KIND, refused.to_string()));
+        }
         RESOLVED.set(None);
+        SENT.with_borrow_mut(Vec::clear);
         let agent = self.agents.agent_for(url);
         let mut request = agent.get(url);
         if redirects > 0 {
@@ -232,6 +351,26 @@ impl Fetcher {
         for (name, value) in extra {
             request = request.header(*name, value.as_str());
         }
+        // A `--header 'Cookie: …'` and the jar's cookies go in one header (RFC 6265 §5.4).
+        let jar = self.cookies.as_ref().and_then(|jar| jar.header_for(url));
+        let mut cookie = None;
+        for (name, value) in &self.headers {
+            match &jar {
+                Some(_) if name.eq_ignore_ascii_case("cookie") => {
+                    cookie = Some(match cookie {
+                        Some(before) => format!("{before}; {value}"),
+                        None => value.clone(),
+                    });
+                }
+                _ => request = request.header(name.as_str(), value.as_str()),
+            }
+        }
+        if let Some(value) = match (cookie, jar) {
+            (Some(own), Some(jar)) => Some(format!("{own}; {jar}")),
+            (own, jar) => own.or(jar),
+        } {
+            request = request.header("cookie", value);
+        }
         let response = request
             .call()
             .map_err(|e| fail(error_kind(&e), e.to_string()))?;
@@ -239,7 +378,11 @@ impl Fetcher {
         let status = response.status().as_u16();
         let uri = response.get_uri();
         let final_url = (uri != url).then(|| uri.to_string());
-        let request_head = request_head(uri, &self.user_agent, extra);
+        if let Some(jar) = &self.cookies {
+            let set = response.headers().get_all(ureq::http::header::SET_COOKIE);
+            jar.remember(&uri.to_string(), set.iter().filter_map(|v| v.to_str().ok()));
+        }
+        let request_head = SENT.take();
         let response_head = response_head(&response);
         let headers = response
             .headers()
@@ -302,35 +445,6 @@ impl Fetcher {
     }
 }
 
-/// The request head ureq sends for a GET of `uri` with this agent configuration: its request
-/// line, then the headers it adds, in its order and casing (`tests::request_head_is_what_ureq_sends`
-/// compares the two on a socket).
-fn request_head(uri: &Uri, user_agent: &str, extra: &[(&'static str, String)]) -> Vec<u8> {
-    let target = uri.path_and_query().map_or("/", |p| p.as_str());
-    let slash = if target.starts_with('?') { "/" } else { "" };
-    let host = uri.host().unwrap_or("");
-    let default_port = match uri.scheme_str() {
-        Some("https") => 443,
-        _ => 80,
-    };
-    let port = uri
-        .port_u16()
-        .filter(|&p| p != default_port)
-        .map(|p| format!(":{p}"))
-        .unwrap_or_default();
-    let mut head =
-        format!("GET {slash}{target} HTTP/1.1\r\naccept-encoding: {ACCEPT_ENCODING}\r\n");
-    if !user_agent.is_empty() {
-        head.push_str(&format!("user-agent: {user_agent}\r\n"));
-    }
-    head.push_str(&format!("accept: */*\r\nhost: {host}{port}\r\n"));
-    for (name, value) in extra {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    head.into_bytes()
-}
-
 /// The response's status line and headers, in the order received, as bytes.
 fn response_head<B>(response: &ureq::http::Response<B>) -> Vec<u8> {
     let status = response.status();
@@ -382,9 +496,26 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
         let addrs = self.0.resolve(uri, config, timeout)?;
-        RESOLVED.set(addrs.first().map(|a| a.ip()));
+        if !is_proxy_lookup(uri, config) {
+            RESOLVED.set(addrs.first().map(|a| a.ip()));
+        }
         Ok(addrs)
     }
+}
+
+/// Whether a look-up of `uri` is of the proxy's own address (ureq resolves the proxy through
+/// the same resolver), not of a page's host: it is not the page's WARC-IP-Address, and it is
+/// not a target for the private-address check (a proxy on loopback is usual).
+///
+/// The private-address check of a proxy's target: through a proxy that resolves the
+/// target itself (HTTP/HTTPS CONNECT, `socks5h://`, `socks4a://`), ureq asks our resolver only
+/// for the proxy's address, never the target's (`ureq::Proxy::resolve_target` is false), so
+/// a target *name* is not checked (a target address is: `Fetcher::proxied_address_allowed`).
+/// `socks5://` and `socks4://` resolve here, and are checked. A SOCKS proxy rebuilt with
+/// `resolve_target(true)` would be checked too; an HTTP one would not work: ureq 3.5.1 then
+/// writes the resolved socket address and the port again (`CONNECT 10.0.0.1:80:80`).
+fn is_proxy_lookup(uri: &Uri, config: &ureq::config::Config) -> bool {
+    config.proxy().is_some_and(|p| p.uri() == uri)
 }
 
 impl Response {
@@ -448,14 +579,16 @@ impl Response {
 /// request passed, e.g. a server trickling bytes), `dns`, `connect`, `reset` (the server reset
 /// the connection), `closed` (it closed the connection before answering; while reading the
 /// body this becomes `short-body`: fewer bytes than its Content-Length or chunking promised),
-/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls`,
-/// `private-address` (the address is refused: `fetch::private`), `other`.
+/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls` (a handshake
+/// failed: a certificate refused, say), `private-address` (the address is refused:
+/// `fetch::private`), `other`.
 fn error_kind(e: &ureq::Error) -> &'static str {
     use std::io::ErrorKind;
     match e {
         ureq::Error::Timeout(_) => "timeout",
         ureq::Error::HostNotFound => "dns",
         ureq::Error::ConnectionFailed => "connect",
+        ureq::Error::Io(io) if io.get_ref().is_some_and(|e| e.is::<rustls::Error>()) => "tls",
         ureq::Error::Io(io) => match io.kind() {
             ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout",
             ErrorKind::ConnectionRefused => "connect",
@@ -499,15 +632,24 @@ mod tests {
         (format!("http://{addr}"), server)
     }
 
-    fn fetcher(user_agent: &str) -> Fetcher {
-        Fetcher::new(&FetchConfig {
+    fn config(user_agent: &str) -> FetchConfig {
+        FetchConfig {
             user_agent: user_agent.into(),
+            headers: Vec::new(),
+            cookies: None,
+            proxy: None,
+            insecure: false,
+            extra_roots: Vec::new(),
             timeout: Duration::from_secs(10),
             max_body: 1 << 20,
             host_connections: 1,
             body: BodyRule::default(),
             addresses: AddressPolicy::new(&[url::Url::parse("http://127.0.0.1/").unwrap()], false),
-        })
+        }
+    }
+
+    fn fetcher(user_agent: &str) -> Fetcher {
+        Fetcher::new(&config(user_agent))
     }
 
     #[test]
@@ -544,6 +686,57 @@ mod tests {
             String::from_utf8_lossy(&sent)
         );
         assert_eq!(fetched.status, 304);
+    }
+
+    #[test]
+    fn headers_and_cookies_are_sent_and_recorded_as_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let jar_file = dir.path().join("jar.txt");
+        std::fs::write(
+            &jar_file,
+            "127.0.0.1\tFALSE\t/\tFALSE\t0\tfrom_file\tf1\n\
+             127.0.0.1\tFALSE\t/elsewhere\tFALSE\t0\tnot_here\tx\n",
+        )
+        .unwrap();
+        let jar = Arc::new(CookieJar::open(Some(&jar_file), None).unwrap());
+        let fetcher = Fetcher::new(&FetchConfig {
+            headers: vec![
+                ("X-Token".into(), "secret 1".into()),
+                ("User-Agent".into(), "mine/2".into()),
+                ("Cookie".into(), "own=1".into()),
+                ("cookie".into(), "own=2".into()),
+            ],
+            cookies: Some(Arc::clone(&jar)),
+            ..config("crawl-test/1.0")
+        });
+        let (base, server) = serve_once(
+            b"HTTP/1.1 200 OK\r\nSet-Cookie: session=s2; Path=/\r\nContent-Length: 0\r\n\
+              Connection: close\r\n\r\n",
+        );
+        let fetched = fetcher.get(&format!("{base}/a")).unwrap();
+        let sent = String::from_utf8(server.join().unwrap()).unwrap();
+        assert_eq!(String::from_utf8_lossy(&fetched.request_head), sent);
+        assert!(sent.contains("\r\nx-token: secret 1\r\n"), "{sent}");
+        assert!(sent.contains("\r\nuser-agent: mine/2\r\n"), "{sent}");
+        assert!(
+            !sent.contains("crawl-test"),
+            "--header's User-Agent replaces ours: {sent}"
+        );
+        assert!(
+            sent.contains("\r\ncookie: own=1; own=2; from_file=f1\r\n"),
+            "{sent}"
+        );
+        assert_eq!(sent.matches("cookie:").count(), 1, "{sent}");
+        // The cookie the server set goes back on the next request, with the file's.
+        let (base, server) =
+            serve_once(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        let fetched = fetcher.get(&format!("{base}/b")).unwrap();
+        let sent = String::from_utf8(server.join().unwrap()).unwrap();
+        assert_eq!(String::from_utf8_lossy(&fetched.request_head), sent);
+        assert!(
+            sent.contains("\r\ncookie: own=1; own=2; from_file=f1; session=s2\r\n"),
+            "{sent}"
+        );
     }
 
     #[test]

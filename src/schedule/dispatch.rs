@@ -9,7 +9,8 @@
 //!
 //! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
 //! done (`entry_done`), and every few seconds checkpoints the frontier with them and the host
-//! queues as outstanding, and saves the hosts' politeness state (`hoststate`).
+//! queues as outstanding, and saves the hosts' politeness state (`hoststate`) and whatever the
+//! `on_checkpoint` hook saves (the cookie jar).
 //!
 //! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
 //! away; the budget's counts are saved with each checkpoint.
@@ -101,7 +102,12 @@ struct State {
     focus: Option<Window>,
     /// With `--max-pages-per-host`: which URLs the frontier may give their host.
     budget: Option<Budget>,
+    /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
+    on_checkpoint: Option<CheckpointHook>,
 }
+
+/// Saves some other state with each checkpoint of the frontier.
+pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
 impl State {
     /// No URL waits outside the scheduler (frontier and focus window empty).
@@ -143,6 +149,7 @@ impl Dispatcher {
                 last_hosts_save: now,
                 focus: None,
                 budget: None,
+                on_checkpoint: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -161,6 +168,12 @@ impl Dispatcher {
         let mut state = self.state.lock().unwrap();
         state.scheduler.blocked_urls = Some(Vec::new());
         state.budget = Some(budget);
+    }
+
+    /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
+    /// is saved; its error stops the crawl like a failure to save the frontier.
+    pub fn on_checkpoint(&self, hook: CheckpointHook) {
+        self.state.lock().unwrap().on_checkpoint = Some(hook);
     }
 
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
@@ -183,6 +196,9 @@ impl Dispatcher {
 
     /// Saves the frontier's head with every page not done yet, and now and then the hosts.
     fn checkpoint(&self, state: &mut State) -> Result<()> {
+        if let Some(hook) = &state.on_checkpoint {
+            hook()?;
+        }
         let State {
             frontier,
             scheduler,

@@ -13,6 +13,7 @@ mod hunt;
 mod manpage;
 mod outputs;
 mod rank;
+mod request;
 mod resume;
 mod retry;
 mod robots;
