@@ -181,7 +181,10 @@ impl Dispatcher {
     pub fn entry_done(&self, key: u64) -> Result<()> {
         let mut state = self.state.lock().unwrap();
         let entry = state.handed.remove(&key);
-        if let (Some(budget), Some(entry)) = (&mut state.budget, entry) {
+        // Sitemaps are not pages: they use no budget place (nor give one back).
+        if let (Some(budget), Some(entry)) = (&mut state.budget, entry)
+            && entry.sitemap.is_none()
+        {
             budget.done(&entry.url)?;
         }
         state.frontier.done(key)?;
@@ -420,8 +423,10 @@ impl Dispatcher {
                 None => state.frontier.pop()?,
             };
             let Some(entry) = popped else { break };
-            // The budget's hook: a host that has used its pages gets no more URLs.
+            // The budget's hook: a host that has used its pages gets no more URLs (sitemaps
+            // are not pages and pass).
             if let Some(budget) = &mut state.budget
+                && entry.sitemap.is_none()
                 && !budget.admit(&entry.url)?
             {
                 refused(&entry);

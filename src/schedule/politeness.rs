@@ -339,7 +339,9 @@ impl Scheduler {
                     return Next::Work(Work::Page { host: id, entry });
                 }
                 self.robots_blocked += 1;
-                if let Some(urls) = &mut self.blocked_urls {
+                if let Some(urls) = &mut self.blocked_urls
+                    && entry.sitemap.is_none()
+                {
                     urls.push(entry.url);
                 }
             }

@@ -120,11 +120,13 @@ fn ignore_page_robots_follows_every_link_and_still_notes_directives() {
     assert_eq!(summary["noindex_pages"], 0, "{summary}");
 }
 
-/// Pages of the calendar host asked for.
+/// Pages of the calendar host asked for (not its robots.txt or sitemap).
 fn calendar_pages(web: &TestWeb) -> usize {
     web.log()
         .iter()
-        .filter(|e| e.host == CALENDAR && e.target != "/robots.txt")
+        .filter(|e| {
+            e.host == CALENDAR && !["/robots.txt", "/sitemap.xml"].contains(&e.target.as_str())
+        })
         .count()
 }
 

@@ -131,7 +131,7 @@ fn headers_go_on_every_request_into_the_archive_and_are_never_printed() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let seen = seen.lock().unwrap();
     let targets: Vec<&str> = seen.iter().map(|q| q.target.as_str()).collect();
-    assert_eq!(targets, ["/robots.txt", "/", "/a"]);
+    assert_eq!(targets, ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     for request in seen.iter() {
         assert_eq!(
             request.header("x-api-key"),
@@ -144,7 +144,7 @@ fn headers_go_on_every_request_into_the_archive_and_are_never_printed() {
     let warc = warc_text(&r.out);
     assert_eq!(
         warc.matches("x-api-key: s3cret-token\r\n").count(),
-        3,
+        4,
         "{warc}"
     );
     let summary = read_summary(&r.out).to_string();
@@ -262,6 +262,7 @@ fn cookies_are_sent_back_by_domain_and_path_across_hosts() {
         [
             pair("/robots.txt", None),
             pair("/", None),
+            pair("/sitemap.xml", Some("host=3; wide=1")),
             pair("/shop/cart", Some("narrow=2; host=3; wide=1")),
             pair("/about", Some("host=3; wide=1")),
         ]
@@ -390,7 +391,7 @@ fn every_kind_of_proxy_sees_every_request() {
         let case = format!("{args:?} {env:?}");
         assert_eq!(r.code, Some(0), "{case}: {}", r.stderr);
         let lines = request_lines(&seen);
-        assert_eq!(lines.len(), 3, "{case}: {lines:?}");
+        assert_eq!(lines.len(), 4, "{case}: {lines:?}");
         let tunnels = proxy.tunnels().split_off(before.0);
         let requests = proxy.requests().split_off(before.1);
         match kind {
@@ -472,13 +473,13 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
     let fresh = || tempfile::tempdir_in(dir.path()).unwrap();
     let r = run(fresh().path(), &seed, &["--ca-cert", ca], &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(0), ["/robots.txt", "/", "/a"]);
+    assert_eq!(targets(0), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     assert!(!r.stderr.contains("insecure"), "{}", r.stderr);
 
     let failed = server.failed_handshakes();
     let r = run(fresh().path(), &seed, &["--insecure"], &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(3), ["/robots.txt", "/", "/a"]);
+    assert_eq!(targets(4), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     assert_eq!(server.failed_handshakes(), failed);
     assert!(r.stderr.contains("warning: --insecure"), "{}", r.stderr);
 
@@ -488,7 +489,7 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
     let args = ["--ca-cert", ca, "--proxy", &proxy_url];
     let r = run(fresh().path(), &seed, &args, &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(6), ["/robots.txt", "/", "/a"]);
+    assert_eq!(targets(8), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     let port = server.origin().rsplit(':').next().unwrap().to_owned();
     assert!(!proxy.tunnels().is_empty());
     for t in proxy.tunnels() {
@@ -562,7 +563,8 @@ fn the_cookie_jar_survives_a_kill_and_the_resumed_crawl_sends_its_cookies() {
         .iter()
         .map(|q| q.target.clone())
         .collect();
-    assert_eq!(pages.len(), PAGES + 2, "{pages:?}");
+    // The PAGES pages, /, /robots.txt and /sitemap.xml.
+    assert_eq!(pages.len(), PAGES + 3, "{pages:?}");
 }
 
 #[test]

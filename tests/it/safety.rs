@@ -322,7 +322,7 @@ fn private_addresses_are_refused_after_dns_and_nothing_reaches_them() {
     );
     // Nothing reached the forbidden address: not a request, not even a connection.
     assert_eq!(forbidden.connections(), 0, "{:?}", forbidden.requests());
-    assert_eq!(site.requests().len(), 3, "{:?}", site.requests());
+    assert_eq!(site.requests().len(), 4, "{:?}", site.requests());
 
     // The same crawl with --allow-private does reach it: the listener would have seen a bug.
     let (rows, _, out, _dir) =
