@@ -22,7 +22,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -549,23 +549,7 @@ fn sort_into(src: &Path, dst: &Path, budget: u64) -> Result<()> {
         chunk.sort_unstable();
         chunk.iter().try_for_each(|l| out.write_all(l.as_bytes()))?;
     } else {
-        let mut readers: Vec<_> = runs
-            .iter()
-            .map(|p| Ok(BufReader::new(File::open(p)?).lines()))
-            .collect::<io::Result<_>>()?;
-        let mut heap = BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(l) = r.next() {
-                heap.push(Reverse((l?, i)));
-            }
-        }
-        while let Some(Reverse((l, i))) = heap.pop() {
-            out.write_all(l.as_bytes())?;
-            out.write_all(b"\n")?;
-            if let Some(next) = readers[i].next() {
-                heap.push(Reverse((next?, i)));
-            }
-        }
+        merge_sorted(&runs, &mut out)?;
     }
     let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
@@ -573,6 +557,34 @@ fn sort_into(src: &Path, dst: &Path, budget: u64) -> Result<()> {
     durable::commit(&tmp, dst)?;
     runs.iter().try_for_each(fs::remove_file)?;
     Ok(())
+}
+
+/// Merges files of sorted lines into `out` (a k-way merge); returns the line count.
+pub fn merge_sorted(inputs: &[PathBuf], out: &mut impl Write) -> Result<u64> {
+    let mut readers: Vec<_> = inputs
+        .iter()
+        .map(|p| {
+            File::open(p)
+                .map(|f| BufReader::new(f).lines())
+                .with_context(|| format!("reading {}", p.display()))
+        })
+        .collect::<Result<_>>()?;
+    let mut heap = BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(l) = r.next() {
+            heap.push(Reverse((l?, i)));
+        }
+    }
+    let mut count = 0;
+    while let Some(Reverse((l, i))) = heap.pop() {
+        out.write_all(l.as_bytes())?;
+        out.write_all(b"\n")?;
+        count += 1;
+        if let Some(next) = readers[i].next() {
+            heap.push(Reverse((next?, i)));
+        }
+    }
+    Ok(count)
 }
 
 /// One record of a WARC file, decompressed: its headers (name, value), its block, and where
@@ -793,6 +805,12 @@ mod tests {
                 "{budget}"
             );
         }
+        let mut merged = Vec::new();
+        let parts = [dir.path().join("out-1"), dir.path().join("out-100")];
+        assert_eq!(merge_sorted(&parts, &mut merged).unwrap(), 1000);
+        let mut twice = [expected.clone(), expected].concat();
+        twice.sort();
+        assert_eq!(String::from_utf8(merged).unwrap(), twice.concat());
         let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 4, "no runs or temp files left: {left:?}");
     }

@@ -21,10 +21,8 @@ use crate::state::durable;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use sha2::{Digest, Sha256};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
 
@@ -147,7 +145,9 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
         indexes.push(built);
     }
     let merged = scratch.path().join("index.cdx");
-    packed.captures = merge_sorted(&indexes, &merged)?;
+    let mut index = BufWriter::new(File::create(&merged)?);
+    packed.captures = cdxj::merge_sorted(&indexes, &mut index)?;
+    index.flush()?;
 
     let pages = scratch.path().join("pages.jsonl");
     packed.pages = write_pages(warcs, &pages)?;
@@ -243,36 +243,6 @@ impl<W: Write + Seek> Write for HashingWriter<'_, W> {
     }
 }
 
-/// Merges sorted line files into `out`; returns the line count.
-fn merge_sorted(inputs: &[PathBuf], out: &Path) -> Result<u64> {
-    let mut readers: Vec<_> = inputs
-        .iter()
-        .map(|p| {
-            File::open(p)
-                .map(|f| BufReader::new(f).lines())
-                .with_context(|| format!("reading {}", p.display()))
-        })
-        .collect::<Result<_>>()?;
-    let mut heap = BinaryHeap::new();
-    for (i, r) in readers.iter_mut().enumerate() {
-        if let Some(l) = r.next() {
-            heap.push(Reverse((l?, i)));
-        }
-    }
-    let mut output = BufWriter::new(File::create(out)?);
-    let mut count = 0;
-    while let Some(Reverse((l, i))) = heap.pop() {
-        output.write_all(l.as_bytes())?;
-        output.write_all(b"\n")?;
-        count += 1;
-        if let Some(next) = readers[i].next() {
-            heap.push(Reverse((next?, i)));
-        }
-    }
-    output.flush()?;
-    Ok(count)
-}
-
 /// Writes `pages.jsonl`: its header line, then each HTML page answered 200; returns the count.
 fn write_pages(warcs: &[PathBuf], out: &Path) -> Result<u64> {
     let mut output = BufWriter::new(File::create(out)?);
@@ -357,17 +327,5 @@ mod tests {
         assert_eq!(title(b"<title></title>"), None);
         assert_eq!(title(b"<p>no title</p>"), None);
         assert_eq!(title(b"<title>never closed"), None);
-    }
-
-    #[test]
-    fn merging_keeps_every_line_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
-        fs::write(&a, "a 1\nc 3\n").unwrap();
-        fs::write(&b, "b 2\nd 4\n").unwrap();
-        let out = dir.path().join("out");
-        assert_eq!(merge_sorted(&[a, b], &out).unwrap(), 4);
-        assert_eq!(fs::read_to_string(out).unwrap(), "a 1\nb 2\nc 3\nd 4\n");
     }
 }
