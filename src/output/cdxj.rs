@@ -38,17 +38,20 @@ const OPEN_SUFFIX: &str = ".open";
 /// One `response` or `revisit` record, as its index line needs it.
 #[derive(Clone, Debug)]
 pub struct Capture<'a> {
+    /// The record's `WARC-Target-URI`.
     pub target_uri: &'a str,
     /// The record's `WARC-Date` (`YYYY-MM-DDThh:mm:ssZ`).
     pub warc_date: &'a str,
+    /// A `revisit` record (its line's `mime` is `warc/revisit`), else a `response`.
     pub revisit: bool,
     /// The HTTP status line and headers (the start of the record's block).
     pub http_head: &'a [u8],
     /// The record's `WARC-Payload-Digest`. A revisit of the server-not-modified profile has
     /// none, and its line has no `digest` (as cdxj-indexer writes it).
     pub payload_digest: Option<&'a str>,
-    /// Where the record's compressed unit starts in its file, and its compressed length.
+    /// Where the record's compressed unit starts in its file.
     pub offset: u64,
+    /// The compressed unit's length.
     pub length: u64,
     /// The WARC file's name (no directory).
     pub filename: &'a str,
@@ -329,6 +332,10 @@ fn session_patterns() -> &'static [regex::bytes::Regex; 7] {
 }
 
 fn strip_path_session_id(path: &str) -> String {
+    // Both patterns need a `(…)/` segment before an `.aspx` page: most paths have neither.
+    if !path.contains(".aspx") || !path.contains(")/") {
+        return path.to_owned();
+    }
     let mut path = path.as_bytes().to_vec();
     for pattern in &session_patterns()[..2] {
         if let Some(m) = pattern.captures(&path) {
@@ -339,6 +346,15 @@ fn strip_path_session_id(path: &str) -> String {
 }
 
 fn strip_query_session_id(query: &str) -> String {
+    // Every pattern holds `sessionid` (jsessionid, aspsessionid), `sid` (phpsessid, sid) or
+    // `cftoken`.
+    let lower = query.to_ascii_lowercase();
+    if !["sessionid", "sid", "cftoken"]
+        .iter()
+        .any(|s| lower.contains(s))
+    {
+        return query.to_owned();
+    }
     let mut query = query.as_bytes().to_vec();
     for pattern in &session_patterns()[2..] {
         if let Some(m) = pattern.captures(&query) {
@@ -740,6 +756,14 @@ mod tests {
             ("http://a.test/a%2fb%25", "test,a)/a/b%25"),
             ("http://[::1]:8080/A", "::1:8080)/a"),
             ("http://a.test/..", "test,a)/.."),
+            (
+                "http://a.test/x?ASPSESSIONIDabcdefgh=abcdefghijklmnopqrstuvwx&b=1",
+                "test,a)/x?b=1",
+            ),
+            (
+                "http://a.test/(a(0123456789abcdef01234567))/p.aspx?x",
+                "test,a)/p.aspx?x",
+            ),
         ];
         for (url, key) in cases {
             assert_eq!(surt(url), key, "{url}");

@@ -48,6 +48,7 @@ impl Compression {
 pub struct WarcConfig {
     /// The directory holding the WARC files; nothing is written outside it.
     pub dir: PathBuf,
+    /// How each record is compressed (and so the files' extension).
     pub compression: Compression,
     /// A file at or past this size is closed before the next fetch is written.
     pub max_file_bytes: u64,
@@ -60,9 +61,11 @@ pub struct WarcConfig {
 /// One HTTP request and its response, as sent and as received.
 #[derive(Clone, Debug)]
 pub struct Exchange<'a> {
+    /// The URL fetched (`WARC-Target-URI`).
     pub target_uri: &'a str,
     /// When the request was sent.
     pub date: SystemTime,
+    /// The server's address, when known (`WARC-IP-Address`).
     pub ip: Option<IpAddr>,
     /// The request line and headers as sent, ending with the empty line.
     pub request_head: &'a [u8],
