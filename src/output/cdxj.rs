@@ -638,6 +638,20 @@ pub fn for_each_record(
     compression: Compression,
     mut each: impl FnMut(Record) -> Result<()>,
 ) -> Result<()> {
+    for_each_unit(path, compression, |raw, offset, length| {
+        let record = parse_record(raw, offset, length)
+            .with_context(|| format!("{}: record at offset {offset}", path.display()))?;
+        each(record)
+    })
+}
+
+/// Decodes every compressed unit (zstd frame or gzip member) of a file in order: its bytes,
+/// and its offset and compressed length in the file.
+pub fn for_each_unit(
+    path: &Path,
+    compression: Compression,
+    mut each: impl FnMut(Vec<u8>, u64, u64) -> Result<()>,
+) -> Result<()> {
     let mut input =
         BufReader::new(File::open(path).with_context(|| format!("opening {}", path.display()))?);
     let mut offset = 0;
@@ -656,9 +670,7 @@ pub fn for_each_record(
             )
         })?;
         let end = input.stream_position()?;
-        let record = parse_record(raw, offset, end - offset)
-            .with_context(|| format!("{}: record at offset {offset}", path.display()))?;
-        each(record)?;
+        each(raw, offset, end - offset)?;
         offset = end;
     }
     Ok(())

@@ -10,9 +10,13 @@
 //!   when the page is not content-encoded (the first 64 KiB are searched);
 //! - `datapackage.json`: every other entry's path, size and SHA-256.
 //!
-//! WACZ holds gzip WARC files only (`.warc.zst` is not in the specification), so a crawl made
-//! with `--warc-compression zstd` (the default) is refused with a message naming the option;
-//! nothing is converted. The file is written to `FILE.wacz.tmp` and renamed when complete.
+//! WACZ holds gzip WARC files only (`.warc.zst` is not in the specification), so each
+//! `.warc.zst` file of a crawl made with `--warc-compression zstd` (the default) is converted:
+//! every zstd frame is decoded and written again as one gzip member, the records byte for byte
+//! the same (their digests still hold; the warcinfo record's `WARC-Filename` keeps the `.zst`
+//! name), as `archive/NAME.warc.gz`, indexed here. The conversion goes to a scratch directory
+//! inside DIR, removed at the end; the file is written to `FILE.wacz.tmp` and renamed when
+//! complete.
 
 use crate::cli::exit::Failure;
 use crate::output::cdxj::{self, Capture, INDEX_SUFFIX};
@@ -28,10 +32,11 @@ use zip::write::SimpleFileOptions;
 
 /// Package a crawl's WARC files as a WACZ file, for replayweb.page and pywb.
 ///
-/// Reads DIR/warc/ (gzip WARC files and their CDXJ indexes) and writes FILE: the WARC files
+/// Reads DIR/warc/ (WARC files and their CDXJ indexes) and writes FILE: the WARC files
 /// under archive/, the merged index as indexes/index.cdx, the archived HTML pages with their
 /// titles as pages/pages.jsonl, and datapackage.json with each file's SHA-256 (WACZ 1.1.1).
-/// A crawl made with --warc-compression zstd is refused: WACZ holds gzip WARC files only.
+/// WACZ holds gzip WARC files only: the records of a .warc.zst file (--warc-compression zstd)
+/// are gzipped again, one gzip member per record, on the way in.
 #[derive(Parser, Debug)]
 #[command(version, max_term_width = 100)]
 pub struct WaczArgs {
@@ -52,6 +57,8 @@ pub struct WaczArgs {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Packed {
     pub warc_files: usize,
+    /// `.warc.zst` files converted to gzip records.
+    pub converted: usize,
     pub captures: u64,
     pub pages: u64,
     pub bytes: u64,
@@ -62,8 +69,10 @@ pub fn run(args: WaczArgs) -> Result<(), Failure> {
     let packed = pack(&args.dir, &warcs, &args.output).map_err(Failure::fatal)?;
     if !args.quiet {
         eprintln!(
-            "crawl wacz: {} WARC files, {} captures, {} pages, {} bytes in {}",
+            "crawl wacz: {} WARC files ({} converted from zstd), {} captures, {} pages, {} bytes \
+             in {}",
             packed.warc_files,
+            packed.converted,
             packed.captures,
             packed.pages,
             packed.bytes,
@@ -73,8 +82,8 @@ pub fn run(args: WaczArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The finished gzip WARC files of a crawl, in name order; what cannot be packaged is an error
-/// naming the file and what to do.
+/// The finished WARC files of a crawl, in name order; what cannot be packaged is an error naming
+/// the file and what to do.
 fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let warc_dir = dir.join("warc");
     let entries = fs::read_dir(&warc_dir).with_context(|| {
@@ -98,14 +107,8 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
                 dir.display()
             );
         }
-        match cdxj::compression_of(name) {
-            Some(Compression::Gzip) => files.push(path),
-            Some(Compression::Zstd) => bail!(
-                "{}: WACZ holds gzip WARC files only; crawl with --warc-compression gzip to \
-                 make a crawl crawl wacz can package",
-                path.display()
-            ),
-            None => {}
+        if cdxj::compression_of(name).is_some() {
+            files.push(path);
         }
     }
     files.sort();
@@ -115,7 +118,7 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Writes the package of `warcs` (gzip WARC files) to `output`.
+/// Writes the package of `warcs` (gzip or zstd WARC files, zstd ones converted) to `output`.
 pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
     let scratch = tempfile::Builder::new()
         .prefix("wacz-")
@@ -125,6 +128,16 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
         warc_files: warcs.len(),
         ..Packed::default()
     };
+    let mut gzipped = Vec::with_capacity(warcs.len());
+    for warc in warcs {
+        if cdxj::compression_of(&warc.to_string_lossy()) == Some(Compression::Zstd) {
+            gzipped.push(to_gzip(warc, scratch.path())?);
+            packed.converted += 1;
+        } else {
+            gzipped.push(warc.clone());
+        }
+    }
+    let warcs = &gzipped;
 
     // The sorted index of each file: the crawl's, or built here for a file without one.
     let mut indexes = Vec::new();
@@ -222,6 +235,22 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
     durable::commit(&tmp, output).with_context(|| format!("renaming {}", tmp.display()))?;
     packed.bytes = fs::metadata(output)?.len();
     Ok(packed)
+}
+
+/// Writes `NAME.warc.zst` again as `scratch/NAME.warc.gz`, each zstd frame one gzip member.
+fn to_gzip(zst: &Path, scratch: &Path) -> Result<PathBuf> {
+    let name = zst.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let gz_name = format!("{}.warc.gz", name.trim_end_matches(".warc.zst"));
+    let path = scratch.join(gz_name);
+    let mut out = BufWriter::new(File::create(&path)?);
+    cdxj::for_each_unit(zst, Compression::Zstd, |record, _, _| {
+        let mut member = flate2::write::GzEncoder::new(&mut out, flate2::Compression::default());
+        member.write_all(&record)?;
+        member.finish()?;
+        Ok(())
+    })?;
+    out.flush()?;
+    Ok(path)
 }
 
 /// Copies into a ZIP entry while hashing what passes.

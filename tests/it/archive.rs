@@ -279,7 +279,8 @@ fn graph_web() -> TestWeb {
 
 /// A kill after a record was written and before its index line (and one between closing a WARC
 /// file and sorting its index), with small files that rotate: the next run rebuilds each index
-/// from its WARC file, and every index equals cdxj-indexer's.
+/// from its WARC file, and every index equals cdxj-indexer's (indexes of more than 600 bytes of lines
+/// sorted through runs on disk).
 #[test]
 fn a_kill_between_record_and_index_line_is_repaired() {
     for (point, pass) in [("cdxj-line", "7"), ("cdxj-sort", "2")] {
@@ -302,7 +303,9 @@ fn a_kill_between_record_and_index_line_is_repaired() {
             .filter(|n| n.ends_with(".cdxj.open"))
             .collect();
         assert!(!leftovers.is_empty(), "the kill left an open index");
-        let (code, stderr) = crawl_in(dir.path(), &args, &[]);
+        // Indexes sorted through runs on disk (past 600 bytes of lines) on the way.
+        let sort_bytes = [("CRAWL_CDXJ_SORT_BYTES", "600".to_owned())];
+        let (code, stderr) = crawl_in(dir.path(), &args, &sort_bytes);
         assert_eq!(code, Some(0), "{stderr}");
         let lines = compare_with_reference(&dir.path().join("out"));
         assert!(lines.len() >= 40, "{point}: {} lines", lines.len());
@@ -342,7 +345,7 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("2 WARC files, 19 captures, 7 pages"),
+        stderr.contains("2 WARC files (0 converted from zstd), 19 captures, 7 pages"),
         "{stderr}"
     );
 
@@ -409,22 +412,74 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     );
 }
 
+/// A zstd crawl (the default) is packaged with its records gzipped again: the WACZ validates,
+/// and its index equals what cdxj-indexer makes of the converted file. A directory without WARC
+/// files is bad input.
 #[test]
-fn wacz_refuses_a_zstd_crawl_and_a_directory_without_warc_files() {
+fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let web = site(Arc::new(AtomicUsize::new(0)));
     let dir = seeded(&web);
     let (code, stderr) = crawl_in(dir.path(), &[], &[]);
     assert_eq!(code, Some(0), "{stderr}");
+    let out = dir.path().join("out");
+    let zst = &warcs_and_indexes(&out)[0].0;
+    assert!(zst.to_string_lossy().ends_with(".warc.zst"));
     let file = dir.path().join("crawl.wacz");
-    let (code, stderr) = wacz(&dir.path().join("out"), &file);
-    assert_eq!(code, Some(2), "{stderr}");
+    let (code, stderr) = wacz(&out, &file);
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains(".warc.zst: WACZ holds gzip WARC files only")
-            && stderr.contains("--warc-compression gzip"),
+        stderr.contains("1 WARC files (1 converted from zstd), 10 captures"),
         "{stderr}"
     );
-    assert!(!file.exists());
-    let (code, stderr) = wacz(dir.path(), &file);
+    let (ok, report) = run(
+        Command::new("wacz").args(["validate", "-f"]).arg(&file),
+        None,
+    );
+    assert!(
+        ok && report.contains("Validation succeeded"),
+        "{report}\n{PIP_HINT}"
+    );
+
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let gz_name = zst
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace(".warc.zst", ".warc.gz");
+    let converted = dir.path().join(&gz_name);
+    let mut entry = zip.by_name(&format!("archive/{gz_name}")).unwrap();
+    std::io::copy(&mut entry, &mut std::fs::File::create(&converted).unwrap()).unwrap();
+    drop(entry);
+    let mut index = String::new();
+    zip.by_name("indexes/index.cdx")
+        .unwrap()
+        .read_to_string(&mut index)
+        .unwrap();
+    let reference = reference_index(&converted, dir.path());
+    assert_eq!(index.lines().collect::<Vec<_>>(), reference);
+    // The same records: the converted file decompresses to the zstd file's bytes.
+    let (ok, text) = run(
+        Command::new("warcio").args(["check", "-v"]).arg(&converted),
+        None,
+    );
+    assert!(ok && !text.contains("fail"), "{text}");
+    let plain = |path: &Path| {
+        let mut bytes = Vec::new();
+        if path.to_string_lossy().ends_with(".zst") {
+            bytes = zstd::decode_all(std::fs::File::open(path).unwrap()).unwrap();
+        } else {
+            flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+                .read_to_end(&mut bytes)
+                .unwrap();
+        }
+        bytes
+    };
+    assert!(
+        plain(&converted) == plain(zst),
+        "records differ after conversion"
+    );
+
+    let (code, stderr) = wacz(dir.path(), &dir.path().join("none.wacz"));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("no WARC directory"), "{stderr}");
 }
