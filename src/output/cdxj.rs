@@ -631,6 +631,19 @@ impl Record {
     }
 }
 
+/// A WARC file that is not what the crawl writes: a unit that does not decode, or a record
+/// that does not parse (named by file and offset). Bad input, not a failure of the machine.
+#[derive(Debug)]
+pub struct BadWarc(pub String);
+
+impl std::fmt::Display for BadWarc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadWarc {}
+
 /// Reads every record of a WARC file written one record per compressed unit (ours), in order.
 /// A unit that is not a WARC record is an error naming the file and offset.
 pub fn for_each_record(
@@ -639,8 +652,12 @@ pub fn for_each_record(
     mut each: impl FnMut(Record) -> Result<()>,
 ) -> Result<()> {
     for_each_unit(path, compression, |raw, offset, length| {
-        let record = parse_record(raw, offset, length)
-            .with_context(|| format!("{}: record at offset {offset}", path.display()))?;
+        let record = parse_record(raw, offset, length).map_err(|e| {
+            BadWarc(format!(
+                "{}: record at offset {offset}: {e:#}",
+                path.display()
+            ))
+        })?;
         each(record)
     })
 }
@@ -657,18 +674,18 @@ pub fn for_each_unit(
     let mut offset = 0;
     while !input.fill_buf()?.is_empty() {
         let mut raw = Vec::new();
-        match compression {
-            Compression::Zstd => zstd::stream::read::Decoder::with_buffer(&mut input)?
-                .single_frame()
-                .read_to_end(&mut raw),
+        let decoded = match compression {
+            Compression::Zstd => zstd::stream::read::Decoder::with_buffer(&mut input)
+                .and_then(|d| d.single_frame().read_to_end(&mut raw)),
             Compression::Gzip => flate2::bufread::GzDecoder::new(&mut input).read_to_end(&mut raw),
+        };
+        if let Err(e) = decoded {
+            let at = path.display();
+            return Err(BadWarc(format!(
+                "{at}: bad compressed record at offset {offset}: {e}"
+            ))
+            .into());
         }
-        .with_context(|| {
-            format!(
-                "{}: bad compressed record at offset {offset}",
-                path.display()
-            )
-        })?;
         let end = input.stream_position()?;
         each(raw, offset, end - offset)?;
         offset = end;

@@ -66,7 +66,14 @@ pub struct Packed {
 
 pub fn run(args: WaczArgs) -> Result<(), Failure> {
     let warcs = warc_files(&args.dir).map_err(Failure::bad_input)?;
-    let packed = pack(&args.dir, &warcs, &args.output).map_err(Failure::fatal)?;
+    // A WARC file that is not the crawl's is bad input; anything else failed to be written.
+    let packed = pack(&args.dir, &warcs, &args.output).map_err(|e| {
+        if e.chain().any(|cause| cause.is::<cdxj::BadWarc>()) {
+            Failure::bad_input(e)
+        } else {
+            Failure::fatal(e)
+        }
+    })?;
     if !args.quiet {
         eprintln!(
             "crawl wacz: {} WARC files ({} converted from zstd), {} captures, {} pages, {} bytes \

@@ -414,7 +414,7 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
 
 /// A zstd crawl (the default) is packaged with its records gzipped again: the WACZ validates,
 /// and its index equals what cdxj-indexer makes of the converted file. A directory without WARC
-/// files is bad input.
+/// files, or a file that is not a WARC file, is bad input.
 #[test]
 fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let web = site(Arc::new(AtomicUsize::new(0)));
@@ -482,6 +482,16 @@ fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let (code, stderr) = wacz(dir.path(), &dir.path().join("none.wacz"));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("no WARC directory"), "{stderr}");
+    // A file that is not a WARC file of ours, named like one: bad input, named with its offset.
+    let bad = out.join("warc/crawl-20260101000000-00009.warc.gz");
+    std::fs::write(&bad, b"not gzip").unwrap();
+    let (code, stderr) = wacz(&out, &dir.path().join("bad.wacz"));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("crawl-20260101000000-00009.warc.gz: bad compressed record at offset 0"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("bad.wacz").exists());
 }
 
 /// A `wayback` (pywb) server on a loopback port, killed when dropped.
