@@ -183,10 +183,23 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
     entries.push(("pages/pages.jsonl".into(), pages));
 
     let tmp = durable::temp_path(output);
-    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let written = write_zip(&entries, &tmp);
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written?;
+    durable::commit(&tmp, output).with_context(|| format!("renaming {}", tmp.display()))?;
+    packed.bytes = fs::metadata(output)?.len();
+    Ok(packed)
+}
+
+/// Writes the ZIP: `entries` (name in the package, file) stored, then `datapackage.json` with
+/// their sizes and SHA-256 and `datapackage-digest.json`; synced.
+fn write_zip(entries: &[(String, PathBuf)], tmp: &Path) -> Result<()> {
+    let file = File::create(tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let mut zip = zip::ZipWriter::new(BufWriter::new(file));
     let mut resources = Vec::new();
-    for (name, path) in &entries {
+    for (name, path) in entries {
         let size = fs::metadata(path)?.len();
         let options = SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
@@ -238,10 +251,7 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
         .into_inner()
         .map_err(|e| anyhow!("writing {}: {}", tmp.display(), e.error()))?;
     file.sync_all()?;
-    drop(file);
-    durable::commit(&tmp, output).with_context(|| format!("renaming {}", tmp.display()))?;
-    packed.bytes = fs::metadata(output)?.len();
-    Ok(packed)
+    Ok(())
 }
 
 /// Writes `NAME.warc.zst` again as `scratch/NAME.warc.gz`, each zstd frame one gzip member.
