@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `state` keeps the state directory safe across kills and runs; `tools` holds the subcommands
-//! beside the crawl (`dedupe`, `cachesim`, `rank`); `cli` is the command line; `sys` the few
+//! beside the crawl (`dedupe`, `cachesim`, `rank`, `wacz`); `cli` is the command line; `sys` the few
 //! platform calls. Modules are private: what the binary, tests, examples and fuzz targets use is
 //! re-exported below.
 
@@ -55,4 +55,12 @@ pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
+}
+
+/// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record).
+/// Not a stable interface.
+#[doc(hidden)]
+pub mod archive_internals {
+    pub use crate::output::cdxj::{Capture, CdxjWriter};
+    pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
 }

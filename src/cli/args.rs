@@ -9,6 +9,7 @@ use crate::output::warc::Compression;
 use crate::tools::cachesim::CachesimArgs;
 use crate::tools::dedupe::DedupeArgs;
 use crate::tools::rank::RankArgs;
+use crate::tools::wacz::WaczArgs;
 use crate::url::normalize::Scope;
 use clap::Parser;
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ pub enum Command {
     Dedupe(DedupeArgs),
     Cachesim(CachesimArgs),
     Rank(RankArgs),
+    Wacz(WaczArgs),
 }
 
 /// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.

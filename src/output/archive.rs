@@ -2,9 +2,13 @@
 //! output). Workers queue owned records over a bounded channel; the thread writes each as a
 //! `response` (or, during a recrawl, a `revisit`) record and its `request` record, then reports
 //! the page done (`archived`): a page counts as done only once its record reached the kernel,
-//! so a kill never leaves a done page missing from the archive.
+//! so a kill never leaves a done page missing from the archive. The same thread adds each
+//! response's and revisit's line to its file's CDXJ index (`cdxj`), after the record: a kill
+//! between the two is repaired by rebuilding that index from the WARC file on the next run.
 
-use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter};
+use crate::output::cdxj::{Capture, CdxjWriter};
+use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter, payload_digest};
+use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
 use std::net::IpAddr;
 use std::sync::mpsc::{SyncSender, sync_channel};
@@ -46,8 +50,9 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// Starts the writer thread on an opened archive. `archived` is told each page's checksum
-    /// once its record is written (handed to the kernel).
+    /// Starts the writer thread on an opened archive, after repairing the indexes of its
+    /// directory (`CdxjWriter::open`). `archived` is told each page's checksum once its record
+    /// is written (handed to the kernel).
     pub fn start(
         mut warc: WarcWriter,
         workers: usize,
@@ -56,6 +61,7 @@ impl Archive {
         // Each queued record holds a whole body: a deep queue is memory, not speed (one thread
         // drains it), so it is not one slot per worker (BENCHMARKS.md, "Speed at the web's shape").
         let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 16));
+        let mut index = CdxjWriter::open(warc.dir())?;
         let writer = std::thread::Builder::new()
             .name("warc".into())
             .spawn(move || {
@@ -71,20 +77,49 @@ impl Archive {
                         response_body: &r.body,
                         truncated: r.truncated,
                     };
-                    match &r.page {
-                        None => warc.write_exchange(&exchange),
+                    // The payload digest the record carries (a not-modified revisit has none).
+                    let (written, digest) = match &r.page {
+                        None => (
+                            warc.write_exchange(&exchange),
+                            Some(payload_digest(&r.body)),
+                        ),
                         Some(PageRecord {
                             revisit: Some(revisit),
                             ..
-                        }) => warc.write_revisit(&exchange, revisit),
-                        Some(page) => warc.write_response(&exchange, &page.payload_digest),
-                    }
-                    .with_context(|| format!("archiving {}", r.target_uri))?;
+                        }) => {
+                            let digest = match revisit {
+                                Revisit::IdenticalPayload { digest, .. } => Some(digest.clone()),
+                                Revisit::NotModified { .. } => None,
+                            };
+                            (warc.write_revisit(&exchange, revisit), digest)
+                        }
+                        Some(page) => (
+                            warc.write_response(&exchange, &page.payload_digest),
+                            Some(page.payload_digest.clone()),
+                        ),
+                    };
+                    let written = written.with_context(|| format!("archiving {}", r.target_uri))?;
+                    failpoint::hit("cdxj-line");
+                    let http_head: &[u8] = &r.response_head;
+                    index
+                        .add(&Capture {
+                            target_uri: &r.target_uri,
+                            warc_date: &written.warc_date,
+                            revisit: matches!(&r.page, Some(p) if p.revisit.is_some()),
+                            http_head,
+                            payload_digest: digest.as_deref(),
+                            offset: written.offset,
+                            length: written.length,
+                            filename: &written.file,
+                        })
+                        .with_context(|| format!("indexing {}", r.target_uri))?;
                     if let Some(page) = &r.page {
                         archived(page.key)?;
                     }
                 }
-                warc.finish()
+                let stats = warc.finish()?;
+                index.close()?;
+                Ok(stats)
             })
             .context("starting the WARC writer thread")?;
         Ok(Archive { sender, writer })

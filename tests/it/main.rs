@@ -2,6 +2,7 @@
 //! per topic. Each runs the real `crawl` binary against loopback servers that the test starts
 //! and stops itself (`testweb`). Run one topic with `cargo test --test it resume::`.
 
+mod archive;
 mod cachesim;
 mod crawling;
 mod dedupe;

@@ -88,12 +88,14 @@ fn check(file: &Path) -> Checked {
     }
 }
 
-/// The WARC files of a crawl, in name order; none may be left `.open` after a clean exit.
+/// The WARC files of a crawl, in name order (their CDXJ indexes left out, `archive.rs` checks
+/// them); none may be left `.open` after a clean exit.
 fn warc_files(run: &Outcome, extension: &str) -> Vec<PathBuf> {
     let dir = run.out.join("warc");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".cdxj"))
         .collect();
     files.sort();
     for file in &files {
