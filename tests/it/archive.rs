@@ -246,12 +246,13 @@ fn the_index_equals_cdxj_indexer_for_gzip_and_zstd() {
                 .count()
         };
         // Both revisit profiles (304 for /a, the same payload for the others), the redirect,
-        // the 404s (robots.txt, /missing); the gzip-encoded and the truncated page are there too.
+        // the 404s (robots.txt, /missing, the seed host's /sitemap.xml); the gzip-encoded and the
+        // truncated page are there too.
         assert_eq!(count("warc/revisit", "304"), 1, "{lines:#?}");
         assert!(count("warc/revisit", "200") >= 2, "{lines:#?}");
         assert_eq!(count("text/plain", "301"), 1, "{lines:#?}");
         assert_eq!(count("warc/revisit", "301"), 1, "{lines:#?}");
-        assert_eq!(count("text/plain", "404"), 2, "{lines:#?}");
+        assert_eq!(count("text/plain", "404"), 3, "{lines:#?}");
         let revisit_304 = lines.iter().find(|f| f["status"] == "304").unwrap();
         assert!(
             !revisit_304.contains_key("digest"),
@@ -345,7 +346,7 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("2 WARC files (0 converted from zstd), 19 captures, 7 pages"),
+        stderr.contains("2 WARC files (0 converted from zstd), 20 captures, 7 pages"),
         "{stderr}"
     );
 
@@ -428,7 +429,7 @@ fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("1 WARC files (1 converted from zstd), 10 captures"),
+        stderr.contains("1 WARC files (1 converted from zstd), 11 captures"),
         "{stderr}"
     );
     let (ok, report) = run(
@@ -574,28 +575,45 @@ fn pywb_replays_the_crawl_from_our_index() {
     let index = merged_index(&out);
     std::fs::write(collection.join("indexes/index.cdxj"), &index).unwrap();
 
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _server = Wayback(
-        Command::new("wayback")
-            .args(["-b", "127.0.0.1", "-p", &port.to_string()])
-            .current_dir(&root)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run wayback: {e}\n{PIP_HINT}")),
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !matches!(get(port, "/crawl/"), Ok((200, _, _))) {
-        assert!(
-            Instant::now() < deadline,
-            "pywb did not answer on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // The port is free when chosen but another test may take it before pywb binds it: a pywb
+    // that exits before answering is started again on another port (three tries at most).
+    let log = root.join("wayback.log");
+    let (_server, port) = (1..=3)
+        .find_map(|_| {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut server = Wayback(
+                Command::new("wayback")
+                    .args(["-b", "127.0.0.1", "-p", &port.to_string()])
+                    .current_dir(&root)
+                    .stdout(Stdio::null())
+                    .stderr(std::fs::File::create(&log).unwrap())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot run wayback: {e}\n{PIP_HINT}")),
+            );
+            let deadline = Instant::now() + Duration::from_secs(90);
+            loop {
+                if matches!(get(port, "/crawl/"), Ok((200, _, _))) {
+                    return Some((server, port));
+                }
+                if server.0.try_wait().unwrap().is_some() {
+                    return None;
+                }
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                assert!(
+                    Instant::now() < deadline,
+                    "pywb did not answer on port {port}: {log}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+        .unwrap_or_else(|| {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            panic!("pywb exited three times before answering: {log}")
+        });
 
     // The captures of a URL in our index: (timestamp, fields), oldest first.
     let captures = |url: &str| -> Vec<(String, BTreeMap<String, String>)> {

@@ -86,8 +86,8 @@ fn with(
 /// Every WARC file of a crawl, decompressed and joined.
 fn warc_text(out: &Path) -> String {
     let mut text = String::new();
-    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
-        let file = std::fs::File::open(entry.unwrap().path()).unwrap();
+    for path in crate::util::warc_files(out) {
+        let file = std::fs::File::open(path).unwrap();
         let bytes = zstd::decode_all(file).unwrap();
         text.push_str(&String::from_utf8_lossy(&bytes));
     }

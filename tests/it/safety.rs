@@ -389,8 +389,7 @@ fn typed(target: &str, addr: SocketAddr) -> Reply {
 /// The WARC records (gzip) of a crawl, as text, one string per record.
 fn warc_records(out: &Path) -> Vec<String> {
     let mut records = Vec::new();
-    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
-        let path = entry.unwrap().path();
+    for path in crate::util::warc_files(out) {
         let bytes = std::fs::read(&path).unwrap();
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
@@ -477,8 +476,7 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
     let small = response_record(&records, &site.url("/small.html"));
     assert!(!small.contains("WARC-Truncated"), "{small}");
     // Headers-only records are valid WARC to the independent readers, digests included.
-    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
-        let file = entry.unwrap().path();
+    for file in crate::util::warc_files(&out) {
         check_with("warcio", &["check", "-v"], &file);
         check_with("fastwarc", &["check", "--verify-payloads"], &file);
     }

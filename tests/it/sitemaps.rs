@@ -42,8 +42,7 @@ fn sitemap_notes(rows: &[LogRow]) -> BTreeMap<String, String> {
 /// Every WARC-Target-URI in the crawl's gzip WARC files.
 fn warc_targets(out: &std::path::Path) -> Vec<String> {
     let mut targets = Vec::new();
-    for file in std::fs::read_dir(out.join("warc")).unwrap() {
-        let path = file.unwrap().path();
+    for path in crate::util::warc_files(out) {
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap())
             .read_to_end(&mut text)

@@ -61,6 +61,18 @@ impl Outcome {
     }
 }
 
+/// The WARC files of the crawl in `out`, in name order (their CDXJ indexes left out).
+pub fn warc_files(out: &Path) -> Vec<PathBuf> {
+    let dir = out.join("warc");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".cdxj"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// `DIR/summary.json`, parsed; a missing file or one that is not JSON fails the test.
 pub fn read_summary(out: &Path) -> serde_json::Value {
     let path = out.join("summary.json");

@@ -92,12 +92,7 @@ fn check(file: &Path) -> Checked {
 /// them); none may be left `.open` after a clean exit.
 fn warc_files(run: &Outcome, extension: &str) -> Vec<PathBuf> {
     let dir = run.out.join("warc");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| !p.to_string_lossy().ends_with(".cdxj"))
-        .collect();
-    files.sort();
+    let files = crate::util::warc_files(&run.out);
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap();
         assert!(
