@@ -167,7 +167,7 @@ impl Connector for SharedConnector {
         Ok(self
             .0
             .connect(details, chained)?
-            .map(|inner| Box::new(Recording(inner)) as Box<dyn Transport>))
+            .map(|inner| Box::new(Recording(inner, RESOLVED.get())) as Box<dyn Transport>))
     }
 }
 
@@ -184,8 +184,12 @@ thread_local! {
 /// wraps the outermost transport (TLS and any proxy tunnel are inside it). A GET has no body,
 /// so everything written is the head; a write after a complete head starts the next request's
 /// (a robots.txt redirect), so `SENT` ends up holding the last request's head.
+///
+/// It also keeps the address its connection was made to (`RESOLVED` when it was made: none
+/// when a proxy resolved) and sets `RESOLVED` to it whenever a request is written, so a request
+/// on a reused connection, for which nothing is resolved, still has its WARC-IP-Address.
 #[derive(Debug)]
-struct Recording(Box<dyn Transport>);
+struct Recording(Box<dyn Transport>, Option<IpAddr>);
 
 impl Transport for Recording {
     fn buffers(&mut self) -> &mut dyn Buffers {
@@ -194,6 +198,7 @@ impl Transport for Recording {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let written = &self.0.buffers().output()[..amount];
+        RESOLVED.set(self.1);
         SENT.with_borrow_mut(|sent| {
             if sent.ends_with(b"\r\n\r\n") {
                 sent.clear();
@@ -686,6 +691,35 @@ mod tests {
             String::from_utf8_lossy(&sent)
         );
         assert_eq!(fetched.status, 304);
+    }
+
+    #[test]
+    fn a_reused_connection_keeps_its_address() {
+        // One connection, two requests on it: nothing is resolved for the second, yet it has
+        // the address (WARC-IP-Address) of the connection it went over.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            for _ in 0..2 {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !seen.ends_with(b"\r\n\r\n") {
+                    let n = socket.read(&mut buf).unwrap();
+                    assert!(n > 0, "connection closed mid-request: {seen:?}");
+                    seen.extend_from_slice(&buf[..n]);
+                }
+                socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+                    .unwrap();
+            }
+        });
+        let fetcher = fetcher("t/1");
+        for path in ["/a", "/b"] {
+            let fetched = fetcher.get(&format!("http://{addr}{path}")).unwrap();
+            assert_eq!(fetched.ip, Some(addr.ip()), "{path}");
+        }
+        server.join().unwrap();
     }
 
     #[test]
