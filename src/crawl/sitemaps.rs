@@ -10,7 +10,8 @@
 //! than a day, is read again and offers any new sitemap).
 //!
 //! During a recrawl each listed page's `lastmod` is kept (`state::recrawl::Lastmods`), and the
-//! host is held until the sitemap has been read, so the host's next page is asked for knowing it.
+//! host is held until the sitemap has been read (the one exception to "the host is free once the
+//! response is in"), so the host's next page is asked for knowing it.
 //!
 //! Reading one (`url::sitemap`, streaming and bounded): a `urlset` or text sitemap's URLs are
 //! offered like links at depth 1, in batches of `BATCH`, through the same canonical form, scope,
@@ -143,6 +144,12 @@ impl Worker<'_> {
             Ok(response) => response,
             Err(retry) => return Ok(retry),
         };
+        // A recrawl holds the host until the sitemap is read: the lastmods it lists are then
+        // known before the host's next page is asked for. A first crawl frees it at once.
+        let hold = self.config.generation == Generation::Recrawl;
+        if !hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
         let mut note = SitemapNote::Read;
         if (300..400).contains(&response.status) && response.status != 304 {
             note = SitemapNote::Redirect;
@@ -160,8 +167,9 @@ impl Worker<'_> {
                 note = SitemapNote::Truncated;
             }
         }
-        // Freed only now: its pages' lastmods are known before its next page is asked for.
-        self.dispatcher.host_free(host, response.elapsed);
+        if hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
         self.log_response(&response, entry.depth, &entry.url, &Note::Sitemap(note));
         let digest = crate::output::warc::payload_digest(&response.body);
         if (200..300).contains(&response.status) {

@@ -18,7 +18,10 @@
 //! is not asked for again: outcome `lastmod` (URL-log status 0, no WARC record, its previous
 //! capture carried into the new `fetched.tsv`). Only the `lastmod` of this generation's
 //! sitemaps counts, never one read by an earlier crawl (that would hide a change made since);
-//! a `lastmod` the map no longer holds means an ordinary conditional request, never a skip.
+//! a `lastmod` the map no longer holds means an ordinary conditional request, never a skip, and
+//! so does a page of a resumed recrawl whose sitemap was read before the kill (the map is not
+//! saved). A skipped page was handed out like any: it counts towards `--max-pages` and its
+//! host's `--max-pages-per-host` place.
 
 use crate::fetch::client::Response;
 use crate::frontier::entry::{Entry, Previous, validator};
@@ -125,7 +128,8 @@ impl Outcome {
     }
 }
 
-/// `lastmod`s a recrawl's sitemaps gave, kept at most: about 80 bytes each, so some 10 MB.
+/// `lastmod`s a recrawl's sitemaps gave, kept at most: about 112 bytes each when full (the map
+/// and its recency queue, measured), so some 15 MB.
 pub const LASTMODS: usize = 131_072;
 
 /// The `lastmod` of URLs this generation's sitemaps listed, by page key (`Entry::key`), as the
