@@ -147,6 +147,7 @@ mod tests {
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
+            (Note::Recrawl(Outcome::Lastmod), "lastmod"),
             (Note::PageRobots(Directives::NONE), ""),
             (
                 Note::PageRobots(Directives {

@@ -23,7 +23,7 @@ use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
 use crate::schedule::politeness::{DelayRule, RobotsStore, Scheduler};
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
-use crate::state::recrawl::{FetchLog, Generation, Outcome};
+use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -165,20 +165,26 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let fetched = FetchLog::open(&config.out)?;
     let counters = Arc::new(Counters::default());
     if config.generation == Generation::Recrawl {
-        // Every page the previous crawl fetched, with what it got, ahead of the seeds.
-        crate::state::recrawl::read_previous(&config.out, &mut |group| {
-            let wanted = group.into_iter().filter_map(|entry| {
-                let url = Url::parse(&entry.url).ok()?;
-                match config.filter.check(&url, entry.depth) {
-                    Ok(()) => Some((entry.key(), entry)),
-                    Err(reason) => {
-                        counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-                        None
+        // The sitemaps the previous crawl read, then every page it fetched, with what it got,
+        // ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
+        for sitemaps in [true, false] {
+            if sitemaps && config.sitemaps.is_none() {
+                continue;
+            }
+            crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
+                let wanted = group.into_iter().filter_map(|entry| {
+                    let url = Url::parse(&entry.url).ok()?;
+                    match config.filter.check(&url, entry.depth) {
+                        Ok(()) => Some((entry.key(), entry)),
+                        Err(reason) => {
+                            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
                     }
-                }
-            });
-            due.offer(wanted.collect::<Vec<_>>())
-        })?;
+                });
+                due.offer(wanted.collect::<Vec<_>>())
+            })?;
+        }
     }
     due.offer(config.seeds.iter().map(|url| {
         (
@@ -198,6 +204,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     };
 
     let fetcher = Fetcher::new(&config.fetch);
+    let lastmods = Lastmods::new(LASTMODS);
     let worker = Worker {
         config: &config,
         fetcher: &fetcher,
@@ -208,6 +215,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         archive: archive.as_ref(),
         links: &links,
         fetched: &fetched,
+        lastmods: &lastmods,
     };
     let stop_or_closed = AtomicBool::new(false);
     let (done, done_signal) = std::sync::mpsc::channel::<()>();

@@ -5,8 +5,13 @@
 //! page (`Entry::sitemap`, its own checksum in the DUE), so it is fetched through its host's
 //! queue under the same politeness and robots.txt rules, checkpointed and resumed like a page,
 //! logged (note `sitemap`) and archived. It is not a page: it does not count towards `--max-pages`
-//! or the page counters, and it is not recorded in `fetched.tsv` (a recrawl reads robots.txt,
-//! and so the sitemaps, again).
+//! or the page counters. One answered 2xx (read) is recorded in `fetched.tsv`, so that a
+//! recrawl offers it ahead of the previous pages (robots.txt, once its cached answer is older
+//! than a day, is read again and offers any new sitemap).
+//!
+//! During a recrawl each listed page's `lastmod` is kept (`state::recrawl::Lastmods`), and the
+//! host is held until the sitemap has been read (the one exception to "the host is free once the
+//! response is in"), so the host's next page is asked for knowing it.
 //!
 //! Reading one (`url::sitemap`, streaming and bounded): a `urlset` or text sitemap's URLs are
 //! offered like links at depth 1, in batches of `BATCH`, through the same canonical form, scope,
@@ -19,6 +24,7 @@ use crate::crawl::worker::{Link, MAX_REDIRECTS, PageOutcome, Worker};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
+use crate::state::recrawl::{self, Generation};
 use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;
@@ -138,7 +144,12 @@ impl Worker<'_> {
             Ok(response) => response,
             Err(retry) => return Ok(retry),
         };
-        self.dispatcher.host_free(host, response.elapsed);
+        // A recrawl holds the host until the sitemap is read: the lastmods it lists are then
+        // known before the host's next page is asked for. A first crawl frees it at once.
+        let hold = self.config.generation == Generation::Recrawl;
+        if !hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
         let mut note = SitemapNote::Read;
         if (300..400).contains(&response.status) && response.status != 304 {
             note = SitemapNote::Redirect;
@@ -156,10 +167,17 @@ impl Worker<'_> {
                 note = SitemapNote::Truncated;
             }
         }
+        if hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
         self.log_response(&response, entry.depth, &entry.url, &Note::Sitemap(note));
+        let digest = crate::output::warc::payload_digest(&response.body);
+        if (200..300).contains(&response.status) {
+            self.record_fetched(entry, recrawl::capture(None, &response, &digest))?;
+        }
         let page = PageRecord {
             key: entry.key(),
-            payload_digest: crate::output::warc::payload_digest(&response.body),
+            payload_digest: digest,
             revisit: None,
         };
         self.archive(&entry.url, response, Some(page))?;
@@ -183,6 +201,12 @@ impl Worker<'_> {
             }
             match kind {
                 Kind::UrlSet | Kind::Text => {
+                    if let Some(lastmod) = &found.lastmod
+                        && self.config.generation == Generation::Recrawl
+                    {
+                        let page = Entry::new(canonicalize(url.clone()).into(), 1, 0);
+                        self.lastmods.note(page.key(), lastmod);
+                    }
                     pages.push(Link {
                         url,
                         depth: 1,

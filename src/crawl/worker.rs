@@ -1,6 +1,8 @@
 //! One worker: takes work from the dispatcher, fetches it, and hands the results on.
 //!
 //! A page goes through these steps (`crawl_page`):
+//! 0. During a recrawl, a page this recrawl's sitemaps date (`lastmod`) before its previous
+//!    fetch is not asked for (`not_modified_since`, see `state::recrawl::Lastmods`).
 //! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
 //!    error.
 //! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
@@ -35,7 +37,7 @@ use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::seen::checksum::checksum;
 use crate::seen::due::Due;
-use crate::state::recrawl::{self, FetchLog, Generation, Outcome};
+use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::directives::Directives;
 use crate::url::extract::extract_page;
 use crate::url::normalize::canonicalize;
@@ -60,6 +62,8 @@ pub struct Worker<'a> {
     pub archive: Option<&'a Archive>,
     pub links: &'a LinkLog,
     pub fetched: &'a FetchLog,
+    /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
+    pub lastmods: &'a Lastmods,
 }
 
 /// How a page fetch ended, for the dispatcher.
@@ -102,7 +106,7 @@ impl Worker<'_> {
             if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
-            let refused = |entry: &Entry| self.log_refused(entry);
+            let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
             let Some(work) = self.dispatcher.next_work(self.due, stopped, &refused)? else {
                 return Ok(());
             };
@@ -180,6 +184,14 @@ impl Worker<'_> {
 
     /// One page, in the steps of the module doc.
     fn crawl_page(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        if let Some(previous) = &entry.previous
+            && self.config.generation == Generation::Recrawl
+            && self.lastmods.unchanged_since(entry.key(), previous)
+        {
+            self.dispatcher.host_free(host, Duration::ZERO);
+            self.not_modified_since(entry, previous)?;
+            return Ok(PageOutcome::Done);
+        }
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
         let response = match self.request(entry) {
             Ok(response) => response,
@@ -291,6 +303,16 @@ impl Worker<'_> {
         self.dispatcher.entry_done(entry.key())
     }
 
+    /// A recrawled page its sitemap's `lastmod` says is unchanged: not asked for, so a URL-log
+    /// line with status 0 and note `lastmod`, no WARC record, and the previous capture kept in
+    /// `fetched.tsv` for the next recrawl.
+    fn not_modified_since(&self, entry: &Entry, previous: &Previous) -> Result<()> {
+        self.counters.outcomes[Outcome::Lastmod as usize].fetch_add(1, Ordering::Relaxed);
+        self.log_not_asked(entry, Note::Recrawl(Outcome::Lastmod));
+        self.record_fetched(entry, previous.clone())?;
+        self.dispatcher.entry_done(entry.key())
+    }
+
     fn count(&self, response: &Response) {
         let class = (response.status / 100).clamp(0, 5) as usize;
         self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
@@ -385,7 +407,7 @@ impl Worker<'_> {
         })
     }
 
-    fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
+    pub(super) fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
         self.fetched.record(&Entry {
             previous: Some(got),
             ..entry.clone()
@@ -541,10 +563,10 @@ impl Worker<'_> {
         });
     }
 
-    /// A URL its host's `--max-pages-per-host` budget kept from being fetched: status 0 (no
-    /// request was made), note `host-budget`.
-    fn log_refused(&self, entry: &Entry) {
-        let note = Note::HostBudget.to_string();
+    /// A URL not asked for: status 0 (no request was made), and why (`host-budget` when its
+    /// host's `--max-pages-per-host` budget kept it, `lastmod` in a recrawl).
+    fn log_not_asked(&self, entry: &Entry, note: Note) {
+        let note = note.to_string();
         self.log.write(&LogLine {
             status: 0,
             depth: entry.depth,

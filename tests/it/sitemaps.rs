@@ -208,3 +208,99 @@ fn a_crawl_stopped_with_sitemaps_queued_resumes_them() {
     assert_eq!(read_summary(&out)["ending"], "complete");
     web.shutdown();
 }
+
+/// A recrawl does not ask again for a page its sitemap's `lastmod` dates before the previous
+/// fetch (`state::recrawl::Lastmods`): one host whose `/sitemap.xml` gives `/old` a `lastmod`
+/// long past, and `/new` one in the past for the first crawl and after it for the recrawl.
+#[test]
+fn a_recrawl_skips_pages_whose_lastmod_is_older_than_the_previous_fetch() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use testweb::{HostSpec, Response};
+    let changed = Arc::new(AtomicBool::new(false));
+    let web = {
+        let changed = Arc::clone(&changed);
+        TestWeb::start_with(1, move |origins| {
+            let origin = origins[0].clone();
+            vec![HostSpec::new(move |r| match r.target.as_str() {
+                "/" => Response::html(
+                    "<!DOCTYPE html><html><body><a href=\"/old\">o</a> <a href=\"/new\">n</a>\
+                     <a href=\"/unlisted\">u</a></body></html>",
+                ),
+                "/old" | "/new" | "/unlisted" => Response::html(format!(
+                    "<!DOCTYPE html><html><body><p>{}</p></body></html>",
+                    r.target
+                )),
+                "/sitemap.xml" => {
+                    let new = match changed.load(Ordering::SeqCst) {
+                        true => "2100-01-01T00:00:00Z",
+                        false => "2001-01-01",
+                    };
+                    Response::new(
+                        200,
+                        "application/xml",
+                        format!(
+                            "<?xml version=\"1.0\"?>\n\
+                             <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+                             <url><loc>{origin}/old</loc><lastmod>2001-01-01</lastmod></url>\n\
+                             <url><loc>{origin}/new</loc><lastmod>{new}</lastmod></url>\n\
+                             </urlset>\n"
+                        ),
+                    )
+                }
+                _ => Response::not_found(),
+            })]
+        })
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let seeds_path = dir.path().join("seeds.txt");
+    std::fs::write(&seeds_path, format!("{}\n", web.url(0, "/"))).unwrap();
+    let out = dir.path().join("out");
+    let run = || {
+        let mut args = vec![
+            seeds_path.to_string_lossy().into_owned(),
+            "--out".into(),
+            out.to_string_lossy().into_owned(),
+        ];
+        args.extend(ARGS.iter().map(|s| s.to_string()));
+        let (code, stdout, stderr) = run_binary(&args, None, dir.path());
+        assert_eq!(code, 0, "{stderr}");
+        parse_log(&stdout)
+    };
+    let asked = |from: usize| counts(web.log()[from..].iter().map(|e| e.target.clone()));
+    let old = web.url(0, "/old");
+    let old_records = || warc_targets(&out).iter().filter(|t| **t == old).count();
+
+    let first = run();
+    assert_eq!(asked(0).get("/old"), Some(&1), "{first:?}");
+    let records = old_records();
+    assert!(records > 0);
+
+    changed.store(true, Ordering::SeqCst);
+    for generation in ["recrawl", "recrawl again"] {
+        let start = web.request_count();
+        let rows = run();
+        let asked = asked(start);
+        assert_eq!(
+            asked.get("/sitemap.xml"),
+            Some(&1),
+            "{generation}: {asked:?}"
+        );
+        assert_eq!(asked.get("/old"), None, "{generation}: /old asked again");
+        assert_eq!(asked.get("/new"), Some(&1), "{generation}: {asked:?}");
+        assert_eq!(asked.get("/unlisted"), Some(&1), "{generation}: {asked:?}");
+        let row = rows.iter().find(|r| r.url == old).expect("a URL-log line");
+        assert_eq!(
+            (row.status, row.note.as_str()),
+            (0, "lastmod"),
+            "{generation}"
+        );
+        let recrawl = &read_summary(&out)["recrawl"];
+        assert_eq!(recrawl["lastmod"], 1, "{generation}: {recrawl}");
+        assert_eq!(recrawl["unchanged"], 3, "{generation}: {recrawl}");
+        // Not fetched, not archived; kept for the next generation (the second recrawl shows it).
+        assert_eq!(old_records(), records, "{generation}");
+    }
+    web.shutdown();
+}
