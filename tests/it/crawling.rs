@@ -308,7 +308,8 @@ fn redirect_targets_are_discovered_urls_not_followed_blindly() {
     );
     assert!(
         web.log().iter().all(|e| e.host != 1),
-        "followed a redirect out of scope"
+        "followed a redirect out of scope: {:?}",
+        web.log()
     );
     let r1 = run.rows.iter().find(|r| r.url.ends_with("/r1")).unwrap();
     assert_eq!(
