@@ -2,6 +2,7 @@
 //! the progress line and the summary. See ARCHITECTURE.md, "Outputs".
 
 pub mod archive;
+pub mod handoff;
 pub mod links;
 pub mod progress;
 pub mod save;

@@ -150,10 +150,17 @@ impl Dispatcher {
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
     /// not be fetched again after a crash.
     pub fn entry_done(&self, key: u64) -> Result<()> {
+        self.entries_done(&[key])
+    }
+
+    /// Several pages are done (a batch of the archive): `entry_done` under one lock.
+    pub fn entries_done(&self, keys: &[u64]) -> Result<()> {
         let mut state = self.state.lock().unwrap();
-        state.handed.remove(&key);
-        state.frontier.done(key)?;
-        state.done_since_checkpoint += 1;
+        for key in keys {
+            state.handed.remove(key);
+        }
+        state.frontier.done_all(keys)?;
+        state.done_since_checkpoint += keys.len() as u64;
         if state.done_since_checkpoint >= checkpoint_pages()
             || state.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
         {
