@@ -17,7 +17,8 @@
 # served as one host; its coverage is counted against its .html files (the tools also fetch
 # the images, scripts and styles they link).
 #
-# Both tools are seeded with host 0's index page and span hosts; wget2 runs with
+# Both tools are seeded with host 0's index page and span hosts (on a directory web, one
+# host, they stay on it: `--scope host`, no `-H`); wget2 runs with
 # `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
 # `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
 # crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
@@ -52,25 +53,31 @@ trap cleanup EXIT
 run() {
   local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out CRAWL=$CRAWL
   case $tool in before-*) CRAWL=$BEFORE; tool=${tool#before-} ;; esac
+  # Span hosts on a generated web (its links all lead to its loopback ports); a directory web
+  # is one host, and its links to the internet are not followed (only loopback is crawled).
+  local scope=any span=-H
+  [ "$hosts" -gt 1 ] || { scope=host; span=; }
   rm -rf "$out" "$tmp/access.log"
   kill -USR1 "$nginx_pid"   # reopen the (removed) access log
   sleep 0.2
   case $tool in
-    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 ;;
-    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 --no-warc ;;
-    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 \
+    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 ;;
+    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 --no-warc ;;
+    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
       --host-connections 16 ;;
-    wget) mkdir -p "$out"; set -- wget -q -r -H -l inf -e robots=off --delete-after -P "$out" "$seed" ;;
+    wget) mkdir -p "$out"; set -- wget -q -r $span -l inf -e robots=off --delete-after -P "$out" "$seed" ;;
     wget2*) local threads=$JOBS
       case $tool in wget2-t*) threads=${tool#wget2-t} ;; esac
-      mkdir -p "$out"; set -- wget2 -q -r -H -l 0 --robots=off --max-threads="$threads" \
+      mkdir -p "$out"; set -- wget2 -q -r $span -l 0 --robots=off --max-threads="$threads" \
       --delete-after -P "$out" "$seed" ;;
   esac
   echo "$seed" >"$tmp/seeds"
   /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
-  read -r wall user sys rss <"$tmp/time"
+  # The last line: GNU time puts "Command exited with non-zero status N" before it (wget
+  # exits 8 when some link answered 404).
+  read -r wall user sys rss < <(tail -n 1 "$tmp/time")
   echo "$wall $(echo "$user + $sys" | bc) $rss"
 }
 
