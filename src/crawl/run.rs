@@ -6,8 +6,8 @@
 //! failures of the state directory (the WARC archive included) are fatal.
 //!
 //! Every response, robots.txt included, goes to the archive: workers hand an owned record to
-//! one WARC writer thread (`archive`), which reports each page done once it is written. The
-//! link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
+//! one WARC writer thread (`archive`), which reports each batch's pages done once they are
+//! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
 use crate::crawl::worker::Worker;
@@ -125,7 +125,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         ),
         None => None,
     };
-    let links = LinkLog::start(&config.out, config.workers.clamp(4, 256))?;
+    let links = LinkLog::start(&config.out, 512 * 1024)?;
     let frontier = Frontier::open(&config.out.join("frontier"))?;
     let queue_limit = (config.workers * 16).max(1024);
     let dispatcher = Arc::new(Dispatcher::new(
@@ -196,8 +196,8 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let archive = match warc {
         Some(warc) => {
             let done = Arc::clone(&dispatcher);
-            Some(Archive::start(warc, config.workers, move |key| {
-                done.entry_done(key)
+            Some(Archive::start(warc, config.workers, move |keys| {
+                done.entries_done(keys)
             })?)
         }
         None => None,

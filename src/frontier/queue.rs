@@ -252,11 +252,13 @@ impl Frontier {
         }
     }
 
-    /// Records that the entry with checksum `key` is done: its page will not be fetched again.
-    pub fn done(&mut self, key: u64) -> Result<()> {
+    /// Records that the entries with checksums `keys` are done (one write to the done log):
+    /// their pages will not be fetched again.
+    pub fn done_all(&mut self, keys: &[u64]) -> Result<()> {
         failpoint::hit("done");
+        let bytes: Vec<u8> = keys.iter().flat_map(|key| key.to_le_bytes()).collect();
         self.done_log
-            .write_all(&key.to_le_bytes())
+            .write_all(&bytes)
             .context("appending to frontier/done")
     }
 
@@ -498,13 +500,14 @@ mod tests {
         frontier.publish();
         let popped: Vec<Entry> = (0..4).map(|_| frontier.pop().unwrap().unwrap()).collect();
         // 0 and 1 are done; 2 and 3 are still in a host queue at the checkpoint.
-        frontier.done(popped[0].key()).unwrap();
-        frontier.done(popped[1].key()).unwrap();
+        frontier
+            .done_all(&[popped[0].key(), popped[1].key()])
+            .unwrap();
         frontier.checkpoint(popped[2..].iter()).unwrap();
         // After the checkpoint 2 and 4 finish (4 popped later); then the process is killed.
-        frontier.done(popped[2].key()).unwrap();
+        frontier.done_all(&[popped[2].key()]).unwrap();
         assert_eq!(frontier.pop().unwrap(), Some(entry(4)));
-        frontier.done(entry(4).key()).unwrap();
+        frontier.done_all(&[entry(4).key()]).unwrap();
         drop(frontier);
         let mut frontier = Frontier::open(dir.path()).unwrap();
         assert_eq!(frontier.len(), 2);

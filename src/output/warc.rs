@@ -24,6 +24,11 @@ use sha1::{Digest, Sha1};
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
+/// zstd's fastest regular level: a record of a few KB is mostly headers and HTML, where
+/// level 1 compresses within a few percent of the default 3 at about half its CPU, and the
+/// archive writer is one thread (BENCHMARKS.md, "Speed at the web's shape").
+const ZSTD_LEVEL: i32 = 1;
+
 /// How each record is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compression {
@@ -176,7 +181,7 @@ impl WarcWriter {
         let zstd = match config.compression {
             Compression::Gzip => None,
             Compression::Zstd => {
-                let mut c = zstd::bulk::Compressor::new(zstd::DEFAULT_COMPRESSION_LEVEL)?;
+                let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
                 c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
                 c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))?;
                 Some(c)

@@ -179,16 +179,23 @@ impl Dispatcher {
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
     /// not be fetched again after a crash.
     pub fn entry_done(&self, key: u64) -> Result<()> {
+        self.entries_done(&[key])
+    }
+
+    /// Several pages are done (a batch of the archive): `entry_done` under one lock.
+    pub fn entries_done(&self, keys: &[u64]) -> Result<()> {
         let mut state = self.state.lock().unwrap();
-        let entry = state.handed.remove(&key);
-        // Sitemaps are not pages: they use no budget place (nor give one back).
-        if let (Some(budget), Some(entry)) = (&mut state.budget, entry)
-            && entry.sitemap.is_none()
-        {
-            budget.done(&entry.url)?;
+        for key in keys {
+            let entry = state.handed.remove(key);
+            // Sitemaps are not pages: they use no budget place (nor give one back).
+            if let (Some(budget), Some(entry)) = (&mut state.budget, entry)
+                && entry.sitemap.is_none()
+            {
+                budget.done(&entry.url)?;
+            }
         }
-        state.frontier.done(key)?;
-        state.done_since_checkpoint += 1;
+        state.frontier.done_all(keys)?;
+        state.done_since_checkpoint += keys.len() as u64;
         if state.done_since_checkpoint >= checkpoint_pages()
             || state.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
         {
