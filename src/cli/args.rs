@@ -308,8 +308,9 @@ pub struct Args {
     ///
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
-    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages;
-    /// the WARC files stay). On an unfinished crawl it also discards the progress made.
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages,
+    /// robots.txt answers; the WARC files stay). On an unfinished crawl it also discards the
+    /// progress made.
     #[arg(long)]
     pub restart: bool,
 
