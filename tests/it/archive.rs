@@ -246,12 +246,13 @@ fn the_index_equals_cdxj_indexer_for_gzip_and_zstd() {
                 .count()
         };
         // Both revisit profiles (304 for /a, the same payload for the others), the redirect,
-        // the 404s (robots.txt, /missing); the gzip-encoded and the truncated page are there too.
+        // the 404s (robots.txt, /sitemap.xml, /missing); the gzip-encoded and the truncated page
+        // are there too.
         assert_eq!(count("warc/revisit", "304"), 1, "{lines:#?}");
         assert!(count("warc/revisit", "200") >= 2, "{lines:#?}");
         assert_eq!(count("text/plain", "301"), 1, "{lines:#?}");
         assert_eq!(count("warc/revisit", "301"), 1, "{lines:#?}");
-        assert_eq!(count("text/plain", "404"), 2, "{lines:#?}");
+        assert_eq!(count("text/plain", "404"), 3, "{lines:#?}");
         let revisit_304 = lines.iter().find(|f| f["status"] == "304").unwrap();
         assert!(
             !revisit_304.contains_key("digest"),
@@ -345,7 +346,7 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("2 WARC files (0 converted from zstd), 19 captures, 7 pages"),
+        stderr.contains("2 WARC files (0 converted from zstd), 20 captures, 7 pages"),
         "{stderr}"
     );
 
@@ -428,7 +429,7 @@ fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("1 WARC files (1 converted from zstd), 10 captures"),
+        stderr.contains("1 WARC files (1 converted from zstd), 11 captures"),
         "{stderr}"
     );
     let (ok, report) = run(

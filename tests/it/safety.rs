@@ -386,11 +386,19 @@ fn typed(target: &str, addr: SocketAddr) -> Reply {
     }
 }
 
+/// The WARC files (gzip) of a crawl, not the CDXJ indexes beside them.
+fn warc_files(out: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(out.join("warc"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".warc.gz"))
+        .collect()
+}
+
 /// The WARC records (gzip) of a crawl, as text, one string per record.
 fn warc_records(out: &Path) -> Vec<String> {
     let mut records = Vec::new();
-    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
-        let path = entry.unwrap().path();
+    for path in warc_files(out) {
         let bytes = std::fs::read(&path).unwrap();
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
@@ -477,8 +485,7 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
     let small = response_record(&records, &site.url("/small.html"));
     assert!(!small.contains("WARC-Truncated"), "{small}");
     // Headers-only records are valid WARC to the independent readers, digests included.
-    for entry in std::fs::read_dir(out.join("warc")).unwrap() {
-        let file = entry.unwrap().path();
+    for file in warc_files(&out) {
         check_with("warcio", &["check", "-v"], &file);
         check_with("fastwarc", &["check", "--verify-payloads"], &file);
     }

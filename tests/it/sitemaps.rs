@@ -44,6 +44,9 @@ fn warc_targets(out: &std::path::Path) -> Vec<String> {
     let mut targets = Vec::new();
     for file in std::fs::read_dir(out.join("warc")).unwrap() {
         let path = file.unwrap().path();
+        if !path.to_string_lossy().ends_with(".warc.gz") {
+            continue; // the CDXJ index beside it
+        }
         let mut text = Vec::new();
         flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap())
             .read_to_end(&mut text)
