@@ -192,8 +192,9 @@ pub struct Args {
     ///
     /// Overrides the environment: without it, ALL_PROXY, then HTTPS_PROXY, then HTTP_PROXY
     /// (or their lower-case forms) name the proxy for every URL, and NO_PROXY lists hosts
-    /// reached directly. socks5h:// lets the proxy resolve host names; user:password@ works
-    /// for every kind.
+    /// reached directly. Host names are resolved here and checked, and the proxy is sent the
+    /// address; with --allow-private, CONNECT and socks5h:// proxies resolve names
+    /// themselves. user:password@ works for every kind.
     #[arg(long, value_name = "URL", conflicts_with = "no_proxy")]
     pub proxy: Option<String>,
 
@@ -246,7 +247,8 @@ pub struct Args {
     ///
     /// By default an address in a special-purpose range is refused after DNS (URL log
     /// `private-address`), links, redirects and names alike, unless a seed's host is itself
-    /// an address in that range (or `localhost`), which opens that range. See the man page.
+    /// an address in that range (or `localhost`), which opens that range. Through a proxy too:
+    /// names are resolved here unless this is given. See the man page.
     #[arg(long)]
     pub allow_private: bool,
 
@@ -306,8 +308,9 @@ pub struct Args {
     ///
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
-    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages;
-    /// the WARC files stay). On an unfinished crawl it also discards the progress made.
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages,
+    /// robots.txt answers; the WARC files stay). On an unfinished crawl it also discards the
+    /// progress made.
     #[arg(long)]
     pub restart: bool,
 

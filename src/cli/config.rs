@@ -7,6 +7,7 @@ use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
+use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
 use crate::fetch::cookies::CookieJar;
@@ -113,6 +114,13 @@ impl Args {
             .unwrap_or("crawl")
             .to_owned();
         let addresses = AddressPolicy::new(&seeds, args.allow_private);
+        // A proxy is sent addresses checked here, not names it would resolve unchecked.
+        let proxy = proxy
+            .map(|p| {
+                fetch::proxy::resolved_here(p, &addresses, fetch::proxy::no_proxy_env().as_deref())
+            })
+            .transpose()
+            .map_err(|e| Failure::bad_input(anyhow!("the proxy: {e}")))?;
         let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
         let config = CrawlConfig {
             out: args.out.clone(),

@@ -32,9 +32,7 @@ use ureq::http::Uri;
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::Buffers;
-use ureq::unversioned::transport::{
-    ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
-};
+use ureq::unversioned::transport::{ConnectionDetails, Connector, NextTimeout, Transport};
 
 /// The Accept-Encoding every request sends: bodies stay encoded, for the archive.
 const ACCEPT_ENCODING: &str = "gzip, deflate";
@@ -107,8 +105,6 @@ pub struct Fetcher {
     headers: Vec<(String, String)>,
     cookies: Option<Arc<CookieJar>>,
     body_rule: BodyRule,
-    /// For targets a proxy resolves itself, whose addresses our resolver never sees.
-    addresses: AddressPolicy,
 }
 
 /// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
@@ -151,10 +147,17 @@ impl HostAgents {
     }
 }
 
-/// The one connector (TCP, a proxy if any, then rustls with its root store built once) every
-/// agent uses; each connection it makes is wrapped in `Recording`.
+/// The one connector (TCP, a proxy if any, then rustls with its root store built once;
+/// `fetch::proxy::connector`) every agent uses; each connection it makes is wrapped in
+/// `Recording`, except the connection to a CONNECT proxy under the tunnel: what goes through
+/// it is the CONNECT head and then the request again (as ciphertext for https), and the
+/// tunnel on top is recorded already.
 #[derive(Clone, Debug)]
-struct SharedConnector(Arc<DefaultConnector>);
+struct SharedConnector {
+    chain: Arc<dyn Connector<Out = Box<dyn Transport>>>,
+    /// The proxy's URI, if any.
+    proxy: Option<Uri>,
+}
 
 impl Connector for SharedConnector {
     type Out = Box<dyn Transport>;
@@ -164,10 +167,15 @@ impl Connector for SharedConnector {
         details: &ConnectionDetails,
         chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        Ok(self
-            .0
-            .connect(details, chained)?
-            .map(|inner| Box::new(Recording(inner, RESOLVED.get())) as Box<dyn Transport>))
+        let connection = self.chain.connect(details, chained)?;
+        // `fetch::proxy::ConnectTunnel` connects to the proxy with the agents' settings
+        // without the proxy; a fetch's own settings always have it.
+        let to_proxy = details.config.proxy().is_none() && self.proxy.as_ref() == Some(details.uri);
+        Ok(match to_proxy {
+            true => connection,
+            false => connection
+                .map(|inner| Box::new(Recording(inner, RESOLVED.get())) as Box<dyn Transport>),
+        })
     }
 }
 
@@ -245,27 +253,32 @@ fn tls_config(config: &FetchConfig) -> TlsConfig {
 impl Fetcher {
     /// Builds the client from `config`; connections are made as hosts are first fetched.
     pub fn new(config: &FetchConfig) -> Fetcher {
-        let template = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .user_agent(config.user_agent.as_str())
-            .accept_encoding(ACCEPT_ENCODING)
-            .timeout_global(Some(config.timeout))
-            .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
-            .timeout_per_read(Some(config.timeout.min(Duration::from_secs(20))))
-            .max_response_header_size(64 * 1024)
-            // Our requests are a few hundred bytes and a head is at most 64 KiB: ureq's
-            // default 128 KiB buffers each way per connection would be most of our memory.
-            .input_buffer_size(80 * 1024)
-            .output_buffer_size(8 * 1024)
-            // Each agent serves one host (see `HostAgents`): its pool holds that host's idle
-            // connections, as many as the host may have requests in flight.
-            .max_idle_connections(config.host_connections.max(1))
-            .max_idle_connections_per_host(config.host_connections.max(1))
-            .proxy(config.proxy.clone())
-            .tls_config(tls_config(config))
-            .build();
+        let template = |proxy: Option<ureq::Proxy>| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .max_redirects_will_error(false)
+                .user_agent(config.user_agent.as_str())
+                .accept_encoding(ACCEPT_ENCODING)
+                .timeout_global(Some(config.timeout))
+                .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
+                .timeout_per_read(Some(config.timeout.min(Duration::from_secs(20))))
+                .max_response_header_size(64 * 1024)
+                // Our requests are a few hundred bytes and a head is at most 64 KiB: ureq's
+                // default 128 KiB buffers each way per connection would be most of our memory.
+                .input_buffer_size(80 * 1024)
+                .output_buffer_size(8 * 1024)
+                // Each agent serves one host (see `HostAgents`): its pool holds that host's idle
+                // connections, as many as the host may have requests in flight.
+                .max_idle_connections(config.host_connections.max(1))
+                .max_idle_connections_per_host(config.host_connections.max(1))
+                .proxy(proxy)
+                .tls_config(tls_config(config))
+                .build()
+        };
+        // The connection to a CONNECT proxy itself is made with the same settings, no proxy.
+        let direct = template(None);
+        let template = template(config.proxy.clone());
         let mut resolver = CachingResolver::new(config.addresses.clone());
         if let Some(proxy) = template.proxy() {
             // The proxy (from the environment) is the user's choice, private or not.
@@ -274,7 +287,10 @@ impl Fetcher {
         Fetcher {
             agents: HostAgents {
                 template,
-                connector: SharedConnector(Arc::new(DefaultConnector::default())),
+                connector: SharedConnector {
+                    chain: crate::fetch::proxy::connector(direct, &config.user_agent),
+                    proxy: config.proxy.as_ref().map(|p| p.uri().clone()),
+                },
                 resolver: RecordingResolver(Arc::new(resolver)),
                 idle: Mutex::new(Lru::new(IDLE_HOSTS)),
             },
@@ -282,7 +298,6 @@ impl Fetcher {
             headers: config.headers.clone(),
             cookies: config.cookies.clone(),
             body_rule: config.body.clone(),
-            addresses: config.addresses.clone(),
         }
     }
 
@@ -309,26 +324,6 @@ impl Fetcher {
 
     /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
     /// connection is dropped after the headers, which closes it).
-    /// The private-address check for a URL whose host is an address, sent to a proxy that
-    /// resolves targets itself (HTTP/HTTPS CONNECT, `socks5h://`): our resolver never sees it
-    /// (`is_proxy_lookup`), but an address needs no resolving, so it is checked here, exactly.
-    /// A name sent to such a proxy is the proxy's to resolve, and is not checked.
-    fn proxied_address_allowed(&self, url: &str) -> Result<(), crate::fetch::private::Refused> {
-        let Some(proxy) = self.agents.template.proxy() else {
-            return Ok(());
-        };
-        let Ok(uri) = url.parse::<Uri>() else {
-            return Ok(()); // ureq refuses it with its own error
-        };
-        let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
-        match host.parse::<IpAddr>() {
-            Ok(ip) if !proxy.resolve_target() && !proxy.is_no_proxy(&uri) => {
-                self.addresses.check(ip)
-            }
-            _ => Ok(()),
-        }
-    }
-
     fn get_with(
         &self,
         url: &str,
@@ -343,9 +338,6 @@ impl Fetcher {
             message,
             elapsed: start.elapsed(),
         };
-        if let Err(refused) = self.proxied_address_allowed(url) {
-            return Err(fail(crate::fetch::private::KIND, refused.to_string()));
-        }
         RESOLVED.set(None);
         SENT.with_borrow_mut(Vec::clear);
         let agent = self.agents.agent_for(url);
@@ -509,16 +501,8 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
 }
 
 /// Whether a look-up of `uri` is of the proxy's own address (ureq resolves the proxy through
-/// the same resolver), not of a page's host: it is not the page's WARC-IP-Address, and it is
-/// not a target for the private-address check (a proxy on loopback is usual).
-///
-/// The private-address check of a proxy's target: through a proxy that resolves the
-/// target itself (HTTP/HTTPS CONNECT, `socks5h://`, `socks4a://`), ureq asks our resolver only
-/// for the proxy's address, never the target's (`ureq::Proxy::resolve_target` is false), so
-/// a target *name* is not checked (a target address is: `Fetcher::proxied_address_allowed`).
-/// `socks5://` and `socks4://` resolve here, and are checked. A SOCKS proxy rebuilt with
-/// `resolve_target(true)` would be checked too; an HTTP one would not work: ureq 3.5.1 then
-/// writes the resolved socket address and the port again (`CONNECT 10.0.0.1:80:80`).
+/// the same resolver), not of a page's host: it is not the page's WARC-IP-Address (a proxy's
+/// target is, as every proxy resolves here unless `--allow-private`: `fetch::proxy`).
 fn is_proxy_lookup(uri: &Uri, config: &ureq::config::Config) -> bool {
     config.proxy().is_some_and(|p| p.uri() == uri)
 }

@@ -13,10 +13,8 @@
 //!
 //! With a proxy, ureq asks the resolver for the proxy's address: the proxy is the user's
 //! choice and is exempt (`CachingResolver::exempt`). Its targets come here too, and are
-//! checked, only when the proxy is set to `resolve_target` (`socks5://` is by default):
-//! otherwise (HTTP CONNECT, `socks5h://`) the proxy resolves names itself, out of the crawler's
-//! sight; a target that is an address is checked before the request instead
-//! (`client::Fetcher::proxied_address_allowed`).
+//! checked: every proxy is set to `resolve_target` unless `--allow-private` (`fetch::proxy`),
+//! so no proxy resolves a name out of the crawler's sight.
 //!
 //! `CRAWL_TEST_HOSTS=name=127.0.0.2,...` (a hidden test knob) answers those names without the
 //! system resolver; it accepts loopback addresses only, so a test can never reach further.

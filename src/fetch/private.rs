@@ -208,6 +208,11 @@ impl AddressPolicy {
         }))
     }
 
+    /// `--allow-private`: nothing is refused (a proxy may then resolve names itself).
+    pub fn allows_all(&self) -> bool {
+        self.0.allow_all
+    }
+
     /// Whether a fetch may connect to `ip`.
     pub fn check(&self, ip: IpAddr) -> Result<(), Refused> {
         let inner = &*self.0;

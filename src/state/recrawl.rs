@@ -271,6 +271,11 @@ const GENERATION_STATE: [&str; 6] = [
 /// Readies the state directory (locked by the caller). If its crawl completed (`DIR/complete`),
 /// starts a recrawl, or with `restart` a fresh crawl; otherwise resumes what is there. Each step
 /// can be repeated, and `complete` is removed last, so a crash half-way is finished next time.
+///
+/// The robots.txt answers (`DIR/robots/`, a cache) go too with `restart`, which crawls as if
+/// new; a recrawl forgets only those that were not had (`hoststate::forget_unreachable`):
+/// otherwise a host whose robots.txt was unreachable stays blocked, all of it, for the first
+/// minutes of the new generation (all of a run that soon after).
 pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
     let complete = out.join(COMPLETE);
     let previous = out.join(PREVIOUS);
@@ -278,6 +283,7 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         let fetched = out.join(FETCHED);
         if restart {
             remove(&previous)?;
+            remove(&out.join(ROBOTS))?;
         } else if fetched.exists() {
             fs::rename(&fetched, &previous).with_context(|| {
                 format!("moving {} to {}", fetched.display(), previous.display())
@@ -287,12 +293,13 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         for name in GENERATION_STATE {
             remove(&out.join(name))?;
         }
+        crate::schedule::hoststate::forget_unreachable(&out.join(ROBOTS))?;
         durable::sync_dir(out)?;
         fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
         durable::sync_dir(out)?;
     } else if restart {
         // Not finished: `--restart` still means "forget this crawl", say after changed seeds.
-        for name in GENERATION_STATE.iter().chain(&[PREVIOUS]) {
+        for name in GENERATION_STATE.iter().chain(&[PREVIOUS, ROBOTS]) {
             remove(&out.join(name))?;
         }
     }
@@ -343,6 +350,7 @@ fn remove(path: &Path) -> Result<()> {
 const COMPLETE: &str = "complete";
 const FETCHED: &str = "fetched.tsv";
 const PREVIOUS: &str = "previous.tsv";
+const ROBOTS: &str = "robots";
 
 /// `DIR/fetched.tsv`: one line per fetch attempt, in the frontier's line format with what was
 /// got (`Entry` with `previous` set to this fetch). Written before the page counts as done, one

@@ -83,7 +83,7 @@ fn with(
     env
 }
 
-/// Every WARC file of a crawl, decompressed and joined.
+/// Every WARC file of a crawl, decompressed and joined (not the CDXJ indexes beside them).
 fn warc_text(out: &Path) -> String {
     let mut text = String::new();
     for path in crate::util::warc_files(out) {
@@ -254,6 +254,8 @@ fn cookies_are_sent_back_by_domain_and_path_across_hosts() {
         "1",
         "--load-cookies",
         cookie_file.to_str().unwrap(),
+        // The names are the proxy's to resolve (it maps them all to loopback).
+        "--allow-private",
     ];
     let r = run(dir.path(), &seed, &args, &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -340,15 +342,16 @@ fn every_kind_of_proxy_sees_every_request() {
             "127.0.0.1",
             Some("SOCKS5"),
         ),
-        // The proxy resolves the name: nothing here could reach www.env.test without it.
+        // With --allow-private the proxy resolves the name: nothing here could reach
+        // www.env.test without it (without --allow-private names are resolved here).
         (
-            vec![],
+            vec!["--allow-private".into()],
             vec![("ALL_PROXY", format!("socks5h://127.0.0.1:{pp}"))],
             "www.env.test",
             Some("SOCKS5"),
         ),
         (
-            vec![],
+            vec!["--allow-private".into()],
             vec![("HTTP_PROXY", format!("http://127.0.0.1:{pp}"))],
             "www.env.test",
             Some("CONNECT"),
@@ -411,8 +414,8 @@ fn every_kind_of_proxy_sees_every_request() {
             r.stdout
         );
         // WARC-IP-Address is the target's address when it was resolved here, never the
-        // proxy's: absent when the proxy resolved (CONNECT, socks5h).
-        let resolved_here = kind.is_none() || args.iter().any(|a| a.starts_with("socks5://"));
+        // proxy's: absent only when the proxy resolved (a name, with --allow-private).
+        let resolved_here = host == "127.0.0.1";
         let ips = warc_text(&r.out)
             .matches("WARC-IP-Address: 127.0.0.1\r\n")
             .count();
@@ -487,7 +490,8 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
     let proxy = Proxy::start().unwrap();
     let proxy_url = format!("http://127.0.0.1:{}", proxy.port());
     let args = ["--ca-cert", ca, "--proxy", &proxy_url];
-    let r = run(fresh().path(), &seed, &args, &no_proxy_env());
+    let proxied = fresh();
+    let r = run(proxied.path(), &seed, &args, &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(targets(8), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     let port = server.origin().rsplit(':').next().unwrap().to_owned();
@@ -501,6 +505,13 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
             }
         );
     }
+    // The request records hold the heads as sent inside TLS, not the CONNECT or ciphertext.
+    let warc = warc_text(&r.out);
+    for target in ["/robots.txt", "/", "/sitemap.xml", "/a"] {
+        let line = format!("\r\n\r\nGET {target} HTTP/1.1\r\n");
+        assert!(warc.contains(&line), "{target}: {warc}");
+    }
+    assert!(!warc.contains("CONNECT "), "{warc}");
 
     // A --ca-cert that holds no certificate is bad input.
     std::fs::write(dir.path().join("empty.pem"), "not a certificate\n").unwrap();
@@ -596,53 +607,77 @@ fn bad_cookie_files_are_exit_2_naming_the_file_and_line() {
 
 #[test]
 fn through_a_proxy_a_private_target_is_refused_before_the_proxy_hears_of_it() {
-    // The site links to 127.0.0.2, and to forbidden.test which the test resolver answers with
-    // 127.0.0.2: an address the crawl is told is forbidden (loopback only, as everything here).
-    let (host, _seen) = recording_host(|target| match target {
-        "/" => Response::html(
-            r#"<a href="http://127.0.0.2:9/literal">l</a><a href="http://forbidden.test:9/name">n</a>"#,
-        ),
+    // 127.0.0.2 is an address the crawl is told is forbidden (loopback only, as everything
+    // here), with a listener on it that must never see a connection. The site links to it by
+    // address, and by names the test resolver maps to it; allowed.test maps to 127.0.0.1.
+    let forbidden = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    forbidden.set_nonblocking(true).unwrap();
+    let fp = forbidden.local_addr().unwrap().port();
+    let ports: Arc<OnceLock<u16>> = Arc::new(OnceLock::new());
+    let own = Arc::clone(&ports);
+    let (host, _seen) = recording_host(move |target| match target {
+        "/" => Response::html(format!(
+            r#"<a href="http://127.0.0.2:{fp}/literal">l</a>
+               <a href="http://forbidden.test:{fp}/name">n</a>
+               <a href="https://tls.forbidden.test:{fp}/tls">t</a>
+               <a href="http://allowed.test:{}/ok">ok</a>"#,
+            own.get().unwrap()
+        )),
+        "/ok" => Response::html("ok"),
         _ => Response::not_found(),
     });
     let web = TestWeb::start(vec![host]).unwrap();
+    ports.set(web.port(0)).unwrap();
     let proxy = Proxy::start().unwrap();
     let env = with(
         with(no_proxy_env(), "CRAWL_TEST_FORBID", "127.0.0.2".into()),
         "CRAWL_TEST_HOSTS",
-        "forbidden.test=127.0.0.2".into(),
+        "forbidden.test=127.0.0.2,tls.forbidden.test=127.0.0.2,allowed.test=127.0.0.1".into(),
     );
-    // A socks5:// proxy is handed addresses resolved (and checked) here; a CONNECT or
-    // socks5h:// proxy resolves names itself, so only an address in the URL can be checked.
-    for (scheme, checked) in [
-        ("socks5", &["127.0.0.2", "forbidden.test"][..]),
-        ("http", &["127.0.0.2"][..]),
-        ("socks5h", &["127.0.0.2"][..]),
-    ] {
+    // Every kind of proxy is handed addresses resolved (and checked) here, never a name it
+    // would resolve itself: CONNECT and socks5h:// as much as socks5://.
+    for scheme in ["socks5", "http", "socks5h"] {
         let before = proxy.tunnels().len();
         let dir = tempfile::tempdir().unwrap();
         let proxy_url = format!("{scheme}://127.0.0.1:{}", proxy.port());
         let args = ["--proxy", proxy_url.as_str(), "--scope", "any"];
         let r = run(dir.path(), &web.url(0, "/"), &args, &env);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
-        for host in checked {
-            let prefix = format!("http://{host}:9/");
+        for prefix in [
+            format!("http://127.0.0.2:{fp}/"),
+            format!("http://forbidden.test:{fp}/"),
+            format!("https://tls.forbidden.test:{fp}/"),
+        ] {
             let refused: Vec<&LogRow> = r
                 .rows
                 .iter()
                 .filter(|row| row.url.starts_with(&prefix))
                 .collect();
-            assert!(!refused.is_empty(), "{scheme} {host}: {}", r.stdout);
+            assert!(!refused.is_empty(), "{scheme} {prefix}: {}", r.stdout);
             for row in refused {
                 let seen = (row.status, row.note.as_str());
                 assert_eq!(seen, (0, "private-address"), "{scheme}: {row:?}");
             }
-            for t in &proxy.tunnels()[before..] {
-                assert!(
-                    !t.target.starts_with(*host),
-                    "{scheme}: {t:?} reached the proxy"
-                );
-                assert!(!t.target.starts_with("127.0.0.2"), "{scheme}: {t:?}");
-            }
         }
+        // The allowed name was fetched through the proxy, which was told its address.
+        let ok = format!("http://allowed.test:{}/ok", web.port(0));
+        assert_eq!(row(&r.rows, &ok).status, 200, "{scheme}: {}", r.stdout);
+        let tunnels = proxy.tunnels().split_off(before);
+        let allowed = format!("127.0.0.1:{}", web.port(0));
+        assert!(
+            tunnels.iter().all(|t| t.target == allowed),
+            "{scheme}: {tunnels:?}"
+        );
+        assert!(!tunnels.is_empty(), "{scheme}: no tunnel");
+        // Nothing ever connected to the forbidden address.
+        let e = forbidden.accept().map(|(_, from)| from).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{scheme}: {e}");
     }
+}
+
+/// The URL log's row of `url`.
+fn row<'a>(rows: &'a [LogRow], url: &str) -> &'a LogRow {
+    rows.iter()
+        .find(|r| r.url == url)
+        .unwrap_or_else(|| panic!("no row for {url}"))
 }

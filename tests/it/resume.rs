@@ -66,6 +66,13 @@ fn settled_count(web: &TestWeb) -> usize {
     last.0
 }
 
+/// A directory for a crawl whose seed file (`seeds.txt`) holds `seed`.
+fn seeded_with(seed: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), format!("{seed}\n")).unwrap();
+    dir
+}
+
 /// The number of checksums in a seen-set file (its header's count).
 fn seen_count(out: &Path) -> u64 {
     let bytes = std::fs::read(out.join("seen")).unwrap();
@@ -322,12 +329,7 @@ fn changing_site(version: Arc<AtomicUsize>) -> TestWeb {
 fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     let version = Arc::new(AtomicUsize::new(0));
     let web = changing_site(Arc::clone(&version));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let args = ["--delay-factor", "0"];
     let first = run(dir.path(), &args, &[], None);
     assert_eq!(first.code, Some(0), "{}", first.stderr);
@@ -390,12 +392,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
 #[test]
 fn a_second_crawl_on_a_directory_in_use_is_refused() {
     let web = changing_site(Arc::new(AtomicUsize::new(0)));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     // Hold the directory's lock the way a running crawl does.
@@ -509,12 +506,7 @@ fn a_stop_abandons_a_fetch_that_would_not_end_and_exits_130() {
         }
     })])
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
         .arg(dir.path().join("seeds.txt"))
         .arg("--out")
@@ -553,4 +545,57 @@ fn a_stop_abandons_a_fetch_that_would_not_end_and_exits_130() {
     // The abandoned page is still to do: the frontier's head lists it.
     let head = std::fs::read_to_string(dir.path().join("out/frontier/head")).unwrap();
     assert!(head.contains("/slow"), "{head}");
+}
+
+#[test]
+fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
+    // robots.txt answers 503 ("unreachable": every page blocked) while `down` is set.
+    let down = Arc::new(AtomicUsize::new(1));
+    let state = Arc::clone(&down);
+    let web = TestWeb::start(vec![HostSpec::new(move |req: &Request| {
+        match (req.target.as_str(), state.load(Ordering::SeqCst)) {
+            ("/robots.txt", 1) => Response::new(503, "text/plain", "down"),
+            ("/robots.txt", _) => Response::not_found(),
+            ("/", _) => Response::html("<a href=/a>a</a>"),
+            ("/a", _) => Response::html("a"),
+            _ => Response::not_found(),
+        }
+    })])
+    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
+    let args = ["--delay-factor", "0", "--no-sitemaps"];
+    let pages = |from: usize| -> Vec<String> {
+        web.log()[from..]
+            .iter()
+            .filter(|e| e.target != "/robots.txt")
+            .map(|e| e.target.clone())
+            .collect()
+    };
+    let mut runs = Vec::new();
+    // (restart, robots.txt down, the pages the run should fetch), each run asking for
+    // robots.txt once: a first crawl blocked by an unreachable robots.txt, then --restart as
+    // soon as it answers; --restart again (which forgets even a good answer), blocked; then a
+    // plain recrawl as soon as it answers (which forgets the unreachable answer only).
+    for (restart, is_down, fetched) in [
+        (false, 1, &[][..]),
+        (true, 0, &["/", "/a"][..]),
+        (true, 1, &[][..]),
+        (false, 0, &["/", "/a"][..]),
+    ] {
+        down.store(is_down, Ordering::SeqCst);
+        let start = web.request_count();
+        let mut all = args.to_vec();
+        if restart {
+            all.push("--restart");
+        }
+        let r = run(dir.path(), &all, &[], None);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let robots = web.log()[start..]
+            .iter()
+            .filter(|e| e.target == "/robots.txt")
+            .count();
+        assert_eq!(robots, 1, "run {}: robots.txt asked for once", runs.len());
+        assert_eq!(pages(start), fetched, "run {}: {}", runs.len(), r.stdout);
+        runs.push(r);
+    }
 }
