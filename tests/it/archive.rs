@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::util::run_binary_with;
+use crate::util::{crawl_dir, run_binary_with};
 use testweb::warc_readers::{PIP_HINT, run};
 use testweb::{Graph, GraphSpec, HostSpec, Request, Response, TestWeb};
 
@@ -68,17 +68,12 @@ fn seeded(web: &TestWeb) -> tempfile::TempDir {
 
 /// Runs `crawl DIR/seeds.txt --out DIR/out ARGS…`; returns the exit code and stderr.
 fn crawl_in(dir: &Path, args: &[&str], env: &[(&str, String)]) -> (Option<i32>, String) {
-    let mut all = vec![
-        dir.join("seeds.txt").to_string_lossy().into_owned(),
-        "--out".into(),
-        dir.join("out").to_string_lossy().into_owned(),
-        "--delay-factor".into(),
-        "0".into(),
-        "--max-body".into(),
-        "100K".into(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let (code, _, stderr) = run_binary_with(&all, None, dir, env, None);
+    let all: Vec<&str> = ["--delay-factor", "0", "--max-body", "100K"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (code, _, stderr) = crawl_dir(dir, &all, env, None);
     (code, stderr)
 }
 
@@ -246,12 +241,13 @@ fn the_index_equals_cdxj_indexer_for_gzip_and_zstd() {
                 .count()
         };
         // Both revisit profiles (304 for /a, the same payload for the others), the redirect,
-        // the 404s (robots.txt, /missing); the gzip-encoded and the truncated page are there too.
+        // the 404s (robots.txt, the seed host's /sitemap.xml, /missing); the gzip-encoded and the
+        // truncated page are there too.
         assert_eq!(count("warc/revisit", "304"), 1, "{lines:#?}");
         assert!(count("warc/revisit", "200") >= 2, "{lines:#?}");
         assert_eq!(count("text/plain", "301"), 1, "{lines:#?}");
         assert_eq!(count("warc/revisit", "301"), 1, "{lines:#?}");
-        assert_eq!(count("text/plain", "404"), 2, "{lines:#?}");
+        assert_eq!(count("text/plain", "404"), 3, "{lines:#?}");
         let revisit_304 = lines.iter().find(|f| f["status"] == "304").unwrap();
         assert!(
             !revisit_304.contains_key("digest"),
@@ -345,7 +341,7 @@ fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("2 WARC files (0 converted from zstd), 19 captures, 7 pages"),
+        stderr.contains("2 WARC files (0 converted from zstd), 20 captures, 7 pages"),
         "{stderr}"
     );
 
@@ -428,7 +424,7 @@ fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("1 WARC files (1 converted from zstd), 10 captures"),
+        stderr.contains("1 WARC files (1 converted from zstd), 11 captures"),
         "{stderr}"
     );
     let (ok, report) = run(
