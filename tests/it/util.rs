@@ -110,8 +110,8 @@ pub fn crawl_dir(
     run_binary_with(&all, None, dir, env, kill_after)
 }
 
-/// The WARC files (names ending in `extension`) of a crawl, in name order (their CDXJ indexes left out, `archive.rs` checks
-/// them); none may be left `.open` after a clean exit.
+/// The WARC files (names ending in `extension`) of a crawl, in name order (their CDXJ
+/// indexes left out, `archive.rs` checks them); none may be left `.open` after a clean exit.
 pub fn warc_files(out: &Path, extension: &str) -> Vec<PathBuf> {
     let dir = out.join("warc");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
