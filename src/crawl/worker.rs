@@ -542,10 +542,15 @@ impl Worker<'_> {
             }
         }
         self.due.offer(wanted)?;
-        if let Some(focus) = merge
-            && !self.due.flush()?
-        {
-            focus.merge_refused();
+        if let Some(focus) = merge {
+            if self.due.flush()? {
+                // This worker waits for its topical links to reach the focus window before its
+                // next fetch (the others go on): the focus then orders by pages, not by how
+                // fast a merge runs on a loaded machine.
+                self.due.wait_for_merge()?;
+            } else {
+                focus.merge_refused();
+            }
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::util::run_binary_with;
+use crate::util::{crawl_dir, run_binary_with};
 use testweb::warc_readers::{PIP_HINT, run};
 use testweb::{Graph, GraphSpec, HostSpec, Request, Response, TestWeb};
 
@@ -68,17 +68,12 @@ fn seeded(web: &TestWeb) -> tempfile::TempDir {
 
 /// Runs `crawl DIR/seeds.txt --out DIR/out ARGS…`; returns the exit code and stderr.
 fn crawl_in(dir: &Path, args: &[&str], env: &[(&str, String)]) -> (Option<i32>, String) {
-    let mut all = vec![
-        dir.join("seeds.txt").to_string_lossy().into_owned(),
-        "--out".into(),
-        dir.join("out").to_string_lossy().into_owned(),
-        "--delay-factor".into(),
-        "0".into(),
-        "--max-body".into(),
-        "100K".into(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let (code, _, stderr) = run_binary_with(&all, None, dir, env, None);
+    let all: Vec<&str> = ["--delay-factor", "0", "--max-body", "100K"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (code, _, stderr) = crawl_dir(dir, &all, env, None);
     (code, stderr)
 }
 
@@ -246,7 +241,7 @@ fn the_index_equals_cdxj_indexer_for_gzip_and_zstd() {
                 .count()
         };
         // Both revisit profiles (304 for /a, the same payload for the others), the redirect,
-        // the 404s (robots.txt, /missing, the seed host's /sitemap.xml); the gzip-encoded and the
+        // the 404s (robots.txt, the seed host's /sitemap.xml, /missing); the gzip-encoded and the
         // truncated page are there too.
         assert_eq!(count("warc/revisit", "304"), 1, "{lines:#?}");
         assert!(count("warc/revisit", "200") >= 2, "{lines:#?}");

@@ -1,7 +1,7 @@
 //! Page-level robots directives, `<noscript>` links and per-host budgets, end to end: the real
 //! binary against `testweb::directives` (see its module doc for the cases).
 
-use crate::util::{Outcome, crawl, run_binary};
+use crate::util::{Outcome, crawl, crawl_dir};
 use std::collections::BTreeSet;
 use testweb::TestWeb;
 use testweb::directives::{self, CALENDAR, CASES, SITE};
@@ -175,27 +175,27 @@ fn a_host_budget_ends_an_endless_calendar_and_notes_the_rest() {
 fn a_host_budget_survives_a_resume() {
     let web = directives::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{}\n", web.url(CALENDAR, "/"))).unwrap();
-    let out = dir.path().join("out");
-    let args = |extra: &[&str]| {
-        let mut all = vec![seeds.to_string_lossy().into_owned(), "--out".into()];
-        all.push(out.to_string_lossy().into_owned());
-        all.extend(["--delay-factor", "0", "--max-pages-per-host", "5"].map(String::from));
-        all.extend(extra.iter().map(|s| s.to_string()));
-        all
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(CALENDAR, "/")),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let budget = ["--delay-factor", "0", "--max-pages-per-host", "5"];
+        let all: Vec<&str> = budget.iter().chain(extra).copied().collect();
+        crawl_dir(dir.path(), &all, &[], None)
     };
-    let (code, _, stderr) = run_binary(&args(&["--max-pages", "2"]), None, dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&["--max-pages", "2"]);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(calendar_pages(&web), 2);
-    let (code, _, stderr) = run_binary(&args(&[]), None, dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(calendar_pages(&web), 5, "{:?}", web.log());
-    let summary = crate::util::read_summary(&out);
+    let summary = crate::util::read_summary(&dir.path().join("out"));
     assert_eq!(summary["ending"], "complete", "{summary}");
     // The crawl completed: the next run is a recrawl, and each host has its budget again.
-    let (code, _, stderr) = run_binary(&args(&[]), None, dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(calendar_pages(&web), 10, "{:?}", web.log());
 }
 
@@ -203,29 +203,27 @@ fn a_host_budget_survives_a_resume() {
 fn a_host_budget_survives_a_kill() {
     let web = directives::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{}\n", web.url(CALENDAR, "/"))).unwrap();
-    let args: Vec<String> = [
-        seeds.to_str().unwrap(),
-        "--out",
-        dir.path().join("out").to_str().unwrap(),
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(CALENDAR, "/")),
+    )
+    .unwrap();
+    let args = [
         "--delay-factor",
         "0",
         "--min-delay",
         "0.1",
         "--max-pages-per-host",
         "5",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
     // A checkpoint after every page, so the kill finds the counts saved.
     let env = [("CRAWL_CHECKPOINT_PAGES", "1".to_string())];
     // Killed once robots.txt and two pages are logged.
-    let (code, _, _) = crate::util::run_binary_with(&args, None, dir.path(), &env, Some(3));
+    let (code, _, _) = crawl_dir(dir.path(), &args, &env, Some(3));
     assert_eq!(code, None, "the crawl ended before the kill");
     let before = requested(&web, CALENDAR).len();
     assert!((2..5).contains(&before), "{before} pages before the kill");
-    let (code, _, stderr) = crate::util::run_binary_with(&args, None, dir.path(), &env, None);
+    let (code, _, stderr) = crawl_dir(dir.path(), &args, &env, None);
     assert_eq!(code, Some(0), "{stderr}");
     // A page done between its done-log line and the next checkpoint is not counted: one more
     // page at most. Without the saved counts the second run would fetch five more.

@@ -2,7 +2,7 @@
 //! resume), proxies (`--proxy`, the environment, `--no-proxy`) and TLS (`--ca-cert`,
 //! `--insecure`), each checked by what the loopback server or proxy saw.
 
-use crate::util::{LogRow, parse_log, read_summary, run_binary_with};
+use crate::util::{LogRow, crawl_dir, parse_log, read_summary, warc_text};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use testweb::proxy::{Proxy, Tunnel};
@@ -29,18 +29,13 @@ fn run_killed(
     env: &[(&str, String)],
     kill_after: Option<usize>,
 ) -> Run {
-    let seeds_path = dir.join("seeds.txt");
-    std::fs::write(&seeds_path, seeds).unwrap();
-    let out = dir.join("out");
-    let mut all = vec![
-        seeds_path.to_str().unwrap().to_owned(),
-        "--out".into(),
-        out.to_str().unwrap().to_owned(),
-        "--delay-factor".into(),
-        "0".into(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (code, stdout, stderr) = run_binary_with(&all, None, dir, env, kill_after);
+    std::fs::write(dir.join("seeds.txt"), seeds).unwrap();
+    let all: Vec<&str> = ["--delay-factor", "0"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (code, stdout, stderr) = crawl_dir(dir, &all, env, kill_after);
     let rows = match kill_after {
         Some(_) => Vec::new(),
         None => parse_log(&stdout),
@@ -50,7 +45,7 @@ fn run_killed(
         rows,
         stdout,
         stderr,
-        out,
+        out: dir.join("out"),
     }
 }
 
@@ -81,17 +76,6 @@ fn with(
     env.retain(|(n, _)| *n != name);
     env.push((name, value));
     env
-}
-
-/// Every WARC file of a crawl, decompressed and joined (not the CDXJ indexes beside them).
-fn warc_text(out: &Path) -> String {
-    let mut text = String::new();
-    for path in crate::util::warc_files(out) {
-        let file = std::fs::File::open(path).unwrap();
-        let bytes = zstd::decode_all(file).unwrap();
-        text.push_str(&String::from_utf8_lossy(&bytes));
-    }
-    text
 }
 
 /// A host whose handler records every request, serving `pages` (target, response).
@@ -141,7 +125,7 @@ fn headers_go_on_every_request_into_the_archive_and_are_never_printed() {
         assert_eq!(request.header("accept-language"), Some("fr"), "{request:?}");
     }
     // The archive keeps them, once per request record; nothing printed shows them.
-    let warc = warc_text(&r.out);
+    let warc = warc_text(&r.out, ".warc.zst");
     assert_eq!(
         warc.matches("x-api-key: s3cret-token\r\n").count(),
         4,
@@ -286,7 +270,7 @@ fn cookies_are_sent_back_by_domain_and_path_across_hosts() {
     let printed = format!("{}{}", r.stdout, r.stderr);
     assert!(!printed.contains("l0aded-value"), "{printed}");
     // The archive's request records hold the cookies as sent.
-    assert!(warc_text(&r.out).contains("\r\ncookie: narrow=2; host=3; wide=1\r\n"));
+    assert!(warc_text(&r.out, ".warc.zst").contains("\r\ncookie: narrow=2; host=3; wide=1\r\n"));
 }
 
 /// One host: `/` links to `/a`.
@@ -416,7 +400,7 @@ fn every_kind_of_proxy_sees_every_request() {
         // WARC-IP-Address is the target's address when it was resolved here, never the
         // proxy's: absent only when the proxy resolved (a name, with --allow-private).
         let resolved_here = host == "127.0.0.1";
-        let ips = warc_text(&r.out)
+        let ips = warc_text(&r.out, ".warc.zst")
             .matches("WARC-IP-Address: 127.0.0.1\r\n")
             .count();
         let records = 2 * r.rows.len(); // a response and its request per fetch
@@ -506,7 +490,7 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
         );
     }
     // The request records hold the heads as sent inside TLS, not the CONNECT or ciphertext.
-    let warc = warc_text(&r.out);
+    let warc = warc_text(&r.out, ".warc.zst");
     for target in ["/robots.txt", "/", "/sitemap.xml", "/a"] {
         let line = format!("\r\n\r\nGET {target} HTTP/1.1\r\n");
         assert!(warc.contains(&line), "{target}: {warc}");

@@ -26,13 +26,7 @@ struct Run {
 /// Runs `crawl seeds --out out ARGS` in `dir` with `env`; with `kill_after`, SIGKILLs it once
 /// its URL log has that many lines (if it gets that far).
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usize>) -> Run {
-    let mut all = vec![
-        dir.join("seeds.txt").to_string_lossy().into_owned(),
-        "--out".into(),
-        dir.join("out").to_string_lossy().into_owned(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let (code, stdout, stderr) = crate::util::run_binary_with(&all, None, dir, env, kill_after);
+    let (code, stdout, stderr) = crate::util::crawl_dir(dir, args, env, kill_after);
     Run {
         code,
         stdout,

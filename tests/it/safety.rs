@@ -8,7 +8,7 @@
 //! even a crawler that ignored the refusal could reach nothing but loopback, and a listener on
 //! 127.0.0.2 proves that nothing reached it.
 
-use crate::util::{LogRow, parse_log, read_summary, run_binary_with};
+use crate::util::{LogRow, crawl_dir, parse_log, read_summary, warc_files, warc_text};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -212,22 +212,15 @@ fn crawl_with_env(
     env: &[(&str, String)],
 ) -> (Vec<LogRow>, String, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let seeds = dir.path().join("seeds.txt");
-    std::fs::write(&seeds, format!("{seed}\n")).unwrap();
-    let out = dir.path().join("out");
-    let mut all = vec![
-        seeds.to_str().unwrap().to_owned(),
-        "--out".into(),
-        out.to_str().unwrap().to_owned(),
-        "--delay-factor".into(),
-        "0".into(),
-        "--timeout".into(),
-        "20".into(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let (code, stdout, stderr) = run_binary_with(&all, None, dir.path(), env, None);
+    std::fs::write(dir.path().join("seeds.txt"), format!("{seed}\n")).unwrap();
+    let all: Vec<&str> = ["--delay-factor", "0", "--timeout", "20"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let (code, stdout, stderr) = crawl_dir(dir.path(), &all, env, None);
     assert_eq!(code, Some(0), "stderr: {stderr}");
-    (parse_log(&stdout), stderr, out, dir)
+    (parse_log(&stdout), stderr, dir.path().join("out"), dir)
 }
 
 fn row<'a>(rows: &'a [LogRow], url: &str) -> &'a LogRow {
@@ -388,17 +381,11 @@ fn typed(target: &str, addr: SocketAddr) -> Reply {
 
 /// The WARC records (gzip) of a crawl, as text, one string per record.
 fn warc_records(out: &Path) -> Vec<String> {
-    let mut records = Vec::new();
-    for path in crate::util::warc_files(out) {
-        let bytes = std::fs::read(&path).unwrap();
-        let mut text = Vec::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut text)
-            .unwrap();
-        let text = String::from_utf8_lossy(&text).into_owned();
-        records.extend(text.split("WARC/1.1\r\n").skip(1).map(str::to_owned));
-    }
-    records
+    let text = warc_text(out, ".warc.gz");
+    text.split("WARC/1.1\r\n")
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The response record of `url`.
@@ -476,7 +463,7 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
     let small = response_record(&records, &site.url("/small.html"));
     assert!(!small.contains("WARC-Truncated"), "{small}");
     // Headers-only records are valid WARC to the independent readers, digests included.
-    for file in crate::util::warc_files(&out) {
+    for file in warc_files(&out, ".warc.gz") {
         check_with("warcio", &["check", "-v"], &file);
         check_with("fastwarc", &["check", "--verify-payloads"], &file);
     }

@@ -2,9 +2,10 @@
 //! lines, a seed host's `/sitemap.xml`, an index of gzip, text, over-limit, broken and endlessly
 //! nested sitemaps; `--no-sitemaps`; a stopped crawl with sitemaps queued, resumed.
 
-use crate::util::{LogRow, Outcome, counts, crawl, parse_log, read_summary, run_binary};
+use crate::util::{
+    LogRow, Outcome, counts, crawl, crawl_dir, parse_log, read_summary, run_binary, warc_text,
+};
 use std::collections::BTreeMap;
-use std::io::Read;
 use testweb::TestWeb;
 use testweb::sitemaps::{self, ELSEWHERE, FALLBACK, NEVER, SITE, SITEMAP_ONLY};
 
@@ -41,20 +42,11 @@ fn sitemap_notes(rows: &[LogRow]) -> BTreeMap<String, String> {
 
 /// Every WARC-Target-URI in the crawl's gzip WARC files.
 fn warc_targets(out: &std::path::Path) -> Vec<String> {
-    let mut targets = Vec::new();
-    for path in crate::util::warc_files(out) {
-        let mut text = Vec::new();
-        flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap())
-            .read_to_end(&mut text)
-            .unwrap();
-        let text = String::from_utf8_lossy(&text);
-        targets.extend(
-            text.lines()
-                .filter_map(|l| l.strip_prefix("WARC-Target-URI: "))
-                .map(|l| l.trim().to_owned()),
-        );
-    }
-    targets
+    warc_text(out, ".warc.gz")
+        .lines()
+        .filter_map(|l| l.strip_prefix("WARC-Target-URI: "))
+        .map(|l| l.trim().to_owned())
+        .collect()
 }
 
 #[test]
@@ -167,26 +159,19 @@ fn no_sitemaps_reads_none() {
 fn a_crawl_stopped_with_sitemaps_queued_resumes_them() {
     let web = sitemaps::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let seeds_path = dir.path().join("seeds.txt");
-    std::fs::write(&seeds_path, seeds(&web)).unwrap();
-    let out = dir.path().join("out");
+    std::fs::write(dir.path().join("seeds.txt"), seeds(&web)).unwrap();
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            seeds_path.to_string_lossy().into_owned(),
-            "--out".into(),
-            out.to_string_lossy().into_owned(),
-        ];
         let one_worker = ["--delay-factor", "0", "-j", "1", "--no-warc"];
-        args.extend(one_worker.iter().chain(extra).map(|s| s.to_string()));
-        run_binary(&args, None, dir.path())
+        let args: Vec<&str> = one_worker.iter().chain(extra).copied().collect();
+        crawl_dir(dir.path(), &args, &[], None)
     };
     // The first run stops after one page: the robots.txt fetches have queued the sitemaps.
     let (code, first, stderr) = run(&["--max-pages", "1"]);
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     let first = parse_log(&first);
     assert!(sitemap_notes(&first).is_empty(), "{first:?}");
     let (code, second, stderr) = run(&[]);
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     let second = parse_log(&second);
     let crawled: Vec<&str> = second.iter().map(|r| r.url.as_str()).collect();
     for &(host, path) in SITEMAP_ONLY {
@@ -205,7 +190,7 @@ fn a_crawl_stopped_with_sitemaps_queued_resumes_them() {
             .collect();
         assert!(twice.is_empty(), "asked twice: {twice:?}");
     }
-    assert_eq!(read_summary(&out)["ending"], "complete");
+    assert_eq!(read_summary(&dir.path().join("out"))["ending"], "complete");
     web.shutdown();
 }
 
