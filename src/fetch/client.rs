@@ -602,19 +602,25 @@ mod tests {
     use std::io::Write;
     use std::net::TcpListener;
 
+    /// Reads one request head (a GET has no body) off `socket`.
+    fn read_head(socket: &mut std::net::TcpStream) -> Vec<u8> {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !seen.ends_with(b"\r\n\r\n") {
+            let n = socket.read(&mut buf).unwrap();
+            assert!(n > 0, "connection closed mid-request: {seen:?}");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        seen
+    }
+
     /// Serves one connection: records the request head, answers with `response`.
     fn serve_once(response: &'static [u8]) -> (String, std::thread::JoinHandle<Vec<u8>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let server = std::thread::spawn(move || {
             let (mut socket, _) = listener.accept().unwrap();
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !seen.ends_with(b"\r\n\r\n") {
-                let n = socket.read(&mut buf).unwrap();
-                assert!(n > 0, "connection closed mid-request: {seen:?}");
-                seen.extend_from_slice(&buf[..n]);
-            }
+            let seen = read_head(&mut socket);
             socket.write_all(response).unwrap();
             seen
         });
@@ -686,13 +692,7 @@ mod tests {
         let server = std::thread::spawn(move || {
             let (mut socket, _) = listener.accept().unwrap();
             for _ in 0..2 {
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !seen.ends_with(b"\r\n\r\n") {
-                    let n = socket.read(&mut buf).unwrap();
-                    assert!(n > 0, "connection closed mid-request: {seen:?}");
-                    seen.extend_from_slice(&buf[..n]);
-                }
+                read_head(&mut socket);
                 socket
                     .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
                     .unwrap();
