@@ -5,15 +5,20 @@
 #   benches/web_shape.sh                       # 50 hosts x 400 pages, then 2,000 x 10, -j 64
 #   WEBS="2000x10" REPS=5 benches/web_shape.sh
 #   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/web_shape.sh
+#   BEFORE=/path/to/old/crawl TOOLS="before-crawl crawl wget2" benches/web_shape.sh
+#                                              # an older build in the same run (before-TOOL)
 #   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
-#   WEBS=/usr/share/doc/rust-doc/html TOOLS="crawl wget2-t1 crawl-c16 wget2-t16" benches/web_shape.sh
+#   WEBS=/usr/share/doc/rust-doc/html TOOLS="crawl wget crawl-c16 wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
 #
 # Tools: crawl, crawl-nowarc, crawl-c16 (--host-connections 16), wget2 (JOBS threads),
-# wget2-tN (N threads). A WEBS entry that is a directory is served as one host; its coverage is
-# counted against its .html files (both tools also fetch the images, scripts and styles they link).
+# wget2-tN (N threads), wget (GNU wget: one connection, one thread; the one-connection peer
+# where wget2 1.99.1 hangs, as on the rust-doc site). A WEBS entry that is a directory is
+# served as one host; its coverage is counted against its .html files (the tools also fetch
+# the images, scripts and styles they link).
 #
-# Both tools are seeded with host 0's index page and span hosts; wget2 runs with
+# Both tools are seeded with host 0's index page and span hosts (on a directory web, one
+# host, they stay on it: `--scope host`, no `-H`); wget2 runs with
 # `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
 # `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
 # crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
@@ -32,6 +37,7 @@ CRAWL=${CRAWL:-target/release/crawl}
 . benches/lib.sh
 need nginx nginx-light
 need wget2 wget2
+need wget wget
 [ -x /usr/bin/time ] || need /usr/bin/time time
 [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
 
@@ -45,25 +51,33 @@ trap cleanup EXIT
 
 # run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib" and leaves the access log.
 run() {
-  local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out
+  local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out CRAWL=$CRAWL
+  case $tool in before-*) CRAWL=$BEFORE; tool=${tool#before-} ;; esac
+  # Span hosts on a generated web (its links all lead to its loopback ports); a directory web
+  # is one host, and its links to the internet are not followed (only loopback is crawled).
+  local scope=any span=-H
+  [ "$hosts" -gt 1 ] || { scope=host; span=; }
   rm -rf "$out" "$tmp/access.log"
   kill -USR1 "$nginx_pid"   # reopen the (removed) access log
   sleep 0.2
   case $tool in
-    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 ;;
-    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 --no-warc ;;
-    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope any -j "$JOBS" --delay-factor 0 \
+    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 ;;
+    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 --no-warc ;;
+    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
       --host-connections 16 ;;
+    wget) mkdir -p "$out"; set -- wget -q -r $span -l inf -e robots=off --delete-after -P "$out" "$seed" ;;
     wget2*) local threads=$JOBS
       case $tool in wget2-t*) threads=${tool#wget2-t} ;; esac
-      mkdir -p "$out"; set -- wget2 -q -r -H -l 0 --robots=off --max-threads="$threads" \
+      mkdir -p "$out"; set -- wget2 -q -r $span -l 0 --robots=off --max-threads="$threads" \
       --delete-after -P "$out" "$seed" ;;
   esac
   echo "$seed" >"$tmp/seeds"
   /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
-  read -r wall user sys rss <"$tmp/time"
+  # The last line: GNU time puts "Command exited with non-zero status N" before it (wget
+  # exits 8 when some link answered 404).
+  read -r wall user sys rss < <(tail -n 1 "$tmp/time")
   echo "$wall $(echo "$user + $sys" | bc) $rss"
 }
 

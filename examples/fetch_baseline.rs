@@ -4,7 +4,7 @@
 //!
 //! Usage: `fetch_baseline URLS_FILE THREADS` — prints pages, seconds and pages/s.
 
-use crawl::{FetchConfig, Fetcher};
+use crawl::{AddressPolicy, BodyRule, FetchConfig, Fetcher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,9 +24,17 @@ fn main() {
         .collect();
     let fetcher = Fetcher::new(&FetchConfig {
         user_agent: "crawl-baseline".into(),
+        headers: Vec::new(),
+        cookies: None,
+        proxy: None,
+        insecure: false,
+        extra_roots: Vec::new(),
         timeout: Duration::from_secs(30),
         max_body: 10 << 20,
         host_connections: 1,
+        body: BodyRule::default(),
+        // The benchmark web is on loopback.
+        addresses: AddressPolicy::new(&[], true),
     });
     let next = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);

@@ -6,32 +6,12 @@
 //! Usage: `host_memory HOSTS [PAGES_PER_HOST]` (benches/host_memory.sh runs 10^3 .. 10^5)
 
 use crawl::internals::{DelayRule, Entry, Next, RobotsRules, Scheduler, Work};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-struct Counting;
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts the sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live =
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed) + layout.size() as isize;
-        PEAK.fetch_max(live, Ordering::Relaxed);
-        // SAFETY: same layout contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "common/counting.rs"]
+mod counting;
+use counting::{LIVE, PEAK};
 
 fn main() {
     let mut args = std::env::args().skip(1);

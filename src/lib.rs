@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `state` keeps the state directory safe across kills and runs; `tools` holds the subcommands
-//! beside the crawl (`dedupe`, `cachesim`, `rank`); `cli` is the command line; `sys` the few
+//! beside the crawl (`dedupe`, `cachesim`, `rank`, `wacz`); `cli` is the command line; `sys` the few
 //! platform calls. Modules are private: what the binary, tests, examples and fuzz targets use is
 //! re-exported below.
 
@@ -34,7 +34,9 @@ pub use sys::tune_allocator;
 
 // For the integration tests, examples, benchmarks and fuzz targets: the pure functions they
 // exercise directly (everything else they reach through the binary).
+pub use fetch::body::BodyRule;
 pub use fetch::client::{FetchConfig, Fetcher};
+pub use fetch::private::AddressPolicy;
 pub use fetch::retry::MAX_RETRIES;
 pub use schedule::robots::RobotsRules;
 pub use seen::checksum::checksum;
@@ -44,6 +46,7 @@ pub use tools::cachesim::simulate;
 pub use url::extract::extract_links;
 pub use url::normalize::{Filter, Scope, canonicalize, is_canonical};
 pub use url::seeds::parse_seeds;
+pub use url::sitemap;
 
 /// The scheduler and its record, for `examples/host_memory.rs` (memory per known host). Not a
 /// stable interface.
@@ -52,4 +55,12 @@ pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
+}
+
+/// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record).
+/// Not a stable interface.
+#[doc(hidden)]
+pub mod archive_internals {
+    pub use crate::output::cdxj::{Capture, CdxjWriter};
+    pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
 }

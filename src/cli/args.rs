@@ -3,11 +3,13 @@
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
 
+use crate::fetch::body::TypePattern;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::Compression;
 use crate::tools::cachesim::CachesimArgs;
 use crate::tools::dedupe::DedupeArgs;
 use crate::tools::rank::RankArgs;
+use crate::tools::wacz::WaczArgs;
 use crate::url::normalize::Scope;
 use clap::Parser;
 use std::path::PathBuf;
@@ -39,6 +41,7 @@ pub enum Command {
     Dedupe(DedupeArgs),
     Cachesim(CachesimArgs),
     Rank(RankArgs),
+    Wacz(WaczArgs),
 }
 
 /// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
@@ -73,6 +76,15 @@ pub struct Args {
     /// Stop after this many pages have been fetched.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
+
+    /// Fetch at most this many pages from one host (host:port).
+    ///
+    /// Once a host's pages reach N, its further URLs are not fetched: each gets a URL-log line
+    /// with status 0 and the note host-budget, and is counted in summary.json (filtered,
+    /// host_budget). Ends crawler traps such as endless calendars without relying on depth.
+    /// The counts survive a resume.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pages_per_host: Option<u64>,
 
     /// Follow links at most this many hops from a seed (seeds are depth 0). Default 100.
     ///
@@ -133,9 +145,72 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub host_connections: u32,
 
+    /// Do not read sitemaps.
+    ///
+    /// By default each host's robots.txt `Sitemap:` lines are read (a seed's host whose
+    /// robots.txt names none: its /sitemap.xml), and the pages they list are crawled at depth 1.
+    #[arg(long)]
+    pub no_sitemaps: bool,
+    /// Follow links regardless of page-level robots directives (for archiving).
+    ///
+    /// By default a page whose <meta name="robots"> (or <meta name="TOKEN">, TOKEN being the
+    /// robots.txt token) or X-Robots-Tag header says nofollow or none has none of its links
+    /// followed, and a link with rel="nofollow" is not followed. noindex is only noted in the
+    /// URL log: the page is archived all the same.
+    #[arg(long)]
+    pub ignore_page_robots: bool,
+
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
     pub user_agent: String,
+
+    /// Send this header with every request, as `Name: value` (repeatable).
+    ///
+    /// Sent after the crawler's own headers; a `User-Agent` here replaces --user-agent's on the
+    /// wire (robots.txt still uses --user-agent's token). Values are never printed (only the
+    /// WARC request records keep them).
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+
+    /// Send the cookies of FILE (a Netscape cookie file, as curl and wget write them).
+    ///
+    /// Cookies are sent by the domain, path, Secure and expiry rules of RFC 6265. Cookies that
+    /// servers set during the crawl are kept and sent too (in memory; see --cookie-jar).
+    #[arg(long, value_name = "FILE")]
+    pub load_cookies: Option<PathBuf>,
+
+    /// Keep cookies in FILE: read at the start if it exists, written back at each checkpoint
+    /// and at the end (and at the start: an unwritable FILE is an error).
+    ///
+    /// A Netscape cookie file (curl -b and wget --load-cookies read it), session cookies
+    /// included, replaced atomically; running the same command again (a resume) starts with
+    /// the cookies it holds.
+    #[arg(long, value_name = "FILE")]
+    pub cookie_jar: Option<PathBuf>,
+
+    /// Fetch everything through this proxy: http://, https:// (CONNECT) or socks5://.
+    ///
+    /// Overrides the environment: without it, ALL_PROXY, then HTTPS_PROXY, then HTTP_PROXY
+    /// (or their lower-case forms) name the proxy for every URL, and NO_PROXY lists hosts
+    /// reached directly. Host names are resolved here and checked, and the proxy is sent the
+    /// address; with --allow-private, CONNECT and socks5h:// proxies resolve names
+    /// themselves. user:password@ works for every kind.
+    #[arg(long, value_name = "URL", conflicts_with = "no_proxy")]
+    pub proxy: Option<String>,
+
+    /// Use no proxy, whatever the environment says.
+    #[arg(long)]
+    pub no_proxy: bool,
+
+    /// Do not check TLS certificates (a warning is printed): for test servers only.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Also trust the certificates of this PEM file as roots (repeatable).
+    ///
+    /// Mozilla's roots stay trusted: this adds an internal or test certificate authority.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Vec<PathBuf>,
 
     /// Give up on a request after this many seconds (connect, headers and body together).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
@@ -144,6 +219,38 @@ pub struct Args {
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
     pub max_body: u64,
+
+    /// Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match).
+    ///
+    /// Decided from the response's Content-Type (none is application/octet-stream), never from
+    /// the URL. Any other body is not read: the connection is closed after the headers, which
+    /// are archived as a record marked WARC-Truncated, and the URL log notes `type-rejected`.
+    /// robots.txt is always read.
+    #[arg(long, value_name = "PATTERN")]
+    pub accept_type: Vec<TypePattern>,
+
+    /// Never read bodies of this media type (`image/*`, `application/pdf`; repeatable).
+    ///
+    /// Wins over --accept-type; treated as --accept-type describes (`type-rejected`).
+    #[arg(long, value_name = "PATTERN")]
+    pub reject_type: Vec<TypePattern>,
+
+    /// Read the first --max-body bytes of a body whose Content-Length is over --max-body.
+    ///
+    /// Without it such a body is not read at all: the connection is closed after the headers,
+    /// the record is marked WARC-Truncated: length, and the URL log notes `too-long`. A body
+    /// without a Content-Length is cut at --max-body either way (`truncated`).
+    #[arg(long)]
+    pub keep_truncated: bool,
+
+    /// Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …).
+    ///
+    /// By default an address in a special-purpose range is refused after DNS (URL log
+    /// `private-address`), links, redirects and names alike, unless a seed's host is itself
+    /// an address in that range (or `localhost`), which opens that range. Through a proxy too:
+    /// names are resolved here unless this is given. See the man page.
+    #[arg(long)]
+    pub allow_private: bool,
 
     /// How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz).
     ///
@@ -201,8 +308,9 @@ pub struct Args {
     ///
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
-    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages;
-    /// the WARC files stay). On an unfinished crawl it also discards the progress made.
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages,
+    /// robots.txt answers; the WARC files stay). On an unfinished crawl it also discards the
+    /// progress made.
     #[arg(long)]
     pub restart: bool,
 

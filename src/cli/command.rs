@@ -35,6 +35,10 @@ pub fn main() -> ExitCode {
             "crawl rank",
             crate::tools::rank::run(args).map(|()| Status::Done),
         ),
+        Some(Command::Wacz(args)) => (
+            "crawl wacz",
+            crate::tools::wacz::run(args).map(|()| Status::Done),
+        ),
         None => match cli.crawl {
             Some(args) => ("crawl", crawl(args)),
             // Neither SEEDS nor a subcommand: the plain form's parser says what is missing

@@ -6,7 +6,12 @@ use crate::cli::args::{Args, Save};
 use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
+use crate::crawl::sitemaps::Sources;
+use crate::fetch;
+use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
+use crate::fetch::cookies::CookieJar;
+use crate::fetch::private::AddressPolicy;
 use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
@@ -17,7 +22,9 @@ use crate::state::statedir::DirLock;
 use crate::state::{recrawl, statedir};
 use crate::url::normalize::{self, Filter};
 use crate::url::seeds;
+use anyhow::{Context, anyhow, bail};
 use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 /// A crawl ready to run: its configuration, where its URL log goes, and the lock on --out.
@@ -45,7 +52,33 @@ impl Args {
             )),
             None => None,
         };
+        let headers = request_headers(&args.headers).map_err(Failure::bad_input)?;
+        let proxy = match (&args.proxy, args.no_proxy) {
+            (_, true) => None,
+            (Some(url), false) => Some(proxy(url).map_err(Failure::bad_input)?),
+            (None, false) => ureq::Proxy::try_from_env(),
+        };
+        let extra_roots = args
+            .ca_cert
+            .iter()
+            .map(|path| ca_certs(path))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .map_err(Failure::bad_input)?
+            .concat();
+        if args.insecure {
+            eprintln!(
+                "crawl: warning: --insecure: TLS certificates are not checked; anyone between \
+                 here and a server can read and change what is fetched"
+            );
+        }
         let lock = statedir::open(&args.out).map_err(Failure::bad_input)?;
+        // After the lock: opening the jar writes it.
+        let cookies = match (&args.load_cookies, &args.cookie_jar) {
+            (None, None) => None,
+            (load, jar) => Some(Arc::new(
+                CookieJar::open(load.as_deref(), jar.as_deref()).map_err(Failure::bad_input)?,
+            )),
+        };
         let generation = recrawl::prepare(&args.out, args.restart).map_err(Failure::fatal)?;
         // With --find, stdout carries the result alone: the URL log goes only to --log FILE.
         let hunt = args
@@ -80,6 +113,15 @@ impl Args {
             .next()
             .unwrap_or("crawl")
             .to_owned();
+        let addresses = AddressPolicy::new(&seeds, args.allow_private);
+        // A proxy is sent addresses checked here, not names it would resolve unchecked.
+        let proxy = proxy
+            .map(|p| {
+                fetch::proxy::resolved_here(p, &addresses, fetch::proxy::no_proxy_env().as_deref())
+            })
+            .transpose()
+            .map_err(|e| Failure::bad_input(anyhow!("the proxy: {e}")))?;
+        let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -93,11 +135,24 @@ impl Args {
             },
             fetch: FetchConfig {
                 user_agent: args.user_agent,
+                headers,
+                cookies,
+                proxy,
+                insecure: args.insecure,
+                extra_roots,
                 timeout: args.timeout,
                 max_body: args.max_body,
                 host_connections: args.host_connections as usize,
+                body: BodyRule {
+                    accept: args.accept_type,
+                    reject: args.reject_type,
+                    keep_truncated: args.keep_truncated,
+                },
+                addresses,
             },
             robots_token,
+            obey_page_robots: !args.ignore_page_robots,
+            max_pages_per_host: args.max_pages_per_host,
             host_connections: args.host_connections as usize,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
@@ -115,6 +170,7 @@ impl Args {
             generation,
             hunt: hunt.clone(),
             focus,
+            sitemaps,
         };
         Ok(Prepared {
             config,
@@ -125,4 +181,71 @@ impl Args {
             lock,
         })
     }
+}
+
+/// The `--header` values as (name, value), each checked to be a valid HTTP header. Errors name
+/// the header by its position and name, never its value (a token, say).
+fn request_headers(texts: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let Some((name, value)) = text.split_once(':') else {
+                bail!(
+                    "--header number {} is not 'Name: value' (it has no colon)",
+                    i + 1
+                );
+            };
+            let name = name.trim();
+            if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                bail!("--header number {}: {name:?} is not a header name", i + 1);
+            }
+            if name.eq_ignore_ascii_case("host") {
+                bail!("--header {name}: the Host header comes from each URL");
+            }
+            let value = value.trim();
+            if ureq::http::HeaderValue::from_str(value).is_err() {
+                bail!("--header {name}: the value has a control character or a line break");
+            }
+            Ok((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// `--proxy URL`, checked. The error shows the URL without its password.
+fn proxy(url: &str) -> anyhow::Result<ureq::Proxy> {
+    ureq::Proxy::new(url).map_err(|e| {
+        let shown = match url::Url::parse(url) {
+            Ok(mut parsed) if parsed.password().is_some() => {
+                let _ = parsed.set_password(Some("***"));
+                parsed.to_string()
+            }
+            _ => url.to_owned(),
+        };
+        anyhow!(
+            "--proxy {shown}: not a proxy URL such as http://HOST:PORT, https://HOST:PORT or \
+             socks5://HOST:PORT ({e})"
+        )
+    })
+}
+
+/// The certificates of a `--ca-cert` PEM file; a file with none is an error.
+fn ca_certs(path: &Path) -> anyhow::Result<Vec<ureq::tls::Certificate<'static>>> {
+    let pem = std::fs::read(path)
+        .with_context(|| format!("cannot read the --ca-cert file {}", path.display()))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item {
+            Ok(ureq::tls::PemItem::Certificate(cert)) => certs.push(cert),
+            Ok(_) => {}
+            Err(e) => bail!("--ca-cert {}: not PEM ({e})", path.display()),
+        }
+    }
+    if certs.is_empty() {
+        bail!(
+            "--ca-cert {}: no certificate (a PEM file with -----BEGIN CERTIFICATE-----)",
+            path.display()
+        );
+    }
+    Ok(certs)
 }

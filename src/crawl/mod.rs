@@ -7,4 +7,5 @@
 pub mod hunt;
 pub mod note;
 pub mod run;
+pub mod sitemaps;
 pub mod worker;

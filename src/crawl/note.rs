@@ -5,7 +5,9 @@
 //! during a recrawl); `Note::merge` is the one place that decides which one the log shows, and
 //! `Display` the one place that spells it. The text is part of the log's stable format.
 
+use crate::fetch::body::Skipped;
 use crate::state::recrawl::Outcome;
+use crate::url::directives::Directives;
 use std::fmt;
 
 /// One fetch's note; `None` is an empty column (`-` in TSV, `null` in JSON).
@@ -29,6 +31,8 @@ pub enum Note {
     LinksCut,
     /// The body was cut at `--max-body`.
     Truncated,
+    /// The body was not read: its headers said so (`fetch::body`: `type-rejected`, `too-long`).
+    Skipped(Skipped),
     /// A 429/503 asked again after this many seconds.
     RetryAfter(u64),
     /// A 429/503 after the last retry.
@@ -37,16 +41,44 @@ pub enum Note {
     RetryAfterTooLong,
     /// During a recrawl: how the page compares with the previous crawl.
     Recrawl(Outcome),
+    /// The page's robots directives (meta tags and `X-Robots-Tag`): `noindex`, `nofollow` or
+    /// `noindex,nofollow`; nothing when it has neither.
+    PageRobots(Directives),
+    /// Not fetched: its host had used its `--max-pages-per-host` budget.
+    HostBudget,
+    /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
+    Sitemap(SitemapNote),
+}
+
+/// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapNote {
+    /// Read whole (or nothing to read: an error status).
+    Read,
+    /// A 3xx: its target is read as a sitemap at the same level.
+    Redirect,
+    /// Over 50,000 entries or 50 MiB: read up to the limit.
+    Capped,
+    /// Broken XML or gzip: read up to the damage.
+    Malformed,
+    /// Neither XML sitemap nor sitemap index (an HTML page, another XML root).
+    NotASitemap,
+    /// An index nested deeper than the crawler reads: its entries were skipped.
+    TooDeep,
+    /// Cut at `--max-body`: read up to the cut.
+    Truncated,
 }
 
 impl Note {
     /// The note to show when `self` and then `later` both apply. A redirect's target (or its
-    /// failure) always shows; a cut body explains cut links, so it replaces them; anything
-    /// else shows only when nothing was noted before.
+    /// failure) always shows; a cut body explains cut links, so it replaces them; a page's
+    /// robots directives show only when nothing else is noted (a recrawl's outcome, a cut
+    /// body say more); anything else shows only when nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
-            (_, Note::None) => self,
-            (Note::None, _) => later,
+            (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
+            // Directives are the least of notes: any other one replaces them.
+            (Note::None | Note::PageRobots(_), _) => later,
             (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
             _ => self,
         }
@@ -65,10 +97,27 @@ impl fmt::Display for Note {
             Note::LinksCapped => f.write_str("links-capped"),
             Note::LinksCut => f.write_str("links-cut"),
             Note::Truncated => f.write_str("truncated"),
+            Note::Skipped(why) => f.write_str(why.note()),
             Note::RetryAfter(secs) => write!(f, "retry-after:{secs}"),
             Note::RetriesExhausted => f.write_str("retries-exhausted"),
             Note::RetryAfterTooLong => f.write_str("retry-after-too-long"),
             Note::Recrawl(outcome) => f.write_str(outcome.name()),
+            Note::Sitemap(note) => f.write_str(match note {
+                SitemapNote::Read => "sitemap",
+                SitemapNote::Redirect => "sitemap:redirect",
+                SitemapNote::Capped => "sitemap:capped",
+                SitemapNote::Malformed => "sitemap:malformed",
+                SitemapNote::NotASitemap => "sitemap:not-a-sitemap",
+                SitemapNote::TooDeep => "sitemap:too-deep",
+                SitemapNote::Truncated => "sitemap:truncated",
+            }),
+            Note::PageRobots(d) => f.write_str(match (d.noindex, d.nofollow) {
+                (true, true) => "noindex,nofollow",
+                (true, false) => "noindex",
+                (false, true) => "nofollow",
+                (false, false) => "",
+            }),
+            Note::HostBudget => f.write_str("host-budget"),
         }
     }
 }
@@ -92,10 +141,36 @@ mod tests {
             (Note::LinksCapped, "links-capped"),
             (Note::LinksCut, "links-cut"),
             (Note::Truncated, "truncated"),
+            (Note::Skipped(Skipped::Type), "type-rejected"),
+            (Note::Skipped(Skipped::TooLong), "too-long"),
             (Note::RetryAfter(20), "retry-after:20"),
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
+            (Note::Recrawl(Outcome::Lastmod), "lastmod"),
+            (Note::PageRobots(Directives::NONE), ""),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: false,
+                }),
+                "noindex",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: false,
+                    nofollow: true,
+                }),
+                "nofollow",
+            ),
+            (
+                Note::PageRobots(Directives {
+                    noindex: true,
+                    nofollow: true,
+                }),
+                "noindex,nofollow",
+            ),
+            (Note::HostBudget, "host-budget"),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);
@@ -106,6 +181,10 @@ mod tests {
     fn precedence_keeps_redirects_and_lets_truncation_explain_cut_links() {
         let redirect = || Note::Redirect("http://a.test/".into());
         assert_eq!(redirect().merge(Note::Truncated), redirect());
+        // A body not read: a redirect still shows its target.
+        let rejected = || Note::Skipped(Skipped::Type);
+        assert_eq!(redirect().merge(rejected()), redirect());
+        assert_eq!(Note::None.merge(rejected()), rejected());
         assert_eq!(Note::LinksCapped.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::LinksCut.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::None.merge(Note::Truncated), Note::Truncated);
@@ -118,5 +197,21 @@ mod tests {
             Note::RetriesExhausted
         );
         assert_eq!(Note::LinksCut.merge(Note::None), Note::LinksCut);
+        // A page without directives says nothing, and lets later notes show.
+        let empty = || Note::PageRobots(Directives::NONE);
+        assert_eq!(Note::None.merge(empty()), Note::None);
+        assert_eq!(empty().merge(Note::Truncated), Note::Truncated);
+        let nofollow = Note::PageRobots(Directives {
+            noindex: false,
+            nofollow: true,
+        });
+        assert_eq!(Note::LinksCut.merge(nofollow.clone()), Note::LinksCut);
+        assert_eq!(Note::None.merge(nofollow.clone()), nofollow);
+        assert_eq!(nofollow.clone().merge(Note::Truncated), Note::Truncated);
+        assert_eq!(
+            nofollow.clone().merge(Note::Recrawl(Outcome::Changed)),
+            Note::Recrawl(Outcome::Changed)
+        );
+        assert_eq!(nofollow.clone().merge(Note::None), nofollow);
     }
 }

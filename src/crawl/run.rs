@@ -6,8 +6,8 @@
 //! failures of the state directory (the WARC archive included) are fatal.
 //!
 //! Every response, robots.txt included, goes to the archive: workers hand an owned record to
-//! one WARC writer thread (`archive`), which reports each page done once it is written. The
-//! link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
+//! one WARC writer thread (`archive`), which reports each batch's pages done once they are
+//! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
 use crate::crawl::worker::Worker;
@@ -23,7 +23,7 @@ use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
 use crate::schedule::politeness::{DelayRule, RobotsStore, Scheduler};
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
-use crate::state::recrawl::{FetchLog, Generation, Outcome};
+use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -47,6 +47,10 @@ pub struct CrawlConfig {
     pub delay: DelayRule,
     pub fetch: FetchConfig,
     pub robots_token: String,
+    /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
+    pub obey_page_robots: bool,
+    /// `--max-pages-per-host`: pages fetched from one host at most.
+    pub max_pages_per_host: Option<u64>,
     /// Requests in flight per host at most (`--host-connections`).
     pub host_connections: usize,
     pub due: DueConfig,
@@ -62,6 +66,8 @@ pub struct CrawlConfig {
     pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
     /// With `--focus`: the topic and link graph that order the frontier.
     pub focus: Option<Arc<Focus>>,
+    /// Where sitemaps come from; `None` with `--no-sitemaps`.
+    pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
 }
 
 /// Counters shared by the workers.
@@ -74,10 +80,23 @@ pub struct Counters {
     pub robots_fetches: AtomicU64,
     pub links: AtomicU64,
     pub truncated: AtomicU64,
+    /// Bodies not read: their type (`--accept-type`, `--reject-type`) or their length.
+    pub type_rejected: AtomicU64,
+    pub too_long: AtomicU64,
+    /// Fetches refused because of the address they would connect to (`fetch::private`).
+    pub private_refused: AtomicU64,
+    /// Pages whose links were not followed (`nofollow` in a meta tag or `X-Robots-Tag`).
+    pub nofollow_pages: AtomicU64,
+    /// Links not followed for their own `rel="nofollow"` (on pages that were followed).
+    pub nofollow_links: AtomicU64,
+    /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
+    pub noindex_pages: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).
     pub outcomes: [AtomicU64; Outcome::ALL.len()],
+    /// Sitemap fetches and what they listed.
+    pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -88,6 +107,8 @@ pub struct Report {
     pub due: DueStats,
     pub frontier_left: u64,
     pub robots_blocked: u64,
+    /// URLs not fetched because their host had used its `--max-pages-per-host` budget.
+    pub host_budget: u64,
     /// What the WARC writer wrote; `None` when archiving was off.
     pub warc: Option<WarcStats>,
     pub generation: Generation,
@@ -104,7 +125,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         ),
         None => None,
     };
-    let links = LinkLog::start(&config.out, config.workers.clamp(4, 256))?;
+    let links = LinkLog::start(&config.out, 512 * 1024)?;
     let frontier = Frontier::open(&config.out.join("frontier"))?;
     let queue_limit = (config.workers * 16).max(1024);
     let dispatcher = Arc::new(Dispatcher::new(
@@ -122,6 +143,14 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         config.out.join("hosts.tsv"),
     ));
     dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
+    if let Some(max) = config.max_pages_per_host {
+        let dir = config.out.join("budget");
+        dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
+    }
+    if let Some(jar) = &config.fetch.cookies {
+        let jar = Arc::clone(jar);
+        dispatcher.on_checkpoint(Box::new(move || jar.save_if_changed()));
+    }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
     }
@@ -136,20 +165,26 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let fetched = FetchLog::open(&config.out)?;
     let counters = Arc::new(Counters::default());
     if config.generation == Generation::Recrawl {
-        // Every page the previous crawl fetched, with what it got, ahead of the seeds.
-        crate::state::recrawl::read_previous(&config.out, &mut |group| {
-            let wanted = group.into_iter().filter_map(|entry| {
-                let url = Url::parse(&entry.url).ok()?;
-                match config.filter.check(&url, entry.depth) {
-                    Ok(()) => Some((entry.key(), entry)),
-                    Err(reason) => {
-                        counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-                        None
+        // The sitemaps the previous crawl read, then every page it fetched, with what it got,
+        // ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
+        for sitemaps in [true, false] {
+            if sitemaps && config.sitemaps.is_none() {
+                continue;
+            }
+            crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
+                let wanted = group.into_iter().filter_map(|entry| {
+                    let url = Url::parse(&entry.url).ok()?;
+                    match config.filter.check(&url, entry.depth) {
+                        Ok(()) => Some((entry.key(), entry)),
+                        Err(reason) => {
+                            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
                     }
-                }
-            });
-            due.offer(wanted.collect::<Vec<_>>())
-        })?;
+                });
+                due.offer(wanted.collect::<Vec<_>>())
+            })?;
+        }
     }
     due.offer(config.seeds.iter().map(|url| {
         (
@@ -161,14 +196,15 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let archive = match warc {
         Some(warc) => {
             let done = Arc::clone(&dispatcher);
-            Some(Archive::start(warc, config.workers, move |key| {
-                done.entry_done(key)
+            Some(Archive::start(warc, config.workers, move |keys| {
+                done.entries_done(keys)
             })?)
         }
         None => None,
     };
 
     let fetcher = Fetcher::new(&config.fetch);
+    let lastmods = Lastmods::new(LASTMODS);
     let worker = Worker {
         config: &config,
         fetcher: &fetcher,
@@ -179,6 +215,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         archive: archive.as_ref(),
         links: &links,
         fetched: &fetched,
+        lastmods: &lastmods,
     };
     let stop_or_closed = AtomicBool::new(false);
     let (done, done_signal) = std::sync::mpsc::channel::<()>();
@@ -230,6 +267,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         due: due_stats,
         frontier_left: closed.frontier_left,
         robots_blocked: closed.robots_blocked,
+        host_budget: closed.host_budget,
         warc,
         generation: config.generation,
     })

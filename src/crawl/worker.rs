@@ -1,21 +1,31 @@
 //! One worker: takes work from the dispatcher, fetches it, and hands the results on.
 //!
 //! A page goes through these steps (`crawl_page`):
+//! 0. During a recrawl, a page this recrawl's sitemaps date (`lastmod`) before its previous
+//!    fetch is not asked for (`not_modified_since`, see `state::recrawl::Lastmods`).
 //! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
 //!    error.
 //! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
-//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`).
+//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
+//!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
+//!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
+//!    are neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
+//!    nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
 //! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
 //! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
 //!    it is written (see `dispatch::Dispatcher::entry_done`).
 //!
+//! A sitemap (`Entry::sitemap`) takes the path of `crawl::sitemaps` instead.
+//!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
 use crate::crawl::note::Note;
 use crate::crawl::run::{Counters, CrawlConfig};
+use crate::fetch::body::Skipped;
 use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::private;
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
 use crate::output::archive::{Archive, ArchiveRecord, PageRecord};
@@ -27,8 +37,9 @@ use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::seen::checksum::checksum;
 use crate::seen::due::Due;
-use crate::state::recrawl::{self, FetchLog, Generation, Outcome};
-use crate::url::extract::extract_links;
+use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
+use crate::url::directives::Directives;
+use crate::url::extract::extract_page;
 use crate::url::normalize::canonicalize;
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,10 +62,12 @@ pub struct Worker<'a> {
     pub archive: Option<&'a Archive>,
     pub links: &'a LinkLog,
     pub fetched: &'a FetchLog,
+    /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
+    pub lastmods: &'a Lastmods,
 }
 
 /// How a page fetch ended, for the dispatcher.
-enum PageOutcome {
+pub(super) enum PageOutcome {
     /// Done, whatever the status (the host was freed when the response arrived).
     Done,
     /// 429 or 503: the host rests and the page is asked for again at `at`.
@@ -63,10 +76,10 @@ enum PageOutcome {
 
 /// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
 /// parsed `Url` until then, so each link is parsed once.
-struct Link {
-    url: Url,
-    depth: u32,
-    redirects: u32,
+pub(super) struct Link {
+    pub url: Url,
+    pub depth: u32,
+    pub redirects: u32,
 }
 
 /// What a response led to: URLs to offer, the page they are links of (and whether it matched
@@ -93,7 +106,8 @@ impl Worker<'_> {
             if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
-            let Some(work) = self.dispatcher.next_work(self.due, stopped)? else {
+            let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
+            let Some(work) = self.dispatcher.next_work(self.due, stopped, &refused)? else {
                 return Ok(());
             };
             match work {
@@ -101,7 +115,7 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, entry } => match self.crawl_page(host, &entry)? {
+                Work::Page { host, entry } => match self.crawl(host, &entry)? {
                     PageOutcome::Done => self.dispatcher.page_finished(),
                     PageOutcome::Retry { elapsed, at } => {
                         let entry = Entry {
@@ -115,15 +129,34 @@ impl Worker<'_> {
         }
     }
 
-    /// Fetches, logs and archives a robots.txt; only an archive failure is an error.
+    /// A page, or a sitemap (`crawl::sitemaps`).
+    fn crawl(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        match entry.sitemap {
+            Some(_) => self.crawl_sitemap(host, entry),
+            None => self.crawl_page(host, entry),
+        }
+    }
+
+    /// Fetches, logs and archives a robots.txt, and offers the sitemaps it leads to; only a
+    /// failure of the state directory is an error.
     fn fetch_robots(&self, url: &str) -> Result<(RobotsRules, Duration)> {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
         let token = &self.config.robots_token;
         Ok(match self.fetcher.get_robots(url) {
+            // Refused before any packet: no rules to read, and the host's pages are each
+            // refused (and logged) in their turn. Not saved: a resume with --allow-private asks.
+            Err(e) if e.kind == private::KIND => {
+                self.log_error(&e, 0, url);
+                self.counters
+                    .private_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                (RobotsRules::from_response(token, 404, b""), e.elapsed)
+            }
             Ok(response) => {
                 self.log_response(&response, 0, url, &Note::Robots);
                 let rules = RobotsRules::from_response(token, response.status, &response.body);
                 self.save_robots(url, response.status, &response.body)?;
+                self.offer_robots_sitemaps(url, &rules)?;
                 let elapsed = response.elapsed;
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
@@ -151,6 +184,14 @@ impl Worker<'_> {
 
     /// One page, in the steps of the module doc.
     fn crawl_page(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        if let Some(previous) = &entry.previous
+            && self.config.generation == Generation::Recrawl
+            && self.lastmods.unchanged_since(entry.key(), previous)
+        {
+            self.dispatcher.host_free(host, Duration::ZERO);
+            self.not_modified_since(entry, previous)?;
+            return Ok(PageOutcome::Done);
+        }
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
         let response = match self.request(entry) {
             Ok(response) => response,
@@ -160,22 +201,10 @@ impl Worker<'_> {
                 return Ok(PageOutcome::Done);
             }
         };
-        let wait = retry::wait(
-            response.status,
-            response.header("retry-after"),
-            entry.retries,
-        );
-        if let Some(wait) = wait {
-            self.log_response(
-                &response,
-                entry.depth,
-                &entry.url,
-                &Note::RetryAfter(wait.as_secs()),
-            );
-            let (elapsed, at) = (response.elapsed, Instant::now() + wait);
-            self.archive(&entry.url, response, None)?;
-            return Ok(PageOutcome::Retry { elapsed, at });
-        }
+        let response = match self.unless_retried(entry, response)? {
+            Ok(response) => response,
+            Err(retry) => return Ok(retry),
+        };
         // The host is free from here: what follows is this worker's own work.
         self.dispatcher.host_free(host, response.elapsed);
         self.count(&response);
@@ -184,6 +213,14 @@ impl Worker<'_> {
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
             note = note.merge(Note::Truncated);
+        }
+        if let Some(skipped) = response.skipped {
+            let counter = match skipped {
+                Skipped::Type => &self.counters.type_rejected,
+                Skipped::TooLong => &self.counters.too_long,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            note = note.merge(Note::Skipped(skipped));
         }
         if matches!(response.status, 429 | 503) {
             note = note.merge(match entry.retries >= MAX_RETRIES {
@@ -219,6 +256,28 @@ impl Worker<'_> {
         Ok(PageOutcome::Done)
     }
 
+    /// The response, or, for a 429/503 with a usable wait, the retry it leads to (the response
+    /// is then logged and archived here, and the host rests until the retry).
+    pub(super) fn unless_retried(
+        &self,
+        entry: &Entry,
+        response: Response,
+    ) -> Result<Result<Response, PageOutcome>> {
+        let wait = retry::wait(
+            response.status,
+            response.header("retry-after"),
+            entry.retries,
+        );
+        let Some(wait) = wait else {
+            return Ok(Ok(response));
+        };
+        let note = Note::RetryAfter(wait.as_secs());
+        self.log_response(&response, entry.depth, &entry.url, &note);
+        let (elapsed, at) = (response.elapsed, Instant::now() + wait);
+        self.archive(&entry.url, response, None)?;
+        Ok(Err(PageOutcome::Retry { elapsed, at }))
+    }
+
     /// The GET, with `If-None-Match` / `If-Modified-Since` when a previous crawl got the page.
     fn request(&self, entry: &Entry) -> Result<Response, FetchError> {
         let conditional = entry
@@ -233,9 +292,24 @@ impl Worker<'_> {
     /// recrawl compares with. The page is done (there is nothing to archive).
     fn fetch_failed(&self, entry: &Entry, e: &FetchError) -> Result<()> {
         self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
+        if e.kind == private::KIND {
+            self.counters
+                .private_refused
+                .fetch_add(1, Ordering::Relaxed);
+        }
         self.log_error(e, entry.depth, &entry.url);
         let got = entry.previous.clone().unwrap_or_else(recrawl::no_capture);
         self.record_fetched(entry, got)?;
+        self.dispatcher.entry_done(entry.key())
+    }
+
+    /// A recrawled page its sitemap's `lastmod` says is unchanged: not asked for, so a URL-log
+    /// line with status 0 and note `lastmod`, no WARC record, and the previous capture kept in
+    /// `fetched.tsv` for the next recrawl.
+    fn not_modified_since(&self, entry: &Entry, previous: &Previous) -> Result<()> {
+        self.counters.outcomes[Outcome::Lastmod as usize].fetch_add(1, Ordering::Relaxed);
+        self.log_not_asked(entry, Note::Recrawl(Outcome::Lastmod));
+        self.record_fetched(entry, previous.clone())?;
         self.dispatcher.entry_done(entry.key())
     }
 
@@ -273,13 +347,34 @@ impl Worker<'_> {
                     note
                 }
             };
-        } else if (200..300).contains(&response.status) && response.is_html() {
-            let body = response.decoded_body(self.config.fetch.max_body);
-            (found.links, found.note) = self.links_of(&body, response, &page_url, entry.depth + 1);
-            found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
-            if let Some(pages) = &self.config.pages {
-                crate::output::save::save(pages, &page_url, &body)
-                    .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
+        } else if (200..300).contains(&response.status) {
+            let mut directives = Directives::default();
+            for (_, value) in response
+                .headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
+            {
+                directives.read_header(value, &self.config.robots_token);
+            }
+            if response.is_html() && response.skipped.is_none() {
+                let body = response.decoded_body(self.config.fetch.max_body);
+                let depth = entry.depth + 1;
+                (found.links, found.note) =
+                    self.links_of(&body, response, &page_url, depth, directives);
+                found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
+                if let Some(pages) = &self.config.pages {
+                    crate::output::save::save(pages, &page_url, &body).with_context(|| {
+                        format!("saving {} under {}", entry.url, pages.display())
+                    })?;
+                }
+            } else {
+                // No links to keep: only `noindex` counts.
+                let noindex = Directives {
+                    nofollow: false,
+                    ..directives
+                };
+                self.obey(noindex, 0);
+                found.note = Note::PageRobots(directives);
             }
         }
         Ok(found)
@@ -312,7 +407,7 @@ impl Worker<'_> {
         })
     }
 
-    fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
+    pub(super) fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
         self.fetched.record(&Entry {
             previous: Some(got),
             ..entry.clone()
@@ -321,7 +416,7 @@ impl Worker<'_> {
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A
     /// `page` is done once archived, or at once without an archive.
-    fn archive(
+    pub(super) fn archive(
         &self,
         target_uri: &str,
         response: Response,
@@ -340,33 +435,53 @@ impl Worker<'_> {
             request_head: response.request_head,
             response_head: response.response_head,
             body: response.body,
-            truncated: response.truncated,
+            truncated: match response.skipped {
+                Some(skipped) => Some(skipped.warc_truncated()),
+                None => response.truncated.then_some("length"),
+            },
             page,
         })
     }
 
-    /// The links of an HTML page, and a note when not all of them could be read: `LinksCapped`
-    /// (over `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it).
+    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` (over
+    /// `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it) when not all of
+    /// them could be read, else the page's robots directives (`header` and its meta tags).
     fn links_of(
         &self,
         body: &[u8],
         response: &Response,
         page_url: &Url,
         depth: u32,
+        header: Directives,
     ) -> (Vec<Link>, Note) {
-        let extracted = extract_links(body, page_url, response.charset(), MAX_LINKS_PER_PAGE);
+        let token = &self.config.robots_token;
+        let extracted = extract_page(
+            body,
+            page_url,
+            response.charset(),
+            MAX_LINKS_PER_PAGE,
+            token,
+        );
         self.counters
             .links
             .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+        let directives = header.union(extracted.directives);
+        let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
         let note = match (extracted.truncated, extracted.parser_stopped) {
             (true, _) => Note::LinksCapped,
             (_, true) => Note::LinksCut,
             _ => Note::None,
-        };
+        }
+        .merge(self.obey(directives, rel_nofollow));
+        if self.config.obey_page_robots && directives.nofollow {
+            return (Vec::new(), note);
+        }
         let links = extracted
             .links
             .into_iter()
-            .map(|url| Link {
+            .zip(extracted.rel_nofollow)
+            .filter(|&(_, nofollow)| !(nofollow && self.config.obey_page_robots))
+            .map(|(url, _)| Link {
                 url,
                 depth,
                 redirects: 0,
@@ -375,10 +490,28 @@ impl Worker<'_> {
         (links, note)
     }
 
+    /// Counts what a page's directives (and its `rel_nofollow` links) keep from being followed,
+    /// unless `--ignore-page-robots`, and returns its note (the directives, obeyed or not).
+    fn obey(&self, directives: Directives, rel_nofollow: usize) -> Note {
+        if self.config.obey_page_robots {
+            let c = self.counters;
+            if directives.nofollow {
+                c.nofollow_pages.fetch_add(1, Ordering::Relaxed);
+            } else {
+                c.nofollow_links
+                    .fetch_add(rel_nofollow as u64, Ordering::Relaxed);
+            }
+            if directives.noindex {
+                c.noindex_pages.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Note::PageRobots(directives)
+    }
+
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
     /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
     /// the wanted ones to the DUE.
-    fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
+    pub(super) fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
         for Link {
             url,
@@ -409,15 +542,20 @@ impl Worker<'_> {
             }
         }
         self.due.offer(wanted)?;
-        if let Some(focus) = merge
-            && !self.due.flush()?
-        {
-            focus.merge_refused();
+        if let Some(focus) = merge {
+            if self.due.flush()? {
+                // This worker waits for its topical links to reach the focus window before its
+                // next fetch (the others go on): the focus then orders by pages, not by how
+                // fast a merge runs on a loaded machine.
+                self.due.wait_for_merge()?;
+            } else {
+                focus.merge_refused();
+            }
         }
         Ok(())
     }
 
-    fn log_response(&self, response: &Response, depth: u32, url: &str, note: &Note) {
+    pub(super) fn log_response(&self, response: &Response, depth: u32, url: &str, note: &Note) {
         let note = note.to_string();
         self.log.write(&LogLine {
             status: response.status,
@@ -430,7 +568,22 @@ impl Worker<'_> {
         });
     }
 
-    fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
+    /// A URL not asked for: status 0 (no request was made), and why (`host-budget` when its
+    /// host's `--max-pages-per-host` budget kept it, `lastmod` in a recrawl).
+    fn log_not_asked(&self, entry: &Entry, note: Note) {
+        let note = note.to_string();
+        self.log.write(&LogLine {
+            status: 0,
+            depth: entry.depth,
+            bytes: 0,
+            millis: 0,
+            content_type: None,
+            url: &entry.url,
+            note: &note,
+        });
+    }
+
+    pub(super) fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
         let note = Note::Error(e.kind).to_string();
         self.log.write(&LogLine {
             status: 0,

@@ -1,7 +1,9 @@
 //! The frontier's record: one URL to fetch, as a line of text.
 //!
 //! `depth TAB redirects TAB url`, and during a recrawl the previous fetch's fields after another
-//! tab (`Previous`). The same line is used in frontier segments, the frontier head, DUE spool
+//! tab (`Previous`). A sitemap to read (not a page) has `sN` for its depth, N its nesting level
+//! below robots.txt (`Entry::sitemap`); a binary older than sitemaps refuses such a line rather
+//! than fetch it as a page (see CHANGELOG, frontier line format 2). The same line is used in frontier segments, the frontier head, DUE spool
 //! batches and `fetched.tsv` (see ARCHITECTURE.md, "On-disk formats"), so it lives here, below
 //! both the frontier and the recrawl bookkeeping that read it.
 
@@ -23,6 +25,10 @@ pub struct Entry {
     /// Times this URL was answered 429 or 503 and put back (in memory only: a resumed crawl
     /// starts counting again).
     pub retries: u32,
+    /// `Some(level)`: a sitemap to read, not a page. Level 0 is named by robots.txt (or is a
+    /// seed host's `/sitemap.xml`); a sitemap listed by an index at level N is at N + 1.
+    /// Its depth is 0, and the pages it lists are at depth 1.
+    pub sitemap: Option<u32>,
 }
 
 impl Entry {
@@ -34,17 +40,39 @@ impl Entry {
             url,
             previous: None,
             retries: 0,
+            sitemap: None,
+        }
+    }
+
+    /// A sitemap to read, at nesting `level` (see `Entry::sitemap`).
+    pub fn sitemap(url: String, level: u32, redirects: u32) -> Entry {
+        Entry {
+            sitemap: Some(level),
+            ..Entry::new(url, 0, redirects)
         }
     }
 
     /// The checksum that names this entry in the seen set and the done log.
+    /// A sitemap's is not its URL's: reading a sitemap and fetching the same URL as a page (a
+    /// link to `/sitemap.xml`) are different work, and neither hides the other from the DUE.
     pub fn key(&self) -> u64 {
-        checksum(self.url.as_bytes())
+        key_of(self.url.as_bytes(), self.sitemap.is_some())
+    }
+
+    /// The key of the entry a line written by `to_line` holds, without parsing all of it.
+    pub fn key_of_line(line: &[u8]) -> u64 {
+        let mut fields = line.splitn(4, |&b| b == b'\t');
+        let sitemap = fields.next().is_some_and(|depth| depth.starts_with(b"s"));
+        let url = fields.nth(1).unwrap_or_default();
+        key_of(url.strip_suffix(b"\n").unwrap_or(url), sitemap)
     }
 
     /// The entry as a line without its newline (the segment, spool and `fetched.tsv` format).
     pub fn to_line(&self) -> String {
-        let mut line = format!("{}\t{}\t{}", self.depth, self.redirects, self.url);
+        let mut line = match self.sitemap {
+            None => format!("{}\t{}\t{}", self.depth, self.redirects, self.url),
+            Some(level) => format!("s{level}\t{}\t{}", self.redirects, self.url),
+        };
         if let Some(previous) = &self.previous {
             line.push('\t');
             line.push_str(&previous.to_fields());
@@ -55,8 +83,13 @@ impl Entry {
     /// Parses a line written by `to_line`.
     pub fn from_line(line: &str) -> Option<Entry> {
         let mut fields = line.trim_end_matches('\n').splitn(4, '\t');
+        let first = fields.next()?;
+        let (depth, sitemap) = match first.strip_prefix('s') {
+            Some(level) => (0, Some(level.parse().ok()?)),
+            None => (first.parse().ok()?, None),
+        };
         Some(Entry {
-            depth: fields.next()?.parse().ok()?,
+            depth,
             redirects: fields.next()?.parse().ok()?,
             url: fields.next()?.to_owned(),
             previous: match fields.next() {
@@ -64,7 +97,16 @@ impl Entry {
                 None => None,
             },
             retries: 0,
+            sitemap,
         })
+    }
+}
+
+/// `Entry::key`: a page's URL's checksum, or a sitemap's, told apart by a prefix.
+fn key_of(url: &[u8], sitemap: bool) -> u64 {
+    match sitemap {
+        false => checksum(url),
+        true => checksum(&[b"sitemap ", url].concat()),
     }
 }
 
@@ -123,4 +165,23 @@ pub fn validator(value: Option<&str>) -> Option<String> {
     let value = value?.trim();
     (!value.is_empty() && value.len() <= 512 && !value.chars().any(char::is_control))
         .then(|| value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sitemap_entry_round_trips_and_has_its_own_key() {
+        let sitemap = Entry::sitemap("http://a.test/sitemap.xml".into(), 2, 1);
+        assert_eq!(sitemap.to_line(), "s2\t1\thttp://a.test/sitemap.xml");
+        assert_eq!(Entry::from_line(&sitemap.to_line()), Some(sitemap.clone()));
+        let page = Entry::new("http://a.test/sitemap.xml".into(), 0, 1);
+        assert_eq!(Entry::from_line(&page.to_line()), Some(page.clone()));
+        assert_ne!(sitemap.key(), page.key());
+        for entry in [&sitemap, &page] {
+            assert_eq!(Entry::key_of_line(entry.to_line().as_bytes()), entry.key());
+        }
+        assert_eq!(Entry::from_line("sx\t0\thttp://a.test/"), None);
+    }
 }

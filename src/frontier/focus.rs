@@ -24,6 +24,9 @@
 //! Membership in the DUE is delayed until a batch merges, so when topical links are waiting in
 //! the DUE, [`Focus::record`] asks for an early merge, at most once per max(16, seen/64) pages
 //! (each merge rewrites the seen set: 16 bytes × seen/64 pages is ≤ 1 KiB of I/O per page).
+//! The worker that asked waits for that merge (the others go on), so the topical links are in
+//! the window before its next fetch: with one worker the order depends on pages alone, not on
+//! how long a merge takes on a loaded machine.
 //!
 //! This module does not touch the frontier's or the DUE's internals: the dispatcher and the
 //! workers call it through a few hooks.

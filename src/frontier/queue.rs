@@ -22,7 +22,6 @@
 
 use crate::frontier::Entry;
 use crate::frontier::spill::{self, Range, RangeReader, SpillDir, SpillFile};
-use crate::seen::checksum::checksum;
 use crate::state::durable;
 use crate::state::failpoint;
 use anyhow::{Context, Result, bail};
@@ -292,11 +291,13 @@ impl Frontier {
         }
     }
 
-    /// Records that the entry with checksum `key` is done: its page will not be fetched again.
-    pub fn done(&mut self, key: u64) -> Result<()> {
+    /// Records that the entries with checksums `keys` are done (one write to the done log):
+    /// their pages will not be fetched again.
+    pub fn done_all(&mut self, keys: &[u64]) -> Result<()> {
         failpoint::hit("done");
+        let bytes: Vec<u8> = keys.iter().flat_map(|key| key.to_le_bytes()).collect();
         self.done_log
-            .write_all(&key.to_le_bytes())
+            .write_all(&bytes)
             .context("appending to frontier/done")
     }
 
@@ -472,11 +473,7 @@ fn count_range(dir: &Path, range: Range, skip: &FxHashSet<u64>) -> Result<(u64, 
     let mut line = Vec::new();
     while reader.read_until(b'\n', &mut line)? > 0 {
         lines += 1;
-        let url = line
-            .splitn(4, |&b| b == b'\t' || b == b'\n')
-            .nth(2)
-            .unwrap_or_default();
-        live += u64::from(skip.is_empty() || !skip.contains(&checksum(url)));
+        live += u64::from(skip.is_empty() || !skip.contains(&Entry::key_of_line(&line)));
         line.clear();
     }
     Ok((lines, live))
@@ -497,10 +494,7 @@ fn count_and_repair(path: &Path, start: u64, skip: &FxHashSet<u64>) -> Result<u6
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
     {
-        let skipped = !skip.is_empty() && {
-            let url = line.splitn(4, |&b| b == b'\t').nth(2).unwrap_or_default();
-            skip.contains(&checksum(url))
-        };
+        let skipped = !skip.is_empty() && skip.contains(&Entry::key_of_line(line));
         count += u64::from(!skipped);
     }
     Ok(count)
@@ -513,8 +507,13 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::VecDeque;
 
+    /// Every fourth entry is a sitemap (its key is not its URL's checksum).
     fn entry(i: u32) -> Entry {
-        Entry::new(format!("http://h{}.test/p/{i}", i % 5), i % 7, i % 3)
+        let url = format!("http://h{}.test/p/{i}", i % 5);
+        match i % 4 {
+            0 => Entry::sitemap(url, i % 3, i % 2),
+            _ => Entry::new(url, i % 7, i % 3),
+        }
     }
 
     proptest! {
@@ -585,19 +584,50 @@ mod tests {
         frontier.publish();
         let popped: Vec<Entry> = (0..4).map(|_| frontier.pop().unwrap().unwrap()).collect();
         // 0 and 1 are done; 2 and 3 are still in a host queue at the checkpoint.
-        frontier.done(popped[0].key()).unwrap();
-        frontier.done(popped[1].key()).unwrap();
+        frontier
+            .done_all(&[popped[0].key(), popped[1].key()])
+            .unwrap();
         frontier.checkpoint(popped[2..].iter(), &[]).unwrap();
         // After the checkpoint 2 and 4 finish (4 popped later); then the process is killed.
-        frontier.done(popped[2].key()).unwrap();
+        frontier.done_all(&[popped[2].key()]).unwrap();
         assert_eq!(frontier.pop().unwrap(), Some(entry(4)));
-        frontier.done(entry(4).key()).unwrap();
+        frontier.done_all(&[entry(4).key()]).unwrap();
         drop(frontier);
         let mut frontier = Frontier::open(dir.path()).unwrap();
         assert_eq!(frontier.len(), 2);
         assert_eq!(frontier.pop().unwrap(), Some(entry(3)));
         assert_eq!(frontier.pop().unwrap(), Some(entry(5)));
         assert_eq!(frontier.pop().unwrap(), None);
+    }
+
+    /// A spill range holds sitemap lines too: a reopen counts and skips the done ones by their
+    /// key (a sitemap's is not its URL's checksum).
+    #[test]
+    fn a_reopen_skips_done_sitemaps_in_spill_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut frontier = Frontier::open(dir.path()).unwrap();
+        let mut spill_dir = frontier.take_spill_dir().unwrap();
+        spill_dir.at = 1;
+        let mut queue = spill::HostQueue::default();
+        for i in 0..8 {
+            queue.push_back(entry(i), &mut spill_dir).unwrap();
+        }
+        let range = queue
+            .checkpoint(&mut spill_dir)
+            .unwrap()
+            .expect("a spill file");
+        let head: Vec<Entry> = queue.memory_entries().cloned().collect();
+        assert_eq!(head, [entry(0)]);
+        frontier.checkpoint(head.iter(), &[range]).unwrap();
+        // 4 (a sitemap) and 5, both in the range, are done; then the process is killed.
+        frontier
+            .done_all(&[entry(4).key(), entry(5).key()])
+            .unwrap();
+        drop(frontier);
+        let mut frontier = Frontier::open(dir.path()).unwrap();
+        assert_eq!(frontier.len(), 6);
+        let popped: Vec<Entry> = std::iter::from_fn(|| frontier.pop().unwrap()).collect();
+        assert_eq!(popped, [0, 1, 2, 3, 6, 7].map(entry));
     }
 
     #[test]

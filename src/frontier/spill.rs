@@ -514,8 +514,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Every fourth entry is a sitemap: spill files carry `sN` lines too.
     fn entry(i: u32) -> Entry {
-        Entry::new(format!("http://a.test/p/{i}"), i % 7, 0)
+        let url = format!("http://a.test/p/{i}");
+        match i % 4 {
+            0 => Entry::sitemap(url, i % 3, 0),
+            _ => Entry::new(url, i % 7, 0),
+        }
     }
 
     proptest! {

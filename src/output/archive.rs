@@ -1,15 +1,21 @@
 //! The WARC writer thread: many workers, one owner of the archive (ARCHITECTURE.md: one owner per
-//! output). Workers queue owned records over a bounded channel; the thread writes each as a
-//! `response` (or, during a recrawl, a `revisit`) record and its `request` record, then reports
-//! the page done (`archived`): a page counts as done only once its record reached the kernel,
-//! so a kill never leaves a done page missing from the archive.
+//! output). Workers add owned records to a shared batch (`handoff`: no wake-up while the thread
+//! is busy); the thread takes the batch whole, writes each record as a `response` (or, during a
+//! recrawl, a `revisit`) record and its `request` record, then reports the batch's pages done
+//! (`archived`, one call per batch): a page counts as done only once its record reached the
+//! kernel, so a kill never leaves a done page missing from the archive. The same thread adds
+//! each response's and revisit's line to its file's CDXJ index (`cdxj`), after the record: a kill
+//! between the two is repaired by rebuilding that index from the WARC file on the next run.
 
-use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter};
+use crate::output::cdxj::{Capture, CdxjWriter};
+use crate::output::handoff::Handoff;
+use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter, payload_digest};
+use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
 use std::net::IpAddr;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// One exchange for the archive, owned so that it can cross to the writer thread.
 pub struct ArchiveRecord {
@@ -19,7 +25,8 @@ pub struct ArchiveRecord {
     pub request_head: Vec<u8>,
     pub response_head: Vec<u8>,
     pub body: Vec<u8>,
-    pub truncated: bool,
+    /// The `WARC-Truncated` reason when the body is not whole (`length`, `unspecified`).
+    pub truncated: Option<&'static str>,
     /// For a page (not robots.txt, not a response to ask again): what its record also needs.
     pub page: Option<PageRecord>,
 }
@@ -36,73 +43,144 @@ pub struct PageRecord {
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
 ///
-/// The queue holds at most one record per worker (at least 4, at most 256), so a slow disk
-/// slows the workers down instead of filling memory with bodies: at most about twice the
-/// bodies the workers hold anyway.
+/// At most half a record per worker (2 to 8) waits while the thread writes the batch before
+/// them, so a slow disk slows the workers down instead of filling memory with bodies.
 pub struct Archive {
-    sender: SyncSender<ArchiveRecord>,
-    writer: JoinHandle<Result<WarcStats>>,
+    records: Arc<Handoff<Vec<ArchiveRecord>>>,
+    writer: Option<JoinHandle<Result<WarcStats>>>,
 }
 
+/// Records in a batch at most, for `workers` workers. Each holds a whole body: a deep queue is
+/// memory, not speed (one thread drains it); two batches (the one filling, the one written)
+/// hold as many bodies as the one-per-worker channel of at most 16 before them (BENCHMARKS.md,
+/// "Speed at the web's shape"), and so as many pages are in flight at a kill.
+fn batch_records(workers: usize) -> usize {
+    workers.clamp(4, 16) / 2
+}
+/// How long an idle writer waits for a batch to fill: pages are done this much later at most.
+const LINGER: Duration = Duration::from_millis(5);
+
 impl Archive {
-    /// Starts the writer thread on an opened archive. `archived` is told each page's checksum
-    /// once its record is written (handed to the kernel).
+    /// Starts the writer thread on an opened archive, after repairing the indexes of its
+    /// directory (`CdxjWriter::open`). `archived` is told the checksums of the pages of each
+    /// batch once their records are written (handed to the kernel).
     pub fn start(
         mut warc: WarcWriter,
         workers: usize,
-        archived: impl Fn(u64) -> Result<()> + Send + 'static,
+        archived: impl Fn(&[u64]) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
-        // Each queued record holds a whole body: a deep queue is memory, not speed (one thread
-        // drains it), so it is not one slot per worker (BENCHMARKS.md, "Speed at the web's shape").
-        let (sender, records) = sync_channel::<ArchiveRecord>(workers.clamp(4, 16));
+        let batch = batch_records(workers);
+        let records = Arc::new(Handoff::new(batch, batch, LINGER));
+        let batches = Arc::clone(&records);
+        let mut index = CdxjWriter::open(warc.dir())?;
         let writer = std::thread::Builder::new()
             .name("warc".into())
             .spawn(move || {
-                // On an error the receiver is dropped, so workers see the writer stop; the
-                // file being written stays `.open` and the next run repairs it.
-                for r in records {
-                    let exchange = Exchange {
-                        target_uri: &r.target_uri,
-                        date: r.date,
-                        ip: r.ip,
-                        request_head: &r.request_head,
-                        response_head: &r.response_head,
-                        response_body: &r.body,
-                        truncated: r.truncated.then_some("length"),
-                    };
-                    match &r.page {
-                        None => warc.write_exchange(&exchange),
-                        Some(PageRecord {
-                            revisit: Some(revisit),
-                            ..
-                        }) => warc.write_revisit(&exchange, revisit),
-                        Some(page) => warc.write_response(&exchange, &page.payload_digest),
-                    }
-                    .with_context(|| format!("archiving {}", r.target_uri))?;
-                    if let Some(page) = &r.page {
-                        archived(page.key)?;
-                    }
+                let result = write_batches(&mut warc, &mut index, &batches, archived);
+                // On an error workers see the writer stop; the file being written stays
+                // `.open` and the next run repairs it (and its index).
+                if result.is_err() {
+                    batches.reader_gone();
                 }
-                warc.finish()
+                let stats = result.and_then(|()| warc.finish())?;
+                index.close()?;
+                Ok(stats)
             })
             .context("starting the WARC writer thread")?;
-        Ok(Archive { sender, writer })
+        Ok(Archive {
+            records,
+            writer: Some(writer),
+        })
     }
 
     /// Queues a record, waiting while the queue is full.
     pub fn write(&self, record: ArchiveRecord) -> Result<()> {
-        self.sender
-            .send(record)
+        let mut record = Some(record);
+        self.records
+            .push(1, |batch| batch.extend(record.take()))
             .map_err(|_| anyhow!("the WARC writer stopped"))
     }
 
     /// Writes what is queued, closes the last file and returns what was written, or the error
     /// that stopped the writer.
-    pub fn finish(self) -> Result<WarcStats> {
-        drop(self.sender);
-        self.writer
+    pub fn finish(mut self) -> Result<WarcStats> {
+        self.records.close();
+        let writer = self.writer.take().expect("finished once");
+        writer
             .join()
             .map_err(|_| anyhow!("the WARC writer panicked"))?
             .context("writing the WARC archive")
     }
+}
+
+impl Drop for Archive {
+    /// An archive dropped without `finish` (an error path) still lets its thread end.
+    fn drop(&mut self) {
+        self.records.close();
+    }
+}
+
+/// The writer thread's loop: each batch written in order, each record then its index line, then
+/// the batch's pages reported done.
+fn write_batches(
+    warc: &mut WarcWriter,
+    index: &mut CdxjWriter,
+    batches: &Handoff<Vec<ArchiveRecord>>,
+    archived: impl Fn(&[u64]) -> Result<()>,
+) -> Result<()> {
+    let mut done = Vec::new();
+    while let Some(batch) = batches.take() {
+        done.clear();
+        for r in batch {
+            let exchange = Exchange {
+                target_uri: &r.target_uri,
+                date: r.date,
+                ip: r.ip,
+                request_head: &r.request_head,
+                response_head: &r.response_head,
+                response_body: &r.body,
+                truncated: r.truncated,
+            };
+            // The payload digest the record carries (a not-modified revisit has none).
+            let (written, digest) = match &r.page {
+                None => (
+                    warc.write_exchange(&exchange),
+                    Some(payload_digest(&r.body)),
+                ),
+                Some(PageRecord {
+                    revisit: Some(revisit),
+                    ..
+                }) => {
+                    let digest = match revisit {
+                        Revisit::IdenticalPayload { digest, .. } => Some(digest.clone()),
+                        Revisit::NotModified { .. } => None,
+                    };
+                    (warc.write_revisit(&exchange, revisit), digest)
+                }
+                Some(page) => (
+                    warc.write_response(&exchange, &page.payload_digest),
+                    Some(page.payload_digest.clone()),
+                ),
+            };
+            let written = written.with_context(|| format!("archiving {}", r.target_uri))?;
+            failpoint::hit("cdxj-line");
+            index
+                .add(&Capture {
+                    target_uri: &r.target_uri,
+                    warc_date: &written.warc_date,
+                    revisit: matches!(&r.page, Some(p) if p.revisit.is_some()),
+                    http_head: &r.response_head,
+                    payload_digest: digest.as_deref(),
+                    offset: written.offset,
+                    length: written.length,
+                    filename: &written.file,
+                })
+                .with_context(|| format!("indexing {}", r.target_uri))?;
+            done.extend(r.page.map(|page| page.key));
+        }
+        if !done.is_empty() {
+            archived(&done)?;
+        }
+    }
+    Ok(())
 }

@@ -2,28 +2,32 @@
 //! page that passed the filter (canonical URLs; duplicates within a page kept, as the page
 //! has them). Redirects are not links; they are in the URL log's note column.
 //!
-//! Appended across resumed runs. Many workers, one owner: each page's lines go as one string
-//! through a bounded channel to one writer thread; a write error stops the writer, and the
-//! next worker to send turns it into a fatal error of the crawl.
+//! Appended across resumed runs. Many workers, one owner: each page's lines are added to a
+//! shared batch that one writer thread takes whole (`handoff`); a write error stops the
+//! writer, and the next worker to add lines turns it into a fatal error of the crawl.
 
+use crate::output::handoff::Handoff;
 use anyhow::{Context, Result, anyhow};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The file name under the state directory.
 pub const FILE_NAME: &str = "links.tsv";
 
 /// The writer thread's handle.
 pub struct LinkLog {
-    sender: SyncSender<String>,
-    writer: JoinHandle<std::io::Result<()>>,
+    lines: Arc<Handoff<Vec<u8>>>,
+    writer: Option<JoinHandle<std::io::Result<()>>>,
     path: PathBuf,
 }
 
 impl LinkLog {
-    /// Opens (creating or appending to) `DIR/links.tsv` and starts the writer thread.
+    /// Opens (creating or appending to) `DIR/links.tsv` and starts the writer thread; `queue`
+    /// bytes of lines wait for it at most, and it takes them an eighth of that at a time (or
+    /// after 20 ms).
     pub fn start(dir: &Path, queue: usize) -> Result<LinkLog> {
         let path = dir.join(FILE_NAME);
         let file = std::fs::OpenOptions::new()
@@ -31,47 +35,67 @@ impl LinkLog {
             .append(true)
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
-        let (sender, pages) = sync_channel::<String>(queue);
+        let lines = Arc::new(Handoff::<Vec<u8>>::new(
+            queue,
+            queue / 8,
+            Duration::from_millis(20),
+        ));
+        let batches = Arc::clone(&lines);
         let writer = std::thread::Builder::new()
             .name("links".into())
             .spawn(move || {
                 let mut out = BufWriter::with_capacity(1 << 16, file);
-                for lines in pages {
-                    out.write_all(lines.as_bytes())?;
+                let mut written = || {
+                    while let Some(batch) = batches.take() {
+                        out.write_all(&batch)?;
+                    }
+                    out.flush()
+                };
+                let result = written();
+                if result.is_err() {
+                    batches.reader_gone();
                 }
-                out.flush()
+                result
             })
             .context("starting the link writer thread")?;
         Ok(LinkLog {
-            sender,
-            writer,
+            lines,
+            writer: Some(writer),
             path,
         })
     }
 
     /// Queues the links of one page, waiting while the queue is full.
     pub fn write(&self, from: &str, to: impl IntoIterator<Item = impl AsRef<str>>) -> Result<()> {
-        let mut lines = String::new();
+        let mut lines = Vec::new();
         for target in to {
-            lines.push_str(from);
-            lines.push('\t');
-            lines.push_str(target.as_ref());
-            lines.push('\n');
+            lines.extend_from_slice(from.as_bytes());
+            lines.push(b'\t');
+            lines.extend_from_slice(target.as_ref().as_bytes());
+            lines.push(b'\n');
         }
         if lines.is_empty() {
             return Ok(());
         }
-        self.sender
-            .send(lines)
+        self.lines
+            .push(lines.len(), |batch| batch.extend_from_slice(&lines))
             .map_err(|_| anyhow!("the link writer stopped"))
     }
 
     /// Writes what is queued and returns the writer's error, if it had one.
-    pub fn finish(self) -> Result<()> {
-        drop(self.sender);
-        self.writer
+    pub fn finish(mut self) -> Result<()> {
+        self.lines.close();
+        let writer = self.writer.take().expect("finished once");
+        writer
             .join()
             .map_err(|_| anyhow!("the link writer panicked"))?
             .with_context(|| format!("writing {}", self.path.display()))
+    }
+}
+
+impl Drop for LinkLog {
+    /// A log dropped without `finish` (an error path) still lets its writer thread end.
+    fn drop(&mut self) {
+        self.lines.close();
     }
 }

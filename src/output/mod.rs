@@ -1,7 +1,10 @@
 //! What the crawl writes: the WARC archive, the URL log, the link graph, saved pages,
-//! the progress line and the summary. See ARCHITECTURE.md, "Outputs".
+//! the progress line and the summary. The archive, the URL log and the link graph each have
+//! one writer thread fed through a `handoff`. See ARCHITECTURE.md, "Outputs".
 
 pub mod archive;
+pub mod cdxj;
+pub mod handoff;
 pub mod links;
 pub mod progress;
 pub mod save;

@@ -32,6 +32,9 @@ struct Summary {
     robots_blocked: u64,
     links_found: u64,
     truncated: u64,
+    type_rejected: u64,
+    too_long: u64,
+    private_refused: u64,
     urls_seen: u64,
     cache_lookups: u64,
     cache_hits: u64,
@@ -45,6 +48,25 @@ struct Summary {
     /// Outcomes by name; `null` for a first crawl.
     recrawl: Option<Counts>,
     peak_rss_bytes: u64,
+    /// Sitemap fetches and what they listed (see `crawl::sitemaps`).
+    sitemaps: Sitemaps,
+    /// Pages whose links were not followed (meta robots or `X-Robots-Tag` `nofollow`).
+    nofollow_pages: u64,
+    /// Links not followed for their `rel="nofollow"`.
+    nofollow_links: u64,
+    /// Pages that said `noindex` (archived all the same).
+    noindex_pages: u64,
+}
+
+/// `SitemapCounters` as the file names them.
+#[derive(Serialize)]
+struct Sitemaps {
+    fetched: u64,
+    urls: u64,
+    listed_sitemaps: u64,
+    capped: u64,
+    malformed: u64,
+    too_deep: u64,
 }
 
 /// Responses by status class; `none` counts fetches that got no response.
@@ -110,6 +132,9 @@ pub fn to_json(report: &Report) -> String {
         robots_blocked: report.robots_blocked,
         links_found: load(&c.links),
         truncated: load(&c.truncated),
+        type_rejected: load(&c.type_rejected),
+        too_long: load(&c.too_long),
+        private_refused: load(&c.private_refused),
         urls_seen: report.due.stored,
         cache_lookups: report.due.lookups,
         cache_hits: report.due.cache_hits,
@@ -121,6 +146,7 @@ pub fn to_json(report: &Report) -> String {
                 .iter()
                 .zip(&c.filtered)
                 .map(|(reason, n)| (reason.name(), load(n)))
+                .chain([("host_budget", report.host_budget)])
                 .collect(),
         ),
         warc: report.warc.map(|w| Warc {
@@ -130,6 +156,17 @@ pub fn to_json(report: &Report) -> String {
         }),
         recrawl: recrawl_counts(report).map(|counts| Counts(counts.collect())),
         peak_rss_bytes: crate::sys::peak_rss().unwrap_or(0),
+        sitemaps: Sitemaps {
+            fetched: load(&c.sitemaps.fetched),
+            urls: load(&c.sitemaps.urls),
+            listed_sitemaps: load(&c.sitemaps.listed_sitemaps),
+            capped: load(&c.sitemaps.capped),
+            malformed: load(&c.sitemaps.malformed),
+            too_deep: load(&c.sitemaps.too_deep),
+        },
+        nofollow_pages: load(&c.nofollow_pages),
+        nofollow_links: load(&c.nofollow_links),
+        noindex_pages: load(&c.noindex_pages),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -175,11 +212,11 @@ pub fn to_text(report: &Report) -> String {
     let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
     let secs = report.elapsed.as_secs_f64();
     let pages = load(&c.pages);
-    let filtered: u64 = c.filtered.iter().map(load).sum();
+    let filtered: u64 = c.filtered.iter().map(load).sum::<u64>() + report.host_budget;
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} left on the frontier; {}; peak RSS {:.1} MiB\n{}",
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -196,11 +233,55 @@ pub fn to_text(report: &Report) -> String {
         report.due.merges,
         filtered,
         report.robots_blocked,
+        load(&c.nofollow_pages),
+        load(&c.nofollow_links),
         report.frontier_left,
         warc_text(report.warc),
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
+        safety_text(report),
+        sitemap_text(report),
     )
+}
+
+/// Bodies not read and addresses refused, for people ("" when there were none).
+fn safety_text(report: &Report) -> String {
+    let c = &report.counters;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let (types, long, private) = (
+        load(&c.type_rejected),
+        load(&c.too_long),
+        load(&c.private_refused),
+    );
+    let mut text = String::new();
+    if types + long > 0 {
+        text.push_str(&format!(
+            "bodies not read: {types} type-rejected, {long} too-long\n"
+        ));
+    }
+    if private > 0 {
+        text.push_str(&format!(
+            "{private} fetches refused: private address (see --allow-private)\n"
+        ));
+    }
+    text
+}
+
+/// The sitemap figures for people ("" when none was fetched).
+fn sitemap_text(report: &Report) -> String {
+    let s = &report.counters.sitemaps;
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    match load(&s.fetched) {
+        0 => String::new(),
+        fetched => format!(
+            "sitemaps: {fetched} fetched, {} URLs and {} sitemaps listed; {} capped, {} malformed, {} too deep\n",
+            load(&s.urls),
+            load(&s.listed_sitemaps),
+            load(&s.capped),
+            load(&s.malformed),
+            load(&s.too_deep),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -223,11 +304,31 @@ mod tests {
         set(&counters.robots_fetches, 2);
         set(&counters.links, 30);
         set(&counters.truncated, 4);
+        set(&counters.type_rejected, 66);
+        set(&counters.too_long, 67);
+        set(&counters.private_refused, 68);
+        set(&counters.nofollow_pages, 70);
+        set(&counters.nofollow_links, 71);
+        set(&counters.noindex_pages, 72);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
         for (i, outcome) in counters.outcomes.iter().enumerate() {
             set(outcome, 50 + i as u64);
+        }
+        let s = &counters.sitemaps;
+        for (i, n) in [
+            &s.fetched,
+            &s.urls,
+            &s.listed_sitemaps,
+            &s.capped,
+            &s.malformed,
+            &s.too_deep,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            set(n, 60 + i as u64);
         }
         Report {
             ending: Ending::PageLimit,
@@ -242,17 +343,27 @@ mod tests {
             },
             frontier_left: 6,
             robots_blocked: 8,
+            host_budget: 47,
             warc,
             generation,
         }
     }
 
-    /// The text before `peak_rss_bytes` (which is this process's), after checking that it ends
-    /// the object as a whole number.
+    /// The text before `peak_rss_bytes` (which is this process's), after checking that it is
+    /// a whole number followed by the keys added after it.
     fn without_rss(json: &str) -> &str {
         let (head, rss) = json.split_once(r#","peak_rss_bytes":"#).expect(json);
-        let rss = rss.strip_suffix("}\n").expect(json);
+        let (rss, tail) = rss.split_once(',').expect(json);
         assert!(rss.parse::<u64>().is_ok(), "{json}");
+        assert_eq!(
+            tail,
+            concat!(
+                r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
+                r#""malformed":64,"too_deep":65},"#,
+                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72}"#,
+                "\n"
+            ),
+        );
         head
     }
 
@@ -270,16 +381,17 @@ mod tests {
                 r#"{"ending":"page-limit","seconds":2.5,"pages":7,"pages_per_second":2.8,"#,
                 r#""status":{"none":10,"1xx":11,"2xx":12,"3xx":13,"4xx":14,"5xx":15},"#,
                 r#""bytes":1000,"robots_fetches":2,"robots_blocked":8,"links_found":30,"truncated":4,"#,
+                r#""type_rejected":66,"too_long":67,"private_refused":68,"#,
                 r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
                 r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
-                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46},"#,
+                r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46,"host_budget":47},"#,
                 r#""warc":{"files":1,"records":45,"bytes":24178},"recrawl":null"#,
             )
         );
         let json = to_json(&report(Generation::Recrawl, None));
         assert!(
             without_rss(&json).ends_with(
-                r#","warc":null,"recrawl":{"new":50,"changed":51,"unchanged":52,"gone":53}"#
+                r#","warc":null,"recrawl":{"new":50,"changed":51,"unchanged":52,"gone":53,"lastmod":54}"#
             ),
             "{json}"
         );

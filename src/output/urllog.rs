@@ -10,15 +10,16 @@
 //! error kind when there was no response (status 0), else `null`. serde_json writes it, and
 //! strings stay ASCII: everything else is `\uXXXX` (the README promises it).
 //!
-//! Many workers, one owner: lines go through a bounded channel to one writer thread, which
-//! flushes whenever it has nothing more waiting, so `| head` sees lines promptly. A closed pipe
+//! Many workers, one owner: lines are added to a shared batch that one writer thread takes
+//! whole (`handoff`: one wake-up per batch, not per line); it flushes whenever it has nothing
+//! more waiting, so `| head` sees lines promptly. A closed pipe
 //! stops the crawl cleanly instead of killing it.
 
+use crate::output::handoff::Handoff;
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 /// How the log is written (`--log-format`).
@@ -160,10 +161,17 @@ pub fn sanitize(text: &str) -> String {
     out
 }
 
+/// Bytes of formatted lines waiting for the writer at most (workers wait beyond it).
+const PENDING_BYTES: usize = 256 * 1024;
+/// An idle writer is woken for this many bytes of lines, or after `LINGER`: a reader of the
+/// log sees a line 10 ms after it is written at most.
+const WAKE_BYTES: usize = 16 * 1024;
+const LINGER: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The writer thread's handle.
 pub struct UrlLog {
     format: LogFormat,
-    sender: Option<SyncSender<Vec<u8>>>,
+    lines: Arc<Handoff<Vec<u8>>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
     closed: Arc<AtomicBool>,
 }
@@ -171,16 +179,16 @@ pub struct UrlLog {
 impl UrlLog {
     /// Starts a writer thread that owns `out`.
     pub fn start(out: Box<dyn Write + Send>, format: LogFormat) -> UrlLog {
-        let (sender, lines) = sync_channel(4096);
+        let lines = Arc::new(Handoff::new(PENDING_BYTES, WAKE_BYTES, LINGER));
         let closed = Arc::new(AtomicBool::new(false));
-        let writer_closed = Arc::clone(&closed);
+        let (writer_lines, writer_closed) = (Arc::clone(&lines), Arc::clone(&closed));
         let writer = std::thread::Builder::new()
             .name("url-log".into())
-            .spawn(move || write_lines(out, lines, &writer_closed))
+            .spawn(move || write_lines(out, &writer_lines, &writer_closed))
             .expect("spawning the URL log writer");
         UrlLog {
             format,
-            sender: Some(sender),
+            lines,
             writer: Some(writer),
             closed,
         }
@@ -188,9 +196,10 @@ impl UrlLog {
 
     /// Queues a line; dropped silently once the reader has gone away (see `is_closed`).
     pub fn write(&self, line: &LogLine) {
-        if let Some(sender) = &self.sender {
-            let _ = sender.send(line.format_as(self.format));
-        }
+        let line = line.format_as(self.format);
+        let _ = self
+            .lines
+            .push(line.len(), |batch| batch.extend_from_slice(&line));
     }
 
     /// True once the output was closed by its reader (`| head`).
@@ -200,7 +209,7 @@ impl UrlLog {
 
     /// Flushes and stops the writer; a broken pipe is not an error.
     pub fn finish(mut self) -> std::io::Result<()> {
-        self.sender.take();
+        self.lines.close();
         match self.writer.take().map(|w| w.join()) {
             Some(Ok(result)) => result,
             Some(Err(_)) => Err(std::io::Error::other("the URL log writer panicked")),
@@ -209,33 +218,41 @@ impl UrlLog {
     }
 }
 
+impl Drop for UrlLog {
+    /// A log dropped without `finish` (an error path) still lets its writer thread end.
+    fn drop(&mut self) {
+        self.lines.close();
+    }
+}
+
+/// The writer thread: writes each batch of lines as it comes, and flushes whenever nothing
+/// more is waiting.
 fn write_lines(
     mut out: Box<dyn Write + Send>,
-    lines: Receiver<Vec<u8>>,
+    lines: &Handoff<Vec<u8>>,
     closed: &AtomicBool,
 ) -> std::io::Result<()> {
     let mut pending = false;
     loop {
-        let line = match lines.try_recv() {
-            Ok(line) => line,
-            Err(TryRecvError::Empty) => {
+        let batch = match lines.try_take() {
+            Some(batch) => batch,
+            None => {
                 if pending && let Err(e) = out.flush() {
-                    return broken_pipe_is_fine(e, closed, &lines);
+                    return broken_pipe_is_fine(e, closed, lines);
                 }
-                match lines.recv() {
-                    Ok(line) => line,
-                    Err(_) => break,
+                match lines.take() {
+                    Some(batch) => batch,
+                    None => break,
                 }
             }
-            Err(TryRecvError::Disconnected) => break,
         };
-        if let Err(e) = out.write_all(&line) {
-            return broken_pipe_is_fine(e, closed, &lines);
+        if let Err(e) = out.write_all(&batch) {
+            return broken_pipe_is_fine(e, closed, lines);
         }
         pending = true;
     }
     match out.flush() {
-        Err(e) => broken_pipe_is_fine(e, closed, &lines),
+        Err(e) => broken_pipe_is_fine(e, closed, lines),
         Ok(()) => Ok(()),
     }
 }
@@ -243,11 +260,11 @@ fn write_lines(
 fn broken_pipe_is_fine(
     e: std::io::Error,
     closed: &AtomicBool,
-    lines: &Receiver<Vec<u8>>,
+    lines: &Handoff<Vec<u8>>,
 ) -> std::io::Result<()> {
     closed.store(true, Ordering::Relaxed);
-    // Keep draining so senders never block on a full channel.
-    for _ in lines.iter() {}
+    // Later lines are dropped, so workers never wait for a writer that has gone.
+    lines.reader_gone();
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         Ok(())
     } else {

@@ -24,6 +24,11 @@ use sha1::{Digest, Sha1};
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
+/// zstd's fastest regular level: a record of a few KB is mostly headers and HTML, where
+/// level 1 compresses within a few percent of the default 3 at about half its CPU, and the
+/// archive writer is one thread (BENCHMARKS.md, "Speed at the web's shape").
+const ZSTD_LEVEL: i32 = 1;
+
 /// How each record is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compression {
@@ -48,6 +53,7 @@ impl Compression {
 pub struct WarcConfig {
     /// The directory holding the WARC files; nothing is written outside it.
     pub dir: PathBuf,
+    /// How each record is compressed (and so the files' extension).
     pub compression: Compression,
     /// A file at or past this size is closed before the next fetch is written.
     pub max_file_bytes: u64,
@@ -60,9 +66,11 @@ pub struct WarcConfig {
 /// One HTTP request and its response, as sent and as received.
 #[derive(Clone, Debug)]
 pub struct Exchange<'a> {
+    /// The URL fetched (`WARC-Target-URI`).
     pub target_uri: &'a str,
     /// When the request was sent.
     pub date: SystemTime,
+    /// The server's address, when known (`WARC-IP-Address`).
     pub ip: Option<IpAddr>,
     /// The request line and headers as sent, ending with the empty line.
     pub request_head: &'a [u8],
@@ -72,6 +80,18 @@ pub struct Exchange<'a> {
     pub response_body: &'a [u8],
     /// `Some("length")` when the body was cut at the size cap (becomes `WARC-Truncated`).
     pub truncated: Option<&'a str>,
+}
+
+/// Where a `response` or `revisit` record landed: what its index line needs (`output::cdxj`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The WARC file's final name (no directory).
+    pub file: String,
+    /// The offset of the record's compressed unit in the file, and the unit's length.
+    pub offset: u64,
+    pub length: u64,
+    /// The record's `WARC-Date`.
+    pub warc_date: String,
 }
 
 /// What a writer wrote, returned by [`WarcWriter::finish`].
@@ -121,6 +141,8 @@ struct OpenWarc {
     file: File,
     open_path: PathBuf,
     final_path: PathBuf,
+    /// The final file name, as index lines name the file.
+    name: String,
     bytes: u64,
     warcinfo_id: String,
 }
@@ -159,7 +181,7 @@ impl WarcWriter {
         let zstd = match config.compression {
             Compression::Gzip => None,
             Compression::Zstd => {
-                let mut c = zstd::bulk::Compressor::new(zstd::DEFAULT_COMPRESSION_LEVEL)?;
+                let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
                 c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
                 c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))?;
                 Some(c)
@@ -177,13 +199,13 @@ impl WarcWriter {
 
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
-    pub fn write_exchange(&mut self, ex: &Exchange) -> Result<()> {
+    pub fn write_exchange(&mut self, ex: &Exchange) -> Result<Written> {
         self.write_response(ex, &payload_digest(ex.response_body))
     }
 
     /// `write_exchange` with the payload digest already computed (`payload_digest` of the
     /// body): the crawler takes it for `fetched.tsv` anyway, so the body is hashed once.
-    pub fn write_response(&mut self, ex: &Exchange, payload_digest: &str) -> Result<()> {
+    pub fn write_response(&mut self, ex: &Exchange, payload_digest: &str) -> Result<Written> {
         let mut fields = vec![("WARC-Payload-Digest", payload_digest)];
         fields.extend(ex.truncated.map(|t| ("WARC-Truncated", t)));
         self.write_pair(ex, "response", &fields)
@@ -192,7 +214,7 @@ impl WarcWriter {
     /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
     /// previous capture of the same URI, and its `request` record. With the identical-payload
     /// profile the record holds the response head only; the payload digest says what it was.
-    pub fn write_revisit(&mut self, ex: &Exchange, revisit: &Revisit) -> Result<()> {
+    pub fn write_revisit(&mut self, ex: &Exchange, revisit: &Revisit) -> Result<Written> {
         let (profile, digest, date) = match revisit {
             Revisit::NotModified { refers_to_date } => (REVISIT_PROFILE, None, refers_to_date),
             Revisit::IdenticalPayload {
@@ -218,13 +240,19 @@ impl WarcWriter {
         self.write_pair(&ex, "revisit", &fields)
     }
 
+    /// The directory the WARC files are written to.
+    pub fn dir(&self) -> &Path {
+        &self.config.dir
+    }
+
     /// Syncs and closes the current file under its final name.
     pub fn finish(mut self) -> Result<WarcStats> {
         self.close_current()?;
         Ok(self.stats)
     }
 
-    fn write_pair(&mut self, ex: &Exchange, kind: &str, extra: &[(&str, &str)]) -> Result<()> {
+    /// Writes the response (or revisit) and its request; returns where the first one landed.
+    fn write_pair(&mut self, ex: &Exchange, kind: &str, extra: &[(&str, &str)]) -> Result<Written> {
         if let Some(cur) = &self.current
             && cur.bytes >= self.config.max_file_bytes
         {
@@ -241,6 +269,7 @@ impl WarcWriter {
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
         let date = warc_date(ex.date);
         let ip = ex.ip.map(|ip| ip.to_string()).unwrap_or_default();
+        let mut written = None;
         let records: [(&str, &str, &str, &[&[u8]]); 2] = [
             (
                 kind,
@@ -270,9 +299,21 @@ impl WarcWriter {
             }
             let content_type = format!("application/http;msgtype={msgtype}");
             fields.push(("Content-Type", &content_type));
-            self.write_record(&fields, block)?;
+            let (offset, length) = self.write_record(&fields, block)?;
+            written.get_or_insert((offset, length));
         }
-        Ok(())
+        let (offset, length) = written.unwrap_or_default();
+        let file = self
+            .current
+            .as_ref()
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
+        Ok(Written {
+            file,
+            offset,
+            length,
+            warc_date: date,
+        })
     }
 
     fn start_file(&mut self) -> Result<()> {
@@ -298,6 +339,7 @@ impl WarcWriter {
             file,
             open_path,
             final_path,
+            name: name.clone(),
             bytes: 0,
             warcinfo_id: warcinfo_id.clone(),
         });
@@ -314,12 +356,13 @@ impl WarcWriter {
             ("WARC-Filename", &name),
             ("Content-Type", "application/warc-fields"),
         ];
-        self.write_record(&fields, &[info.as_bytes()])
+        self.write_record(&fields, &[info.as_bytes()])?;
+        Ok(())
     }
 
     /// Frames one record (headers, digest, length, block) and appends it as one compressed unit.
-    /// Fields with an empty value are left out.
-    fn write_record(&mut self, fields: &[(&str, &str)], block: &[&[u8]]) -> Result<()> {
+    /// Fields with an empty value are left out. Returns the unit's offset and length.
+    fn write_record(&mut self, fields: &[(&str, &str)], block: &[&[u8]]) -> Result<(u64, u64)> {
         let len: usize = block.iter().map(|b| b.len()).sum();
         let mut sha = Sha1::new();
         block.iter().for_each(|b| sha.update(b));
@@ -355,10 +398,11 @@ impl WarcWriter {
             let _ = cur.file.set_len(cur.bytes);
             return Err(e).with_context(|| format!("writing {}", cur.open_path.display()));
         }
+        let offset = cur.bytes;
         cur.bytes += frame.len() as u64;
         self.stats.records += 1;
         self.stats.bytes += frame.len() as u64;
-        Ok(())
+        Ok((offset, frame.len() as u64))
     }
 
     fn close_current(&mut self) -> Result<()> {
@@ -445,7 +489,7 @@ fn sha1_base32(bytes: &[u8]) -> String {
 }
 
 /// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
-fn warc_date(t: SystemTime) -> String {
+pub fn warc_date(t: SystemTime) -> String {
     let [y, mo, d, h, mi, s] = civil(t);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }

@@ -23,7 +23,13 @@
 //! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
 //! done (`entry_done`), and every few seconds checkpoints the frontier with them, the host
 //! queues' heads as outstanding and the spill files' ranges (the numbered steps are in
-//! `frontier::spill`), and saves the hosts' politeness state (`hoststate`).
+//! `frontier::spill`), and saves the hosts' politeness state (`hoststate`) and whatever the
+//! `on_checkpoint` hook saves (the cookie jar).
+//!
+//! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
+//! away: a URL takes its host's place when it joins its host's queue (`join_host`), whether it
+//! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
+//! deferred FIFO holds no place yet. The budget's counts are saved with each checkpoint.
 //!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
@@ -31,6 +37,7 @@
 use crate::frontier::focus::Window;
 use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
+use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
 use crate::schedule::politeness::{Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
@@ -91,6 +98,8 @@ pub struct Closed {
     pub frontier_left: u64,
     /// URLs robots.txt disallowed.
     pub robots_blocked: u64,
+    /// URLs not fetched for their host's `--max-pages-per-host` budget.
+    pub host_budget: u64,
 }
 
 /// The dispatcher's live figures.
@@ -125,7 +134,14 @@ struct State {
     deferred: Deferred,
     /// Deferred URLs per bucket of host hashes: a URL joins its host's queue only at 0.
     deferred_hosts: Vec<u32>,
+    /// With `--max-pages-per-host`: which URLs the frontier may give their host.
+    budget: Option<Budget>,
+    /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
+    on_checkpoint: Option<CheckpointHook>,
 }
+
+/// Saves some other state with each checkpoint of the frontier.
+pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
 impl State {
     /// No URL waits outside the scheduler (frontier and focus window empty).
@@ -179,6 +195,8 @@ impl Dispatcher {
                 focus: None,
                 deferred: Deferred::default(),
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
+                budget: None,
+                on_checkpoint: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -192,13 +210,39 @@ impl Dispatcher {
         self.state.lock().unwrap().focus = Some(window);
     }
 
+    /// Gives every host a budget of pages (`--max-pages-per-host`).
+    pub fn set_budget(&self, budget: Budget) {
+        let mut state = self.state.lock().unwrap();
+        state.scheduler.blocked_urls = Some(Vec::new());
+        state.budget = Some(budget);
+    }
+
+    /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
+    /// is saved; its error stops the crawl like a failure to save the frontier.
+    pub fn on_checkpoint(&self, hook: CheckpointHook) {
+        self.state.lock().unwrap().on_checkpoint = Some(hook);
+    }
+
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
     /// not be fetched again after a crash.
     pub fn entry_done(&self, key: u64) -> Result<()> {
+        self.entries_done(&[key])
+    }
+
+    /// Several pages are done (a batch of the archive): `entry_done` under one lock.
+    pub fn entries_done(&self, keys: &[u64]) -> Result<()> {
         let mut state = self.state.lock().unwrap();
-        state.handed.remove(&key);
-        state.frontier.done(key)?;
-        state.done_since_checkpoint += 1;
+        for key in keys {
+            let entry = state.handed.remove(key);
+            // Sitemaps are not pages: they use no budget place (nor give one back).
+            if let (Some(budget), Some(entry)) = (&mut state.budget, entry)
+                && entry.sitemap.is_none()
+            {
+                budget.done(&entry.url)?;
+            }
+        }
+        state.frontier.done_all(keys)?;
+        state.done_since_checkpoint += keys.len() as u64;
         if state.done_since_checkpoint >= checkpoint_pages()
             || state.last_checkpoint.elapsed() >= CHECKPOINT_EVERY
         {
@@ -209,6 +253,9 @@ impl Dispatcher {
 
     /// Saves the frontier's head with every page not done yet, and now and then the hosts.
     fn checkpoint(&self, state: &mut State) -> Result<()> {
+        if let Some(hook) = &state.on_checkpoint {
+            hook()?;
+        }
         let State {
             frontier,
             scheduler,
@@ -231,6 +278,9 @@ impl Dispatcher {
                 &ranges,
             )
             .context("saving the frontier")?;
+        if let Some(budget) = &mut state.budget {
+            budget.save().context("saving the host budgets")?;
+        }
         state.done_since_checkpoint = 0;
         state.last_checkpoint = Instant::now();
         if state.last_hosts_save.elapsed() >= HOSTS_EVERY {
@@ -247,7 +297,14 @@ impl Dispatcher {
     }
 
     /// Blocks until there is work for this worker, or returns None when the crawl is over.
-    pub fn next_work(&self, due: &Due<Entry>, stop: &AtomicBool) -> Result<Option<Work>> {
+    /// `refused` is told of each URL the host budget turns away (under the lock: it must not
+    /// call the dispatcher).
+    pub fn next_work(
+        &self,
+        due: &Due<Entry>,
+        stop: &AtomicBool,
+        refused: &dyn Fn(&Entry),
+    ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         loop {
             if let Some(reason) = &state.failure {
@@ -267,13 +324,16 @@ impl Dispatcher {
                 state = self.wake.wait(state).unwrap();
                 continue;
             }
-            self.refill(&mut state)?;
+            self.refill(&mut state, refused)?;
             let now = Instant::now();
-            match state.scheduler.next(now)? {
+            let next = state.scheduler.next(now)?;
+            self.free_blocked_places(&mut state);
+            match next {
                 Next::Work(work) => {
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
-                        state.pages_started += 1;
+                        // A sitemap is no page for --max-pages (`crawl::sitemaps`).
+                        state.pages_started += u64::from(entry.sitemap.is_none());
                         let entry = entry.clone();
                         state.handed.insert(entry.key(), entry);
                     }
@@ -399,6 +459,7 @@ impl Dispatcher {
             ending,
             frontier_left,
             robots_blocked: state.scheduler.robots_blocked,
+            host_budget: state.budget.as_ref().map_or(0, |b| b.refused),
         })
     }
 
@@ -417,7 +478,7 @@ impl Dispatcher {
 
     /// Moves URLs into host queues: the deferred FIFO's first, then the frontier's, read
     /// ahead past hosts without a slot (see the module doc).
-    fn refill(&self, state: &mut MutexGuard<'_, State>) -> Result<()> {
+    fn refill(&self, state: &mut MutexGuard<'_, State>, refused: &dyn Fn(&Entry)) -> Result<()> {
         let now = Instant::now();
         let limit = self.limit(state);
         let state = &mut **state;
@@ -431,17 +492,17 @@ impl Dispatcher {
             }
             let entry = state.deferred.pop().expect("peeked");
             *state.deferred_bucket(&key) -= 1;
-            state.scheduler.add(entry, now)?;
+            join_host(state, entry, now, refused)?;
         }
-        let mut budget = READ_AHEAD;
+        let mut reads = READ_AHEAD;
         // Free slots are filled whatever the hosts already queued (their memory is bounded per
         // slot), but for a focus window, which keeps the host queues short so that it decides.
         let fill = |state: &State| {
             state.scheduler.has_free_slot()
                 && (state.focus.is_none() || state.scheduler.queued() < limit)
         };
-        while budget > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
-            budget -= 1;
+        while reads > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
+            reads -= 1;
             let popped = match &mut state.focus {
                 Some(window) => window.pop(&mut state.frontier)?,
                 None => state.frontier.pop()?,
@@ -451,13 +512,23 @@ impl Dispatcher {
             let slot = state.scheduler.has_host(&key)
                 || state.deferred.is_empty() && state.scheduler.has_free_slot();
             if slot && *state.deferred_bucket(&key) == 0 {
-                state.scheduler.add(entry, now)?;
+                join_host(state, entry, now, refused)?;
             } else {
+                // Set aside, it holds no budget place: it takes one when it joins its host.
                 state.deferred.push(entry, state.scheduler.spill_dir())?;
                 *state.deferred_bucket(&key) += 1;
             }
         }
         Ok(())
+    }
+
+    /// URLs robots.txt kept from being fetched give their host's budget places back.
+    fn free_blocked_places(&self, state: &mut State) {
+        if let (Some(budget), Some(urls)) = (&mut state.budget, &mut state.scheduler.blocked_urls) {
+            for url in urls.drain(..) {
+                budget.dropped(&url);
+            }
+        }
     }
 
     /// Work handed out and not yet reported back.
@@ -502,6 +573,25 @@ impl Dispatcher {
         }
         state
     }
+}
+
+/// A URL joins its host's queue, taking its host's budget place there (the budget's hook): a
+/// host that has used its pages gets no more URLs, which `refused` is told of. Sitemaps are not
+/// pages: they use no place and pass.
+fn join_host(
+    state: &mut State,
+    entry: Entry,
+    now: Instant,
+    refused: &dyn Fn(&Entry),
+) -> Result<()> {
+    if let Some(budget) = &mut state.budget
+        && entry.sitemap.is_none()
+        && !budget.admit(&entry.url)?
+    {
+        refused(&entry);
+        return Ok(());
+    }
+    state.scheduler.add(entry, now)
 }
 
 /// The politeness unit of an entry's URL (`host:port`).
@@ -568,9 +658,15 @@ mod tests {
 
     /// A dispatcher over a frontier holding `urls` in order, with 2 host slots (queue limit 8).
     fn dispatcher(dir: &std::path::Path, urls: &[String]) -> Dispatcher {
+        let entries: Vec<Entry> = urls.iter().map(|u| Entry::new(u.clone(), 0, 0)).collect();
+        dispatcher_of(dir, &entries)
+    }
+
+    /// `dispatcher` over any entries (pages and sitemaps).
+    fn dispatcher_of(dir: &std::path::Path, entries: &[Entry]) -> Dispatcher {
         let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
-        for url in urls {
-            frontier.push(&Entry::new(url.clone(), 0, 0)).unwrap();
+        for entry in entries {
+            frontier.push(entry).unwrap();
         }
         frontier.commit().unwrap();
         frontier.publish();
@@ -598,7 +694,7 @@ mod tests {
         let d = dispatcher(dir.path(), &urls);
         let mut state = d.state.lock().unwrap();
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
-        d.refill(&mut state).unwrap();
+        d.refill(&mut state, &|_| {}).unwrap();
         // Serve until big.test/0 is in flight (robots.txt answered, other pages done).
         let big = loop {
             match state.scheduler.next(now).unwrap() {
@@ -625,10 +721,91 @@ mod tests {
         assert!(!big_next(&state));
         // big.test is in flight with nothing queued; its next URL lies past ~99 hosts that
         // cannot all have a slot: they are set aside, and big.test/1 joins its queue.
-        d.refill(&mut state).unwrap();
+        d.refill(&mut state, &|_| {}).unwrap();
         assert!(big_next(&state), "big.test/1 is queued");
         assert!(state.deferred.len() >= 98, "{}", state.deferred.len());
         state.scheduler.page_done(big, Duration::ZERO, now);
+    }
+
+    /// With `--max-pages-per-host`, a URL takes its host's place when it joins its host's
+    /// queue, not while it waits in the deferred FIFO; a deferred sitemap comes back as a
+    /// sitemap and uses no place.
+    #[test]
+    fn a_deferred_url_takes_its_budget_place_when_it_joins_its_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = |url: &str| Entry::new(url.to_owned(), 0, 0);
+        let sitemap = Entry::sitemap("http://c.test/sitemap.xml".to_owned(), 1, 0);
+        let entries = [
+            page("http://a.test/0"),
+            page("http://b.test/0"),
+            page("http://c.test/0"),
+            page("http://c.test/1"),
+            sitemap.clone(),
+            page("http://c.test/2"),
+            page("http://a.test/1"),
+        ];
+        let d = dispatcher_of(dir.path(), &entries);
+        d.set_budget(Budget::open(&dir.path().join("budget"), 2).unwrap());
+        let refused = std::cell::RefCell::new(Vec::new());
+        let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
+        let mut state = d.state.lock().unwrap();
+        let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
+        let mut served = Vec::new();
+        // a.test and b.test take the 2 slots; once their pages are in flight, a.test with
+        // nothing queued, refill reads on: c.test's URLs are set aside, a.test/1 joins its host.
+        d.refill(&mut state, &refuse).unwrap();
+        let mut busy = Vec::new();
+        while busy.len() < 2 {
+            match state.scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    state
+                        .scheduler
+                        .robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => {
+                    served.push(entry);
+                    busy.push(host);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        d.refill(&mut state, &refuse).unwrap();
+        assert_eq!(state.deferred.len(), 4, "c.test's URLs are set aside");
+        let budget = state.budget.as_ref().unwrap();
+        assert_eq!(
+            budget.pending("http://c.test/"),
+            0,
+            "set aside, they hold no place"
+        );
+        assert_eq!(budget.pending("http://a.test/"), 2);
+        for host in busy {
+            state.scheduler.page_done(host, Duration::ZERO, now);
+        }
+        // Served to the end: c.test's URLs join their host when a slot frees.
+        for _ in 0..100 {
+            d.refill(&mut state, &refuse).unwrap();
+            match state.scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    state
+                        .scheduler
+                        .robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => {
+                    served.push(entry);
+                    state.scheduler.page_done(host, Duration::ZERO, now)
+                }
+                Next::Empty if state.nothing_pending() => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let of_c: Vec<&Entry> = served.iter().filter(|e| e.url.contains("c.test")).collect();
+        assert_eq!(
+            of_c,
+            [&entries[2], &entries[3], &sitemap],
+            "2 pages and the sitemap"
+        );
+        assert_eq!(*refused.borrow(), ["http://c.test/2"]);
+        assert_eq!(state.budget.as_ref().unwrap().refused, 1);
     }
 
     proptest! {
@@ -666,7 +843,7 @@ mod tests {
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
                 if step != 0 || in_flight.is_empty() {
-                    d.refill(&mut state).unwrap();
+                    d.refill(&mut state, &|_| {}).unwrap();
                     match state.scheduler.next(now).unwrap() {
                         Next::Work(Work::Robots { host, .. }) => in_flight.push((host, None)),
                         Next::Work(Work::Page { host, entry }) => {

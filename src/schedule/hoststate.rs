@@ -6,6 +6,7 @@
 //!   first 512 KiB (RFC 9309 asks parsers to read at least 500 KiB). The rules are read back
 //!   (`load_robots`) when a host that left the scheduler's memory has URLs again, in this run or
 //!   a resumed one, while they are fresh (24 hours; 5 minutes for an unavailable file).
+//!   `--restart` removes them all, a recrawl the unavailable ones (`forget_unreachable`).
 //! - `DIR/hosts.tsv`: `ORIGIN TAB UNIX_MILLISECONDS` for every host resting past the moment it
 //!   was saved (the dispatcher saves it every 30 seconds and at the end), so a resumed crawl
 //!   does not contact a host sooner than the delay rule allows.
@@ -73,6 +74,36 @@ pub fn load_robots(robots_dir: &Path, origin: &str, token: &str) -> Option<(Robo
         .unwrap_or_default();
     let at = Instant::now().checked_sub(age)?;
     (age < ttl).then_some((rules, at))
+}
+
+/// Forgets the robots.txt answers that were not had (no answer, a 5xx: "unreachable", which
+/// blocks the host for `ROBOTS_RETRY`), and damaged files, so that a new crawl generation (a
+/// recrawl) asks those hosts again at once; answers that were had stay while fresh. Removing
+/// a cache file is safe at any moment: a missing answer is fetched again.
+pub fn forget_unreachable(robots_dir: &Path) -> Result<()> {
+    let entries = match fs::read_dir(robots_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", robots_dir.display())),
+    };
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("reading {}", robots_dir.display()))?
+            .path();
+        // The first line is the head; an origin is far shorter than this.
+        let mut head = Vec::new();
+        if let Ok(file) = fs::File::open(&path) {
+            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head);
+        }
+        let had = parse_robots(&head).is_some_and(|(status, ..)| {
+            status != 0 && !RobotsRules::from_response("crawl", status, b"").disallows_everything()
+        });
+        if !had {
+            durable::remove_if_present(&path)
+                .with_context(|| format!("removing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads the resting times `save` recorded into a new scheduler (robots.txt answers are read

@@ -4,6 +4,7 @@
 //! turns a host's robots.txt into answers; `hoststate` keeps robots answers and resting times
 //! across runs. See ARCHITECTURE.md, "Scheduler".
 
+pub mod budget;
 pub mod dispatch;
 pub mod hoststate;
 pub mod politeness;

@@ -177,6 +177,8 @@ pub struct Scheduler {
     drained_seq: u64,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
+    /// With `--max-pages-per-host`, the URLs of `robots_blocked` not yet taken by the budget.
+    pub blocked_urls: Option<Vec<String>>,
 }
 
 impl Scheduler {
@@ -214,6 +216,7 @@ impl Scheduler {
             drained_hosts: 0,
             drained_seq: 0,
             robots_blocked: 0,
+            blocked_urls: None,
         }
     }
 
@@ -402,6 +405,11 @@ impl Scheduler {
                     return Ok(Next::Work(Work::Page { host: id, entry }));
                 }
                 self.robots_blocked += 1;
+                if let Some(urls) = &mut self.blocked_urls
+                    && entry.sitemap.is_none()
+                {
+                    urls.push(entry.url);
+                }
             }
             // Robots.txt dropped all it had queued.
             self.retire_if_idle(id, now);

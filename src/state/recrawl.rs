@@ -8,9 +8,24 @@
 //! (`If-None-Match`, `If-Modified-Since`); the outcome is one of `Outcome`, counted in the
 //! summary and noted in the URL log. Links of changed and new pages lead to new pages as in any
 //! crawl; an unchanged page's links were all fetched last time and are offered again anyway.
+//!
+//! Sitemap `lastmod`: sitemaps are recorded in `fetched.tsv` too, and a recrawl offers the
+//! previous sitemaps ahead of the previous pages, so each host's sitemaps are read (after its
+//! robots.txt, before its pages: a sitemap holds its host while it is read) before its pages
+//! are asked for. While reading them, a recrawl keeps each listed URL's `lastmod` in
+//! `Lastmods`, a bounded map in memory (`LASTMODS` entries, the last read kept). A previous page
+//! that answered 2xx, whose `lastmod` says it has not changed since its previous fetch began,
+//! is not asked for again: outcome `lastmod` (URL-log status 0, no WARC record, its previous
+//! capture carried into the new `fetched.tsv`). Only the `lastmod` of this generation's
+//! sitemaps counts, never one read by an earlier crawl (that would hide a change made since);
+//! a `lastmod` the map no longer holds means an ordinary conditional request, never a skip, and
+//! so does a page of a resumed recrawl whose sitemap was read before the kill (the map is not
+//! saved). A skipped page was handed out like any: it counts towards `--max-pages` and its
+//! host's `--max-pages-per-host` place.
 
 use crate::fetch::client::Response;
 use crate::frontier::entry::{Entry, Previous, validator};
+use crate::lru::Lru;
 use crate::state::durable;
 use anyhow::{Context, Result, bail};
 use std::fs::{self, File, OpenOptions};
@@ -75,14 +90,17 @@ pub enum Outcome {
     Unchanged,
     /// Now 404 or 410, and it was not before.
     Gone,
+    /// Not asked for: a sitemap's `lastmod` is older than the previous fetch (see `Lastmods`).
+    Lastmod,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 4] = [
+    pub const ALL: [Outcome; 5] = [
         Outcome::New,
         Outcome::Changed,
         Outcome::Unchanged,
         Outcome::Gone,
+        Outcome::Lastmod,
     ];
 
     pub fn name(self) -> &'static str {
@@ -91,6 +109,7 @@ impl Outcome {
             Outcome::Changed => "changed",
             Outcome::Unchanged => "unchanged",
             Outcome::Gone => "gone",
+            Outcome::Lastmod => "lastmod",
         }
     }
 
@@ -109,6 +128,126 @@ impl Outcome {
     }
 }
 
+/// `lastmod`s a recrawl's sitemaps gave, kept at most: about 112 bytes each when full (the map
+/// and its recency queue, measured), so some 15 MB.
+pub const LASTMODS: usize = 131_072;
+
+/// The `lastmod` of URLs this generation's sitemaps listed, by page key (`Entry::key`), as the
+/// latest Unix second the text can mean (`lastmod_until`). Bounded: the least recently listed
+/// are forgotten first, and a forgotten one only costs a request.
+pub struct Lastmods {
+    map: Mutex<Lru<u64, u64>>,
+}
+
+impl Lastmods {
+    pub fn new(capacity: usize) -> Lastmods {
+        Lastmods {
+            map: Mutex::new(Lru::new(capacity)),
+        }
+    }
+
+    /// Keeps a sitemap's `lastmod` text for the page `key`; one that is no W3C datetime is
+    /// ignored (and forgets an earlier listing's).
+    pub fn note(&self, key: u64, lastmod: &str) {
+        let mut map = self.map.lock().unwrap();
+        match lastmod_until(lastmod) {
+            Some(until) => map.insert(key, until),
+            None => {
+                map.remove(&key);
+            }
+        }
+    }
+
+    /// Whether the page `key` need not be asked for again: its previous fetch answered 2xx and
+    /// began after the latest moment its sitemap `lastmod` can mean.
+    pub fn unchanged_since(&self, key: u64, previous: &Previous) -> bool {
+        if !(200..300).contains(&previous.status) {
+            return false;
+        }
+        let until = self.map.lock().unwrap().get(&key).copied();
+        until.is_some_and(|until| until < previous.date)
+    }
+}
+
+/// The latest Unix second a W3C datetime (the sitemap protocol's `lastmod`: `YYYY`, `YYYY-MM`,
+/// `YYYY-MM-DD`, or with `Thh:mm[:ss[.s]]` and a zone `Z`/`±hh:mm`) can mean: the end of a date
+/// without time, and 14 hours later when no zone is given (the widest zone offset), so a
+/// comparison with it never takes a page for older than it is. `None` for anything else.
+pub fn lastmod_until(text: &str) -> Option<u64> {
+    const NO_ZONE: i64 = 14 * 3600;
+    let text = text.trim();
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let (date, time) = match text.split_once('T') {
+        Some((date, time)) => (date, Some(time)),
+        None => (text, None),
+    };
+    let parts: Vec<&str> = date.split('-').collect();
+    let (year, month, day) = match parts[..] {
+        [y] if y.len() == 4 => (num(y)?, None, None),
+        [y, m] if y.len() == 4 && m.len() == 2 => (num(y)?, Some(num(m)?), None),
+        [y, m, d] if y.len() == 4 && m.len() == 2 && d.len() == 2 => {
+            (num(y)?, Some(num(m)?), Some(num(d)?))
+        }
+        _ => return None,
+    };
+    if month.is_some_and(|m| !(1..=12).contains(&m)) || day.is_some_and(|d| !(1..=31).contains(&d))
+    {
+        return None;
+    }
+    let days = |y: i64, m: i64, d: i64| days_from_civil(y, m, d) * 86_400;
+    let secs = match (month, day, time) {
+        (None, _, None) => days(year + 1, 1, 1) + NO_ZONE,
+        (Some(12), None, None) => days(year + 1, 1, 1) + NO_ZONE,
+        (Some(m), None, None) => days(year, m + 1, 1) + NO_ZONE,
+        (Some(m), Some(d), None) => days(year, m, d) + 86_400 + NO_ZONE,
+        (Some(m), Some(d), Some(time)) => days(year, m, d) + time_until(time)?,
+        (None, _, Some(_)) | (Some(_), None, Some(_)) => return None,
+    };
+    u64::try_from(secs).ok()
+}
+
+/// `hh:mm[:ss[.s]]` and a zone, as the latest second after midnight UTC it can mean.
+fn time_until(time: &str) -> Option<i64> {
+    let (clock, offset) = if let Some(clock) = time.strip_suffix('Z') {
+        (clock, 0)
+    } else if let Some(i) = time.rfind(['+', '-']) {
+        let (h, m) = time[i + 1..].split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        let sign = if time.as_bytes()[i] == b'+' { 1 } else { -1 };
+        (&time[..i], sign * (h * 3600 + m * 60))
+    } else {
+        (time, -14 * 3600)
+    };
+    let fields: Vec<&str> = clock.split(':').collect();
+    let (h, m, s) = match fields[..] {
+        [h, m] => (h, m, "0"),
+        [h, m, s] => (h, m, s),
+        _ => return None,
+    };
+    let (whole, fraction) = s.split_once('.').unwrap_or((s, ""));
+    let (h, m, whole): (i64, i64, i64) = (h.parse().ok()?, m.parse().ok()?, whole.parse().ok()?);
+    if h > 24 || m > 59 || whole > 60 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let up = i64::from(fraction.bytes().any(|b| b != b'0'));
+    Some(h * 3600 + m * 60 + whole + up - offset)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// What a run does with the state directory it is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Generation {
@@ -118,12 +257,25 @@ pub enum Generation {
     Recrawl,
 }
 
-/// The files of a crawl generation: what a recrawl or `--restart` starts afresh.
-const GENERATION_STATE: [&str; 5] = ["seen", "seen.tmp", "frontier", "due", "fetched.tsv"];
+/// The files of a crawl generation: what a recrawl or `--restart` starts afresh (a recrawl gives
+/// every host its `--max-pages-per-host` budget again).
+const GENERATION_STATE: [&str; 6] = [
+    "seen",
+    "seen.tmp",
+    "frontier",
+    "due",
+    "fetched.tsv",
+    "budget",
+];
 
 /// Readies the state directory (locked by the caller). If its crawl completed (`DIR/complete`),
 /// starts a recrawl, or with `restart` a fresh crawl; otherwise resumes what is there. Each step
 /// can be repeated, and `complete` is removed last, so a crash half-way is finished next time.
+///
+/// The robots.txt answers (`DIR/robots/`, a cache) go too with `restart`, which crawls as if
+/// new; a recrawl forgets only those that were not had (`hoststate::forget_unreachable`):
+/// otherwise a host whose robots.txt was unreachable stays blocked, all of it, for the first
+/// minutes of the new generation (all of a run that soon after).
 pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
     let complete = out.join(COMPLETE);
     let previous = out.join(PREVIOUS);
@@ -131,6 +283,7 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         let fetched = out.join(FETCHED);
         if restart {
             remove(&previous)?;
+            remove(&out.join(ROBOTS))?;
         } else if fetched.exists() {
             fs::rename(&fetched, &previous).with_context(|| {
                 format!("moving {} to {}", fetched.display(), previous.display())
@@ -140,12 +293,13 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         for name in GENERATION_STATE {
             remove(&out.join(name))?;
         }
+        crate::schedule::hoststate::forget_unreachable(&out.join(ROBOTS))?;
         durable::sync_dir(out)?;
         fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
         durable::sync_dir(out)?;
     } else if restart {
         // Not finished: `--restart` still means "forget this crawl", say after changed seeds.
-        for name in GENERATION_STATE.iter().chain(&[PREVIOUS]) {
+        for name in GENERATION_STATE.iter().chain(&[PREVIOUS, ROBOTS]) {
             remove(&out.join(name))?;
         }
     }
@@ -162,15 +316,24 @@ pub fn mark_complete(out: &Path) -> Result<()> {
     durable::replace(&path, b"").with_context(|| format!("writing {}", path.display()))
 }
 
-/// Reads `previous.tsv` in order, calling `each` with groups of its entries.
-pub fn read_previous(out: &Path, each: &mut dyn FnMut(Vec<Entry>) -> Result<()>) -> Result<()> {
+/// Reads `previous.tsv` in order, calling `each` with groups of its entries: the sitemaps
+/// (`sitemaps`) or the pages.
+pub fn read_previous(
+    out: &Path,
+    sitemaps: bool,
+    each: &mut dyn FnMut(Vec<Entry>) -> Result<()>,
+) -> Result<()> {
     let path = out.join(PREVIOUS);
     let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
     let mut group = Vec::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
         match Entry::from_line(&line) {
-            Some(entry) if entry.previous.is_some() => group.push(entry),
+            Some(entry) if entry.previous.is_some() => {
+                if entry.sitemap.is_some() == sitemaps {
+                    group.push(entry);
+                }
+            }
             _ => bail!("{}:{}: not a fetched-page record", path.display(), i + 1),
         }
         if group.len() >= 4096 {
@@ -187,6 +350,7 @@ fn remove(path: &Path) -> Result<()> {
 const COMPLETE: &str = "complete";
 const FETCHED: &str = "fetched.tsv";
 const PREVIOUS: &str = "previous.tsv";
+const ROBOTS: &str = "robots";
 
 /// `DIR/fetched.tsv`: one line per fetch attempt, in the frontier's line format with what was
 /// got (`Entry` with `previous` set to this fetch). Written before the page counts as done, one
@@ -274,6 +438,71 @@ mod tests {
     }
 
     #[test]
+    fn lastmod_means_the_latest_moment_it_can() {
+        let day = |y, m, d| days_from_civil(y, m, d) as u64 * 86_400;
+        let zone = 14 * 3600;
+        assert_eq!(day(1970, 1, 1), 0);
+        assert_eq!(day(2000, 3, 1), 951_868_800);
+        assert_eq!(lastmod_until("2024"), Some(day(2025, 1, 1) + zone));
+        assert_eq!(lastmod_until("2024-12"), Some(day(2025, 1, 1) + zone));
+        assert_eq!(lastmod_until("2024-02"), Some(day(2024, 3, 1) + zone));
+        assert_eq!(lastmod_until(" 2024-02-29 "), Some(day(2024, 3, 1) + zone));
+        let noon = day(2024, 5, 1) + 12 * 3600;
+        assert_eq!(lastmod_until("2024-05-01T12:00Z"), Some(noon));
+        assert_eq!(
+            lastmod_until("2024-05-01T12:00:00+02:00"),
+            Some(noon - 7200)
+        );
+        assert_eq!(
+            lastmod_until("2024-05-01T12:00:00-01:30"),
+            Some(noon + 5400)
+        );
+        assert_eq!(lastmod_until("2024-05-01T12:00:00.25Z"), Some(noon + 1));
+        assert_eq!(lastmod_until("2024-05-01T12:00:00"), Some(noon + zone));
+        for bad in [
+            "",
+            "yesterday",
+            "2024-13",
+            "24-01-01",
+            "2024-1-1",
+            "2024-05-01T",
+            "2024T12:00Z",
+        ] {
+            assert_eq!(lastmod_until(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_a_lastmod_before_a_good_previous_fetch_skips() {
+        let lastmods = Lastmods::new(2);
+        let fetched = |status| Previous {
+            date: lastmod_until("2024-06-01").unwrap() + 1,
+            ..previous(status, "sha1:A")
+        };
+        lastmods.note(1, "2024-06-01");
+        lastmods.note(2, "2024-06-03");
+        assert!(lastmods.unchanged_since(1, &fetched(200)));
+        assert!(
+            !lastmods.unchanged_since(1, &fetched(404)),
+            "not a good capture"
+        );
+        assert!(!lastmods.unchanged_since(2, &fetched(200)), "changed since");
+        assert!(!lastmods.unchanged_since(3, &fetched(200)), "not listed");
+        lastmods.note(1, "garbage");
+        assert!(
+            !lastmods.unchanged_since(1, &fetched(200)),
+            "no longer a date"
+        );
+        lastmods.note(1, "2024-06-01");
+        lastmods.note(3, "2024-06-01");
+        lastmods.note(4, "2024-06-01");
+        assert!(
+            !lastmods.unchanged_since(1, &fetched(200)),
+            "forgotten: bounded"
+        );
+    }
+
+    #[test]
     fn a_torn_fetched_line_is_cut_and_the_log_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut entry = Entry::new("http://a.test/".into(), 0, 0);
@@ -289,7 +518,7 @@ mod tests {
         log.record(&entry).unwrap();
         fs::rename(&path, dir.path().join(PREVIOUS)).unwrap();
         let mut got = Vec::new();
-        read_previous(dir.path(), &mut |group| {
+        read_previous(dir.path(), false, &mut |group| {
             got.extend(group);
             Ok(())
         })

@@ -1,7 +1,8 @@
-//! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim` and `crawl rank`
+//! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim`, `crawl rank` and `crawl wacz`
 //! (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "Tools".
 
 pub mod cachesim;
 pub mod dedupe;
 pub mod hits;
 pub mod rank;
+pub mod wacz;

@@ -23,14 +23,25 @@
 //!   (the WHATWG URL standard would use the document's encoding). A non-UTF-8 page with
 //!   non-ASCII query strings thus yields URLs a browser would encode differently; such pages are
 //!   rare and the URL is still well-formed.
+//! - Pages are read as a browser with scripts off reads them: the content of `<noscript>`
+//!   (which the parser, like a browser running scripts, sees as text) is parsed as markup again,
+//!   where it ends, with the base in effect there. At most `MAX_NOSCRIPT` bytes of one
+//!   `<noscript>` are kept for that, so a hostile page costs bounded memory; nesting stops at
+//!   `MAX_NOSCRIPT_DEPTH`.
+//! - Page-level robots directives are read here, not obeyed: `<meta name="robots">` (and
+//!   `<meta name="TOKEN">`, the crawler's own robots token) give `Directives`, and each link
+//!   carries whether its `rel` says `nofollow` (`a`, `area`, `link`, `form`). The worker decides
+//!   what to follow (`--ignore-page-robots`). `url::directives` reads the header form.
 
+use crate::url::directives::Directives;
 use encoding_rs::Encoding;
-use lol_html::html_content::Element;
+use lol_html::html_content::{Element, TextChunk};
 use lol_html::{
     AsciiCompatibleEncoding, ElementContentHandlers, HandlerResult, HtmlRewriter, MemorySettings,
     Selector, Settings,
 };
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::sync::LazyLock;
 use url::Url;
 
@@ -43,12 +54,21 @@ const SELECTOR: &str = "a, area, link, img, script, iframe, frame, embed, source
                         track, input, object, form, meta, base";
 /// Schemes never worth returning (see the module doc).
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
+/// Bytes of one `<noscript>`'s content kept to be parsed as markup; the rest is not read.
+const MAX_NOSCRIPT: usize = 1024 * 1024;
+/// `<noscript>` inside `<noscript>` is parsed this many levels deep at most: each level holds a
+/// parser and up to `MAX_NOSCRIPT` bytes while the one around it waits.
+const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
 /// The links of one page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extracted {
     /// Absolute URLs in document order, duplicates kept.
     pub links: Vec<Url>,
+    /// For each of `links`, whether its element said `rel="nofollow"`.
+    pub rel_nofollow: Vec<bool>,
+    /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
+    pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
     pub truncated: bool,
     /// The parser gave up before the end (its memory cap: e.g. tens of thousands of unclosed
@@ -56,7 +76,8 @@ pub struct Extracted {
     pub parser_stopped: bool,
 }
 
-/// Extracts the links of an HTML `body` fetched from `page_url`.
+/// Extracts the links of an HTML `body` fetched from `page_url`, reading the robots
+/// directives of `<meta name="robots">` only; `extract_page` also reads the crawler's own token.
 ///
 /// `charset` is the label from the `Content-Type` header, if any; without a usable one the
 /// document's `<meta charset>` is honoured, else UTF-8 is assumed. At most `max_links` links are
@@ -68,6 +89,18 @@ pub fn extract_links(
     charset: Option<&str>,
     max_links: usize,
 ) -> Extracted {
+    extract_page(body, page_url, charset, max_links, "robots")
+}
+
+/// `extract_links`, with `<meta name="TOKEN">` read as robots directives as well as
+/// `<meta name="robots">` (`token` is the user agent's robots token, matched without case).
+pub fn extract_page(
+    body: &[u8],
+    page_url: &Url,
+    charset: Option<&str>,
+    max_links: usize,
+    token: &str,
+) -> Extracted {
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .and_then(AsciiCompatibleEncoding::new);
@@ -76,40 +109,113 @@ pub fn extract_links(
         base: page_url.clone(),
         base_seen: false,
         max_links,
+        token,
         out: Extracted::default(),
     };
-    {
-        let settings = Settings::new()
-            .with_strict(false)
-            .with_encoding(header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8))
-            // The header's charset wins over `<meta>` (HTML encoding sniffing).
-            .with_adjust_charset_on_meta_tag(header_encoding.is_none())
-            .with_memory_settings(
-                MemorySettings::new()
-                    .with_preallocated_parsing_buffer_size(CHUNK)
-                    .with_max_allowed_memory_usage(MAX_PARSER_MEMORY),
-            )
-            .append_element_content_handler((
-                Cow::Borrowed(selector()),
-                ElementContentHandlers::default()
-                    .element(|el: &mut Element<'_, '_>| state.element(el)),
-            ));
-        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-        // `end` panics after a failed `write`, so it is only reached when every write succeeded.
-        let written = body
-            .chunks(CHUNK)
-            .try_for_each(|chunk| rewriter.write(chunk));
-        let ended = written.and_then(|()| rewriter.end());
-        // Reaching the link limit also stops the parser; that is `truncated`, not a failure.
-        state.out.parser_stopped = ended.is_err() && !state.out.truncated;
-    }
+    let encoding = header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8);
+    // The header's charset wins over `<meta>` (HTML encoding sniffing).
+    let ended = parse(body, encoding, header_encoding.is_none(), &mut state, 0);
+    // Reaching the link limit also stops the parser; that is `truncated`, not a failure.
+    state.out.parser_stopped = !ended && !state.out.truncated;
     state.out
+}
+
+/// Streams `body` through the parser, recording into `state`; `noscript_depth` is how many
+/// `<noscript>` elements this markup is the content of. Returns whether the parser reached the
+/// end (a memory limit or the link limit stops it).
+fn parse(
+    body: &[u8],
+    encoding: AsciiCompatibleEncoding,
+    adjust_charset: bool,
+    state: &mut State<'_>,
+    noscript_depth: u8,
+) -> bool {
+    let state = RefCell::new(state);
+    // The content of the `<noscript>` being read, to be parsed as markup where it ends.
+    let noscript = RefCell::new(Noscript::default());
+    let mut settings = Settings::new()
+        .with_strict(false)
+        .with_encoding(encoding)
+        .with_adjust_charset_on_meta_tag(adjust_charset)
+        .with_memory_settings(
+            MemorySettings::new()
+                .with_preallocated_parsing_buffer_size(CHUNK)
+                .with_max_allowed_memory_usage(MAX_PARSER_MEMORY),
+        )
+        .append_element_content_handler((
+            Cow::Borrowed(selector()),
+            ElementContentHandlers::default()
+                .element(|el: &mut Element<'_, '_>| state.borrow_mut().element(el)),
+        ));
+    if noscript_depth < MAX_NOSCRIPT_DEPTH {
+        settings = settings.append_element_content_handler((
+            Cow::Borrowed(noscript_selector()),
+            ElementContentHandlers::default().text(|chunk: &mut TextChunk<'_>| {
+                let mut pending = noscript.borrow_mut();
+                pending.push(chunk.as_str());
+                if !chunk.last_in_text_node() {
+                    return Ok(());
+                }
+                let markup = std::mem::take(&mut *pending).text;
+                drop(pending);
+                let mut state = state.borrow_mut();
+                let utf8 = AsciiCompatibleEncoding::utf_8();
+                // The inner parser's own failure only loses this `<noscript>`'s links; the link
+                // limit stops the page.
+                parse(
+                    markup.as_bytes(),
+                    utf8,
+                    false,
+                    &mut state,
+                    noscript_depth + 1,
+                );
+                if state.out.truncated {
+                    return Err("link limit reached".into());
+                }
+                Ok(())
+            }),
+        ));
+    }
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    // `end` panics after a failed `write`, so it is only reached when every write succeeded.
+    let written = body
+        .chunks(CHUNK)
+        .try_for_each(|chunk| rewriter.write(chunk));
+    written.and_then(|()| rewriter.end()).is_ok()
+}
+
+/// The text of one `<noscript>` as it streams by, up to `MAX_NOSCRIPT` bytes.
+#[derive(Default)]
+struct Noscript {
+    text: String,
+}
+
+impl Noscript {
+    fn push(&mut self, chunk: &str) {
+        let room = MAX_NOSCRIPT.saturating_sub(self.text.len());
+        if chunk.len() <= room {
+            self.text.push_str(chunk);
+        } else {
+            let mut end = room;
+            while !chunk.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.text.push_str(&chunk[..end]);
+        }
+    }
 }
 
 /// `SELECTOR`, parsed once: parsing it for every page was a per-page cost of its own.
 fn selector() -> &'static Selector {
     static PARSED: LazyLock<Selector> =
         LazyLock::new(|| SELECTOR.parse().expect("SELECTOR is valid CSS"));
+    &PARSED
+}
+
+/// The `noscript` selector, parsed once.
+fn noscript_selector() -> &'static Selector {
+    static PARSED: LazyLock<Selector> =
+        LazyLock::new(|| "noscript".parse().expect("a valid selector"));
     &PARSED
 }
 
@@ -120,6 +226,8 @@ struct State<'a> {
     base: Url,
     base_seen: bool,
     max_links: usize,
+    /// The robots token whose `<meta name>` is read besides `robots`.
+    token: &'a str,
     out: Extracted,
 }
 
@@ -128,7 +236,7 @@ impl State<'_> {
     /// once the link limit is exceeded.
     fn element(&mut self, el: &mut Element<'_, '_>) -> HandlerResult {
         match el.tag_name().as_str() {
-            "a" | "area" | "link" => self.attr(el, "href"),
+            "a" | "area" | "link" => self.attr_rel(el, "href"),
             "img" | "source" => {
                 self.attr(el, "src");
                 if let Some(srcset) = el.get_attribute("srcset") {
@@ -146,8 +254,9 @@ impl State<'_> {
                 self.attr(el, "src");
             }
             "object" => self.attr(el, "data"),
-            "form" => self.attr(el, "action"),
+            "form" => self.attr_rel(el, "action"),
             "meta" => {
+                self.meta_robots(el);
                 let refresh = el
                     .get_attribute("http-equiv")
                     .is_some_and(|v| v.trim_matches(is_ascii_ws).eq_ignore_ascii_case("refresh"));
@@ -192,6 +301,34 @@ impl State<'_> {
         }
     }
 
+    /// `attr`, marking the link `nofollow` when the element's `rel` has that keyword.
+    fn attr_rel(&mut self, el: &Element<'_, '_>, name: &str) {
+        let before = self.out.links.len();
+        self.attr(el, name);
+        if self.out.links.len() > before
+            && let Some(rel) = el.get_attribute("rel")
+            && rel
+                .split(is_ascii_ws)
+                .any(|kw| kw.eq_ignore_ascii_case("nofollow"))
+        {
+            *self.out.rel_nofollow.last_mut().expect("a link was pushed") = true;
+        }
+    }
+
+    /// `<meta name="robots" content="...">`, or with the crawler's own token as the name.
+    fn meta_robots(&mut self, el: &Element<'_, '_>) {
+        let Some(name) = el.get_attribute("name") else {
+            return;
+        };
+        let name = name.trim_matches(is_ascii_ws);
+        if !(name.eq_ignore_ascii_case("robots") || name.eq_ignore_ascii_case(self.token)) {
+            return;
+        }
+        if let Some(content) = el.get_attribute("content") {
+            self.out.directives.read_list(&content);
+        }
+    }
+
     /// Resolves one raw (entity-decoded) value and records it, or sets `truncated`.
     fn push(&mut self, raw: &str) {
         let value = raw.trim_matches(is_ascii_ws);
@@ -209,6 +346,7 @@ impl State<'_> {
             self.out.truncated = true;
         } else {
             self.out.links.push(url);
+            self.out.rel_nofollow.push(false);
         }
     }
 }
@@ -646,5 +784,144 @@ mod tests {
         assert!(!plain.parser_stopped && !plain.truncated);
         let capped = extract_links(b"<a href=/x>x</a><a href=/y>y</a>", &page, None, 1);
         assert!(capped.truncated && !capped.parser_stopped);
+    }
+
+    #[test]
+    fn rel_nofollow_marks_links() {
+        let page = Url::parse(PAGE).unwrap();
+        let body = r#"<a href="/a">a</a><a rel="external NOFOLLOW" href="/b">b</a>
+            <link rel=nofollow href="/c"><area href="/d" rel="noopener">
+            <form rel="nofollow" action="/e"></form><img rel=nofollow src="/f">
+            <a rel=nofollow>no href</a><a href="/g">g</a>"#;
+        let out = extract_links(body.as_bytes(), &page, None, 100);
+        let got: Vec<(&str, bool)> = out
+            .links
+            .iter()
+            .map(Url::path)
+            .zip(out.rel_nofollow.iter().copied())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/a", false),
+                ("/b", true),
+                ("/c", true),
+                ("/d", false),
+                ("/e", true),
+                ("/f", false), // `rel` is not an attribute of `img`
+                ("/g", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn meta_robots_and_the_crawlers_own_token() {
+        let page = Url::parse(PAGE).unwrap();
+        let read = |body: &str, token: &str| {
+            extract_page(body.as_bytes(), &page, None, 100, token).directives
+        };
+        let both = Directives {
+            nofollow: true,
+            noindex: true,
+        };
+        assert_eq!(
+            read(
+                r#"<meta name="robots" content="noindex,nofollow">"#,
+                "crawl"
+            ),
+            both
+        );
+        assert_eq!(
+            read(r#"<META NAME=" Robots " CONTENT="none">"#, "crawl"),
+            both
+        );
+        assert!(read(r#"<meta name="crawl" content="nofollow">"#, "Crawl").nofollow);
+        assert_eq!(
+            read(r#"<meta name="otherbot" content="nofollow">"#, "crawl"),
+            Directives::default()
+        );
+        // `extract_links` reads only `robots`.
+        let own = r#"<meta name="crawl" content="noindex">"#;
+        assert_eq!(
+            extract_links(own.as_bytes(), &page, None, 100).directives,
+            Directives::default()
+        );
+        // A meta tag in the body, or after the links, still counts for the whole page.
+        let late = r#"<a href="/x">x</a><meta name=robots content=noindex>"#;
+        assert!(read(late, "crawl").noindex);
+        assert_eq!(
+            read(r#"<meta name="description" content="nofollow">"#, "crawl"),
+            Directives::default()
+        );
+    }
+
+    #[test]
+    fn noscript_content_is_read_as_markup_in_head_and_body() {
+        let body = r#"<html><head><noscript><link rel=stylesheet href="/ns.css"></noscript>
+            <link rel=stylesheet href="/main.css"></head>
+            <body><a href="/before">b</a>
+            <noscript><p>Enable JS or <a href="/static&amp;plain">go here</a>
+            <img src="pixel.gif"></noscript>
+            <a href="/after">a</a></body></html>"#;
+        assert_eq!(
+            links(body),
+            [
+                "http://example.com/ns.css",
+                "http://example.com/main.css",
+                "http://example.com/before",
+                "http://example.com/static&plain",
+                "http://example.com/dir/pixel.gif",
+                "http://example.com/after",
+            ]
+        );
+    }
+
+    #[test]
+    fn noscript_uses_the_base_in_effect_and_can_set_it() {
+        let body = r#"<base href="http://other.org/b/"><noscript><a href="x">x</a></noscript>
+            <a href="y">y</a>"#;
+        assert_eq!(
+            links(body),
+            ["http://other.org/b/x", "http://other.org/b/y"]
+        );
+        let body = r#"<noscript><base href="http://other.org/"><a rel=nofollow href="x">x</a>
+            <meta name=robots content=nofollow></noscript><a href="y">y</a>"#;
+        let page = Url::parse(PAGE).unwrap();
+        let out = extract_links(body.as_bytes(), &page, None, 100);
+        let urls: Vec<String> = out.links.iter().map(Url::to_string).collect();
+        assert_eq!(urls, ["http://other.org/x", "http://other.org/y"]);
+        assert_eq!(out.rel_nofollow, [true, false]);
+        assert!(out.directives.nofollow);
+    }
+
+    #[test]
+    fn noscript_nesting_and_limits_are_bounded() {
+        // Nested beyond the depth cap: the innermost link is not read.
+        let mut body = String::new();
+        for _ in 0..MAX_NOSCRIPT_DEPTH + 1 {
+            body.push_str("<noscript>");
+        }
+        body.push_str("<a href=/deep>d</a>");
+        assert!(links(&body).is_empty());
+        let body = "<noscript><noscript><a href=/two>t</a></noscript></noscript>";
+        assert_eq!(links(body), ["http://example.com/two"]);
+        // Content past MAX_NOSCRIPT bytes is not read; what came before it is.
+        let filler = "x".repeat(MAX_NOSCRIPT);
+        let body = format!(
+            "<noscript><a href=/kept>k</a>{filler}<a href=/lost>l</a></noscript><a href=/out>o</a>"
+        );
+        assert_eq!(
+            links(&body),
+            ["http://example.com/kept", "http://example.com/out"]
+        );
+        // The link limit counts noscript links too.
+        let page = Url::parse(PAGE).unwrap();
+        let body =
+            "<a href=/1>1</a><noscript><a href=/2>2</a><a href=/3>3</a></noscript><a href=/4>";
+        let out = extract_links(body.as_bytes(), &page, None, 2);
+        assert!(out.truncated && !out.parser_stopped);
+        assert_eq!(out.links.len(), 2);
+        // Markup inside a script in noscript stays text.
+        assert!(links("<noscript><script>'<a href=/js>'</script></noscript>").is_empty());
     }
 }

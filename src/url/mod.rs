@@ -1,8 +1,10 @@
 //! URLs in: seed files, links extracted from pages, and the canonical form both are put in.
 //!
 //! `seeds` reads the seed list, `extract` finds links in a page, `normalize` makes the
-//! canonical form and applies the scope filter. See ARCHITECTURE.md, "URLs".
+//! canonical form and applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "URLs".
 
+pub mod directives;
 pub mod extract;
 pub mod normalize;
 pub mod seeds;
+pub mod sitemap;

@@ -203,7 +203,7 @@ proptest! {
 fn html_text() -> impl Strategy<Value = Vec<u8>> {
     let attr = (
         prop::sample::select(vec![
-            "href", "src", "srcset", "action", "content", "poster", "data",
+            "href", "src", "srcset", "action", "content", "poster", "data", "rel", "name",
         ]),
         url_text(),
     )
@@ -221,7 +221,7 @@ fn html_text() -> impl Strategy<Value = Vec<u8>> {
         1 => prop::sample::select(vec![
             "</a>", "</div>", "<", ">", "&amp;", "&#x0;", "&#99999999;", "&", "<![CDATA[",
             "<meta charset=windows-1251>", "<meta http-equiv=refresh content='0; url=/r'>",
-            "<script>", "</script>", "<style>", "-->", "\"", "'", "<a href=/x", "\u{0}",
+            "<script>", "</script>", "<style>", "</noscript>", "-->", "\"", "'", "<a href=/x", "\u{0}",
         ])
         .prop_map(|s| s.as_bytes().to_vec()),
         1 => any::<Vec<u8>>(),

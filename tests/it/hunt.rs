@@ -38,7 +38,7 @@ fn web_with(graph: &Graph, planted: usize, line: &'static str) -> (TestWeb, usiz
 fn pages_requested(web: &TestWeb) -> Vec<usize> {
     web.log()
         .iter()
-        .filter(|e| e.target != "/robots.txt")
+        .filter(|e| crate::util::is_page_target(&e.target))
         .map(|e| Graph::page_of_path(&e.target).unwrap())
         .collect()
 }
@@ -103,7 +103,10 @@ fn finds_the_page_and_stops_without_crawling_the_rest() {
     // The URL log went to --log, and the pages were archived as in any crawl.
     let logged = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(
-        logged.lines().filter(|l| !l.ends_with("robots")).count(),
+        crate::util::parse_log(&logged)
+            .iter()
+            .filter(|r| r.is_page())
+            .count(),
         requested.len()
     );
     assert!(std::fs::read_dir(run.out.join("warc")).unwrap().count() > 0);

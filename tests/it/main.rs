@@ -2,9 +2,11 @@
 //! per topic. Each runs the real `crawl` binary against loopback servers that the test starts
 //! and stops itself (`testweb`). Run one topic with `cargo test --test it resume::`.
 
+mod archive;
 mod cachesim;
 mod crawling;
 mod dedupe;
+mod directives;
 mod focus;
 mod fuzz;
 mod hostile;
@@ -12,8 +14,11 @@ mod hunt;
 mod manpage;
 mod outputs;
 mod rank;
+mod request;
 mod resume;
 mod retry;
 mod robots;
+mod safety;
+mod sitemaps;
 mod util;
 mod warc;

@@ -144,6 +144,28 @@ fn every_help_option_is_in_the_man_page() {
     );
 }
 
+/// groff without preconv reads bytes as Latin-1: a UTF-8 character such as `…` draws the
+/// warning "invalid input character" (`groff -man -ww -z`) and renders as garbage on some
+/// terminals. Non-ASCII characters are written as escapes (`\[u2026]`).
+#[test]
+fn man_pages_are_ascii() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = format!("man/{}", entry.unwrap().file_name().to_string_lossy());
+        let bad: Vec<String> = read(&path)
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| !line.is_ascii())
+            .map(|(i, line)| format!("{path}:{}: {line}", i + 1))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "non-ASCII in a man page (use \\[uXXXX]):\n{}",
+            bad.join("\n")
+        );
+    }
+}
+
 #[test]
 fn every_man_page_option_is_in_help() {
     let help = help_names(&help_text());

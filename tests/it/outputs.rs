@@ -124,7 +124,7 @@ fn log_file_takes_the_lines_and_stdout_stays_empty() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "", "stdout should be empty with --log");
     let rows = parse_log(&std::fs::read_to_string(&log).unwrap());
-    let pages: Vec<_> = rows.iter().filter(|r| r.note != "robots").collect();
+    let pages: Vec<_> = rows.iter().filter(|r| r.is_page()).collect();
     assert_eq!(pages.len(), 20, "{rows:#?}");
     assert!(pages.iter().all(|r| r.status == 200));
 }

@@ -26,13 +26,7 @@ struct Run {
 /// Runs `crawl seeds --out out ARGS` in `dir` with `env`; with `kill_after`, SIGKILLs it once
 /// its URL log has that many lines (if it gets that far).
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usize>) -> Run {
-    let mut all = vec![
-        dir.join("seeds.txt").to_string_lossy().into_owned(),
-        "--out".into(),
-        dir.join("out").to_string_lossy().into_owned(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let (code, stdout, stderr) = crate::util::run_binary_with(&all, None, dir, env, kill_after);
+    let (code, stdout, stderr) = crate::util::crawl_dir(dir, args, env, kill_after);
     Run {
         code,
         stdout,
@@ -44,7 +38,7 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, String)], kill_after: Option<usi
 fn pages_requested(web: &TestWeb, from: usize) -> Vec<(usize, usize)> {
     web.log()[from..]
         .iter()
-        .filter(|e| e.target != "/robots.txt")
+        .filter(|e| crate::util::is_page_target(&e.target))
         .map(|e| (e.host, Graph::page_of_path(&e.target).expect("a page")))
         .collect()
 }
@@ -64,6 +58,13 @@ fn settled_count(web: &TestWeb) -> usize {
         }
     }
     last.0
+}
+
+/// A directory for a crawl whose seed file (`seeds.txt`) holds `seed`.
+fn seeded_with(seed: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), format!("{seed}\n")).unwrap();
+    dir
 }
 
 /// The number of checksums in a seen-set file (its header's count).
@@ -211,7 +212,7 @@ fn killed_again_and_again(env: &[(&str, String)], kills: &[(Option<&str>, usize)
     for (i, &(from, to)) in killed_runs.iter().enumerate() {
         let here: BTreeSet<(usize, usize)> = log[from..to]
             .iter()
-            .filter(|e| e.target != "/robots.txt")
+            .filter(|e| crate::util::is_page_target(&e.target))
             .map(|e| (e.host, Graph::page_of_path(&e.target).expect("a page")))
             .collect();
         let later: BTreeSet<(usize, usize)> = pages_requested(&web, to).into_iter().collect();
@@ -243,7 +244,8 @@ fn killed_again_and_again(env: &[(&str, String)], kills: &[(Option<&str>, usize)
 
     // The seen set and the frontier agree: every admitted URL was fetched, none is left.
     let out = dir.path().join("out");
-    assert_eq!(seen_count(&out), expected.len() as u64);
+    // (and one sitemap for each seed's host: its /sitemap.xml, a 404)
+    assert_eq!(seen_count(&out), expected.len() as u64 + 3);
     let summary = crate::util::read_summary(&out);
     assert_eq!(summary["ending"], "complete", "{summary}");
     assert_eq!(summary["frontier_left"], 0, "{summary}");
@@ -359,19 +361,14 @@ fn changing_site(version: Arc<AtomicUsize>) -> TestWeb {
 fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     let version = Arc::new(AtomicUsize::new(0));
     let web = changing_site(Arc::clone(&version));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let args = ["--delay-factor", "0"];
     let first = run(dir.path(), &args, &[], None);
     assert_eq!(first.code, Some(0), "{}", first.stderr);
     assert_eq!(
         web.log()
             .iter()
-            .filter(|e| e.target != "/robots.txt")
+            .filter(|e| crate::util::is_page_target(&e.target))
             .count(),
         4
     );
@@ -382,7 +379,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     assert_eq!(second.code, Some(0), "{}", second.stderr);
     let notes: BTreeMap<String, String> = parse_log(&second.stdout)
         .into_iter()
-        .filter(|r| r.note != "robots")
+        .filter(|r| r.is_page())
         .map(|r| (r.url.rsplit('/').next().unwrap().to_owned(), r.note))
         .collect();
     let expected: BTreeMap<String, String> = [
@@ -400,7 +397,8 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     let requests = &web.log()[start..];
     assert_eq!(requests.iter().filter(|e| e.status == 304).count(), 1, "/a");
     let summary = crate::util::read_summary(&dir.path().join("out"));
-    let expected = serde_json::json!({"new": 1, "changed": 1, "unchanged": 2, "gone": 1});
+    let expected =
+        serde_json::json!({"new": 1, "changed": 1, "unchanged": 2, "gone": 1, "lastmod": 0});
     assert_eq!(summary["recrawl"], expected, "{summary}");
     // Unchanged pages are revisit records in the archive.
     let warc = std::fs::read_dir(dir.path().join("out/warc"))
@@ -426,12 +424,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
 #[test]
 fn a_second_crawl_on_a_directory_in_use_is_refused() {
     let web = changing_site(Arc::new(AtomicUsize::new(0)));
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     // Hold the directory's lock the way a running crawl does.
@@ -502,13 +495,13 @@ fn a_killed_focused_crawl_loses_nothing_from_its_window() {
     let fetched: BTreeSet<String> = server
         .log()
         .iter()
-        .filter(|e| e.target != "/robots.txt")
+        .filter(|e| crate::util::is_page_target(&e.target))
         .map(|e| e.target.clone())
         .collect();
     let reachable: BTreeSet<String> = server
         .log()
         .iter()
-        .filter(|e| e.target != "/robots.txt" && e.status == 200)
+        .filter(|e| crate::util::is_page_target(&e.target) && e.status == 200)
         .map(|e| e.target.clone())
         .collect();
     assert_eq!(fetched, reachable, "every request was for a real page");
@@ -545,12 +538,7 @@ fn a_stop_abandons_a_fetch_that_would_not_end_and_exits_130() {
         }
     })])
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(0, "/")),
-    )
-    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_crawl"))
         .arg(dir.path().join("seeds.txt"))
         .arg("--out")
@@ -589,4 +577,57 @@ fn a_stop_abandons_a_fetch_that_would_not_end_and_exits_130() {
     // The abandoned page is still to do: the frontier's head lists it.
     let head = std::fs::read_to_string(dir.path().join("out/frontier/head")).unwrap();
     assert!(head.contains("/slow"), "{head}");
+}
+
+#[test]
+fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
+    // robots.txt answers 503 ("unreachable": every page blocked) while `down` is set.
+    let down = Arc::new(AtomicUsize::new(1));
+    let state = Arc::clone(&down);
+    let web = TestWeb::start(vec![HostSpec::new(move |req: &Request| {
+        match (req.target.as_str(), state.load(Ordering::SeqCst)) {
+            ("/robots.txt", 1) => Response::new(503, "text/plain", "down"),
+            ("/robots.txt", _) => Response::not_found(),
+            ("/", _) => Response::html("<a href=/a>a</a>"),
+            ("/a", _) => Response::html("a"),
+            _ => Response::not_found(),
+        }
+    })])
+    .unwrap();
+    let dir = seeded_with(&web.url(0, "/"));
+    let args = ["--delay-factor", "0", "--no-sitemaps"];
+    let pages = |from: usize| -> Vec<String> {
+        web.log()[from..]
+            .iter()
+            .filter(|e| e.target != "/robots.txt")
+            .map(|e| e.target.clone())
+            .collect()
+    };
+    let mut runs = Vec::new();
+    // (restart, robots.txt down, the pages the run should fetch), each run asking for
+    // robots.txt once: a first crawl blocked by an unreachable robots.txt, then --restart as
+    // soon as it answers; --restart again (which forgets even a good answer), blocked; then a
+    // plain recrawl as soon as it answers (which forgets the unreachable answer only).
+    for (restart, is_down, fetched) in [
+        (false, 1, &[][..]),
+        (true, 0, &["/", "/a"][..]),
+        (true, 1, &[][..]),
+        (false, 0, &["/", "/a"][..]),
+    ] {
+        down.store(is_down, Ordering::SeqCst);
+        let start = web.request_count();
+        let mut all = args.to_vec();
+        if restart {
+            all.push("--restart");
+        }
+        let r = run(dir.path(), &all, &[], None);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let robots = web.log()[start..]
+            .iter()
+            .filter(|e| e.target == "/robots.txt")
+            .count();
+        assert_eq!(robots, 1, "run {}: robots.txt asked for once", runs.len());
+        assert_eq!(pages(start), fetched, "run {}: {}", runs.len(), r.stdout);
+        runs.push(r);
+    }
 }

@@ -31,7 +31,8 @@ fn a_user_agent_line_with_extra_words_still_heads_our_group() {
     );
     assert_same_set(
         "requests",
-        &["/robots.txt", "/", "/public", "/privateer"].map(String::from),
+        // robots.txt names no sitemap, so the seed's host is asked for /sitemap.xml.
+        &["/robots.txt", "/sitemap.xml", "/", "/public", "/privateer"].map(String::from),
         &requested,
     );
     assert_eq!(run.summary()["robots_blocked"], 3, "{}", run.summary());

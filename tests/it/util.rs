@@ -26,6 +26,19 @@ pub struct LogRow {
     pub note: String,
 }
 
+impl LogRow {
+    /// A page's line: not a robots.txt or sitemap fetch (`sitemap`, `sitemap:capped`...).
+    pub fn is_page(&self) -> bool {
+        self.note != "robots" && !self.note.starts_with("sitemap")
+    }
+}
+
+/// A request for a page, as the server saw it: not robots.txt, nor the `/sitemap.xml` a
+/// crawl asks a seed's host for when its robots.txt names no sitemap (see `sitemaps.rs`).
+pub fn is_page_target(target: &str) -> bool {
+    target != "/robots.txt" && target != "/sitemap.xml"
+}
+
 /// A finished crawl: exit status, parsed stdout, stderr, and its state directory.
 pub struct Outcome {
     pub code: i32,
@@ -37,9 +50,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Rows for pages (robots.txt fetches left out).
+    /// Rows for pages (robots.txt and sitemap fetches left out).
     pub fn pages(&self) -> Vec<&LogRow> {
-        self.rows.iter().filter(|r| r.note != "robots").collect()
+        self.rows.iter().filter(|r| r.is_page()).collect()
     }
 
     /// `summary.json`, parsed.
@@ -67,24 +80,75 @@ pub fn crawl(seeds: &str, args: &[&str]) -> Outcome {
 /// Like [`crawl`], for a stdout that is not the tab-separated URL log (`rows` stays empty).
 pub fn crawl_unparsed(seeds: &str, args: &[&str]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
-    let seeds_path = dir.path().join("seeds.txt");
-    std::fs::write(&seeds_path, seeds).unwrap();
-    let out = dir.path().join("out");
-    let mut all = vec![
-        seeds_path.to_str().unwrap().to_owned(),
-        "--out".into(),
-        out.to_str().unwrap().to_owned(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let (code, stdout, stderr) = run_binary(&all, None, dir.path());
+    std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+    let (code, stdout, stderr) = crawl_dir(dir.path(), args, &[], None);
     Outcome {
-        code,
+        code: code.unwrap_or(-1),
         rows: Vec::new(),
         stdout,
         stderr,
-        out,
+        out: dir.path().join("out"),
         _dir: dir,
     }
+}
+
+/// Runs `crawl DIR/seeds.txt --out DIR/out ARGS…` in `dir` (the seeds file is the caller's),
+/// with `env` and `kill_after` as in [`run_binary_with`]: the set-up of crawls that run twice
+/// in one directory (resume, kill) or need an environment.
+pub fn crawl_dir(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    kill_after: Option<usize>,
+) -> (Option<i32>, String, String) {
+    let mut all = vec![
+        dir.join("seeds.txt").to_string_lossy().into_owned(),
+        "--out".into(),
+        dir.join("out").to_string_lossy().into_owned(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    run_binary_with(&all, None, dir, env, kill_after)
+}
+
+/// The WARC files (names ending in `extension`) of a crawl, in name order (their CDXJ
+/// indexes left out, `archive.rs` checks them); none may be left `.open` after a clean exit.
+pub fn warc_files(out: &Path, extension: &str) -> Vec<PathBuf> {
+    let dir = out.join("warc");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| !p.to_string_lossy().ends_with(".cdxj"))
+        .collect();
+    files.sort();
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("crawl-") && name.ends_with(extension),
+            "unexpected file {name} in {}",
+            dir.display()
+        );
+    }
+    assert!(!files.is_empty(), "no WARC files in {}", dir.display());
+    files
+}
+
+/// The WARC files of a crawl (names ending in `extension`: `.warc.gz` or `.warc.zst`),
+/// decompressed and joined in name order.
+pub fn warc_text(out: &Path, extension: &str) -> String {
+    let mut text = Vec::new();
+    for path in warc_files(out, extension) {
+        let file = std::fs::File::open(&path).unwrap();
+        let bytes = match extension {
+            ".warc.zst" => zstd::decode_all(file),
+            _ => {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(file), &mut bytes)
+                    .map(|_| bytes)
+            }
+        };
+        text.extend(bytes.unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+    }
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 /// Runs the binary with `args` (and `stdin` if given), killing it at the deadline.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::util::{Outcome, assert_same_set, crawl};
+use crate::util::{Outcome, assert_same_set, crawl, warc_files};
 use std::time::Duration;
 use testweb::warc_readers::{check_with, run_on};
 use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
@@ -88,31 +88,11 @@ fn check(file: &Path) -> Checked {
     }
 }
 
-/// The WARC files of a crawl, in name order; none may be left `.open` after a clean exit.
-fn warc_files(run: &Outcome, extension: &str) -> Vec<PathBuf> {
-    let dir = run.out.join("warc");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for file in &files {
-        let name = file.file_name().unwrap().to_str().unwrap();
-        assert!(
-            name.starts_with("crawl-") && name.ends_with(extension),
-            "unexpected file {name} in {}",
-            dir.display()
-        );
-    }
-    assert!(!files.is_empty(), "no WARC files in {}", dir.display());
-    files
-}
-
 /// Checks every file of a crawl and holds the archive to the URL log: one response (and one
 /// request) record per logged response, of the same URLs, with the peer address.
 fn check_crawl(run: &Outcome, extension: &str) -> (Vec<PathBuf>, Vec<IndexRow>) {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let files = warc_files(run, extension);
+    let files = warc_files(&run.out, extension);
     let mut all = Vec::new();
     let mut records = 0;
     for file in &files {

@@ -10,6 +10,10 @@
 //!   outside it.
 //! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
 //!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
+//! - [`sitemaps::start`] serves robots.txt `Sitemap:` lines, sitemap indexes, gzip, text,
+//!   over-limit and broken sitemaps, and pages only a sitemap leads to.
+//! - [`proxy::Proxy`] is an HTTP `CONNECT` and SOCKS5 proxy that reaches only loopback and
+//!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -21,12 +25,17 @@
 //! # let _ = seed;
 //! ```
 
+mod accept;
 pub mod community;
+pub mod directives;
 pub mod fixtures;
 pub mod graph;
 pub mod hostile;
 mod http;
+pub mod proxy;
 mod server;
+pub mod sitemaps;
+pub mod tls;
 pub mod warc_readers;
 
 pub use fixtures::serve_dir;

@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use testweb::graph::zipf_sizes;
-use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir};
+use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir, sitemaps};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
@@ -51,18 +51,22 @@ const USAGE: &str =
          [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late] [--check-delay-factor F]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
+       testweb --sitemaps --seeds-out FILE [--max-seconds N]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
 --fixtures serves the files under DIR as one host instead of a generated web.
 --zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
 --pages-per-host; --largest-late links host 0's pages only from other hosts' deeper pages;
 --check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
---hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.";
+--hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
+--sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
 
 struct Args {
     spec: GraphSpec,
     fixtures: Option<PathBuf>,
     seeds_out: String,
     hostile: bool,
+    /// `--sitemaps`: serve `testweb::sitemaps`.
+    sitemaps: bool,
     latency: Duration,
     /// When set, host h's latency runs linearly from `latency` (host 0) to this (last host).
     latency_max: Option<Duration>,
@@ -80,7 +84,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
-    let (mut hostile, mut largest_late) = (false, false);
+    let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -94,6 +98,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         if flag == "--largest-late" {
             largest_late = true;
             generated = true;
+            continue;
+        }
+        if flag == "--sitemaps" {
+            sitemaps = true;
             continue;
         }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -137,8 +145,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 | "--zipf-exponent"
         );
     }
-    if hostile && (fixtures.is_some() || generated) {
-        return Err("--hostile serves its own cases; it takes no web options".into());
+    if (hostile || sitemaps) && (fixtures.is_some() || generated) {
+        return Err(
+            "--hostile and --sitemaps serve their own webs; they take no web options".into(),
+        );
     }
     if fixtures.is_some() && generated {
         return Err(
@@ -162,6 +172,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         fixtures,
         seeds_out,
         hostile,
+        sitemaps,
         latency: Duration::from_millis(latency_ms),
         latency_max: latency_max_ms.map(Duration::from_millis),
         max_seconds,
@@ -280,6 +291,9 @@ fn run(args: Args) -> Result<String, String> {
     if args.hostile {
         return run_hostile(&args);
     }
+    if args.sitemaps {
+        return run_sitemaps(&args);
+    }
     let graph = match args.zipf {
         Some((total, exponent)) => {
             let sizes = zipf_sizes(args.spec.hosts, total, exponent);
@@ -364,13 +378,35 @@ fn run_hostile(args: &Args) -> Result<String, String> {
         let url = web.url(hostile::ROBOTS_FIRST + i, "/");
         seeds.push_str(&format!("robots-{name}\t{url}\n"));
     }
-    write_atomically(&args.seeds_out, &seeds)?;
+    serve_fixed_web(args, web, &seeds, ("outside", hostile::OUTSIDE))
+}
+
+fn run_sitemaps(args: &Args) -> Result<String, String> {
+    let web = sitemaps::start().map_err(|e| format!("cannot start: {e}"))?;
+    let seeds = format!(
+        "{}\n{}\n",
+        web.url(sitemaps::SITE, "/"),
+        web.url(sitemaps::FALLBACK, "/")
+    );
+    serve_fixed_web(args, web, &seeds, ("elsewhere", sitemaps::ELSEWHERE))
+}
+
+/// Serves a web with its own seeds until stdin's EOF; reports its requests, and those of the
+/// host no request should reach (`forbidden`: its JSON key and index).
+fn serve_fixed_web(
+    args: &Args,
+    web: TestWeb,
+    seeds: &str,
+    forbidden: (&str, usize),
+) -> Result<String, String> {
+    write_atomically(&args.seeds_out, seeds)?;
     serve_until_eof(args.max_seconds);
     let log = web.log();
     web.shutdown();
-    let outside = log.iter().filter(|e| e.host == hostile::OUTSIDE).count();
+    let (key, host) = forbidden;
+    let reached = log.iter().filter(|e| e.host == host).count();
     Ok(format!(
-        "{{\"requests\":{},\"outside\":{outside}}}",
+        "{{\"requests\":{},\"{key}\":{reached}}}",
         log.len()
     ))
 }

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// What to do when a reader is missing.
-pub const PIP_HINT: &str = "the WARC tests need independent readers: pip install warcio fastwarc \
-                            (and the zstd CLI for zstdcat); .ci/run installs them";
+pub const PIP_HINT: &str = "the WARC tests need independent readers and archive tools: pip \
+                            install warcio fastwarc cdxj-indexer wacz pywb (and the zstd CLI); \
+                            .ci/run installs them";
 
 /// Runs a reader, feeding it `stdin` if given. Returns whether it succeeded, and its stdout and
 /// stderr together.

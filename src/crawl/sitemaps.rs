@@ -1,0 +1,262 @@
+//! Sitemaps in a crawl: where they come from, and what a worker does with one.
+//!
+//! Sources: when a host's robots.txt arrives, each of its `Sitemap:` lines, or, for a seed's
+//! host whose robots.txt names none, `ORIGIN/sitemap.xml`. A sitemap is frontier work like a
+//! page (`Entry::sitemap`, its own checksum in the DUE), so it is fetched through its host's
+//! queue under the same politeness and robots.txt rules, checkpointed and resumed like a page,
+//! logged (note `sitemap`) and archived. It is not a page: it does not count towards `--max-pages`
+//! or the page counters. One answered 2xx (read) is recorded in `fetched.tsv`, so that a
+//! recrawl offers it ahead of the previous pages (robots.txt, once its cached answer is older
+//! than a day, is read again and offers any new sitemap).
+//!
+//! During a recrawl each listed page's `lastmod` is kept (`state::recrawl::Lastmods`), and the
+//! host is held until the sitemap has been read (the one exception to "the host is free once the
+//! response is in"), so the host's next page is asked for knowing it.
+//!
+//! Reading one (`url::sitemap`, streaming and bounded): a `urlset` or text sitemap's URLs are
+//! offered like links at depth 1, in batches of `BATCH`, through the same canonical form, scope,
+//! filters and DUE; a `sitemapindex`'s sitemaps are offered as sitemaps one level down, up to
+//! `MAX_LEVEL`. Every sitemap URL must pass the scope filter (at depth 0) before it is fetched.
+//! A capped, malformed or foreign file is noted in the URL log and counted, never an error.
+
+use crate::crawl::note::{Note, SitemapNote};
+use crate::crawl::worker::{Link, MAX_REDIRECTS, PageOutcome, Worker};
+use crate::frontier::Entry;
+use crate::output::archive::PageRecord;
+use crate::schedule::robots::RobotsRules;
+use crate::state::recrawl::{self, Generation};
+use crate::url::normalize::canonicalize;
+use crate::url::sitemap::{self, Kind};
+use anyhow::Result;
+use rustc_hash::FxHashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use url::Url;
+
+/// Sitemaps are read down to this nesting level: robots.txt's are level 0, an index's children
+/// one more. The protocol has one level of index; a few sites nest them, and a cycle of
+/// indexes ends here (the DUE already stops a sitemap being read twice).
+pub const MAX_LEVEL: u32 = 3;
+/// URLs from a sitemap are offered to the DUE this many at a time, so a 50,000-URL sitemap is
+/// never held as one list.
+const BATCH: usize = 1024;
+
+/// Where sitemaps come from, when they are read at all (`--no-sitemaps` makes this `None`).
+pub struct Sources {
+    /// Origins of the seeds (`scheme://host[:port]`): these get `/sitemap.xml` when their
+    /// robots.txt names no sitemap.
+    seed_origins: FxHashSet<String>,
+}
+
+impl Sources {
+    pub fn new(seeds: &[Url]) -> Sources {
+        Sources {
+            seed_origins: seeds
+                .iter()
+                .map(|s| s.origin().ascii_serialization())
+                .collect(),
+        }
+    }
+
+    /// The sitemaps to read for a host whose robots.txt (at `ORIGIN/robots.txt`) gave `rules`.
+    pub fn of_host(&self, origin: &str, rules: &RobotsRules) -> Vec<Url> {
+        if rules.disallows_everything() {
+            return Vec::new();
+        }
+        let listed = rules.sitemaps();
+        if !listed.is_empty() {
+            return listed.to_vec();
+        }
+        match self.seed_origins.contains(origin) {
+            true => Url::parse(&format!("{origin}/sitemap.xml"))
+                .into_iter()
+                .collect(),
+            false => Vec::new(),
+        }
+    }
+}
+
+/// The crawl's sitemap counters (`sitemaps` in summary.json).
+#[derive(Default)]
+pub struct SitemapCounters {
+    /// Sitemap fetches (answered or not).
+    pub fetched: AtomicU64,
+    /// Page URLs read from `urlset` and text sitemaps (before the filter and the DUE).
+    pub urls: AtomicU64,
+    /// Sitemaps read from `sitemapindex` files (before the filter and the DUE).
+    pub listed_sitemaps: AtomicU64,
+    /// Files over the protocol's limits (50,000 entries, 50 MiB): read up to the limit.
+    pub capped: AtomicU64,
+    /// Files that broke off (bad XML, a cut gzip stream), or were no sitemap at all.
+    pub malformed: AtomicU64,
+    /// Index entries not read for being nested deeper than `MAX_LEVEL`.
+    pub too_deep: AtomicU64,
+}
+
+impl Worker<'_> {
+    /// Offers the sitemaps a robots.txt leads to (see `Sources::of_host`).
+    pub(super) fn offer_robots_sitemaps(
+        &self,
+        robots_url: &str,
+        rules: &RobotsRules,
+    ) -> Result<()> {
+        let Some(sources) = &self.config.sitemaps else {
+            return Ok(());
+        };
+        let origin = robots_url.strip_suffix("/robots.txt").unwrap_or(robots_url);
+        let found = sources.of_host(origin, rules);
+        self.offer_sitemaps(found.into_iter().map(|url| (url, 0, 0)))
+    }
+
+    /// Offers sitemaps `(url, level, redirects)` to the DUE, those in scope.
+    fn offer_sitemaps(&self, found: impl Iterator<Item = (Url, u32, u32)>) -> Result<()> {
+        let mut wanted = Vec::new();
+        for (url, level, redirects) in found {
+            let url = canonicalize(url);
+            match self.config.filter.check(&url, 0) {
+                Ok(()) => {
+                    let entry = Entry::sitemap(url.into(), level, redirects);
+                    wanted.push((entry.key(), entry));
+                }
+                Err(reason) => {
+                    self.counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        self.due.offer(wanted)
+    }
+
+    /// Fetches and reads one sitemap (`entry.sitemap` is its level): the page steps of
+    /// `crawl_page` without the page's own bookkeeping.
+    pub(super) fn crawl_sitemap(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        let level = entry.sitemap.unwrap_or(0);
+        let counters = &self.counters.sitemaps;
+        counters.fetched.fetch_add(1, Ordering::Relaxed);
+        let response = match self.fetcher.get(&entry.url) {
+            Ok(response) => response,
+            Err(e) => {
+                self.dispatcher.host_free(host, e.elapsed);
+                self.log_error(&e, entry.depth, &entry.url);
+                self.dispatcher.entry_done(entry.key())?;
+                return Ok(PageOutcome::Done);
+            }
+        };
+        let response = match self.unless_retried(entry, response)? {
+            Ok(response) => response,
+            Err(retry) => return Ok(retry),
+        };
+        // A recrawl holds the host until the sitemap is read: the lastmods it lists are then
+        // known before the host's next page is asked for. A first crawl frees it at once.
+        let hold = self.config.generation == Generation::Recrawl;
+        if !hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
+        let mut note = SitemapNote::Read;
+        if (300..400).contains(&response.status) && response.status != 304 {
+            note = SitemapNote::Redirect;
+            let target = Url::parse(&entry.url)
+                .ok()
+                .and_then(|base| base.join(response.header("location")?.trim()).ok());
+            if let Some(target) = target
+                && entry.redirects < MAX_REDIRECTS
+            {
+                self.offer_sitemaps(std::iter::once((target, level, entry.redirects + 1)))?;
+            }
+        } else if (200..300).contains(&response.status) {
+            note = self.read_sitemap(entry, level, &response.body)?;
+            if response.truncated {
+                note = SitemapNote::Truncated;
+            }
+        }
+        if hold {
+            self.dispatcher.host_free(host, response.elapsed);
+        }
+        self.log_response(&response, entry.depth, &entry.url, &Note::Sitemap(note));
+        let digest = crate::output::warc::payload_digest(&response.body);
+        if (200..300).contains(&response.status) {
+            self.record_fetched(entry, recrawl::capture(None, &response, &digest))?;
+        }
+        let page = PageRecord {
+            key: entry.key(),
+            payload_digest: digest,
+            revisit: None,
+        };
+        self.archive(&entry.url, response, Some(page))?;
+        Ok(PageOutcome::Done)
+    }
+
+    /// Reads a sitemap body, offering what it lists as it goes; says how it went.
+    fn read_sitemap(&self, entry: &Entry, level: u32, body: &[u8]) -> Result<SitemapNote> {
+        let counters = &self.counters.sitemaps;
+        let base = Url::parse(&entry.url).ok();
+        let mut pages: Vec<Link> = Vec::new();
+        let mut children: Vec<(Url, u32, u32)> = Vec::new();
+        let mut too_deep = 0u64;
+        let mut failed = None;
+        let read = sitemap::read(body, &mut |kind, found| {
+            let Some(url) = base.as_ref().and_then(|b| b.join(&found.loc).ok()) else {
+                return;
+            };
+            if failed.is_some() {
+                return;
+            }
+            match kind {
+                Kind::UrlSet | Kind::Text => {
+                    if let Some(lastmod) = &found.lastmod
+                        && self.config.generation == Generation::Recrawl
+                    {
+                        let page = Entry::new(canonicalize(url.clone()).into(), 1, 0);
+                        self.lastmods.note(page.key(), lastmod);
+                    }
+                    pages.push(Link {
+                        url,
+                        depth: 1,
+                        redirects: 0,
+                    });
+                    if pages.len() >= BATCH {
+                        counters
+                            .urls
+                            .fetch_add(pages.len() as u64, Ordering::Relaxed);
+                        failed = self.offer(std::mem::take(&mut pages), None).err();
+                    }
+                }
+                Kind::Index if level >= MAX_LEVEL => too_deep += 1,
+                Kind::Index => {
+                    children.push((url, level + 1, 0));
+                    if children.len() >= BATCH {
+                        counters
+                            .listed_sitemaps
+                            .fetch_add(children.len() as u64, Ordering::Relaxed);
+                        let batch = std::mem::take(&mut children);
+                        failed = self.offer_sitemaps(batch.into_iter()).err();
+                    }
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        counters
+            .urls
+            .fetch_add(pages.len() as u64, Ordering::Relaxed);
+        counters
+            .listed_sitemaps
+            .fetch_add(children.len() as u64, Ordering::Relaxed);
+        self.offer(pages, None)?;
+        self.offer_sitemaps(children.into_iter())?;
+        counters.too_deep.fetch_add(too_deep, Ordering::Relaxed);
+        Ok(if read.kind.is_none() {
+            counters.malformed.fetch_add(1, Ordering::Relaxed);
+            SitemapNote::NotASitemap
+        } else if read.malformed {
+            counters.malformed.fetch_add(1, Ordering::Relaxed);
+            SitemapNote::Malformed
+        } else if read.capped {
+            counters.capped.fetch_add(1, Ordering::Relaxed);
+            SitemapNote::Capped
+        } else if too_deep > 0 {
+            SitemapNote::TooDeep
+        } else {
+            SitemapNote::Read
+        })
+    }
+}

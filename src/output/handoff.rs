@@ -1,0 +1,277 @@
+//! Many workers, one writer thread, few wake-ups: the hand-off behind the URL log, the link
+//! graph and the WARC archive.
+//!
+//! Workers add to one shared batch under a short lock; the writer thread takes the whole batch
+//! at once and writes it while the workers fill the next. A busy writer finds the next batch
+//! waiting and costs nobody a wake-up; an idle one is woken by the first item of a batch, then
+//! lingers (a bounded wait) until the batch holds `wake_at` units, so it wakes about once per
+//! batch rather than once per page (a channel wakes its receiver for every message: three
+//! channels made ~13 futex calls per page, BENCHMARKS.md "Speed at the web's shape").
+//!
+//! Invariants: a batch holds at most `cap` units (bytes, records) beyond its first item (a
+//! worker waits while it is full, and waiting workers are woken one at a time, each passing the
+//! turn on while there is room), so memory is bounded by two batches: the one being filled and
+//! the one being written. An item waits at most `linger` before the writer takes it. Items keep
+//! the order in which workers added them. After `close`, the writer drains what is left and
+//! then sees the end; after `reader_gone`, items are dropped and `push` says so.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The shared batch and who waits for it.
+pub struct Handoff<B> {
+    shared: Mutex<Shared<B>>,
+    /// The writer waits here for a batch.
+    ready: Condvar,
+    /// Workers wait here for room in a full batch.
+    room: Condvar,
+    cap: usize,
+    wake_at: usize,
+    linger: Duration,
+}
+
+struct Shared<B> {
+    batch: B,
+    /// Units in `batch` (as the workers count them).
+    size: usize,
+    reader_waiting: bool,
+    writers_waiting: usize,
+    closed: bool,
+    reader_gone: bool,
+}
+
+/// The writer thread has stopped: nothing pushed now will be written.
+#[derive(Debug)]
+pub struct ReaderGone;
+
+impl<B: Default> Handoff<B> {
+    /// A hand-off whose batch holds `cap` units at most (at least one item); the writer takes
+    /// a batch once it holds `wake_at` units, or after `linger`.
+    pub fn new(cap: usize, wake_at: usize, linger: Duration) -> Handoff<B> {
+        Handoff {
+            shared: Mutex::new(Shared {
+                batch: B::default(),
+                size: 0,
+                reader_waiting: false,
+                writers_waiting: 0,
+                closed: false,
+                reader_gone: false,
+            }),
+            ready: Condvar::new(),
+            room: Condvar::new(),
+            cap: cap.max(1),
+            wake_at: wake_at.clamp(1, cap.max(1)),
+            linger,
+        }
+    }
+
+    /// Adds `size` units to the batch with `add`, waiting while the batch is full.
+    pub fn push(&self, size: usize, add: impl FnOnce(&mut B)) -> Result<(), ReaderGone> {
+        let mut shared = self.lock();
+        while shared.size > 0 && shared.size >= self.cap && !shared.reader_gone {
+            shared.writers_waiting += 1;
+            shared = self.room.wait(shared).unwrap();
+            shared.writers_waiting -= 1;
+        }
+        if shared.reader_gone {
+            return Err(ReaderGone);
+        }
+        let first = shared.size == 0;
+        add(&mut shared.batch);
+        shared.size += size;
+        if shared.reader_waiting && (first || shared.size >= self.wake_at) {
+            shared.reader_waiting = false; // woken once
+            self.ready.notify_one();
+        }
+        if shared.writers_waiting > 0 && shared.size < self.cap {
+            self.room.notify_one(); // the next waiting worker's turn
+        }
+        Ok(())
+    }
+
+    /// The writer's side: the whole batch, waiting for one; `None` once closed and drained.
+    /// A batch smaller than `wake_at` is given `linger` to grow.
+    pub fn take(&self) -> Option<B> {
+        let mut shared = self.lock();
+        let mut lingered = false;
+        while !shared.closed && shared.size < self.wake_at {
+            shared.reader_waiting = true;
+            if shared.size == 0 {
+                shared = self.ready.wait(shared).unwrap();
+            } else if lingered {
+                break;
+            } else {
+                shared = self.ready.wait_timeout(shared, self.linger).unwrap().0;
+                lingered = true;
+            }
+            shared.reader_waiting = false;
+        }
+        shared.reader_waiting = false;
+        self.take_locked(&mut shared)
+    }
+
+    /// The writer's side without waiting: the batch if there is one.
+    pub fn try_take(&self) -> Option<B> {
+        self.take_locked(&mut self.lock())
+    }
+
+    fn take_locked(&self, shared: &mut Shared<B>) -> Option<B> {
+        if shared.size == 0 {
+            return None;
+        }
+        shared.size = 0;
+        if shared.writers_waiting > 0 {
+            self.room.notify_one(); // who gets room passes the turn on (`push`)
+        }
+        Some(std::mem::take(&mut shared.batch))
+    }
+
+    /// No more pushes: the writer drains the batch, then `take` returns `None`.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The writer stopped (an error, a closed pipe): pending and later items are dropped, and
+    /// workers waiting for room return `ReaderGone`.
+    pub fn reader_gone(&self) {
+        let mut shared = self.lock();
+        shared.reader_gone = true;
+        shared.size = 0;
+        shared.batch = B::default();
+        self.room.notify_all();
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared<B>> {
+        self.shared.lock().unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_writer_gets_every_item_in_order_in_few_batches() {
+        let handoff = Arc::new(Handoff::<Vec<u32>>::new(64, 16, Duration::from_millis(5)));
+        let reader = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || {
+                let (mut got, mut batches) = (Vec::new(), 0);
+                while let Some(batch) = handoff.take() {
+                    assert!(batch.len() <= 64, "a batch of {}", batch.len());
+                    got.extend(batch);
+                    batches += 1;
+                }
+                (got, batches)
+            })
+        };
+        let writers: Vec<_> = (0..4u32)
+            .map(|w| {
+                let handoff = Arc::clone(&handoff);
+                std::thread::spawn(move || {
+                    for i in 0..10_000 {
+                        handoff.push(1, |b| b.push(w * 100_000 + i)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        handoff.close();
+        let (got, batches) = reader.join().unwrap();
+        assert_eq!(got.len(), 40_000);
+        for w in 0..4 {
+            let mine: Vec<u32> = got.iter().copied().filter(|v| v / 100_000 == w).collect();
+            assert_eq!(
+                mine,
+                (0..10_000).map(|i| w * 100_000 + i).collect::<Vec<_>>()
+            );
+        }
+        assert!(batches < 40_000, "one batch per item: no batching");
+    }
+
+    /// Polls (10 s at most) until a worker waits for room.
+    fn until_a_pusher_waits(handoff: &Handoff<Vec<u8>>) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while handoff.lock().writers_waiting == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the pusher never waited"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_full_batch_makes_workers_wait_until_it_is_taken() {
+        let handoff = Arc::new(Handoff::<Vec<u8>>::new(4, 4, Duration::from_millis(5)));
+        handoff.push(4, |b| b.extend_from_slice(b"abcd")).unwrap();
+        let pusher = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || handoff.push(1, |b| b.push(b'e')))
+        };
+        // The pusher waits for room: the batch stays as it was until it is taken.
+        until_a_pusher_waits(&handoff);
+        assert_eq!(handoff.try_take().as_deref(), Some(&b"abcd"[..]));
+        pusher.join().unwrap().unwrap();
+        assert_eq!(handoff.try_take().as_deref(), Some(&b"e"[..]));
+        assert_eq!(handoff.try_take(), None);
+    }
+
+    #[test]
+    fn after_the_reader_is_gone_pushes_fail_and_waiting_workers_are_released() {
+        let handoff = Arc::new(Handoff::<Vec<u8>>::new(1, 1, Duration::from_millis(5)));
+        handoff.push(1, |b| b.push(1)).unwrap();
+        let pusher = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || handoff.push(1, |b| b.push(2)))
+        };
+        until_a_pusher_waits(&handoff);
+        handoff.reader_gone();
+        assert!(pusher.join().unwrap().is_err());
+        assert!(handoff.push(1, |b| b.push(3)).is_err());
+        assert_eq!(handoff.try_take(), None);
+    }
+
+    #[test]
+    fn an_idle_writer_is_woken_once_and_waits_for_the_batch_to_fill() {
+        // A linger far longer than the test: the writer takes the batch when it is full.
+        let handoff = Arc::new(Handoff::<Vec<u32>>::new(64, 16, Duration::from_secs(600)));
+        let reader = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || handoff.take())
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !handoff.lock().reader_waiting {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader never waited"
+            );
+            std::thread::yield_now();
+        }
+        // The first item wakes the writer, which then lingers for the rest.
+        handoff.push(1, |b| b.push(0)).unwrap();
+        while !handoff.lock().reader_waiting && !reader.is_finished() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader never lingered"
+            );
+            std::thread::yield_now();
+        }
+        for i in 1..16 {
+            handoff.push(1, |b| b.push(i)).unwrap();
+        }
+        let first = reader.join().unwrap().unwrap();
+        assert_eq!(first, (0..16).collect::<Vec<_>>(), "taken before it filled");
+    }
+
+    #[test]
+    fn close_lets_the_writer_drain_and_stop() {
+        let handoff = Handoff::<Vec<u8>>::new(16, 16, Duration::from_millis(5));
+        handoff.push(2, |b| b.extend_from_slice(b"hi")).unwrap();
+        handoff.close();
+        assert_eq!(handoff.take().as_deref(), Some(&b"hi"[..]));
+        assert_eq!(handoff.take(), None);
+    }
+}
