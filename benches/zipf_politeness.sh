@@ -9,6 +9,7 @@
 #   SIZES="1000:5000" L_MS=20 benches/zipf_politeness.sh      # hosts:pages, response latency
 #   CRAWL=/path/to/crawl SKIP_BUILD=1 benches/zipf_politeness.sh
 #   ZIPF_S=1.1 JOBS=32 KEEP=1 benches/zipf_politeness.sh
+#   LATE=1 benches/zipf_politeness.sh      # host 0's pages found only deep (testweb --largest-late)
 #
 # Columns: n = pages of the largest host (host 0); wall = summary.json `seconds`; host-0 idle =
 # seconds host 0 had nothing in flight beyond what the delay rule required after its previous
@@ -25,6 +26,7 @@ SIZES=${SIZES:-"1000:5000 10000:50000"}
 L_MS=${L_MS:-10}
 JOBS=${JOBS:-64}
 ZIPF_S=${ZIPF_S:-1.0}
+LATE=${LATE:+--largest-late}
 FACTOR=10 # crawl's default --delay-factor: only what the checks compare against
 CRAWL=${CRAWL:-target/release/crawl}
 [ -n "${SKIP_BUILD:-}" ] || cargo build --release --workspace --quiet
@@ -40,7 +42,7 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"' EXIT
 . benches/lib.sh
 
-echo "L = $L_MS ms per response, -j $JOBS, delay factor $FACTOR (default), Zipf exponent $ZIPF_S, open files $nofile"
+echo "L = $L_MS ms per response, -j $JOBS, delay factor $FACTOR (default), Zipf exponent $ZIPF_S${LATE:+, host 0 found late}, open files $nofile"
 echo
 echo "| hosts | pages | n (host 0) | bound (s) | wall (s) | wall / bound | host-0 idle beyond rule (s) | host-0 span (s) | peak RSS (MiB) | overlaps | short gaps | fetched / reachable | dup |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -53,7 +55,7 @@ for size in $SIZES; do
   fi
   start_web "web$hosts" --hosts "$hosts" --zipf-pages "$pages" --zipf-exponent "$ZIPF_S" \
     --children 4 --extra-links 4 --cross-permille 200 --padding 1000 --seed 18 \
-    --latency-ms "$L_MS" --check-delay-factor "$FACTOR"
+    --latency-ms "$L_MS" --check-delay-factor "$FACTOR" $LATE
   /usr/bin/time -f '%M %e %U %S' -o "$tmp/time.$hosts" \
     "$CRAWL" "$tmp/web$hosts.seeds" --out "$tmp/out.$hosts" -j "$JOBS" --scope any -q \
     >"$tmp/log.$hosts"

@@ -37,7 +37,7 @@ fn main() {
             }
         }
         loop {
-            match scheduler.next(now) {
+            match scheduler.next(now).expect("in-memory queues do no I/O") {
                 Next::Work(Work::Robots { host, .. }) => {
                     scheduler.robots_done(host, robots.clone(), Duration::from_millis(1), now)
                 }

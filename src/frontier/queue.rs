@@ -11,21 +11,24 @@
 //! - A popped entry is not done until its page is fetched, its links are spooled by the DUE and
 //!   its response is archived; then `done` appends the URL's checksum to `frontier/done` (one
 //!   write to the kernel, so a kill cannot lose it).
-//! - `checkpoint` replaces `frontier/head` atomically with the read position and the entries
-//!   popped but not yet done (host queues, fetches in flight), then starts a fresh `done` log,
-//!   and deletes segments the head has left behind.
+//! - `checkpoint` replaces `frontier/head` atomically with the read position, the entries
+//!   popped but not yet done (host queues' heads, fetches in flight) and the unread ranges of
+//!   the spill files (`spill`: host queues' overflow, the deferred FIFO), then starts a fresh
+//!   `done` log, and deletes segments and spill files the head has left behind.
 //!
-//! Opening resumes from `head`: its pending entries first, then the segments from its position,
-//! skipping every entry whose checksum is in `done`. A torn last line is cut off.
+//! Opening resumes from `head`: its pending entries first, then its spill ranges in order, then
+//! the segments from its position, skipping every entry whose checksum is in `done`. A torn
+//! last line is cut off.
 
 use crate::frontier::Entry;
+use crate::frontier::spill::{self, Range, RangeReader, SpillDir, SpillFile};
 use crate::state::durable;
 use crate::state::failpoint;
 use anyhow::{Context, Result, bail};
 use rustc_hash::FxHashSet;
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Segments roll over at this size, so fully read ones can be deleted.
@@ -50,6 +53,10 @@ pub struct Frontier {
     read: Pos,
     /// Entries popped before a crash and not done then, handed out again first.
     pending: VecDeque<Entry>,
+    /// Then the spill ranges the head named (host queues and deferred URLs of the last run).
+    recovered: VecDeque<RangeReader>,
+    /// `frontier/spill`, for the scheduler to take (`take_spill_dir`).
+    spill_dir: Option<SpillDir>,
     /// Checksums of entries done since the last checkpoint that `pop` has not passed yet.
     skip: FxHashSet<u64>,
     done_log: File,
@@ -64,7 +71,7 @@ impl Frontier {
     /// Opens the frontier in `dir`, creating it if needed, and resumes from its head.
     pub fn open(dir: &Path) -> Result<Frontier> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let (read, pending) = read_head(dir)?;
+        let (read, pending, ranges) = read_head(dir)?;
         let mut skip = read_done(dir)?;
         let mut segments = list_segments(dir)?;
         segments.retain(|&s| s >= read.segment);
@@ -75,6 +82,15 @@ impl Frontier {
             }
         }
         let mut len = pending_left.len() as u64;
+        let spill_dir = SpillDir::open(&dir.join("spill"), spill::spill_at())?;
+        let mut recovered = VecDeque::new();
+        for range in ranges {
+            let (lines, live) = count_range(&dir.join("spill"), range, &skip)?;
+            len += live;
+            recovered.push_back(RangeReader::new(SpillFile::new(
+                range.id, range.read, range.end, lines,
+            )));
+        }
         for &segment in &segments {
             let start = if segment == read.segment {
                 read.offset
@@ -105,12 +121,20 @@ impl Frontier {
             reader,
             read,
             pending: pending_left,
+            recovered,
+            spill_dir: Some(spill_dir),
             skip,
             done_log,
             len,
             unpublished: 0,
             line: String::new(),
         })
+    }
+
+    /// The spill directory (`frontier/spill`), for the host queues and the deferred FIFO;
+    /// new files there never reuse the ID of one on disk. Once only.
+    pub fn take_spill_dir(&mut self) -> Option<SpillDir> {
+        self.spill_dir.take()
     }
 
     /// Entries that `pop` will still hand out.
@@ -204,13 +228,28 @@ impl Frontier {
         while self.len > 0 {
             let entry = match self.pending.pop_front() {
                 Some(entry) => entry,
-                None => self.read_line()?,
+                None => match self.pop_recovered()? {
+                    Some(entry) => entry,
+                    None => self.read_line()?,
+                },
             };
             if !self.skip.is_empty() && self.skip.remove(&entry.key()) {
                 continue; // done before the crash; `len` never counted it
             }
             self.len -= 1;
             return Ok(Some(entry));
+        }
+        Ok(None)
+    }
+
+    /// The next entry of the spill ranges a resumed head named.
+    fn pop_recovered(&mut self) -> Result<Option<Entry>> {
+        let dir = self.dir.join("spill");
+        while let Some(reader) = self.recovered.front_mut() {
+            if let Some(entry) = reader.pop(&dir)? {
+                return Ok(Some(entry));
+            }
+            self.recovered.pop_front();
         }
         Ok(None)
     }
@@ -262,10 +301,15 @@ impl Frontier {
             .context("appending to frontier/done")
     }
 
-    /// Persists the read position with the entries popped and not done (`outstanding`) and the
-    /// pending ones not yet popped, then starts a fresh done log and deletes the segments left
-    /// behind.
-    pub fn checkpoint<'a>(&mut self, outstanding: impl Iterator<Item = &'a Entry>) -> Result<()> {
+    /// Persists the read position with the entries popped and not done (`outstanding`), the
+    /// pending ones not yet popped, and the spill ranges still to read (`ranges`, whose files
+    /// the caller has synced, then the recovered ones not yet read), then starts a fresh done
+    /// log and deletes the segments and spill files left behind.
+    pub fn checkpoint<'a>(
+        &mut self,
+        outstanding: impl Iterator<Item = &'a Entry>,
+        ranges: &[Range],
+    ) -> Result<()> {
         let mut head = format!("{} {}\n", self.read.segment, self.read.offset);
         for entry in self.pending.iter() {
             head.push_str(&entry.to_line());
@@ -275,9 +319,19 @@ impl Frontier {
             head.push_str(&entry.to_line());
             head.push('\n');
         }
+        let mut keep = Vec::new();
+        let recovered = self.recovered.iter().filter_map(RangeReader::range);
+        for range in ranges.iter().copied().chain(recovered) {
+            head.push_str(&format!(
+                "spill\t{}\t{}\t{}\n",
+                range.id, range.read, range.end
+            ));
+            keep.push(range.id);
+        }
         durable::replace(&self.dir.join("head"), head.as_bytes())
             .context("saving frontier/head")?;
         failpoint::hit("checkpoint");
+        spill::remove_others(&self.dir.join("spill"), &keep)?;
         // Done entries the reader has not reached yet must still be skipped after a crash.
         let mut done = Vec::with_capacity(self.skip.len() * 8);
         for key in &self.skip {
@@ -331,8 +385,9 @@ fn parse_pos(text: &str) -> Option<Pos> {
     }
 }
 
-/// The head file: the read position, then the entries that were pending at the checkpoint.
-fn read_head(dir: &Path) -> Result<(Pos, Vec<Entry>)> {
+/// The head file: the read position, then the entries that were pending at the checkpoint and
+/// the spill ranges (`spill TAB ID TAB READ TAB END`).
+fn read_head(dir: &Path) -> Result<(Pos, Vec<Entry>, Vec<Range>)> {
     let path = dir.join("head");
     let text = match fs::read_to_string(&path) {
         Ok(text) => text,
@@ -342,6 +397,7 @@ fn read_head(dir: &Path) -> Result<(Pos, Vec<Entry>)> {
                     segment: 0,
                     offset: 0,
                 },
+                Vec::new(),
                 Vec::new(),
             ));
         }
@@ -356,13 +412,28 @@ fn read_head(dir: &Path) -> Result<(Pos, Vec<Entry>)> {
         );
     };
     let mut pending = Vec::new();
+    let mut ranges = Vec::new();
     for (i, line) in lines.enumerate() {
+        if let Some(range) = line.strip_prefix("spill\t") {
+            let mut n = range.split('\t').map(str::parse::<u64>);
+            match (n.next(), n.next(), n.next(), n.next()) {
+                (Some(Ok(id)), Some(Ok(read)), Some(Ok(end)), None) if read <= end => {
+                    ranges.push(Range { id, read, end })
+                }
+                _ => bail!(
+                    "{}:{}: expected \"spill ID READ END\", found {line:?}",
+                    path.display(),
+                    i + 2
+                ),
+            }
+            continue;
+        }
         match Entry::from_line(line) {
             Some(entry) => pending.push(entry),
             None => bail!("{}:{}: bad entry {line:?}", path.display(), i + 2),
         }
     }
-    Ok((pos, pending))
+    Ok((pos, pending, ranges))
 }
 
 /// The checksums in the done log (a torn last record is ignored: its page was in flight).
@@ -380,19 +451,32 @@ fn read_done(dir: &Path) -> Result<FxHashSet<u64>> {
 }
 
 fn list_segments(dir: &Path) -> Result<Vec<u64>> {
-    let mut segments = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let name = entry?.file_name();
-        if let Some(n) = name
-            .to_str()
-            .and_then(|n| n.strip_suffix(".seg"))
-            .and_then(|n| n.parse().ok())
-        {
-            segments.push(n);
-        }
+    spill::list_numbered(dir, ".seg")
+}
+
+/// The lines in a spill range, and how many of them are not in `skip` (read in a stream: a
+/// large host's file may be larger than memory should hold).
+fn count_range(dir: &Path, range: Range, skip: &FxHashSet<u64>) -> Result<(u64, u64)> {
+    let path = spill::file_path(dir, range.id);
+    let mut file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    if file.metadata()?.len() < range.end {
+        bail!(
+            "{} is shorter than the range {}..{} frontier/head names",
+            path.display(),
+            range.read,
+            range.end
+        );
     }
-    segments.sort_unstable();
-    Ok(segments)
+    file.seek(SeekFrom::Start(range.read))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(range.end - range.read));
+    let (mut lines, mut live) = (0, 0);
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line)? > 0 {
+        lines += 1;
+        live += u64::from(skip.is_empty() || !skip.contains(&Entry::key_of_line(&line)));
+        line.clear();
+    }
+    Ok((lines, live))
 }
 
 /// Counts the entries from `start` that are not in `skip`, truncating a torn last line.
@@ -453,7 +537,7 @@ mod tests {
                         frontier.publish();
                         model.extend(unpublished.drain(..));
                         if op == 9 {
-                            frontier.checkpoint(std::iter::empty()).unwrap();
+                            frontier.checkpoint(std::iter::empty(), &[]).unwrap();
                             drop(frontier);
                             frontier = Frontier::open(dir.path()).unwrap();
                         }
@@ -503,7 +587,7 @@ mod tests {
         frontier
             .done_all(&[popped[0].key(), popped[1].key()])
             .unwrap();
-        frontier.checkpoint(popped[2..].iter()).unwrap();
+        frontier.checkpoint(popped[2..].iter(), &[]).unwrap();
         // After the checkpoint 2 and 4 finish (4 popped later); then the process is killed.
         frontier.done_all(&[popped[2].key()]).unwrap();
         assert_eq!(frontier.pop().unwrap(), Some(entry(4)));
@@ -514,6 +598,36 @@ mod tests {
         assert_eq!(frontier.pop().unwrap(), Some(entry(3)));
         assert_eq!(frontier.pop().unwrap(), Some(entry(5)));
         assert_eq!(frontier.pop().unwrap(), None);
+    }
+
+    /// A spill range holds sitemap lines too: a reopen counts and skips the done ones by their
+    /// key (a sitemap's is not its URL's checksum).
+    #[test]
+    fn a_reopen_skips_done_sitemaps_in_spill_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut frontier = Frontier::open(dir.path()).unwrap();
+        let mut spill_dir = frontier.take_spill_dir().unwrap();
+        spill_dir.at = 1;
+        let mut queue = spill::HostQueue::default();
+        for i in 0..8 {
+            queue.push_back(entry(i), &mut spill_dir).unwrap();
+        }
+        let range = queue
+            .checkpoint(&mut spill_dir)
+            .unwrap()
+            .expect("a spill file");
+        let head: Vec<Entry> = queue.memory_entries().cloned().collect();
+        assert_eq!(head, [entry(0)]);
+        frontier.checkpoint(head.iter(), &[range]).unwrap();
+        // 4 (a sitemap) and 5, both in the range, are done; then the process is killed.
+        frontier
+            .done_all(&[entry(4).key(), entry(5).key()])
+            .unwrap();
+        drop(frontier);
+        let mut frontier = Frontier::open(dir.path()).unwrap();
+        assert_eq!(frontier.len(), 6);
+        let popped: Vec<Entry> = std::iter::from_fn(|| frontier.pop().unwrap()).collect();
+        assert_eq!(popped, [0, 1, 2, 3, 6, 7].map(entry));
     }
 
     #[test]
@@ -545,7 +659,7 @@ mod tests {
         frontier.commit().unwrap();
         frontier.publish();
         assert_eq!(frontier.pop().unwrap(), Some(entry(1)));
-        frontier.checkpoint(std::iter::empty()).unwrap();
+        frontier.checkpoint(std::iter::empty(), &[]).unwrap();
         assert_eq!(list_segments(dir.path()).unwrap(), vec![1]);
         assert_eq!(frontier.pop().unwrap(), Some(entry(2)));
     }

@@ -2,7 +2,8 @@
 //! A host stops receiving URLs from the frontier once N of its pages are done or under way, so
 //! a trap (an endless calendar) costs N pages, whatever its depth.
 //!
-//! The dispatcher asks `admit` for every URL it moves from the frontier into a host queue. A
+//! The dispatcher asks `admit` for every URL it moves into a host queue, from the frontier or
+//! from the deferred FIFO (a URL set aside there, its host holding no slot, has no place yet). A
 //! host's count is its pages *done* (fetched, or failed for good: `Dispatcher::entry_done`) plus
 //! its URLs *pending* (admitted: queued or in flight). A URL is admitted while that sum is under
 //! N; a refused URL is counted (`refused`, the summary's `filtered.host_budget`) and noted in
@@ -10,7 +11,7 @@
 //! place back (`dropped`), so only fetched pages use the budget; a 429/503 retry keeps its place.
 //!
 //! Memory is bounded, not one record per host ever seen: `live` holds the hosts with pending
-//! URLs (at most the scheduler's queue budget plus the fetches in flight) and those whose count
+//! URLs (at most the hosts holding a queue slot plus those with fetches in flight) and those whose count
 //! changed since the last save (at most the pages done between two checkpoints); `recent` keeps
 //! the last `RECENT` counts read. Every other count is in `DIR/budget/HASH` (a line
 //! `HOST:PORT DONE`), read back when the host's URLs come again.
@@ -102,6 +103,14 @@ impl Budget {
         {
             count.pending = count.pending.saturating_sub(1);
         }
+    }
+
+    /// The places `url`'s host's URLs hold now (queued or in flight).
+    #[cfg(test)]
+    pub fn pending(&self, url: &str) -> u64 {
+        origin_and_key(url)
+            .and_then(|(_, key)| self.live.get(&key))
+            .map_or(0, |count| count.pending)
     }
 
     /// Writes every count that changed, and lets hosts with nothing pending leave `live`.

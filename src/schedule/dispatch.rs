@@ -1,24 +1,41 @@
 //! The dispatcher: hands work to workers, in breadth-first order and within politeness.
 //!
 //! It owns the frontier and the politeness scheduler under one lock. URLs move from the
-//! frontier (disk) into the scheduler's per-host queues until those hold `queue_limit` URLs, so
-//! memory stays bounded even when every URL belongs to one host. It also decides when the crawl
-//! is over: no work in flight, none queued, none on the frontier, and the DUE idle (nothing
+//! frontier (disk, Mercator's front queue) into the scheduler's host queues (the back queues),
+//! whose heads are in memory and whose rest spills to disk (`frontier::spill`). At most
+//! `slots` hosts hold a queue (a quarter of `queue_limit`: 4 per worker, at least 256).
+//!
+//! So that a large host always has work, the dispatcher reads the frontier ahead while a held
+//! host has nothing queued (it may have URLs further on) or while a slot is free (with
+//! `--focus`, only while the host queues hold fewer than the window allows), `READ_AHEAD` URLs
+//! per call at most. A URL
+//! whose host holds no slot is not left blocking that read: it goes to the deferred FIFO
+//! (`spill::Deferred`), which is served first whenever a slot frees, and stops at its first URL
+//! whose host has no slot while none is free (Mercator's rule, so new hosts come in frontier
+//! order). Breadth-first order within each host holds because a URL joins its host's queue only
+//! if no URL of that host is deferred: `deferred_hosts` counts deferred URLs per bucket of
+//! host hashes (a collision only defers a URL that could have gone straight to its host).
+//!
+//! It also decides when the crawl is over: no work in flight, none queued, none on the frontier, and the DUE idle (nothing
 //! buffered, no merge running). When workers would idle while the DUE still holds misses, it
 //! asks the DUE to merge early, so a small crawl never stalls on a half-empty buffer.
 //!
 //! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
-//! done (`entry_done`), and every few seconds checkpoints the frontier with them and the host
-//! queues as outstanding, and saves the hosts' politeness state (`hoststate`) and whatever the
+//! done (`entry_done`), and every few seconds checkpoints the frontier with them, the host
+//! queues' heads as outstanding and the spill files' ranges (the numbered steps are in
+//! `frontier::spill`), and saves the hosts' politeness state (`hoststate`) and whatever the
 //! `on_checkpoint` hook saves (the cookie jar).
 //!
 //! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
-//! away; the budget's counts are saved with each checkpoint.
+//! away: a URL takes its host's place when it joins its host's queue (`join_host`), whether it
+//! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
+//! deferred FIFO holds no place yet. The budget's counts are saved with each checkpoint.
 //!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
 use crate::frontier::focus::Window;
+use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
@@ -42,6 +59,19 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(2);
 fn checkpoint_pages() -> u64 {
     static PAGES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     crate::state::failpoint::knob(&PAGES, "CRAWL_CHECKPOINT_PAGES", CHECKPOINT_PAGES)
+}
+
+/// The most URLs one `refill` reads from the frontier (it runs under the lock).
+const READ_AHEAD: usize = 1024;
+
+/// Buckets of host hashes counting deferred URLs (`State::deferred_hosts`).
+const DEFERRED_BUCKETS: usize = 1 << 16;
+
+/// Hosts that may hold a queue: `queue_limit / 4`, or the hidden `CRAWL_HOST_SLOTS` with which
+/// the kill-and-resume tests make URLs wait in the deferred FIFO.
+fn host_slots(queue_limit: usize) -> usize {
+    static SLOTS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    crate::state::failpoint::knob(&SLOTS, "CRAWL_HOST_SLOTS", (queue_limit / 4) as u64) as usize
 }
 
 /// Host politeness state is saved at most this often (it is only a few seconds' worth of
@@ -100,6 +130,10 @@ struct State {
     last_hosts_save: Instant,
     /// With `--focus`: the priority window between the frontier and the scheduler.
     focus: Option<Window>,
+    /// URLs read ahead whose host held no slot, in frontier order.
+    deferred: Deferred,
+    /// Deferred URLs per bucket of host hashes: a URL joins its host's queue only at 0.
+    deferred_hosts: Vec<u32>,
     /// With `--max-pages-per-host`: which URLs the frontier may give their host.
     budget: Option<Budget>,
     /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
@@ -112,7 +146,15 @@ pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 impl State {
     /// No URL waits outside the scheduler (frontier and focus window empty).
     fn nothing_pending(&self) -> bool {
-        self.frontier.is_empty() && self.focus.as_ref().is_none_or(Window::is_empty)
+        self.frontier.is_empty()
+            && self.focus.as_ref().is_none_or(Window::is_empty)
+            && self.deferred.is_empty()
+    }
+
+    /// Whether `key`'s URLs must wait behind some in the deferred FIFO.
+    fn deferred_bucket(&mut self, key: &str) -> &mut u32 {
+        let bucket = crate::seen::checksum::checksum(key.as_bytes()) as usize % DEFERRED_BUCKETS;
+        &mut self.deferred_hosts[bucket]
     }
 }
 
@@ -127,13 +169,16 @@ pub struct Dispatcher {
 
 impl Dispatcher {
     pub fn new(
-        frontier: Frontier,
-        scheduler: Scheduler,
+        mut frontier: Frontier,
+        mut scheduler: Scheduler,
         queue_limit: usize,
         max_pages: Option<u64>,
         hosts_file: PathBuf,
     ) -> Dispatcher {
         let now = Instant::now();
+        if let Some(spill) = frontier.take_spill_dir() {
+            scheduler.spill_to(spill, host_slots(queue_limit));
+        }
         Dispatcher {
             state: Mutex::new(State {
                 frontier,
@@ -148,6 +193,8 @@ impl Dispatcher {
                 last_checkpoint: now,
                 last_hosts_save: now,
                 focus: None,
+                deferred: Deferred::default(),
+                deferred_hosts: vec![0; DEFERRED_BUCKETS],
                 budget: None,
                 on_checkpoint: None,
             }),
@@ -214,15 +261,21 @@ impl Dispatcher {
             scheduler,
             handed,
             focus,
+            deferred,
             ..
         } = state;
+        // Steps 1-2 of `frontier::spill`: host queues' files, then the deferred FIFO's, synced.
+        let mut ranges = scheduler.checkpoint_queues()?;
+        ranges.extend(deferred.checkpoint(scheduler.spill_dir())?);
         let window = focus.iter().flat_map(Window::entries);
+        // Steps 3-4: the head (URLs in memory as lines, then the ranges), then orphans removed.
         frontier
             .checkpoint(
                 handed
                     .values()
                     .chain(scheduler.queued_entries())
                     .chain(window),
+                &ranges,
             )
             .context("saving the frontier")?;
         if let Some(budget) = &mut state.budget {
@@ -273,7 +326,7 @@ impl Dispatcher {
             }
             self.refill(&mut state, refused)?;
             let now = Instant::now();
-            let next = state.scheduler.next(now);
+            let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
             match next {
                 Next::Work(work) => {
@@ -297,6 +350,7 @@ impl Dispatcher {
                 // Robots.txt dropped everything that was queued: refill can make progress.
                 Next::Empty
                     if !state.nothing_pending()
+                        && state.scheduler.has_free_slot()
                         && state.scheduler.queued() < self.limit(&state) =>
                 {
                     continue;
@@ -397,6 +451,7 @@ impl Dispatcher {
         self.checkpoint(&mut state)?;
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
         let frontier_left = state.frontier.len()
+            + state.deferred.len()
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
@@ -414,32 +469,55 @@ impl Dispatcher {
         let (hosts_active, hosts_busy) = state.scheduler.hosts();
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
         DispatchGauges {
-            frontier: state.frontier.len() + window,
+            frontier: state.frontier.len() + state.deferred.len() + window,
             queued: state.scheduler.queued(),
             hosts_active,
             hosts_busy,
         }
     }
 
+    /// Moves URLs into host queues: the deferred FIFO's first, then the frontier's, read
+    /// ahead past hosts without a slot (see the module doc).
     fn refill(&self, state: &mut MutexGuard<'_, State>, refused: &dyn Fn(&Entry)) -> Result<()> {
         let now = Instant::now();
-        while state.scheduler.queued() < self.limit(state) {
-            let state = &mut **state;
+        let limit = self.limit(state);
+        let state = &mut **state;
+        loop {
+            let Some(entry) = state.deferred.peek(state.scheduler.spill_dir())? else {
+                break;
+            };
+            let key = host_key(entry)?;
+            if !state.scheduler.has_host(&key) && !state.scheduler.has_free_slot() {
+                break; // its host waits for a slot; so does everything behind it
+            }
+            let entry = state.deferred.pop().expect("peeked");
+            *state.deferred_bucket(&key) -= 1;
+            join_host(state, entry, now, refused)?;
+        }
+        let mut reads = READ_AHEAD;
+        // Free slots are filled whatever the hosts already queued (their memory is bounded per
+        // slot), but for a focus window, which keeps the host queues short so that it decides.
+        let fill = |state: &State| {
+            state.scheduler.has_free_slot()
+                && (state.focus.is_none() || state.scheduler.queued() < limit)
+        };
+        while reads > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
+            reads -= 1;
             let popped = match &mut state.focus {
                 Some(window) => window.pop(&mut state.frontier)?,
                 None => state.frontier.pop()?,
             };
             let Some(entry) = popped else { break };
-            // The budget's hook: a host that has used its pages gets no more URLs (sitemaps
-            // are not pages and pass).
-            if let Some(budget) = &mut state.budget
-                && entry.sitemap.is_none()
-                && !budget.admit(&entry.url)?
-            {
-                refused(&entry);
-                continue;
+            let key = host_key(&entry)?;
+            let slot = state.scheduler.has_host(&key)
+                || state.deferred.is_empty() && state.scheduler.has_free_slot();
+            if slot && *state.deferred_bucket(&key) == 0 {
+                join_host(state, entry, now, refused)?;
+            } else {
+                // Set aside, it holds no budget place: it takes one when it joins its host.
+                state.deferred.push(entry, state.scheduler.spill_dir())?;
+                *state.deferred_bucket(&key) += 1;
             }
-            state.scheduler.add(entry, now)?;
         }
         Ok(())
     }
@@ -497,6 +575,36 @@ impl Dispatcher {
     }
 }
 
+/// A URL joins its host's queue, taking its host's budget place there (the budget's hook): a
+/// host that has used its pages gets no more URLs, which `refused` is told of. Sitemaps are not
+/// pages: they use no place and pass.
+fn join_host(
+    state: &mut State,
+    entry: Entry,
+    now: Instant,
+    refused: &dyn Fn(&Entry),
+) -> Result<()> {
+    if let Some(budget) = &mut state.budget
+        && entry.sitemap.is_none()
+        && !budget.admit(&entry.url)?
+    {
+        refused(&entry);
+        return Ok(());
+    }
+    state.scheduler.add(entry, now)
+}
+
+/// The politeness unit of an entry's URL (`host:port`).
+fn host_key(entry: &Entry) -> Result<String> {
+    match crate::url::normalize::origin_and_key(&entry.url) {
+        Some((_, key)) => Ok(key),
+        None => Err(anyhow!(
+            "frontier entry {:?} is not an http(s) URL",
+            entry.url
+        )),
+    }
+}
+
 /// The DUE's sink in a crawl: novel URLs join the frontier's tail, and become visible to the
 /// workers when the DUE commits them (see `frontier` and `due` for the crash-safe protocol).
 pub struct FrontierSink(pub Arc<Dispatcher>);
@@ -527,5 +635,252 @@ impl Sink<Entry> for FrontierSink {
 
     fn rollback(&mut self, mark: &str) -> Result<()> {
         self.0.state.lock().unwrap().frontier.rollback(mark)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::politeness::DelayRule;
+    use proptest::prelude::*;
+
+    fn rule() -> DelayRule {
+        DelayRule {
+            factor: 0.0,
+            min: Duration::ZERO,
+            max: Duration::ZERO,
+        }
+    }
+
+    fn robots_404() -> RobotsRules {
+        RobotsRules::from_response("crawl", 404, b"")
+    }
+
+    /// A dispatcher over a frontier holding `urls` in order, with 2 host slots (queue limit 8).
+    fn dispatcher(dir: &std::path::Path, urls: &[String]) -> Dispatcher {
+        let entries: Vec<Entry> = urls.iter().map(|u| Entry::new(u.clone(), 0, 0)).collect();
+        dispatcher_of(dir, &entries)
+    }
+
+    /// `dispatcher` over any entries (pages and sitemaps).
+    fn dispatcher_of(dir: &std::path::Path, entries: &[Entry]) -> Dispatcher {
+        let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
+        for entry in entries {
+            frontier.push(entry).unwrap();
+        }
+        frontier.commit().unwrap();
+        frontier.publish();
+        spilling_after_2(Dispatcher::new(
+            frontier,
+            Scheduler::new(rule()),
+            8,
+            None,
+            dir.join("hosts.tsv"),
+        ))
+    }
+
+    /// Host queues keep 2 URLs in memory (head and tail), the rest in their spill files.
+    fn spilling_after_2(d: Dispatcher) -> Dispatcher {
+        d.state.lock().unwrap().scheduler.spill_dir().at = 2;
+        d
+    }
+
+    #[test]
+    fn a_host_in_flight_gets_its_urls_from_behind_hosts_without_a_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut urls = vec!["http://big.test/0".to_owned()];
+        urls.extend((0..100).map(|i| format!("http://s{i}.test/")));
+        urls.extend((1..20).map(|i| format!("http://big.test/{i}")));
+        let d = dispatcher(dir.path(), &urls);
+        let mut state = d.state.lock().unwrap();
+        let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
+        d.refill(&mut state, &|_| {}).unwrap();
+        // Serve until big.test/0 is in flight (robots.txt answered, other pages done).
+        let big = loop {
+            match state.scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    state
+                        .scheduler
+                        .robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) if entry.url == "http://big.test/0" => {
+                    break host;
+                }
+                Next::Work(Work::Page { host, .. }) => {
+                    state.scheduler.page_done(host, Duration::ZERO, now)
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        let big_next = |state: &State| {
+            state
+                .scheduler
+                .queued_entries()
+                .any(|e| e.url == "http://big.test/1")
+        };
+        assert!(!big_next(&state));
+        // big.test is in flight with nothing queued; its next URL lies past ~99 hosts that
+        // cannot all have a slot: they are set aside, and big.test/1 joins its queue.
+        d.refill(&mut state, &|_| {}).unwrap();
+        assert!(big_next(&state), "big.test/1 is queued");
+        assert!(state.deferred.len() >= 98, "{}", state.deferred.len());
+        state.scheduler.page_done(big, Duration::ZERO, now);
+    }
+
+    /// With `--max-pages-per-host`, a URL takes its host's place when it joins its host's
+    /// queue, not while it waits in the deferred FIFO; a deferred sitemap comes back as a
+    /// sitemap and uses no place.
+    #[test]
+    fn a_deferred_url_takes_its_budget_place_when_it_joins_its_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = |url: &str| Entry::new(url.to_owned(), 0, 0);
+        let sitemap = Entry::sitemap("http://c.test/sitemap.xml".to_owned(), 1, 0);
+        let entries = [
+            page("http://a.test/0"),
+            page("http://b.test/0"),
+            page("http://c.test/0"),
+            page("http://c.test/1"),
+            sitemap.clone(),
+            page("http://c.test/2"),
+            page("http://a.test/1"),
+        ];
+        let d = dispatcher_of(dir.path(), &entries);
+        d.set_budget(Budget::open(&dir.path().join("budget"), 2).unwrap());
+        let refused = std::cell::RefCell::new(Vec::new());
+        let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
+        let mut state = d.state.lock().unwrap();
+        let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
+        let mut served = Vec::new();
+        // a.test and b.test take the 2 slots; once their pages are in flight, a.test with
+        // nothing queued, refill reads on: c.test's URLs are set aside, a.test/1 joins its host.
+        d.refill(&mut state, &refuse).unwrap();
+        let mut busy = Vec::new();
+        while busy.len() < 2 {
+            match state.scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    state
+                        .scheduler
+                        .robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => {
+                    served.push(entry);
+                    busy.push(host);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        d.refill(&mut state, &refuse).unwrap();
+        assert_eq!(state.deferred.len(), 4, "c.test's URLs are set aside");
+        let budget = state.budget.as_ref().unwrap();
+        assert_eq!(
+            budget.pending("http://c.test/"),
+            0,
+            "set aside, they hold no place"
+        );
+        assert_eq!(budget.pending("http://a.test/"), 2);
+        for host in busy {
+            state.scheduler.page_done(host, Duration::ZERO, now);
+        }
+        // Served to the end: c.test's URLs join their host when a slot frees.
+        for _ in 0..100 {
+            d.refill(&mut state, &refuse).unwrap();
+            match state.scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    state
+                        .scheduler
+                        .robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => {
+                    served.push(entry);
+                    state.scheduler.page_done(host, Duration::ZERO, now)
+                }
+                Next::Empty if state.nothing_pending() => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let of_c: Vec<&Entry> = served.iter().filter(|e| e.url.contains("c.test")).collect();
+        assert_eq!(
+            of_c,
+            [&entries[2], &entries[3], &sitemap],
+            "2 pages and the sitemap"
+        );
+        assert_eq!(*refused.borrow(), ["http://c.test/2"]);
+        assert_eq!(state.budget.as_ref().unwrap().refused, 1);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// Whatever the URLs' hosts and however long fetches stay in flight, every URL is
+        /// handed out once and each host's URLs in frontier order, with 2 host slots and queues
+        /// spilling past 2 URLs; and a
+        /// checkpoint and reopen at any point loses nothing and keeps that order.
+        #[test]
+        fn every_url_once_in_frontier_order_per_host(
+            hosts in proptest::collection::vec(0u8..6, 1..300),
+            steps in proptest::collection::vec(0u8..4, 1..2000),
+            reopen_at in 0usize..400,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let urls: Vec<String> = hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| format!("http://h{h}.test/{i}"))
+                .collect();
+            let mut d = dispatcher(dir.path(), &urls);
+            let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
+            let mut served: Vec<String> = Vec::new();
+            let mut in_flight: Vec<(usize, Option<Entry>)> = Vec::new();
+            let mut steps = steps.into_iter().cycle();
+            for round in 0..20_000 {
+                if round == reopen_at && in_flight.is_empty() {
+                    // A checkpoint with nothing in flight, then a fresh dispatcher on the state.
+                    let mut state = d.state.lock().unwrap();
+                    d.checkpoint(&mut state).unwrap();
+                    drop(state);
+                    let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
+                    d = spilling_after_2(Dispatcher::new(frontier, Scheduler::new(rule()), 8, None, dir.path().join("hosts.tsv")));
+                }
+                let mut state = d.state.lock().unwrap();
+                let mut step = steps.next().unwrap();
+                if step != 0 || in_flight.is_empty() {
+                    d.refill(&mut state, &|_| {}).unwrap();
+                    match state.scheduler.next(now).unwrap() {
+                        Next::Work(Work::Robots { host, .. }) => in_flight.push((host, None)),
+                        Next::Work(Work::Page { host, entry }) => {
+                            state.handed.insert(entry.key(), entry.clone());
+                            in_flight.push((host, Some(entry)));
+                        }
+                        Next::WaitUntil(_) => unreachable!("no host rests"),
+                        Next::Empty if in_flight.is_empty() => {
+                            prop_assert!(state.nothing_pending(), "no host queued while URLs wait");
+                            break;
+                        }
+                        Next::Empty => step = 0, // every host with work is busy
+                    }
+                }
+                if step == 0 && !in_flight.is_empty() {
+                    let (host, entry) = in_flight.remove(0);
+                    match entry {
+                        Some(entry) => {
+                            state.handed.remove(&entry.key());
+                            served.push(entry.url);
+                            state.scheduler.page_done(host, Duration::ZERO, now);
+                        }
+                        None => state.scheduler.robots_done(host, robots_404(), Duration::ZERO, now),
+                    }
+                }
+            }
+            prop_assert_eq!(served.len(), urls.len(), "every URL once");
+            let mut sorted = served.clone();
+            sorted.sort();
+            sorted.dedup();
+            prop_assert_eq!(sorted.len(), urls.len());
+            for h in 0..6 {
+                let of = |list: &[String]| -> Vec<String> {
+                    list.iter().filter(|u| u.starts_with(&format!("http://h{h}.test/"))).cloned().collect()
+                };
+                prop_assert_eq!(of(&served), of(&urls), "host h{}'s order", h);
+            }
+        }
     }
 }

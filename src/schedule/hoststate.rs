@@ -207,11 +207,11 @@ mod tests {
             let url = Url::parse(&format!("http://a.test{path}")).unwrap();
             second.add(Entry::new(url.to_string(), 0, 0), now).unwrap();
         }
-        let Next::WaitUntil(at) = second.next(now) else {
+        let Next::WaitUntil(at) = second.next(now).unwrap() else {
             panic!("the host must still be resting, robots.txt known")
         };
         assert!(at > now + Duration::from_secs(25));
-        let Next::Work(Work::Page { entry, .. }) = second.next(at) else {
+        let Next::Work(Work::Page { entry, .. }) = second.next(at).unwrap() else {
             panic!("a page, not robots.txt again")
         };
         assert_eq!(entry.url, "http://a.test/open", "/private is disallowed");

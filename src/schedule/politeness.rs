@@ -11,21 +11,26 @@
 //! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
 //! as it leaves the queue.
 //!
-//! Memory is independent of the number of hosts known: only hosts with work queued or in
-//! flight are held. A host that runs dry leaves memory; its resting time (while it lasts) and
-//! its robots.txt rules (a bounded cache, then the state directory's `robots/` files) are what
-//! is remembered.
+//! Memory is independent of the number of hosts known and of their sizes: only hosts with work
+//! queued or in flight, or drained recently, are held, at most `slots` of them (the dispatcher
+//! sets aside URLs of other hosts, see `dispatch`), and each host queue keeps a bounded head and
+//! tail in memory and spills the rest to disk (`frontier::spill`). A host that runs dry keeps
+//! its slot until a new host needs it (so a host between two batches of its links keeps its
+//! place); then it leaves memory. Its resting time (while it lasts) and its robots.txt rules (a bounded cache,
+//! then the state directory's `robots/` files) are what is remembered.
 //!
-//! This is a plain data structure: the caller owns locking, threads and the clock.
+//! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
+//! the host queues' spill files.
 
 use crate::frontier::entry::Entry;
+use crate::frontier::spill::{HostQueue, Range, SpillDir};
 use crate::lru::Lru;
 use crate::schedule::robots::RobotsRules;
 use crate::url::normalize::origin_and_key;
 use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -111,7 +116,7 @@ struct Host {
     key: String,
     /// `scheme://host[:port]`, where robots.txt lives.
     origin: String,
-    queue: VecDeque<Entry>,
+    queue: HostQueue,
     /// When each connection not in use may send its next request (`--host-connections` of
     /// them in all, with `in_flight`).
     idle: Vec<Instant>,
@@ -122,6 +127,8 @@ struct Host {
     robots: Option<(RobotsRules, Instant)>,
     /// Its robots.txt is being fetched: no page may go before the answer.
     robots_pending: bool,
+    /// Drained but kept in its slot (with bounded slots), stamped for `Scheduler::drained`.
+    drained: Option<u64>,
 }
 
 impl Host {
@@ -156,7 +163,18 @@ pub struct Scheduler {
     resting_prune_at: usize,
     robots_cache: Lru<String, (RobotsRules, Instant)>,
     robots_store: Option<RobotsStore>,
+    /// URLs queued in host queues, in memory and spilled.
     queued: usize,
+    /// Where host queues spill (in memory only unless `spill_to` was called).
+    spill: SpillDir,
+    /// The most hosts held at once (Mercator's number of back queues).
+    slots: usize,
+    /// With bounded slots, a drained host keeps its slot until a new host needs it (the
+    /// longest-drained first), so that a host between two batches of its URLs, like a large
+    /// one whose links are still being merged, need not queue again for a slot.
+    drained: std::collections::VecDeque<(usize, u64)>,
+    drained_hosts: usize,
+    drained_seq: u64,
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
     /// With `--max-pages-per-host`, the URLs of `robots_blocked` not yet taken by the budget.
@@ -192,20 +210,52 @@ impl Scheduler {
             robots_cache: Lru::new(ROBOTS_CACHED),
             robots_store,
             queued: 0,
+            spill: SpillDir::in_memory(),
+            slots: usize::MAX,
+            drained: std::collections::VecDeque::new(),
+            drained_hosts: 0,
+            drained_seq: 0,
             robots_blocked: 0,
             blocked_urls: None,
         }
     }
 
-    /// URLs waiting in host queues (the frontier holds the rest, on disk).
+    /// Bounds the hosts held to `slots`, whose queues spill to `spill` past `spill.at` URLs.
+    pub fn spill_to(&mut self, spill: SpillDir, slots: usize) {
+        self.spill = spill;
+        self.slots = slots.max(1);
+    }
+
+    /// Where the host queues spill (the deferred FIFO shares it).
+    pub fn spill_dir(&mut self) -> &mut SpillDir {
+        &mut self.spill
+    }
+
+    /// URLs waiting in host queues, in memory and spilled (the frontier holds the rest).
     pub fn queued(&self) -> usize {
         self.queued
+    }
+
+    /// Whether the host `key` (`host:port`) is held: its URLs may join its queue.
+    pub fn has_host(&self, key: &str) -> bool {
+        self.by_key.contains_key(key)
+    }
+
+    /// Whether one more host may be held (a slot is free or held by a drained host).
+    pub fn has_free_slot(&self) -> bool {
+        self.by_key.len() < self.slots || self.drained_hosts > 0
+    }
+
+    /// Whether a held host has nothing queued and a request in flight: more of its URLs may
+    /// lie further on in the frontier, and it will want one when its rest is over.
+    pub fn has_hungry_host(&self) -> bool {
+        self.live().any(|h| h.queue.is_empty() && h.in_flight > 0)
     }
 
     /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
     pub fn hosts(&self) -> (usize, usize) {
         let busy = self.live().filter(|h| h.in_flight > 0).count();
-        (self.by_key.len(), busy)
+        (self.by_key.len() - self.drained_hosts, busy)
     }
 
     fn live(&self) -> impl Iterator<Item = &Host> {
@@ -222,7 +272,8 @@ impl Scheduler {
             bail!("frontier entry {:?} is not an http(s) URL", entry.url);
         };
         let id = self.host_id(origin, &key, now);
-        self.host(id).queue.push_back(entry);
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        host.queue.push_back(entry, &mut self.spill)?;
         self.queued += 1;
         self.schedule(id);
         Ok(())
@@ -231,7 +282,13 @@ impl Scheduler {
     /// The live host for `key`, brought into memory with what was remembered of it if needed.
     fn host_id(&mut self, origin: &str, key: &str, now: Instant) -> usize {
         if let Some(&id) = self.by_key.get(key) {
+            if self.host(id).drained.take().is_some() {
+                self.drained_hosts -= 1;
+            }
             return id;
+        }
+        if self.by_key.len() >= self.slots {
+            self.evict_drained(now);
         }
         let ready_at = match self.resting.remove(key) {
             Some((_, at)) => at.max(now),
@@ -244,12 +301,13 @@ impl Scheduler {
         let host = Host {
             key: key.to_owned(),
             origin: origin.to_owned(),
-            queue: VecDeque::new(),
+            queue: HostQueue::default(),
             idle: vec![ready_at; self.connections],
             in_flight: 0,
             scheduled: false,
             robots,
             robots_pending: false,
+            drained: None,
         };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -288,13 +346,24 @@ impl Scheduler {
         live.chain(resting)
     }
 
-    /// The URLs waiting in host queues (for a checkpoint of the frontier).
+    /// Crash-safety step 2 of `frontier::spill` for every host queue: the spill files'
+    /// unread ranges, for the frontier's head.
+    pub fn checkpoint_queues(&mut self) -> Result<Vec<Range>> {
+        let mut ranges = Vec::new();
+        for host in self.hosts.iter_mut().flatten() {
+            ranges.extend(host.queue.checkpoint(&mut self.spill)?);
+        }
+        Ok(ranges)
+    }
+
+    /// The URLs of host queues held in memory, for the frontier's head: call after
+    /// `checkpoint_queues`, whose ranges hold the rest.
     pub fn queued_entries(&self) -> impl Iterator<Item = &Entry> {
-        self.live().flat_map(|h| h.queue.iter())
+        self.live().flat_map(|h| h.queue.memory_entries())
     }
 
     /// The next piece of work whose host may be contacted at `now`.
-    pub fn next(&mut self, now: Instant) -> Next {
+    pub fn next(&mut self, now: Instant) -> Result<Next> {
         loop {
             while let Some(&Reverse((at, id))) = self.waiting.peek() {
                 if at > now {
@@ -306,10 +375,10 @@ impl Scheduler {
                 self.ready.push((backlog, self.ready_seq, id));
             }
             let Some((_, _, id)) = self.ready.pop() else {
-                return match self.waiting.peek() {
+                return Ok(match self.waiting.peek() {
                     Some(&Reverse((at, _))) => Next::WaitUntil(at),
                     None => Next::Empty,
-                };
+                });
             };
             let host = self.host(id);
             host.scheduled = false;
@@ -325,18 +394,15 @@ impl Scheduler {
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
                 self.take_connection(id);
-                return Next::Work(Work::Robots { host: id, url });
+                return Ok(Next::Work(Work::Robots { host: id, url }));
             }
             let host = self.hosts[id].as_mut().expect("a live host id");
             let rules = &host.robots.as_ref().expect("fresh robots").0;
-            while let Some(entry) = host.queue.pop_front() {
+            while let Some(entry) = host.queue.pop_front(&self.spill)? {
                 self.queued -= 1;
                 if rules.is_allowed(path_and_query(&entry.url)) {
-                    if host.queue.is_empty() {
-                        release_queue(&mut host.queue);
-                    }
                     self.take_connection(id);
-                    return Next::Work(Work::Page { host: id, entry });
+                    return Ok(Next::Work(Work::Page { host: id, entry }));
                 }
                 self.robots_blocked += 1;
                 if let Some(urls) = &mut self.blocked_urls
@@ -440,10 +506,41 @@ impl Scheduler {
     /// A host with nothing queued and nothing in flight leaves memory; what must survive (its
     /// resting time, its robots.txt rules) is kept in bounded form.
     fn retire_if_idle(&mut self, id: usize, now: Instant) {
-        let host = self.hosts[id].as_ref().expect("a live host id");
+        let host = self.hosts[id].as_mut().expect("a live host id");
         if host.in_flight > 0 || host.scheduled || host.robots_pending || !host.queue.is_empty() {
             return;
         }
+        if self.slots != usize::MAX {
+            // Bounded slots: it keeps its slot until a new host needs it.
+            if host.drained.is_none() {
+                self.drained_seq += 1;
+                host.drained = Some(self.drained_seq);
+                self.drained.push_back((id, self.drained_seq));
+                self.drained_hosts += 1;
+                if self.drained.len() > 2 * self.drained_hosts + 64 {
+                    let hosts = &self.hosts;
+                    self.drained
+                        .retain(|&(id, stamp)| is_drained(hosts, id, stamp));
+                }
+            }
+            return;
+        }
+        self.retire(id, now);
+    }
+
+    /// Frees the slot of the host drained longest ago, if any.
+    fn evict_drained(&mut self, now: Instant) {
+        while let Some((id, stamp)) = self.drained.pop_front() {
+            if is_drained(&self.hosts, id, stamp) {
+                self.drained_hosts -= 1;
+                self.retire(id, now);
+                return;
+            }
+        }
+    }
+
+    /// The host leaves memory: its rest and robots.txt rules are kept in bounded form.
+    fn retire(&mut self, id: usize, now: Instant) {
         let host = self.hosts[id].take().expect("a live host id");
         self.free_ids.push(id);
         self.by_key.remove(&host.key);
@@ -461,13 +558,9 @@ impl Scheduler {
     }
 }
 
-/// Frees a drained host queue's buffer. A queue grows to the most URLs its host ever had waiting
-/// (up to the dispatcher's whole in-memory budget); kept for every host, those buffers would add
-/// up with the number of hosts a crawl meets instead of staying within the budget.
-fn release_queue(queue: &mut VecDeque<Entry>) {
-    if queue.capacity() > 16 {
-        *queue = VecDeque::new();
-    }
+/// Whether `hosts[id]` is the host drained at `stamp` and still drained (ids are reused).
+fn is_drained(hosts: &[Option<Host>], id: usize, stamp: u64) -> bool {
+    hosts[id].as_ref().is_some_and(|h| h.drained == Some(stamp))
 }
 
 /// The part of a URL that robots.txt rules match against.
@@ -509,24 +602,28 @@ mod tests {
         ] {
             s.add(entry(u), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, url }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, url }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         assert_eq!(url, "http://a.test/robots.txt");
-        assert!(matches!(s.next(t0), Next::Empty), "the host is busy");
+        assert!(
+            matches!(s.next(t0).unwrap(), Next::Empty),
+            "the host is busy"
+        );
         let rules =
             RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /private\n");
         s.robots_done(host, rules, Duration::from_millis(10), t0);
-        let Next::WaitUntil(at) = s.next(t0) else {
+        let Next::WaitUntil(at) = s.next(t0).unwrap() else {
             panic!("must wait")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
-        let Next::Work(Work::Page { entry, .. }) = s.next(at) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at).unwrap() else {
             panic!("page")
         };
         assert_eq!(entry.url, "http://a.test/1");
         s.page_done(host, Duration::from_millis(20), at);
-        let Next::Work(Work::Page { entry, .. }) = s.next(at + Duration::from_millis(200)) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at + Duration::from_millis(200)).unwrap()
+        else {
             panic!()
         };
         assert_eq!(entry.url, "http://a.test/3", "/private/2 is disallowed");
@@ -542,7 +639,7 @@ mod tests {
             s.add(entry(u), t0).unwrap();
         }
         let mut hosts = Vec::new();
-        while let Next::Work(Work::Robots { host, .. }) = s.next(t0) {
+        while let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() {
             hosts.push(host);
         }
         assert_eq!(
@@ -582,7 +679,7 @@ mod tests {
         for i in 0..100 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         s.robots_done(
@@ -592,7 +689,7 @@ mod tests {
             t0,
         );
         let mut fetched = 0;
-        while let Next::Work(Work::Page { host, .. }) = s.next(t0) {
+        while let Next::Work(Work::Page { host, .. }) = s.next(t0).unwrap() {
             fetched += 1;
             s.page_done(host, Duration::ZERO, t0);
         }
@@ -605,7 +702,7 @@ mod tests {
     fn serve_all(s: &mut Scheduler, now: Instant) -> Vec<String> {
         let mut served = Vec::new();
         loop {
-            match s.next(now) {
+            match s.next(now).unwrap() {
                 Next::Work(Work::Robots { host, .. }) => {
                     s.robots_done(host, robots_404(), Duration::ZERO, now)
                 }
@@ -642,13 +739,13 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Scheduler::new(rule(10.0));
         s.add(entry("http://a.test/1"), t0).unwrap();
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         let rules = RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /x\n");
         s.robots_done(host, rules, Duration::from_millis(10), t0);
         let t1 = t0 + Duration::from_millis(100);
-        let Next::Work(Work::Page { host, .. }) = s.next(t1) else {
+        let Next::Work(Work::Page { host, .. }) = s.next(t1).unwrap() else {
             panic!("page")
         };
         s.page_done(host, Duration::from_millis(10), t1);
@@ -656,11 +753,11 @@ mod tests {
         // It comes back before its rest is over: same rest, same rules, no robots.txt again.
         s.add(entry("http://a.test/x/blocked"), t1).unwrap();
         s.add(entry("http://a.test/2"), t1).unwrap();
-        let Next::WaitUntil(at) = s.next(t1) else {
+        let Next::WaitUntil(at) = s.next(t1).unwrap() else {
             panic!("still resting")
         };
         assert_eq!(at, t1 + Duration::from_millis(100));
-        let Next::Work(Work::Page { entry, .. }) = s.next(at) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(at).unwrap() else {
             panic!("a page, not robots.txt again")
         };
         assert_eq!(entry.url, "http://a.test/2");
@@ -680,14 +777,14 @@ mod tests {
         }
         // Both robots.txt first (the big host's first), answered before any page goes.
         let mut robots = Vec::new();
-        while let Next::Work(Work::Robots { host, url }) = s.next(t0) {
+        while let Next::Work(Work::Robots { host, url }) = s.next(t0).unwrap() {
             robots.push((host, url));
         }
         assert_eq!(robots[0].1, "http://big.test/robots.txt");
         for (host, _) in robots {
             s.robots_done(host, robots_404(), Duration::ZERO, t0);
         }
-        let Next::Work(Work::Page { entry, .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { entry, .. }) = s.next(t0).unwrap() else {
             panic!("page")
         };
         assert_eq!(entry.url, "http://big.test/1");
@@ -700,25 +797,61 @@ mod tests {
         for i in 0..5 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
-        let Next::Work(Work::Robots { host, .. }) = s.next(t0) else {
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
             panic!("robots first")
         };
         assert!(
-            matches!(s.next(t0), Next::Empty),
+            matches!(s.next(t0).unwrap(), Next::Empty),
             "no page before robots.txt"
         );
         s.robots_done(host, robots_404(), Duration::ZERO, t0);
-        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
             panic!("first connection")
         };
-        let Next::Work(Work::Page { .. }) = s.next(t0) else {
+        let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
             panic!("second connection")
         };
-        assert!(matches!(s.next(t0), Next::Empty), "both connections busy");
+        assert!(
+            matches!(s.next(t0).unwrap(), Next::Empty),
+            "both connections busy"
+        );
         s.page_done(host, Duration::from_millis(10), t0);
-        let Next::WaitUntil(at) = s.next(t0) else {
+        let Next::WaitUntil(at) = s.next(t0).unwrap() else {
             panic!("the freed connection rests")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
+    }
+
+    #[test]
+    fn with_bounded_slots_a_drained_host_keeps_its_slot_until_a_new_host_needs_it() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(0.0));
+        s.spill_to(SpillDir::in_memory(), 2);
+        s.add(entry("http://a.test/1"), t0).unwrap();
+        s.add(entry("http://b.test/1"), t0).unwrap();
+        assert!(!s.has_free_slot());
+        assert_eq!(serve_all(&mut s, t0).len(), 2);
+        // Both drained: still held (their URLs would join their queues), slots free for others.
+        assert!(s.has_host("a.test:80") && s.has_host("b.test:80"));
+        assert!(s.has_free_slot());
+        assert_eq!(
+            s.hosts(),
+            (0, 0),
+            "drained hosts are not counted as having work"
+        );
+        s.add(entry("http://a.test/2"), t0).unwrap();
+        s.add(entry("http://c.test/1"), t0).unwrap();
+        assert!(
+            !s.has_host("b.test:80"),
+            "the longest-drained host gave its slot to c"
+        );
+        assert!(s.has_host("a.test:80") && s.has_host("c.test:80"));
+        assert!(!s.has_free_slot());
+        let mut served = serve_all(&mut s, t0);
+        served.sort();
+        assert_eq!(
+            served,
+            ["http://a.test/2", "http://c.test/1"].map(String::from)
+        );
     }
 }

@@ -75,6 +75,138 @@ fn seen_count(out: &Path) -> u64 {
 
 #[test]
 fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
+    // Where each run dies: the test's SIGKILL after N URL-log lines, or a crash point passed
+    // for the N-th time.
+    // Every crash point comes early in the list, so each is hit whatever the machine's speed.
+    // Batches grow with the seen set (see `due`), so merges get rarer as the crawl goes on:
+    // merge points are counted in few passes.
+    let kills: Vec<(Option<&str>, usize)> = vec![
+        (None, 60),
+        (Some("merge-staged"), 3),
+        (Some("merge-delivering"), 3),
+        (Some("frontier-append"), 300),
+        (Some("merge-delivered"), 3),
+        (Some("merge-committed"), 2),
+        (Some("done"), 70),
+        (Some("checkpoint"), 2),
+        (None, 80),
+        (Some("merge-delivering"), 2),
+        (Some("frontier-append"), 200),
+        (None, 90),
+        (Some("merge-staged"), 2),
+        (Some("done"), 60),
+        (Some("merge-committed"), 3),
+        (Some("checkpoint"), 1),
+    ];
+    killed_again_and_again(&[], &kills);
+}
+
+/// The same with host queues spilling to disk after 2 URLs and 2 host slots for 3 hosts, so
+/// URLs wait in spill files and in the deferred FIFO at every kill, including between a spill
+/// append and the checkpoint that names it (`spill`).
+#[test]
+fn killed_with_spilled_host_queues_the_crawl_resumes_without_losing_or_refetching() {
+    let kills: Vec<(Option<&str>, usize)> = vec![
+        (Some("spill"), 20),
+        (None, 60),
+        (Some("checkpoint"), 2),
+        (Some("spill"), 80),
+        (Some("merge-delivered"), 3),
+        (Some("done"), 70),
+        (None, 80),
+        (Some("spill"), 60),
+        (Some("checkpoint"), 3),
+        (Some("spill"), 100),
+        (None, 90),
+        (Some("done"), 60),
+        (Some("spill"), 40),
+        (None, 50),
+    ];
+    let env = [
+        ("CRAWL_SPILL_AT", "2".to_string()),
+        ("CRAWL_HOST_SLOTS", "2".to_string()),
+    ];
+    killed_again_and_again(&env, &kills);
+}
+
+/// `--max-pages-per-host` with host queues spilling after 2 URLs and 2 host slots for 6 hosts
+/// (URLs of 4 hosts wait in the deferred FIFO, holding no budget place), stopped by
+/// `--max-pages` and resumed: each host gets exactly its budget of pages, none twice, and
+/// every URL refused is noted `host-budget` and never fetched.
+#[test]
+fn a_host_budget_holds_with_spilled_queues_and_deferred_hosts_across_a_resume() {
+    const HOSTS: usize = 6;
+    const BUDGET: usize = 12;
+    let graph = Graph::new(GraphSpec {
+        hosts: HOSTS,
+        pages_per_host: 200,
+        children: 3,
+        extra_links: 3,
+        cross_host_permille: 250,
+        page_padding: 100,
+        seed: 11,
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: String = (0..HOSTS)
+        .map(|h| format!("{}\n", web.url(h, "/")))
+        .collect();
+    std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+    let env = [
+        ("CRAWL_SPILL_AT", "2".to_string()),
+        ("CRAWL_HOST_SLOTS", "2".to_string()),
+    ];
+    let budget = BUDGET.to_string();
+    let args = [
+        "-j",
+        "2",
+        "--delay-factor",
+        "0",
+        "--max-pages-per-host",
+        &budget,
+    ];
+    let stopped: Vec<&str> = args.iter().copied().chain(["--max-pages", "20"]).collect();
+    let first = run(dir.path(), &stopped, &env, None);
+    assert_eq!(first.code, Some(0), "stderr: {}", first.stderr);
+    let between = pages_requested(&web, 0).len();
+    assert!(
+        between < HOSTS * BUDGET,
+        "{between} pages before the resume"
+    );
+    let last = run(dir.path(), &args, &env, None);
+    assert_eq!(last.code, Some(0), "stderr: {}", last.stderr);
+    let summary = crate::util::read_summary(&dir.path().join("out"));
+    assert_eq!(summary["ending"], "complete", "{summary}");
+    let pages = pages_requested(&web, 0);
+    let distinct: BTreeSet<(usize, usize)> = pages.iter().copied().collect();
+    assert_eq!(distinct.len(), pages.len(), "a page fetched twice");
+    for host in 0..HOSTS {
+        let of_host = pages.iter().filter(|(h, _)| *h == host).count();
+        assert_eq!(of_host, BUDGET, "host {host}'s pages");
+    }
+    let refused: Vec<String> = [&first.stdout, &last.stdout]
+        .into_iter()
+        .flat_map(|out| parse_log(out))
+        .filter(|row| row.note == "host-budget")
+        .map(|row| row.url)
+        .collect();
+    assert!(!refused.is_empty(), "no URL noted host-budget");
+    for url in &refused {
+        let (host, path) = (0..HOSTS)
+            .find_map(|h| Some((h, url.strip_prefix(&web.origin(h))?)))
+            .unwrap_or_else(|| panic!("{url} is on no host"));
+        let page = Graph::page_of_path(path).expect("a page");
+        assert!(
+            !distinct.contains(&(host, page)),
+            "{url} refused and fetched"
+        );
+    }
+}
+
+/// Crawls a 3,000-page web of 3 hosts in one state directory, killed at each of `kills` in
+/// turn (with `env` set), then run to its end: no URL lost, and only pages in flight at a
+/// kill fetched again.
+fn killed_again_and_again(env: &[(&str, String)], kills: &[(Option<&str>, usize)]) {
     let graph = Graph::new(GraphSpec {
         hosts: 3,
         pages_per_host: 1000,
@@ -105,34 +237,12 @@ fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
     ];
     let segments = ("CRAWL_SEGMENT_BYTES", "3000".to_string());
     let checkpoints = ("CRAWL_CHECKPOINT_PAGES", "50".to_string());
-    // Where each run dies: the test's SIGKILL after N URL-log lines, or a crash point passed
-    // for the N-th time.
-    // Every crash point comes early in the list, so each is hit whatever the machine's speed.
-    // Batches grow with the seen set (see `due`), so merges get rarer as the crawl goes on:
-    // merge points are counted in few passes.
-    let kills: Vec<(Option<&str>, usize)> = vec![
-        (None, 60),
-        (Some("merge-staged"), 3),
-        (Some("merge-delivering"), 3),
-        (Some("frontier-append"), 300),
-        (Some("merge-delivered"), 3),
-        (Some("merge-committed"), 2),
-        (Some("done"), 70),
-        (Some("checkpoint"), 2),
-        (None, 80),
-        (Some("merge-delivering"), 2),
-        (Some("frontier-append"), 200),
-        (None, 90),
-        (Some("merge-staged"), 2),
-        (Some("done"), 60),
-        (Some("merge-committed"), 3),
-        (Some("checkpoint"), 1),
-    ];
     let mut killed_runs = Vec::new(); // (request log start, end) of each killed run
     let mut finished = false;
-    for (point, n) in &kills {
+    for (point, n) in kills {
         let start = web.request_count();
-        let mut env = vec![segments.clone(), checkpoints.clone()];
+        let mut env: Vec<(&str, String)> = env.to_vec();
+        env.extend([segments.clone(), checkpoints.clone()]);
         let kill_after = match point {
             Some(point) => {
                 env.push(("CRAWL_FAILPOINT", format!("{point}:{n}")));
@@ -157,7 +267,9 @@ fn killed_at_any_moment_the_crawl_resumes_without_losing_or_refetching() {
     }
     assert!(killed_runs.len() >= 12, "only {} kills", killed_runs.len());
     if !finished {
-        let last = run(dir.path(), &args, &[segments, checkpoints], None);
+        let mut env: Vec<(&str, String)> = env.to_vec();
+        env.extend([segments, checkpoints]);
+        let last = run(dir.path(), &args, &env, None);
         assert_eq!(last.code, Some(0), "stderr: {}", last.stderr);
     }
 

@@ -57,6 +57,8 @@ pub struct Graph {
     spec: Arc<GraphSpec>,
     /// Pages of each host when they differ ([`Graph::with_host_pages`]); else `pages_per_host`.
     host_pages: Option<Arc<[usize]>>,
+    /// Host 0's pages are found only deep in the crawl ([`Graph::with_largest_late`]).
+    largest_late: bool,
 }
 
 /// Zipf-sized hosts: host h (0-based) gets `round(C / (h+1)^exponent)` pages, at least 1, with
@@ -134,6 +136,7 @@ impl Graph {
         Graph {
             spec: Arc::new(spec),
             host_pages: None,
+            largest_late: false,
         }
     }
 
@@ -150,7 +153,18 @@ impl Graph {
         Graph {
             spec: Arc::new(spec),
             host_pages: Some(host_pages.into()),
+            largest_late: false,
         }
+    }
+
+    /// The same web, but host 0 (the largest of a Zipf web) is found only deep in the crawl:
+    /// its `/` links to no page of its own, and the first extra link of every page of another
+    /// host that lies two or more tree levels below its `/` (page > children) goes to a page of
+    /// host 0; no other page links to host 0. So host 0's URLs reach the frontier behind other
+    /// hosts' deeper levels, all through the crawl.
+    pub fn with_largest_late(mut self) -> Graph {
+        self.largest_late = true;
+        self
     }
 
     /// Number of pages of `host`.
@@ -208,7 +222,11 @@ impl Graph {
         let s = &*self.spec;
         let mut out = Vec::with_capacity(s.children + s.extra_links);
         let own = self.pages(host);
+        let late = self.largest_late && s.hosts > 1;
         for c in 1..=s.children {
+            if late && host == 0 && page == 0 {
+                break;
+            }
             match page.checked_mul(s.children).and_then(|x| x.checked_add(c)) {
                 Some(q) if q < own => out.push((host, q)),
                 _ => break,
@@ -224,6 +242,14 @@ impl Graph {
                 (host + 1 + ((r >> 20) % (s.hosts as u64 - 1)) as usize) % s.hosts
             } else {
                 host
+            };
+            let to_host = match (late, host, to_host) {
+                (false, ..) => to_host,
+                (true, 0, 0) if page == 0 => continue,
+                (true, 0, _) => to_host,
+                (true, _, _) if i == 0 && page > s.children => 0,
+                (true, _, 0) => 1 + (r >> 40) as usize % (s.hosts - 1),
+                (true, _, t) => t,
             };
             let to_page = (mix(r) % self.pages(to_host) as u64) as usize;
             out.push((to_host, to_page));

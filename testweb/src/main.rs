@@ -11,7 +11,10 @@
 //! 1.0) and `C` such that the total is about TOTAL (`testweb::graph::zipf_sizes`). Host 0 is the
 //! largest; with S = 1, 1,000 hosts and 5,000 pages it has 663 of 5,002 (13%); 10,000 hosts
 //! and 50,000 pages: 4,968 of 50,001 (10%). Links, seeds and reachability are as in the
-//! uniform web (every page is reachable from its host's `/`).
+//! uniform web (every page is reachable from its host's `/`). `--largest-late` makes host 0's
+//! pages reachable only deep: its `/` links to none of them, and only pages of other hosts two
+//! or more levels below their `/` link to it (`Graph::with_largest_late`); `reachable` counts
+//! what the seeds reach then.
 //!
 //! `--check-delay-factor F` checks the server's own log against the politeness rule "the next
 //! request to a host comes no sooner than F × the previous response's service time after it",
@@ -45,14 +48,15 @@ use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir,
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
-         [--zipf-pages TOTAL [--zipf-exponent S]] [--check-delay-factor F]
+         [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late] [--check-delay-factor F]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
 --fixtures serves the files under DIR as one host instead of a generated web.
 --zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
---pages-per-host; --check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
+--pages-per-host; --largest-late links host 0's pages only from other hosts' deeper pages;
+--check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
 --sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
 
@@ -69,6 +73,8 @@ struct Args {
     max_seconds: u64,
     /// `--zipf-pages`: the total pages of Zipf-sized hosts, and their exponent.
     zipf: Option<(usize, f64)>,
+    /// `--largest-late`: host 0's pages are found only deep (`Graph::with_largest_late`).
+    largest_late: bool,
     /// `--check-delay-factor`: the delay rule's factor the log is checked against.
     check_delay_factor: Option<f64>,
 }
@@ -78,7 +84,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
-    let (mut hostile, mut sitemaps) = (false, false);
+    let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -87,6 +93,11 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         }
         if flag == "--hostile" {
             hostile = true;
+            continue;
+        }
+        if flag == "--largest-late" {
+            largest_late = true;
+            generated = true;
             continue;
         }
         if flag == "--sitemaps" {
@@ -166,6 +177,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         latency_max: latency_max_ms.map(Duration::from_millis),
         max_seconds,
         zipf,
+        largest_late,
         check_delay_factor,
     })
 }
@@ -288,6 +300,11 @@ fn run(args: Args) -> Result<String, String> {
             Graph::with_host_pages(args.spec, sizes)
         }
         None => Graph::new(args.spec),
+    };
+    let graph = if args.largest_late {
+        graph.with_largest_late()
+    } else {
+        graph
     };
     let hosts = graph.spec().hosts;
     let latency_of = |h: usize| match args.latency_max {

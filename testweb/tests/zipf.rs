@@ -108,3 +108,53 @@ fn binary_checks_the_delay_rule() {
     assert!(out.contains(r#""largest_idle_s":0.000}"#), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_largest_late_web_links_host_0_only_from_deeper_pages_of_other_hosts() {
+    let sizes = zipf_sizes(200, 3000, 1.0);
+    let spec = GraphSpec {
+        hosts: 200,
+        children: 4,
+        extra_links: 4,
+        cross_host_permille: 200,
+        seed: 18,
+        ..GraphSpec::default()
+    };
+    let plain = Graph::with_host_pages(spec.clone(), sizes.clone());
+    let late = Graph::with_host_pages(spec, sizes.clone()).with_largest_late();
+    assert!(plain.links(0, 0).iter().any(|&(h, _)| h == 0));
+    assert!(
+        late.links(0, 0).iter().all(|&(h, _)| h != 0),
+        "/ links none of its host"
+    );
+    let mut into_0 = 0;
+    for (h, &n) in sizes.iter().enumerate().skip(1) {
+        for p in 0..n {
+            let to_0 = late.links(h, p).iter().filter(|&&(t, _)| t == 0).count();
+            if p <= 4 {
+                assert_eq!(to_0, 0, "host {h} page {p} is too shallow to link host 0");
+            } else {
+                assert_eq!(to_0, 1, "host {h} page {p}: its first extra link");
+                into_0 += 1;
+            }
+        }
+    }
+    assert!(into_0 > 100, "{into_0}");
+    // Host 0 is still crawled: most of its pages are reachable, none from a seed's page.
+    let depth = late.bfs(&late.roots(), &|_, _| true, None);
+    let host0: Vec<u32> = depth
+        .iter()
+        .filter(|((h, p), _)| *h == 0 && *p != 0)
+        .map(|(_, d)| *d)
+        .collect();
+    assert!(
+        host0.len() > sizes[0] * 9 / 10,
+        "{} of {}",
+        host0.len(),
+        sizes[0]
+    );
+    assert!(
+        host0.iter().all(|&d| d >= 2),
+        "found only below other hosts' /"
+    );
+}
