@@ -5,7 +5,7 @@
 //!
 //! The line is built as the record is written (the writer knows its offset and compressed
 //! length), appended to `NAME.cdxj.open`; when the WARC file is closed, the open index is sorted
-//! (in memory, or in sorted runs merged from disk past `CRAWL_CDXJ_SORT_BYTES`, 64 MiB) into
+//! (in memory, or in sorted runs merged from disk past `CRAWL_CDXJ_SORT_BYTES`, 8 MiB) into
 //! `NAME.cdxj` through `state::durable`, and the `.open` file is removed.
 //!
 //! Crash safety. `NAME.cdxj` exists only complete and sorted (renamed into place). A kill can
@@ -425,7 +425,7 @@ impl CdxjWriter {
         let mut writer = CdxjWriter {
             dir: dir.to_path_buf(),
             current: None,
-            sort_budget: failpoint::knob(&SORT_BYTES, "CRAWL_CDXJ_SORT_BYTES", 64 << 20),
+            sort_budget: failpoint::knob(&SORT_BYTES, "CRAWL_CDXJ_SORT_BYTES", 8 << 20),
         };
         let mut names: Vec<String> = fs::read_dir(dir)
             .with_context(|| format!("listing {}", dir.display()))?
