@@ -679,6 +679,18 @@ mod tests {
         ))
     }
 
+    /// The scheduler's next answer, every robots.txt fetch on the way answered 404 (no rules).
+    fn next_not_robots(scheduler: &mut Scheduler, now: Instant) -> Next {
+        loop {
+            match scheduler.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    scheduler.robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Host queues keep 2 URLs in memory (head and tail), the rest in their spill files.
     fn spilling_after_2(d: Dispatcher) -> Dispatcher {
         d.state.lock().unwrap().scheduler.spill_dir().at = 2;
@@ -697,12 +709,7 @@ mod tests {
         d.refill(&mut state, &|_| {}).unwrap();
         // Serve until big.test/0 is in flight (robots.txt answered, other pages done).
         let big = loop {
-            match state.scheduler.next(now).unwrap() {
-                Next::Work(Work::Robots { host, .. }) => {
-                    state
-                        .scheduler
-                        .robots_done(host, robots_404(), Duration::ZERO, now)
-                }
+            match next_not_robots(&mut state.scheduler, now) {
                 Next::Work(Work::Page { host, entry }) if entry.url == "http://big.test/0" => {
                     break host;
                 }
@@ -756,12 +763,7 @@ mod tests {
         d.refill(&mut state, &refuse).unwrap();
         let mut busy = Vec::new();
         while busy.len() < 2 {
-            match state.scheduler.next(now).unwrap() {
-                Next::Work(Work::Robots { host, .. }) => {
-                    state
-                        .scheduler
-                        .robots_done(host, robots_404(), Duration::ZERO, now)
-                }
+            match next_not_robots(&mut state.scheduler, now) {
                 Next::Work(Work::Page { host, entry }) => {
                     served.push(entry);
                     busy.push(host);
@@ -784,12 +786,7 @@ mod tests {
         // Served to the end: c.test's URLs join their host when a slot frees.
         for _ in 0..100 {
             d.refill(&mut state, &refuse).unwrap();
-            match state.scheduler.next(now).unwrap() {
-                Next::Work(Work::Robots { host, .. }) => {
-                    state
-                        .scheduler
-                        .robots_done(host, robots_404(), Duration::ZERO, now)
-                }
+            match next_not_robots(&mut state.scheduler, now) {
                 Next::Work(Work::Page { host, entry }) => {
                     served.push(entry);
                     state.scheduler.page_done(host, Duration::ZERO, now)

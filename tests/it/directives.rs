@@ -120,6 +120,15 @@ fn ignore_page_robots_follows_every_link_and_still_notes_directives() {
     assert_eq!(summary["noindex_pages"], 0, "{summary}");
 }
 
+/// The directives web and a crawl directory whose seeds.txt holds the calendar host's root.
+fn calendar_crawl_dir() -> (TestWeb, tempfile::TempDir) {
+    let web = directives::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = format!("{}\n", web.url(CALENDAR, "/"));
+    std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+    (web, dir)
+}
+
 /// Pages of the calendar host asked for (not its robots.txt or sitemap).
 fn calendar_pages(web: &TestWeb) -> usize {
     web.log()
@@ -173,13 +182,7 @@ fn a_host_budget_ends_an_endless_calendar_and_notes_the_rest() {
 
 #[test]
 fn a_host_budget_survives_a_resume() {
-    let web = directives::start().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(CALENDAR, "/")),
-    )
-    .unwrap();
+    let (web, dir) = calendar_crawl_dir();
     let run = |extra: &[&str]| {
         let budget = ["--delay-factor", "0", "--max-pages-per-host", "5"];
         let all: Vec<&str> = budget.iter().chain(extra).copied().collect();
@@ -201,13 +204,7 @@ fn a_host_budget_survives_a_resume() {
 
 #[test]
 fn a_host_budget_survives_a_kill() {
-    let web = directives::start().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("seeds.txt"),
-        format!("{}\n", web.url(CALENDAR, "/")),
-    )
-    .unwrap();
+    let (web, dir) = calendar_crawl_dir();
     let args = [
         "--delay-factor",
         "0",
