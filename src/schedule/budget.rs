@@ -24,6 +24,7 @@
 //! done since the last checkpoint (2 s of crawling), which the frontier will not fetch again:
 //! those hosts may exceed N by that many pages after a resume.
 
+use crate::frontier::Entry;
 use crate::lru::Lru;
 use crate::state::durable;
 use crate::url::normalize::origin_and_key;
@@ -69,10 +70,11 @@ impl Budget {
         })
     }
 
-    /// Whether the frontier may give `url` to its host; if so, the URL holds a place until it is
-    /// `done` or `dropped`. A URL without an http(s) host is not this module's to refuse.
-    pub fn admit(&mut self, url: &str) -> Result<bool> {
-        let Some((_, key)) = origin_and_key(url) else {
+    /// Whether the frontier may give `entry` to its host; if so, it holds a place until it is
+    /// `done` or `dropped`. A sitemap (not a page) or a URL without an http(s) host is not this
+    /// module's to count: it passes, holding no place.
+    pub fn admit(&mut self, entry: &Entry) -> Result<bool> {
+        let Some(key) = page_key(entry) else {
             return Ok(true);
         };
         let max = self.max;
@@ -85,9 +87,9 @@ impl Budget {
         Ok(true)
     }
 
-    /// A page of `url`'s host is done: its place becomes a done page.
-    pub fn done(&mut self, url: &str) -> Result<()> {
-        if let Some((_, key)) = origin_and_key(url) {
+    /// A page of `entry`'s host is done: its place becomes a done page.
+    pub fn done(&mut self, entry: &Entry) -> Result<()> {
+        if let Some(key) = page_key(entry) {
             let count = self.count(key)?;
             count.pending = count.pending.saturating_sub(1);
             count.done += 1;
@@ -97,8 +99,8 @@ impl Budget {
     }
 
     /// An admitted URL will not be fetched after all (robots.txt forbids it): its place is free.
-    pub fn dropped(&mut self, url: &str) {
-        if let Some((_, key)) = origin_and_key(url)
+    pub fn dropped(&mut self, entry: &Entry) {
+        if let Some(key) = page_key(entry)
             && let Some(count) = self.live.get_mut(&key)
         {
             count.pending = count.pending.saturating_sub(1);
@@ -179,6 +181,15 @@ impl Budget {
     }
 }
 
+/// The host key `entry` counts under: none for a sitemap (sitemaps are not pages, so they use
+/// no place) or a URL without an http(s) host.
+fn page_key(entry: &Entry) -> Option<String> {
+    match entry.sitemap {
+        Some(_) => None,
+        None => origin_and_key(&entry.url).map(|(_, key)| key),
+    }
+}
+
 /// The file of `key`'s count: its checksum in hex.
 fn file_name(key: &str) -> String {
     format!("{:016x}", crate::seen::checksum::checksum(key.as_bytes()))
@@ -188,8 +199,12 @@ fn file_name(key: &str) -> String {
 mod tests {
     use super::*;
 
+    fn page(url: &str) -> Entry {
+        Entry::new(url.to_owned(), 0, 0)
+    }
+
     fn admitted(budget: &mut Budget, url: &str, n: usize) -> usize {
-        (0..n).filter(|_| budget.admit(url).unwrap()).count()
+        (0..n).filter(|_| budget.admit(&page(url)).unwrap()).count()
     }
 
     #[test]
@@ -201,13 +216,30 @@ mod tests {
         // Other hosts, and other ports of the same name, have their own budget.
         assert_eq!(admitted(&mut b, "http://a.test:8080/x", 5), 3);
         assert_eq!(admitted(&mut b, "http://b.test/", 1), 1);
-        b.dropped("http://a.test/1");
+        b.dropped(&page("http://a.test/1"));
         assert_eq!(admitted(&mut b, "http://a.test/y", 2), 1);
-        b.done("http://a.test/1").unwrap();
+        b.done(&page("http://a.test/1")).unwrap();
         assert_eq!(admitted(&mut b, "http://a.test/z", 1), 0);
         assert_eq!(b.refused, 6);
         // Not an http(s) URL: not refused.
-        assert!(b.admit("ftp://a.test/").unwrap());
+        assert!(b.admit(&page("ftp://a.test/")).unwrap());
+    }
+
+    #[test]
+    fn sitemaps_are_not_pages_and_hold_no_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = Budget::open(dir.path(), 1).unwrap();
+        let mut sitemap = page("http://a.test/sitemap.xml");
+        sitemap.sitemap = Some(0);
+        for _ in 0..3 {
+            assert!(b.admit(&sitemap).unwrap());
+            b.done(&sitemap).unwrap();
+        }
+        b.dropped(&sitemap);
+        assert_eq!(b.pending("http://a.test/"), 0);
+        // The host's one page place is still free, and then used.
+        assert_eq!(admitted(&mut b, "http://a.test/x", 2), 1);
+        assert_eq!(b.refused, 1);
     }
 
     #[test]
@@ -216,8 +248,8 @@ mod tests {
         let mut b = Budget::open(dir.path(), 2).unwrap();
         for host in 0..10_000 {
             let url = format!("http://h{host}.test/");
-            assert!(b.admit(&url).unwrap());
-            b.done(&url).unwrap();
+            assert!(b.admit(&page(&url)).unwrap());
+            b.done(&page(&url)).unwrap();
             if host % 1000 == 999 {
                 b.save().unwrap();
                 assert_eq!(b.live_hosts(), 0, "hosts with nothing pending leave");
@@ -239,13 +271,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join(file_name("a.test:80")), "garbage").unwrap();
         let mut b = Budget::open(dir.path(), 2).unwrap();
-        let err = b.admit("http://a.test/").unwrap_err();
+        let err = b.admit(&page("http://a.test/")).unwrap_err();
         assert!(
             format!("{err:#}").contains(&file_name("a.test:80")),
             "{err:#}"
         );
         // Another host's file under this name (a checksum collision) is no count.
         fs::write(dir.path().join(file_name("b.test:80")), "other.test:80 7\n").unwrap();
-        assert!(b.admit("http://b.test/").unwrap());
+        assert!(b.admit(&page("http://b.test/")).unwrap());
     }
 }

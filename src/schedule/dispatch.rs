@@ -234,11 +234,8 @@ impl Dispatcher {
         let mut state = self.state.lock().unwrap();
         for key in keys {
             let entry = state.handed.remove(key);
-            // Sitemaps are not pages: they use no budget place (nor give one back).
-            if let (Some(budget), Some(entry)) = (&mut state.budget, entry)
-                && entry.sitemap.is_none()
-            {
-                budget.done(&entry.url)?;
+            if let (Some(budget), Some(entry)) = (&mut state.budget, entry) {
+                budget.done(&entry)?;
             }
         }
         state.frontier.done_all(keys)?;
@@ -525,8 +522,8 @@ impl Dispatcher {
     /// URLs robots.txt kept from being fetched give their host's budget places back.
     fn free_blocked_places(&self, state: &mut State) {
         if let (Some(budget), Some(urls)) = (&mut state.budget, &mut state.scheduler.blocked_urls) {
-            for url in urls.drain(..) {
-                budget.dropped(&url);
+            for entry in urls.drain(..) {
+                budget.dropped(&entry);
             }
         }
     }
@@ -585,8 +582,7 @@ fn join_host(
     refused: &dyn Fn(&Entry),
 ) -> Result<()> {
     if let Some(budget) = &mut state.budget
-        && entry.sitemap.is_none()
-        && !budget.admit(&entry.url)?
+        && !budget.admit(&entry)?
     {
         refused(&entry);
         return Ok(());

@@ -178,7 +178,7 @@ pub struct Scheduler {
     /// URLs dropped because robots.txt disallows them (or could not be had).
     pub robots_blocked: u64,
     /// With `--max-pages-per-host`, the URLs of `robots_blocked` not yet taken by the budget.
-    pub blocked_urls: Option<Vec<String>>,
+    pub blocked_urls: Option<Vec<Entry>>,
 }
 
 impl Scheduler {
@@ -405,10 +405,8 @@ impl Scheduler {
                     return Ok(Next::Work(Work::Page { host: id, entry }));
                 }
                 self.robots_blocked += 1;
-                if let Some(urls) = &mut self.blocked_urls
-                    && entry.sitemap.is_none()
-                {
-                    urls.push(entry.url);
+                if let Some(urls) = &mut self.blocked_urls {
+                    urls.push(entry);
                 }
             }
             // Robots.txt dropped all it had queued.
