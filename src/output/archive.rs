@@ -143,10 +143,10 @@ fn write_batches(
             };
             // The payload digest the record carries (a not-modified revisit has none).
             let (written, digest) = match &r.page {
-                None => (
-                    warc.write_exchange(&exchange),
-                    Some(payload_digest(&r.body)),
-                ),
+                None => {
+                    let digest = payload_digest(&r.body);
+                    (warc.write_response(&exchange, &digest), Some(digest))
+                }
                 Some(PageRecord {
                     revisit: Some(revisit),
                     ..
