@@ -20,7 +20,8 @@ use crate::output::progress::{self, Gauges};
 use crate::output::urllog::UrlLog;
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
 use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
-use crate::schedule::politeness::{DelayRule, RobotsStore, Scheduler};
+use crate::schedule::politeness::{DelayRule, Scheduler};
+use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
 use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
@@ -128,16 +129,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     let links = LinkLog::start(&config.out, 512 * 1024)?;
     let frontier = Frontier::open(&config.out.join("frontier"))?;
     let queue_limit = (config.workers * 16).max(1024);
+    let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
     let dispatcher = Arc::new(Dispatcher::new(
         frontier,
-        Scheduler::with_connections(
-            config.delay,
-            config.host_connections,
-            Some(RobotsStore {
-                dir: config.out.join("robots"),
-                token: config.robots_token.clone(),
-            }),
-        ),
+        Scheduler::with_connections(config.delay, config.host_connections, Some(robots.clone())),
         queue_limit,
         config.max_pages,
         config.out.join("hosts.tsv"),
@@ -210,6 +205,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         fetcher: &fetcher,
         due: &due,
         dispatcher: &dispatcher,
+        robots: &robots,
         counters: &counters,
         log,
         archive: archive.as_ref(),

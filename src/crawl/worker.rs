@@ -35,6 +35,7 @@ use crate::output::warc::Revisit;
 use crate::schedule::dispatch::Dispatcher;
 use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
+use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
@@ -57,6 +58,8 @@ pub struct Worker<'a> {
     pub fetcher: &'a Fetcher,
     pub due: &'a Due<Entry>,
     pub dispatcher: &'a Dispatcher,
+    /// Where robots.txt answers are kept (`schedule::robotstore`).
+    pub robots: &'a RobotsStore,
     pub counters: &'a Counters,
     pub log: &'a UrlLog,
     pub archive: Option<&'a Archive>,
@@ -174,12 +177,7 @@ impl Worker<'_> {
     /// Keeps a robots.txt answer for a resumed crawl (see `hoststate`).
     fn save_robots(&self, robots_url: &str, status: u16, body: &[u8]) -> Result<()> {
         let origin = robots_url.strip_suffix("/robots.txt").unwrap_or(robots_url);
-        crate::schedule::hoststate::save_robots(
-            &self.config.out.join("robots"),
-            origin,
-            status,
-            body,
-        )
+        self.robots.save(origin, status, body)
     }
 
     /// One page, in the steps of the module doc.

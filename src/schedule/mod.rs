@@ -1,11 +1,12 @@
 //! The scheduler: which URL goes to which worker, and when.
 //!
 //! `dispatch` owns the frontier and the per-host `politeness` queues under one lock; `robots`
-//! turns a host's robots.txt into answers; `hoststate` keeps robots answers and resting times
-//! across runs. See ARCHITECTURE.md, "Scheduler".
+//! turns a host's robots.txt into answers; `robotstore` keeps those answers on disk for
+//! hosts that left memory and across runs, `hoststate` the hosts' resting times. See ARCHITECTURE.md, "Scheduler".
 
 pub mod budget;
 pub mod dispatch;
 pub mod hoststate;
 pub mod politeness;
 pub mod robots;
+pub mod robotstore;

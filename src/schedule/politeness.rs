@@ -17,7 +17,7 @@
 //! tail in memory and spills the rest to disk (`frontier::spill`). A host that runs dry keeps
 //! its slot until a new host needs it (so a host between two batches of its links keeps its
 //! place); then it leaves memory. Its resting time (while it lasts) and its robots.txt rules (a bounded cache,
-//! then the state directory's `robots/` files) are what is remembered.
+//! then the state directory's `robots/` store, `robotstore`) are what is remembered.
 //!
 //! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
 //! the host queues' spill files.
@@ -26,12 +26,12 @@ use crate::frontier::entry::Entry;
 use crate::frontier::spill::{HostQueue, Range, SpillDir};
 use crate::lru::Lru;
 use crate::schedule::robots::RobotsRules;
+use crate::schedule::robotstore::RobotsStore;
 use crate::url::normalize::origin_and_key;
 use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -65,7 +65,7 @@ pub const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const ROBOTS_RETRY: Duration = Duration::from_secs(300);
 
 /// Robots.txt answers of hosts no longer in memory are kept at most this many, parsed; older
-/// ones are read again from the state directory (`hoststate`), not fetched again.
+/// ones are read again from the state directory (`robotstore`), not fetched again.
 const ROBOTS_CACHED: usize = 4096;
 
 /// The table of resting hosts that left memory is pruned of hosts past their rest when it
@@ -100,14 +100,6 @@ pub enum Next {
     WaitUntil(Instant),
     /// No host has queued work.
     Empty,
-}
-
-/// Where robots.txt answers of hosts that left memory are found again: the files
-/// `hoststate::save_robots` writes as each answer arrives.
-pub struct RobotsStore {
-    pub dir: PathBuf,
-    /// The user-agent token the rules are read for.
-    pub token: String,
 }
 
 /// A host with queued or in-flight work (an "active" host, Mercator's back queue).
@@ -294,10 +286,10 @@ impl Scheduler {
             Some((_, at)) => at.max(now),
             None => now,
         };
-        let robots = self.robots_cache.remove(key).or_else(|| {
-            let store = self.robots_store.as_ref()?;
-            crate::schedule::hoststate::load_robots(&store.dir, origin, &store.token)
-        });
+        let robots = self
+            .robots_cache
+            .remove(key)
+            .or_else(|| self.robots_store.as_ref()?.load(origin));
         let host = Host {
             key: key.to_owned(),
             origin: origin.to_owned(),

@@ -273,7 +273,7 @@ const GENERATION_STATE: [&str; 6] = [
 /// can be repeated, and `complete` is removed last, so a crash half-way is finished next time.
 ///
 /// The robots.txt answers (`DIR/robots/`, a cache) go too with `restart`, which crawls as if
-/// new; a recrawl forgets only those that were not had (`hoststate::forget_unreachable`):
+/// new; a recrawl forgets only those that were not had (`robotstore::forget_unreachable`):
 /// otherwise a host whose robots.txt was unreachable stays blocked, all of it, for the first
 /// minutes of the new generation (all of a run that soon after).
 pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
@@ -293,7 +293,7 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         for name in GENERATION_STATE {
             remove(&out.join(name))?;
         }
-        crate::schedule::hoststate::forget_unreachable(&out.join(ROBOTS))?;
+        crate::schedule::robotstore::forget_unreachable(&out.join(ROBOTS))?;
         durable::sync_dir(out)?;
         fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
         durable::sync_dir(out)?;
