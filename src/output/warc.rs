@@ -147,6 +147,7 @@ pub struct WarcWriter {
     next_serial: u64,
     ids: RecordIds,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    gzip: GzipMembers,
     stats: WarcStats,
     /// The record being framed, and its compressed unit: kept from one record to the next.
     record: Vec<u8>,
@@ -214,6 +215,7 @@ impl WarcWriter {
             next_serial,
             ids: RecordIds::new(),
             zstd,
+            gzip: GzipMembers::new(),
             stats: WarcStats::default(),
             record: Vec::new(),
             unit: Vec::new(),
@@ -439,11 +441,7 @@ impl WarcWriter {
                 unit.reserve(zstd::zstd_safe::compress_bound(record.len()));
                 compressor.compress_to_buffer(record.as_slice(), unit)?;
             }
-            None => {
-                let mut gz = flate2::write::GzEncoder::new(unit, flate2::Compression::default());
-                gz.write_all(record)?;
-                gz.finish()?;
-            }
+            None => self.gzip.member(record, unit)?,
         }
         if record.capacity() > KEEP_RECORD_BYTES {
             *record = Vec::new();
@@ -475,6 +473,41 @@ impl WarcWriter {
                 .with_context(|| format!("renaming {}", cur.open_path.display()))?;
             self.stats.files += 1;
         }
+        Ok(())
+    }
+}
+
+/// gzip members from one deflate state, reset for each record: a new `GzEncoder` per record
+/// allocates and clears its tables every time. The bytes are `GzEncoder`'s at the default
+/// level (the test `gzip_members_are_gz_encoders_bytes` holds them to it).
+struct GzipMembers(flate2::Compress);
+
+impl GzipMembers {
+    fn new() -> GzipMembers {
+        GzipMembers(flate2::Compress::new(flate2::Compression::default(), false))
+    }
+
+    /// Appends `input` to `out` as one gzip member.
+    fn member(&mut self, input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        // `GzBuilder`'s header: no name or comment, no mtime, default level, OS unknown.
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255]);
+        let deflate = &mut self.0;
+        deflate.reset();
+        loop {
+            out.reserve(input.len() / 4 + 64);
+            let consumed = deflate.total_in() as usize;
+            let status = deflate
+                .compress_vec(&input[consumed..], out, flate2::FlushCompress::Finish)
+                .map_err(io::Error::other)?;
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+        }
+        let mut crc = flate2::Crc::new();
+        crc.update(input);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        // ISIZE: the length modulo 2^32 (RFC 1952).
+        out.extend_from_slice(&(input.len() as u32).to_le_bytes());
         Ok(())
     }
 }
@@ -542,10 +575,10 @@ fn complete_len(path: &Path, compression: Compression) -> Result<u64> {
 
 /// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written.
 fn sha1_base32(bytes: &[u8]) -> String {
-    format!(
-        "sha1:{}",
-        data_encoding::BASE32.encode(&Sha1::digest(bytes))
-    )
+    let mut digest = String::with_capacity(5 + 32);
+    digest.push_str("sha1:");
+    data_encoding::BASE32.encode_append(&Sha1::digest(bytes), &mut digest);
+    digest
 }
 
 /// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
@@ -636,6 +669,23 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(bytes).unwrap();
         gz.finish().unwrap()
+    }
+
+    #[test]
+    fn gzip_members_are_gz_encoders_bytes() {
+        let mut members = GzipMembers::new();
+        let mut noise = SplitMix(5);
+        let random: Vec<u8> = (0..300_000).map(|_| noise.next_u64() as u8).collect();
+        let text = b"<p>a record of a web page</p>".repeat(5000);
+        for input in [&b""[..], b"x", &text, &random, &text[..1000]] {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(input).unwrap();
+            let expected = gz.finish().unwrap();
+            let mut unit = b"before".to_vec();
+            members.member(input, &mut unit).unwrap();
+            assert_eq!(&unit[..6], b"before", "appended");
+            assert!(unit[6..] == expected[..], "{} bytes", input.len());
+        }
     }
 
     /// Three fetches: plain HTML, a gzip-encoded page (kept encoded), a truncated binary body.
