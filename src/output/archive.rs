@@ -1,11 +1,13 @@
 //! The WARC writer thread: many workers, one owner of the archive (ARCHITECTURE.md: one owner per
 //! output). Workers add owned records to a shared batch (`handoff`: no wake-up while the thread
 //! is busy); the thread takes the batch whole, writes each record as a `response` (or, during a
-//! recrawl, a `revisit`) record and its `request` record, then reports the batch's pages done
-//! (`archived`, one call per batch): a page counts as done only once its record reached the
-//! kernel, so a kill never leaves a done page missing from the archive. The same thread adds
-//! each response's and revisit's line to its file's CDXJ index (`cdxj`), after the record: a kill
-//! between the two is repaired by rebuilding that index from the WARC file on the next run.
+//! recrawl, a `revisit`) record and its `request` record, hands the batch's records to the
+//! kernel in one write (`WarcWriter::flush`), then reports the batch's pages done (`archived`,
+//! one call per batch): a page counts as done only once its record reached the kernel, so a
+//! kill never leaves a done page missing from the archive. The same thread adds each
+//! response's and revisit's line to its file's CDXJ index (`cdxj`), after the record: a kill
+//! between the two (or before the flush) is repaired by rebuilding that index from the WARC
+//! file on the next run.
 
 use crate::output::cdxj::{Capture, CdxjWriter};
 use crate::output::handoff::Handoff;
@@ -142,42 +144,48 @@ fn write_batches(
                 truncated: r.truncated,
             };
             // The payload digest the record carries (a not-modified revisit has none).
+            let taken_here;
             let (written, digest) = match &r.page {
                 None => {
-                    let digest = payload_digest(&r.body);
-                    (warc.write_response(&exchange, &digest), Some(digest))
+                    taken_here = payload_digest(&r.body);
+                    (
+                        warc.write_response(&exchange, &taken_here),
+                        Some(taken_here.as_str()),
+                    )
                 }
                 Some(PageRecord {
                     revisit: Some(revisit),
                     ..
                 }) => {
                     let digest = match revisit {
-                        Revisit::IdenticalPayload { digest, .. } => Some(digest.clone()),
+                        Revisit::IdenticalPayload { digest, .. } => Some(digest.as_str()),
                         Revisit::NotModified { .. } => None,
                     };
                     (warc.write_revisit(&exchange, revisit), digest)
                 }
                 Some(page) => (
                     warc.write_response(&exchange, &page.payload_digest),
-                    Some(page.payload_digest.clone()),
+                    Some(page.payload_digest.as_str()),
                 ),
             };
             let written = written.with_context(|| format!("archiving {}", r.target_uri))?;
             failpoint::hit("cdxj-line");
+            let capture = Capture {
+                target_uri: &r.target_uri,
+                warc_date: &written.warc_date,
+                revisit: matches!(&r.page, Some(p) if p.revisit.is_some()),
+                http_head: &r.response_head,
+                payload_digest: digest,
+                offset: written.offset,
+                length: written.length,
+                filename: &written.file,
+            };
             index
-                .add(&Capture {
-                    target_uri: &r.target_uri,
-                    warc_date: &written.warc_date,
-                    revisit: matches!(&r.page, Some(p) if p.revisit.is_some()),
-                    http_head: &r.response_head,
-                    payload_digest: digest.as_deref(),
-                    offset: written.offset,
-                    length: written.length,
-                    filename: &written.file,
-                })
+                .add(&capture)
                 .with_context(|| format!("indexing {}", r.target_uri))?;
             done.extend(r.page.map(|page| page.key));
         }
+        warc.flush().context("archiving a batch of records")?;
         if !done.is_empty() {
             archived(&done)?;
         }

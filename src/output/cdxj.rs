@@ -21,6 +21,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -59,9 +60,18 @@ pub struct Capture<'a> {
 
 /// The index line of a capture, without its newline.
 pub fn line(c: &Capture) -> String {
-    let (status, content_type) = http_status_and_type(c.http_head);
+    let mut out = String::with_capacity(256);
+    push_line(&mut out, c);
+    out
+}
+
+/// Appends the index line of a capture, without its newline, to `out`: built in place, with no
+/// allocation of its own when the URL takes `surt`'s common path and the head is UTF-8.
+fn push_line(out: &mut String, c: &Capture) {
+    let head = String::from_utf8_lossy(c.http_head);
+    let (status, content_type) = http_status_and_type(&head);
     let mime = if c.revisit {
-        Some("warc/revisit".to_owned())
+        Some("warc/revisit")
     } else {
         // cdxj-indexer: the Content-Type up to the first `;` or white space.
         content_type.map(|t| {
@@ -69,44 +79,47 @@ pub fn line(c: &Capture) -> String {
                 .next()
                 .unwrap_or("")
                 .trim()
-                .to_owned()
         })
     };
-    let mut out = String::with_capacity(256);
-    out.push_str(&surt(c.target_uri));
+    push_surt(out, c.target_uri);
     out.push(' ');
-    out.push_str(&timestamp(c.warc_date));
+    push_timestamp(out, c.warc_date);
     out.push_str(" {");
-    let length = c.length.to_string();
-    let offset = c.offset.to_string();
     let fields = [
         ("url", Some(c.target_uri)),
-        ("mime", mime.as_deref()),
-        ("status", status.as_deref()),
+        ("mime", mime),
+        ("status", status),
         ("digest", c.payload_digest),
-        ("length", Some(length.as_str())),
-        ("offset", Some(offset.as_str())),
-        ("filename", Some(c.filename)),
     ];
-    let mut first = true;
     for (name, value) in fields {
         let Some(value) = value else { continue };
-        if !first {
-            out.push_str(", ");
-        }
-        first = false;
-        json_string(&mut out, name);
+        json_string(out, name);
         out.push_str(": ");
-        json_string(&mut out, value);
+        json_string(out, value);
+        out.push_str(", ");
     }
+    // Numbers are strings in cdxj-indexer's lines; digits need no escaping.
+    let _ = write!(
+        out,
+        "\"length\": \"{}\", \"offset\": \"{}\", ",
+        c.length, c.offset
+    );
+    json_string(out, "filename");
+    out.push_str(": ");
+    json_string(out, c.filename);
     out.push('}');
-    out
 }
 
-/// `2023-11-14T22:13:22Z` → `20231114221322`: the digits, as `iso_date_to_timestamp` does.
-pub fn timestamp(warc_date: &str) -> String {
-    let digits: String = warc_date.chars().filter(char::is_ascii_digit).collect();
-    format!("{digits:0<14.14}")
+/// `2023-11-14T22:13:22Z` → `20231114221322`, appended to `out`: the first 14 digits, padded
+/// with `0` to 14, as `iso_date_to_timestamp` does.
+fn push_timestamp(out: &mut String, warc_date: &str) {
+    let digits = warc_date.chars().filter(char::is_ascii_digit).take(14);
+    let mut n = 0;
+    for digit in digits {
+        out.push(digit);
+        n += 1;
+    }
+    out.extend(std::iter::repeat_n('0', 14 - n));
 }
 
 /// A JSON string as Python's `json.dumps` writes it (`ensure_ascii`: non-ASCII as `\uXXXX`).
@@ -125,7 +138,7 @@ fn json_string(out: &mut String, s: &str) {
             _ => {
                 let mut units = [0u16; 2];
                 for unit in ch.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
+                    let _ = write!(out, "\\u{unit:04x}");
                 }
             }
         }
@@ -133,25 +146,135 @@ fn json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The status code and the first `Content-Type` of an HTTP response head, if it has them.
-fn http_status_and_type(head: &[u8]) -> (Option<String>, Option<String>) {
-    let text = String::from_utf8_lossy(head);
+/// The status code and the first `Content-Type` of an HTTP response head (decoded), if it has
+/// them.
+fn http_status_and_type(text: &str) -> (Option<&str>, Option<&str>) {
     let mut lines = text.split("\r\n");
     let status = lines
         .next()
         .and_then(|l| l.split(' ').nth(1))
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
+        .filter(|s| !s.is_empty());
     let content_type = lines
         .take_while(|l| !l.is_empty())
         .filter_map(|l| l.split_once(':'))
         .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-type"))
-        .map(|(_, value)| value.trim().to_owned());
+        .map(|(_, value)| value.trim());
     (status, content_type)
 }
 
 /// The SURT key of a URL, as the `surt` package's `surt(url)` makes it (see the module doc).
-pub fn surt(url: &str) -> String {
+#[cfg(test)]
+fn surt(url: &str) -> String {
+    let mut out = String::new();
+    push_surt(&mut out, url);
+    out
+}
+
+/// `surt`, appended to `out`.
+fn push_surt(out: &mut String, url: &str) {
+    if !push_common_surt(out, url) {
+        out.push_str(&surt_of_any(url));
+    }
+}
+
+/// `surt` of the common URL, written straight into `out`: `http://` or `https://`, printable
+/// ASCII without `%`, `#`, `@`, `[`, `]` or `\`, a host without empty labels, a numeric port,
+/// and a path without `.`, `..` or empty segments (a trailing slash aside) and without `)/`.
+/// Every step of `surt_of_any` leaves such a URL's host and path as they are but for case, so
+/// it is lower-cased, its host labels reversed, and its query (if any) canonicalized as there.
+/// Returns false, having written nothing, for any other URL (`surt_of_any` then takes it).
+fn push_common_surt(out: &mut String, url: &str) -> bool {
+    let (rest, default_port) = if let Some(rest) = url.strip_prefix("http://") {
+        (rest, 80)
+    } else if let Some(rest) = url.strip_prefix("https://") {
+        (rest, 443)
+    } else {
+        return false;
+    };
+    let plain = |b: u8| b > b' ' && b <= b'~' && !b"%#@[]\\".contains(&b);
+    if !rest.bytes().all(plain) {
+        return false;
+    }
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path_query) = rest.split_at(authority_end);
+    let (path, query) = match path_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_query, None),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => {
+            if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+                return false;
+            }
+            match port.parse::<u32>() {
+                Ok(port) => (host, Some(port).filter(|&p| p != default_port)),
+                Err(_) => return false,
+            }
+        }
+        None => (authority, None),
+    };
+    if host.is_empty() || host.contains(':') || host.split('.').any(str::is_empty) {
+        return false;
+    }
+    let mut segments = path.split('/').skip(1).peekable();
+    while let Some(segment) = segments.next() {
+        let last = segments.peek().is_none();
+        if segment == "." || segment == ".." || (segment.is_empty() && !last) {
+            return false;
+        }
+    }
+    if path.contains(")/") {
+        return false;
+    }
+    let host = &host[www_prefix_len(host)..];
+    for (i, label) in host.rsplit('.').enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.extend(label.chars().map(|c| c.to_ascii_lowercase()));
+    }
+    if let Some(port) = port {
+        let _ = write!(out, ":{port}");
+    }
+    out.push(')');
+    let path = match path {
+        "" => "/",
+        p if p.len() > 1 => p.strip_suffix('/').unwrap_or(p),
+        p => p,
+    };
+    out.extend(path.chars().map(|c| c.to_ascii_lowercase()));
+    if let Some(query) = query.and_then(canonical_query) {
+        out.push('?');
+        out.push_str(&query);
+    }
+    true
+}
+
+/// The length of a leading `www.`, `www2.`, … (any case), or 0 (surt's `massageHost`).
+fn www_prefix_len(host: &str) -> usize {
+    let bytes = host.as_bytes();
+    if bytes.len() < 3 || !bytes[..3].eq_ignore_ascii_case(b"www") {
+        return 0;
+    }
+    let digits = bytes[3..].iter().take_while(|b| b.is_ascii_digit()).count();
+    match bytes.get(3 + digits) {
+        Some(b'.') => 4 + digits,
+        _ => 0,
+    }
+}
+
+/// A query as surt canonicalizes it: unescaped, escaped once, session ids removed,
+/// lower-cased, arguments sorted; `None` when nothing is left.
+fn canonical_query(query: &str) -> Option<String> {
+    let query = escape_once(&unescape_repeatedly(query.as_bytes()));
+    Some(alpha_reorder(
+        &strip_query_session_id(&query).to_lowercase(),
+    ))
+    .filter(|q| !q.is_empty())
+}
+
+/// `surt` of any URL: every step of the `surt` package, one after the other.
+fn surt_of_any(url: &str) -> String {
     let url = url.trim();
     let (scheme, rest) = match url.split_once("://") {
         Some((s, r))
@@ -184,7 +307,6 @@ pub fn surt(url: &str) -> String {
     }
     let host = escape_once(host.trim_matches('.').to_ascii_lowercase().as_bytes());
     let path = escape_once(&normalize_path(&unescape_repeatedly(path.as_bytes())));
-    let query = query.map(|q| escape_once(&unescape_repeatedly(q.as_bytes())));
 
     // IAURLCanonicalizer.
     let host = strip_www(&host);
@@ -198,9 +320,7 @@ pub fn surt(url: &str) -> String {
     if path.len() > 1 && path.ends_with('/') {
         path.pop();
     }
-    let query = query
-        .map(|q| alpha_reorder(&strip_query_session_id(&q).to_lowercase()))
-        .filter(|q| !q.is_empty());
+    let query = query.and_then(canonical_query);
 
     let mut key: Vec<&str> = host.split('.').collect();
     key.reverse();
@@ -304,15 +424,9 @@ fn normalize_path(path: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Drops a leading `www.`, `www2.`, … (surt's `massageHost`).
+/// Drops a leading `www.`, `www2.`, … (surt's `massageHost`; the host is lower-case here).
 fn strip_www(host: &str) -> String {
-    if let Some(rest) = host.strip_prefix("www") {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if let Some(rest) = rest[digits..].strip_prefix('.') {
-            return rest.to_owned();
-        }
-    }
-    host.to_owned()
+    host[www_prefix_len(host)..].to_owned()
 }
 
 fn session_patterns() -> &'static [regex::bytes::Regex; 7] {
@@ -409,6 +523,8 @@ pub struct CdxjWriter {
     current: Option<OpenIndex>,
     /// Lines sorted in memory at most; more are sorted in runs on disk and merged.
     sort_budget: u64,
+    /// The line being built, kept from one line to the next.
+    line: String,
 }
 
 struct OpenIndex {
@@ -426,6 +542,7 @@ impl CdxjWriter {
             dir: dir.to_path_buf(),
             current: None,
             sort_budget: failpoint::knob(&SORT_BYTES, "CRAWL_CDXJ_SORT_BYTES", 8 << 20),
+            line: String::new(),
         };
         let mut names: Vec<String> = fs::read_dir(dir)
             .with_context(|| format!("listing {}", dir.display()))?
@@ -471,11 +588,12 @@ impl CdxjWriter {
             });
         }
         let current = self.current.as_mut().expect("opened above");
-        let mut text = line(capture);
-        text.push('\n');
+        self.line.clear();
+        push_line(&mut self.line, capture);
+        self.line.push('\n');
         current
             .lines
-            .write_all(text.as_bytes())
+            .write_all(self.line.as_bytes())
             .with_context(|| format!("writing {}", open_path(&current.index).display()))
     }
 
@@ -796,6 +914,83 @@ mod tests {
         ];
         for (url, key) in cases {
             assert_eq!(surt(url), key, "{url}");
+        }
+    }
+
+    /// The common path gives every URL it takes the key the full sequence of steps gives:
+    /// URLs made of the characters and pieces that trip those steps (case, `%`, `.` and `..`
+    /// segments, empty labels and segments, ports, `www`, session ids, `.aspx`, userinfo,
+    /// fragments, IPv6), and enough plain ones that the common path is taken.
+    #[test]
+    fn the_common_path_agrees_with_every_step() {
+        let pieces = [
+            "a",
+            "B",
+            "www",
+            "www2",
+            "wWw",
+            ".",
+            "..",
+            "/",
+            "//",
+            "?",
+            "&",
+            "=",
+            ":",
+            ":80",
+            ":443",
+            ":8080",
+            ":x",
+            "%41",
+            "%2f",
+            "%",
+            "#f",
+            "@",
+            "[",
+            "]",
+            "(",
+            ")/",
+            ".aspx",
+            "jsessionid=0123456789abcdef0123456789abcdef",
+            "sid",
+            "~",
+            "-",
+            "_",
+            " ",
+            "\\",
+            "\u{e9}",
+            "x1",
+            "Index.HTML",
+            "q=1",
+        ];
+        let mut rng = crate::splitmix::SplitMix(12);
+        let (mut taken, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let scheme =
+                ["http://", "https://", "HTTP://", "ftp://", ""][rng.next_u64() as usize % 5];
+            let mut url = scheme.to_owned();
+            let n = 1 + rng.next_u64() % 8;
+            for _ in 0..n {
+                url.push_str(pieces[rng.next_u64() as usize % pieces.len()]);
+            }
+            let mut common = String::new();
+            total += 1;
+            if push_common_surt(&mut common, &url) {
+                taken += 1;
+                assert_eq!(common, surt_of_any(&url), "{url:?}");
+            } else {
+                assert!(common.is_empty(), "{url:?} left {common:?}");
+            }
+        }
+        assert!(taken >= 500, "the common path took {taken} of {total}");
+        for url in [
+            "http://www.Example.com:8080/A/b/",
+            "https://a.b.test",
+            "http://h/p?B=2&a=1",
+        ] {
+            let mut common = String::new();
+            assert!(push_common_surt(&mut common, url), "{url}");
+            assert_eq!(common, surt_of_any(url), "{url}");
         }
     }
 

@@ -147,6 +147,28 @@ impl<B: Default> Handoff<B> {
     }
 }
 
+thread_local! {
+    /// A worker's lines being formatted, kept from one page to the next: they are copied into
+    /// the shared batch, so formatting costs no allocation and holds no lock.
+    static LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Formats with `fill` into the calling thread's line buffer and hands the bytes to `give`.
+pub(crate) fn with_line_buffer<R>(
+    fill: impl FnOnce(&mut Vec<u8>),
+    give: impl FnOnce(&[u8]) -> R,
+) -> R {
+    LINE.with_borrow_mut(|line| {
+        line.clear();
+        fill(line);
+        let given = give(line);
+        if line.capacity() > 1 << 16 {
+            *line = Vec::new();
+        }
+        given
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 //! shared batch that one writer thread takes whole (`handoff`); a write error stops the
 //! writer, and the next worker to add lines turns it into a fatal error of the crawl.
 
-use crate::output::handoff::Handoff;
+use crate::output::handoff::{Handoff, with_line_buffer};
 use anyhow::{Context, Result, anyhow};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -67,19 +67,21 @@ impl LinkLog {
 
     /// Queues the links of one page, waiting while the queue is full.
     pub fn write(&self, from: &str, to: impl IntoIterator<Item = impl AsRef<str>>) -> Result<()> {
-        let mut lines = Vec::new();
-        for target in to {
-            lines.extend_from_slice(from.as_bytes());
-            lines.push(b'\t');
-            lines.extend_from_slice(target.as_ref().as_bytes());
-            lines.push(b'\n');
-        }
-        if lines.is_empty() {
-            return Ok(());
-        }
-        self.lines
-            .push(lines.len(), |batch| batch.extend_from_slice(&lines))
-            .map_err(|_| anyhow!("the link writer stopped"))
+        let fill = |lines: &mut Vec<u8>| {
+            for target in to {
+                for part in [from, "\t", target.as_ref(), "\n"] {
+                    lines.extend_from_slice(part.as_bytes());
+                }
+            }
+        };
+        with_line_buffer(fill, |lines| {
+            if lines.is_empty() {
+                return Ok(());
+            }
+            self.lines
+                .push(lines.len(), |batch| batch.extend_from_slice(lines))
+                .map_err(|_| anyhow!("the link writer stopped"))
+        })
     }
 
     /// Writes what is queued and returns the writer's error, if it had one.

@@ -15,7 +15,7 @@
 //! more waiting, so `| head` sees lines promptly. A closed pipe
 //! stops the crawl cleanly instead of killing it.
 
-use crate::output::handoff::Handoff;
+use crate::output::handoff::{Handoff, with_line_buffer};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
@@ -44,24 +44,35 @@ pub struct LogLine<'a> {
 }
 
 impl LogLine<'_> {
+    /// The `tsv` line, newline included.
+    #[cfg(test)]
     pub fn format(&self) -> String {
-        let field = |s: &str| {
+        let mut out = Vec::new();
+        self.write_tsv(&mut out);
+        String::from_utf8(out).expect("UTF-8 in, UTF-8 out")
+    }
+
+    /// Appends the `tsv` line and a newline to `out`: empty text columns as `-`, control
+    /// characters escaped (`sanitize`).
+    pub fn write_tsv(&self, out: &mut Vec<u8>) {
+        let text = |out: &mut Vec<u8>, s: &str, empty: &str| {
             if s.is_empty() {
-                "-".to_owned()
+                out.extend_from_slice(empty.as_bytes());
             } else {
-                sanitize(s)
+                push_sanitized(out, s);
             }
+            out.push(b'\t');
         };
-        format!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
-            self.status,
-            self.depth,
-            self.bytes,
-            self.millis,
-            field(self.content_type.unwrap_or("")),
-            sanitize(self.url),
-            field(self.note)
-        )
+        let numbers = (self.status, self.depth, self.bytes, self.millis);
+        let _ = write!(
+            out,
+            "{}\t{}\t{}\t{}\t",
+            numbers.0, numbers.1, numbers.2, numbers.3
+        );
+        text(out, self.content_type.unwrap_or(""), "-");
+        text(out, self.url, "");
+        text(out, self.note, "-");
+        *out.last_mut().expect("a column was written") = b'\n';
     }
 
     /// Appends the line as one JSON object and a newline to `out`: quotes, backslashes and
@@ -84,17 +95,11 @@ impl LogLine<'_> {
         out.push(b'\n');
     }
 
-    /// The line in `format`, newline included, as the bytes the writer thread writes.
-    pub fn format_as(&self, format: LogFormat) -> Vec<u8> {
+    /// Appends the line in `format`, newline included: the bytes the writer thread writes.
+    pub fn write_as(&self, format: LogFormat, out: &mut Vec<u8>) {
         match format {
-            LogFormat::Tsv => self.format().into_bytes(),
-            LogFormat::Jsonl => {
-                // One allocation per line, sized for a typical line: the buffer is handed over
-                // to the writer thread, so it cannot be kept for the next one.
-                let mut out = Vec::with_capacity(128 + self.url.len());
-                self.write_json(&mut out);
-                out
-            }
+            LogFormat::Tsv => self.write_tsv(out),
+            LogFormat::Jsonl => self.write_json(out),
         }
     }
 }
@@ -150,15 +155,24 @@ impl serde_json::ser::Formatter for AsciiOnly {
 /// Escapes control characters (tabs and newlines included) so a hostile header or URL can
 /// neither break the columns nor drive a terminal.
 pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let mut out = Vec::with_capacity(text.len());
+    push_sanitized(&mut out, text);
+    String::from_utf8(out).expect("UTF-8 in, UTF-8 out")
+}
+
+/// `sanitize`, appended to `out`; text without control characters is copied as it is.
+fn push_sanitized(out: &mut Vec<u8>, text: &str) {
+    if !text.chars().any(char::is_control) {
+        out.extend_from_slice(text.as_bytes());
+        return;
+    }
     for c in text.chars() {
         if c.is_control() {
-            out.extend(c.escape_default());
+            out.extend(c.escape_default().map(|c| c as u8));
         } else {
-            out.push(c);
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
         }
     }
-    out
 }
 
 /// Bytes of formatted lines waiting for the writer at most (workers wait beyond it).
@@ -196,10 +210,14 @@ impl UrlLog {
 
     /// Queues a line; dropped silently once the reader has gone away (see `is_closed`).
     pub fn write(&self, line: &LogLine) {
-        let line = line.format_as(self.format);
-        let _ = self
-            .lines
-            .push(line.len(), |batch| batch.extend_from_slice(&line));
+        with_line_buffer(
+            |out| line.write_as(self.format, out),
+            |bytes| {
+                let _ = self
+                    .lines
+                    .push(bytes.len(), |batch| batch.extend_from_slice(bytes));
+            },
+        );
     }
 
     /// True once the output was closed by its reader (`| head`).
@@ -294,7 +312,8 @@ mod tests {
     }
 
     fn json(line: &LogLine) -> serde_json::Value {
-        let bytes = line.format_as(LogFormat::Jsonl);
+        let mut bytes = Vec::new();
+        line.write_as(LogFormat::Jsonl, &mut bytes);
         let text = std::str::from_utf8(&bytes).unwrap();
         assert!(
             text.ends_with('\n') && text.matches('\n').count() == 1,
@@ -326,7 +345,9 @@ mod tests {
         };
         let value = json(&line);
         // The documented key order (serde_json::Value sorts its keys, so look at the text).
-        let text = String::from_utf8(line.format_as(LogFormat::Jsonl)).unwrap();
+        let mut bytes = Vec::new();
+        line.write_as(LogFormat::Jsonl, &mut bytes);
+        let text = String::from_utf8(bytes).unwrap();
         let keys = [
             "status",
             "depth",
