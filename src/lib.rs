@@ -22,6 +22,7 @@ mod lru;
 mod output;
 mod schedule;
 mod seen;
+mod shard;
 mod splitmix;
 mod state;
 mod sys;
