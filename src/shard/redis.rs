@@ -162,6 +162,15 @@ impl RedisBroker {
         self
     }
 
+    /// Holds the lease under `token` instead of a token of this process's own: the crawl
+    /// gives each state directory one, so a shard restarted after a kill renews the lease its
+    /// killed run held instead of waiting for it to expire (the directory's lock already keeps
+    /// a second process off the directory).
+    pub fn with_lease_token(mut self, token: &str) -> RedisBroker {
+        self.token = token.to_owned();
+        self
+    }
+
     /// What `connect` warned about (Redis's durability settings), for tests and the summary.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
