@@ -157,7 +157,7 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
 
     // Each host's URLs are in one shard's URL log only, and every shard had hosts.
     let mut shard_of: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-    let mut sent = 0;
+    let (mut sent, mut hits) = (0, 0);
     for (k, log) in logs.iter().enumerate() {
         for row in parse_log(&std::fs::read_to_string(log).unwrap()) {
             shard_of.entry(host_of(&row.url)).or_default().insert(k);
@@ -171,7 +171,14 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
             "{summary}"
         );
         sent += summary["shard"]["sent"].as_u64().unwrap();
+        hits += summary["shard"]["sent_cache_hits"].as_u64().unwrap();
+        assert_eq!(
+            summary["shard"]["sent"],
+            summary["shard"]["sent_cache_misses"]
+        );
     }
+    // Popular pages are linked from many pages: the sent cache keeps most repeats home.
+    assert!(hits > 0, "the sent cache never hit");
     assert_eq!(shard_of.len(), HOSTS);
     let shared: Vec<_> = shard_of.iter().filter(|(_, s)| s.len() > 1).collect();
     assert!(
