@@ -12,4 +12,6 @@
 #![allow(dead_code)]
 
 pub mod broker;
+pub mod outbox;
 pub mod redis;
+pub mod sender;

@@ -1,0 +1,362 @@
+//! One sender thread per destination shard: moves its outbox into the broker.
+//!
+//! Each round takes up to `batching.batches` batches from the outbox's cursor, publishes them
+//! in order, and commits the cursor past the last one the broker accepted (crash point
+//! `outbox-published` lies between: a kill there publishes the round again on restart, which
+//! is harmless). When the destination's stream is full (`publish` says Ok(false)) the sender
+//! waits, with doubling pauses up to `full_pause`, and the backlog stays in the outbox on disk:
+//! Redis holds at most its stream limit per destination whatever the imbalance between shards.
+//!
+//! A broker that stays unreachable past its reconnect limit ends the thread with the broker's
+//! error (`Sender::failure`, `Sender::stop`); the outbox keeps everything not published, for
+//! the next run.
+
+use crate::shard::broker::Broker;
+use crate::shard::outbox::{Batching, Outbox};
+use crate::state::failpoint;
+use anyhow::{Context, Result};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How a sender batches and waits.
+#[derive(Clone, Copy, Debug)]
+pub struct SenderConfig {
+    pub batching: Batching,
+    /// The longest pause between tries while the destination's stream is full.
+    pub full_pause: Duration,
+    /// How long an idle sender waits for an append before it looks again (and at `stop`).
+    pub idle_wait: Duration,
+}
+
+impl Default for SenderConfig {
+    fn default() -> SenderConfig {
+        SenderConfig {
+            batching: Batching {
+                urls: 512,
+                batches: 16,
+            },
+            full_pause: Duration::from_millis(200),
+            idle_wait: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What a sender has done, for the summary and the benchmark.
+#[derive(Debug, Default)]
+pub struct SenderStats {
+    /// URLs and batches the broker accepted.
+    pub urls: AtomicU64,
+    pub batches: AtomicU64,
+    /// Publishes refused because the destination's stream was full.
+    pub refused: AtomicU64,
+}
+
+/// A running sender; stopping it (or dropping it) ends the thread.
+pub struct Sender {
+    dest: u32,
+    outbox: Arc<Outbox>,
+    stop: Arc<AtomicBool>,
+    stats: Arc<SenderStats>,
+    failure: Arc<Mutex<Option<String>>>,
+    thread: Option<JoinHandle<Result<()>>>,
+}
+
+impl Sender {
+    /// Starts the thread sending `outbox` to shard `dest` through `broker`.
+    pub fn spawn(
+        dest: u32,
+        outbox: Arc<Outbox>,
+        broker: Arc<dyn Broker>,
+        config: SenderConfig,
+    ) -> Result<Sender> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(SenderStats::default());
+        let failure = Arc::new(Mutex::new(None));
+        let job = Job {
+            dest,
+            outbox: outbox.clone(),
+            broker,
+            config,
+            stop: stop.clone(),
+            stats: stats.clone(),
+        };
+        let failed = failure.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("sender-{dest}"))
+            .spawn(move || {
+                let result = job.run();
+                if let Err(e) = &result {
+                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("{e:#}"));
+                }
+                result
+            })
+            .context("starting a sender thread")?;
+        Ok(Sender {
+            dest,
+            outbox,
+            stop,
+            stats,
+            failure,
+            thread: Some(thread),
+        })
+    }
+
+    /// The destination shard.
+    pub fn dest(&self) -> u32 {
+        self.dest
+    }
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    /// Why the thread ended, if it failed (the broker unreachable past its limit, a bad outbox).
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Stops the thread (after the round it is in) and returns how it ended.
+    pub fn stop(mut self) -> Result<()> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> Result<()> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.outbox.wake();
+        if let Some(thread) = &self.thread {
+            thread.thread().unpark();
+        }
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("sender {} panicked", self.dest))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        let _ = self.halt();
+    }
+}
+
+struct Job {
+    dest: u32,
+    outbox: Arc<Outbox>,
+    broker: Arc<dyn Broker>,
+    config: SenderConfig,
+    stop: Arc<AtomicBool>,
+    stats: Arc<SenderStats>,
+}
+
+impl Job {
+    fn run(&self) -> Result<()> {
+        let mut pause = Duration::from_millis(1);
+        while !self.stop.load(Ordering::Relaxed) {
+            let (_, end) = self.outbox.bounds();
+            let pending = self.outbox.pending(self.config.batching)?;
+            if pending.is_empty() {
+                self.outbox.wait_for_append(end, self.config.idle_wait);
+                continue;
+            }
+            let mut accepted = None;
+            let mut full = false;
+            for batch in &pending {
+                let published = self
+                    .broker
+                    .publish(self.dest, &batch.urls)
+                    .with_context(|| format!("sending to shard {}", self.dest))?;
+                if !published {
+                    full = true;
+                    break;
+                }
+                accepted = Some(batch.end);
+                self.stats
+                    .urls
+                    .fetch_add(batch.urls.len() as u64, Ordering::Relaxed);
+                self.stats.batches.fetch_add(1, Ordering::Relaxed);
+            }
+            failpoint::hit("outbox-published");
+            if let Some(end) = accepted {
+                self.outbox.commit(end)?;
+            }
+            if full {
+                self.stats.refused.fetch_add(1, Ordering::Relaxed);
+                // The destination reads and acknowledges at its own pace: look again soon,
+                // less often while it stays full.
+                // (`halt` unparks it; an early wake only means an earlier try.)
+                std::thread::park_timeout(pause);
+                pause = (pause * 2).min(self.config.full_pause);
+            } else {
+                pause = Duration::from_millis(1);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::broker::Handoff;
+    use crate::shard::redis::RedisBroker;
+    use std::collections::BTreeSet;
+    use std::time::Instant;
+    use testweb::redis::RedisServer;
+
+    const NS: &str = "crawl:sender-test";
+
+    fn urls(range: std::ops::Range<u32>) -> Vec<Handoff> {
+        range
+            .map(|i| Handoff {
+                url: format!("http://h{}.test/p{i}", i % 7),
+                depth: i % 5,
+            })
+            .collect()
+    }
+
+    /// Polls `done` until it holds, failing the test after `limit`.
+    fn poll(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Reads and acknowledges shard 1's stream until `want` URLs (with repeats) came, or fails.
+    fn receive(reader: &RedisBroker, want: usize, limit: Duration) -> Vec<Handoff> {
+        let mut got = Vec::new();
+        poll(limit, "receiving", || {
+            let deliveries = reader.read(64, Duration::from_millis(20)).unwrap();
+            let ids: Vec<String> = deliveries.iter().map(|d| d.id.clone()).collect();
+            got.extend(deliveries.into_iter().flat_map(|d| d.urls));
+            reader.ack(&ids).unwrap();
+            got.len() >= want
+        });
+        got
+    }
+
+    fn config(urls: usize) -> SenderConfig {
+        SenderConfig {
+            batching: Batching { urls, batches: 4 },
+            full_pause: Duration::from_millis(20),
+            idle_wait: Duration::from_millis(20),
+        }
+    }
+
+    #[test]
+    fn a_full_stream_keeps_the_backlog_in_the_outbox_and_nothing_is_lost() {
+        let server = RedisServer::start().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let broker = RedisBroker::connect(&server.url(), NS, 0, 2)
+            .unwrap()
+            .with_max_stream_len(2);
+        let reader = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        let outbox = Arc::new(Outbox::open(tmp.path()).unwrap());
+        outbox.append(&urls(0..20)).unwrap();
+        let sender = Sender::spawn(1, outbox.clone(), Arc::new(broker), config(1)).unwrap();
+        poll(Duration::from_secs(10), "the stream filling", || {
+            sender.stats().refused.load(Ordering::Relaxed) > 0
+        });
+        assert_eq!(
+            reader.stream_len(1).unwrap(),
+            2,
+            "Redis holds the limit, no more"
+        );
+        assert!(
+            outbox.backlog_bytes().unwrap() > 0,
+            "the rest waits on disk"
+        );
+        assert_eq!(sender.stats().urls.load(Ordering::Relaxed), 2);
+
+        let got = receive(&reader, 20, Duration::from_secs(20));
+        assert_eq!(got, urls(0..20), "each once, in order");
+        poll(Duration::from_secs(10), "the outbox draining", || {
+            outbox.is_drained().unwrap()
+        });
+        assert!(sender.failure().is_none());
+        sender.stop().unwrap();
+    }
+
+    #[test]
+    fn a_sender_rides_out_a_redis_crash_and_nothing_it_published_is_lost() {
+        let mut server = RedisServer::start().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let broker = RedisBroker::connect(&server.url(), NS, 0, 2).unwrap();
+        let reader = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        let outbox = Arc::new(Outbox::open(tmp.path()).unwrap());
+        let sender = Sender::spawn(1, outbox.clone(), Arc::new(broker), config(16)).unwrap();
+        let total = 3000;
+        let third = total / 3;
+        let append = |range: std::ops::Range<u32>| {
+            for i in range.step_by(10) {
+                outbox.append(&urls(i..i + 10)).unwrap();
+            }
+        };
+        // A third published and not yet read: it lives in Redis only when Redis is killed.
+        append(0..third);
+        poll(Duration::from_secs(20), "publishing", || {
+            outbox.is_drained().unwrap()
+        });
+        server.kill();
+        append(third..2 * third);
+        assert!(
+            outbox.backlog_bytes().unwrap() > 0,
+            "held while Redis is down"
+        );
+        server.restart().unwrap();
+        append(2 * third..total);
+        let got = receive(&reader, total as usize, Duration::from_secs(60));
+        let distinct: BTreeSet<&str> = got.iter().map(|h| h.url.as_str()).collect();
+        let sent = urls(0..total);
+        let want: BTreeSet<&str> = sent.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(distinct, want, "every URL arrived");
+        assert!(
+            got.len() < total as usize + 200,
+            "a few repeats at most: {}",
+            got.len()
+        );
+        poll(Duration::from_secs(10), "the outbox draining", || {
+            outbox.is_drained().unwrap()
+        });
+        assert!(sender.failure().is_none(), "{:?}", sender.failure());
+        sender.stop().unwrap();
+    }
+
+    #[test]
+    fn a_sender_gives_up_after_the_reconnect_limit_and_its_outbox_keeps_the_urls() {
+        let mut server = RedisServer::start().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let limit = Duration::from_millis(300);
+        let broker = RedisBroker::connect_with(&server.url(), NS, 0, 2, limit).unwrap();
+        let outbox = Arc::new(Outbox::open(tmp.path()).unwrap());
+        server.kill();
+        outbox.append(&urls(0..5)).unwrap();
+        let sender = Sender::spawn(1, outbox.clone(), Arc::new(broker), config(16)).unwrap();
+        poll(Duration::from_secs(10), "the sender failing", || {
+            sender.failure().is_some()
+        });
+        let failure = sender.failure().unwrap();
+        assert!(
+            failure.contains("sending to shard 1") && failure.contains(&server.url()),
+            "{failure}"
+        );
+        assert!(sender.stop().is_err());
+        assert!(!outbox.is_drained().unwrap());
+        drop(outbox);
+
+        server.restart().unwrap();
+        let outbox = Arc::new(Outbox::open(tmp.path()).unwrap());
+        let broker = RedisBroker::connect(&server.url(), NS, 0, 2).unwrap();
+        let reader = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        let _sender = Sender::spawn(1, outbox, Arc::new(broker), config(16)).unwrap();
+        assert_eq!(receive(&reader, 5, Duration::from_secs(10)), urls(0..5));
+    }
+}
