@@ -207,6 +207,7 @@ mod tests {
     use crate::shard::broker::Handoff;
     use crate::shard::redis::RedisBroker;
     use std::collections::BTreeSet;
+    use std::path::Path;
     use std::time::Instant;
     use testweb::redis::RedisServer;
 
@@ -244,8 +245,12 @@ mod tests {
     }
 
     fn config(urls: usize) -> SenderConfig {
+        rounds_of(urls, 4)
+    }
+
+    fn rounds_of(urls: usize, batches: usize) -> SenderConfig {
         SenderConfig {
-            batching: Batching { urls, batches: 4 },
+            batching: Batching { urls, batches },
             full_pause: Duration::from_millis(20),
             idle_wait: Duration::from_millis(20),
         }
@@ -358,5 +363,106 @@ mod tests {
         let reader = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
         let _sender = Sender::spawn(1, outbox, Arc::new(broker), config(16)).unwrap();
         assert_eq!(receive(&reader, 5, Duration::from_secs(10)), urls(0..5));
+    }
+
+    /// The outbox of the kill test: segments of about four URLs, so commits delete some.
+    const KILL_SEGMENT_BYTES: u64 = 64;
+
+    /// The kill test's child role: sends the outbox `CRAWL_TEST_OUTBOX` to the Redis at
+    /// `CRAWL_TEST_REDIS` until it is drained, or until the crash point armed in
+    /// `CRAWL_FAILPOINT` kills the process.
+    fn send_until_killed(url: &str) {
+        let dir = std::env::var("CRAWL_TEST_OUTBOX").unwrap();
+        let outbox = Arc::new(Outbox::open_with(Path::new(&dir), KILL_SEGMENT_BYTES).unwrap());
+        let broker = RedisBroker::connect(url, NS, 0, 2).unwrap();
+        let sender = Sender::spawn(1, outbox.clone(), Arc::new(broker), rounds_of(10, 2)).unwrap();
+        poll(Duration::from_secs(20), "draining", || {
+            outbox.is_drained().unwrap()
+        });
+        sender.stop().unwrap();
+    }
+
+    /// Runs this test again as a child process in the sender's role, with `failpoint` armed,
+    /// and checks that the crash point killed it.
+    fn kill_child_at(server: &RedisServer, outbox: &Path, failpoint: &str) {
+        let name = "shard::sender::tests::a_sender_killed_at_its_crash_points_loses_nothing";
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([name, "--exact", "--test-threads", "1"])
+            .env("CRAWL_TEST_REDIS", server.url())
+            .env("CRAWL_TEST_OUTBOX", outbox)
+            .env("CRAWL_FAILPOINT", failpoint)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut status = None;
+        poll(Duration::from_secs(30), "the child's end", || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        });
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.unwrap().signal(), Some(9), "killed at {failpoint}");
+    }
+
+    #[test]
+    fn a_sender_killed_at_its_crash_points_loses_nothing() {
+        if let Ok(url) = std::env::var("CRAWL_TEST_REDIS") {
+            return send_until_killed(&url);
+        }
+        let server = RedisServer::start().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let reader = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        let outbox = Outbox::open_with(tmp.path(), KILL_SEGMENT_BYTES).unwrap();
+        for i in 0..100 {
+            outbox.append(&urls(i..i + 1)).unwrap();
+        }
+        drop(outbox);
+        let segment_files = || {
+            let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".seg"))
+                .collect();
+            names.sort();
+            names
+        };
+        let cursor_segment = || {
+            let text = std::fs::read_to_string(tmp.path().join("cursor")).unwrap();
+            format!(
+                "{:012}.seg",
+                text.split(' ').next().unwrap().parse::<u64>().unwrap()
+            )
+        };
+
+        // Rounds are two batches of ten: killed after the second round's cursor was written,
+        // before the segments it passed were deleted.
+        kill_child_at(&server, tmp.path(), "outbox-committed:2");
+        let cut = cursor_segment();
+        assert!(segment_files()[0] < cut, "the kill left published segments");
+        drop(Outbox::open_with(tmp.path(), KILL_SEGMENT_BYTES).unwrap());
+        assert_eq!(segment_files()[0], cut, "open deleted them");
+        // Killed after publishing the second round from there (URLs 60..80), before its commit.
+        kill_child_at(&server, tmp.path(), "outbox-published:2");
+
+        let outbox = Arc::new(Outbox::open_with(tmp.path(), KILL_SEGMENT_BYTES).unwrap());
+        let broker = RedisBroker::connect(&server.url(), NS, 0, 2).unwrap();
+        let sender = Sender::spawn(1, outbox.clone(), Arc::new(broker), rounds_of(10, 2)).unwrap();
+        let got = receive(&reader, 120, Duration::from_secs(20));
+        let mut want = urls(0..100);
+        want.extend(urls(60..80));
+        let key = |v: &[Handoff]| {
+            let mut urls: Vec<String> = v.iter().map(|h| h.url.clone()).collect();
+            urls.sort();
+            urls
+        };
+        assert_eq!(
+            key(&got),
+            key(&want),
+            "all, and only the unacknowledged round twice"
+        );
+        poll(Duration::from_secs(10), "draining", || {
+            outbox.is_drained().unwrap()
+        });
+        sender.stop().unwrap();
     }
 }
