@@ -12,9 +12,11 @@
 //! the next run.
 
 use crate::shard::broker::Broker;
+use crate::shard::broker::Handoff;
 use crate::shard::outbox::{Batching, Outbox};
 use crate::state::failpoint;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -60,7 +62,7 @@ pub struct Sender {
     stop: Arc<AtomicBool>,
     stats: Arc<SenderStats>,
     failure: Arc<Mutex<Option<String>>>,
-    thread: Option<JoinHandle<Result<()>>>,
+    thread: Mutex<Option<JoinHandle<Result<()>>>>,
 }
 
 impl Sender {
@@ -99,7 +101,7 @@ impl Sender {
             stop,
             stats,
             failure,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
         })
     }
 
@@ -121,17 +123,18 @@ impl Sender {
     }
 
     /// Stops the thread (after the round it is in) and returns how it ended.
-    pub fn stop(mut self) -> Result<()> {
+    pub fn stop(self) -> Result<()> {
         self.halt()
     }
 
-    fn halt(&mut self) -> Result<()> {
+    fn halt(&self) -> Result<()> {
         self.stop.store(true, Ordering::Relaxed);
         self.outbox.wake();
-        if let Some(thread) = &self.thread {
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = &thread {
             thread.thread().unpark();
         }
-        match self.thread.take() {
+        match thread {
             Some(thread) => thread
                 .join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("sender {} panicked", self.dest))),
@@ -201,13 +204,99 @@ impl Job {
     }
 }
 
+/// Every destination's outbox and its sender: what the crawl appends a page's cross-shard URLs
+/// to (`DIR/shard/outbox/<dest>/`).
+pub struct Outboxes {
+    /// Indexed by destination; None for this shard's own.
+    boxes: Vec<Option<(Arc<Outbox>, Sender)>>,
+}
+
+impl Outboxes {
+    /// Opens the outboxes of shard `own` of `count` under `dir` and starts a sender for each.
+    pub fn open(dir: &Path, own: u32, count: u32, broker: Arc<dyn Broker>) -> Result<Outboxes> {
+        let mut boxes = Vec::new();
+        for dest in 0..count {
+            if dest == own {
+                boxes.push(None);
+                continue;
+            }
+            let outbox = Arc::new(Outbox::open(&dir.join(dest.to_string()))?);
+            let sender = Sender::spawn(
+                dest,
+                outbox.clone(),
+                broker.clone(),
+                SenderConfig::default(),
+            )?;
+            boxes.push(Some((outbox, sender)));
+        }
+        Ok(Outboxes { boxes })
+    }
+
+    /// Appends URLs to their destinations' outboxes; they are in the kernel's hands on return.
+    /// Fails once a sender has failed (the broker unreachable past its limit): the crawl stops.
+    pub fn append(&self, mut urls: Vec<(u32, Handoff)>) -> Result<()> {
+        urls.sort_by_key(|(dest, _)| *dest);
+        for group in urls.chunk_by(|a, b| a.0 == b.0) {
+            let dest = group[0].0;
+            let Some(Some((outbox, sender))) = self.boxes.get(dest as usize) else {
+                bail!("a URL for shard {dest} is no other shard's");
+            };
+            if let Some(failure) = sender.failure() {
+                bail!("sending to shard {dest}: {failure}");
+            }
+            let batch: Vec<Handoff> = group.iter().map(|(_, h)| h.clone()).collect();
+            outbox.append(&batch)?;
+        }
+        Ok(())
+    }
+
+    /// Makes every append so far survive a power cut (each outbox fsynced).
+    pub fn flush(&self) -> Result<()> {
+        self.boxes
+            .iter()
+            .flatten()
+            .try_for_each(|(outbox, _)| outbox.flush())
+    }
+
+    /// Whether the broker has every URL appended so far (an outbox that cannot be read counts
+    /// as not published: its sender fails and says why).
+    pub fn all_published(&self) -> bool {
+        self.boxes
+            .iter()
+            .flatten()
+            .all(|(outbox, _)| outbox.is_drained().unwrap_or(false))
+    }
+
+    /// URLs and batches published, and publishes refused by a full stream, over all senders.
+    pub fn sent(&self) -> (u64, u64, u64) {
+        let mut totals = (0, 0, 0);
+        for (_, sender) in self.boxes.iter().flatten() {
+            let stats = sender.stats();
+            totals.0 += stats.urls.load(Ordering::Relaxed);
+            totals.1 += stats.batches.load(Ordering::Relaxed);
+            totals.2 += stats.refused.load(Ordering::Relaxed);
+        }
+        totals
+    }
+
+    /// Stops the senders (what is not published stays on disk for the resume); the first
+    /// failure of any, if one failed.
+    pub fn finish(&self) -> Result<()> {
+        let mut result = Ok(());
+        for (_, sender) in self.boxes.iter().flatten() {
+            if let (Err(e), Ok(())) = (sender.halt(), &result) {
+                result = Err(e.context(format!("sending to shard {}", sender.dest)));
+            }
+        }
+        result
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::broker::Handoff;
     use crate::shard::redis::RedisBroker;
     use std::collections::BTreeSet;
-    use std::path::Path;
     use std::time::Instant;
     use testweb::redis::RedisServer;
 
@@ -464,5 +553,54 @@ mod tests {
             outbox.is_drained().unwrap()
         });
         sender.stop().unwrap();
+    }
+
+    #[test]
+    fn outboxes_route_urls_to_their_shards_and_stop_the_crawl_once_a_sender_failed() {
+        let mut server = RedisServer::start().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let limit = Duration::from_millis(300);
+        let broker = RedisBroker::connect_with(&server.url(), NS, 0, 3, limit).unwrap();
+        let outboxes = Outboxes::open(tmp.path(), 0, 3, Arc::new(broker)).unwrap();
+        let readers: Vec<RedisBroker> = (1..3)
+            .map(|k| RedisBroker::connect(&server.url(), NS, k, 3).unwrap())
+            .collect();
+        let sent = urls(0..30);
+        outboxes
+            .append(
+                sent.iter()
+                    .enumerate()
+                    .map(|(i, h)| (1 + i as u32 % 2, h.clone()))
+                    .collect(),
+            )
+            .unwrap();
+        outboxes.flush().unwrap();
+        assert!(
+            outboxes.append(vec![(0, sent[0].clone())]).is_err(),
+            "its own shard"
+        );
+        let one = receive(&readers[0], 15, Duration::from_secs(10));
+        let two = receive(&readers[1], 15, Duration::from_secs(10));
+        assert_eq!(one, sent.iter().step_by(2).cloned().collect::<Vec<_>>());
+        assert_eq!(
+            two,
+            sent.iter().skip(1).step_by(2).cloned().collect::<Vec<_>>()
+        );
+        poll(Duration::from_secs(10), "publishing", || {
+            outboxes.all_published()
+        });
+        assert_eq!(outboxes.sent().0, 30);
+
+        server.kill();
+        outboxes.append(vec![(2, sent[0].clone())]).unwrap();
+        assert!(!outboxes.all_published());
+        poll(Duration::from_secs(10), "the sender failing", || {
+            outboxes.append(vec![(2, sent[1].clone())]).is_err()
+        });
+        let err = format!("{:#}", outboxes.finish().unwrap_err());
+        assert!(
+            err.contains("sending to shard 2") && err.contains(&server.url()),
+            "{err}"
+        );
     }
 }
