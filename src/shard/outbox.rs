@@ -73,8 +73,6 @@ struct State {
     cursor: Position,
     /// A segment was created since the last `flush`: the directory needs an fsync too.
     dir_dirty: bool,
-    /// URLs appended since open.
-    appended: u64,
 }
 
 impl Outbox {
@@ -116,7 +114,6 @@ impl Outbox {
                 },
                 cursor,
                 dir_dirty: true,
-                appended: 0,
             }),
             appended: Condvar::new(),
         })
@@ -138,7 +135,6 @@ impl Outbox {
             .write_all(lines.as_bytes())
             .with_context(|| format!("appending to {}", path.display()))?;
         state.end.offset += lines.len() as u64;
-        state.appended += urls.len() as u64;
         drop(state);
         self.appended.notify_all();
         Ok(())
@@ -183,11 +179,6 @@ impl Outbox {
             bytes += len.saturating_sub(from);
         }
         Ok(bytes)
-    }
-
-    /// URLs appended by this process so far.
-    pub fn appended(&self) -> u64 {
-        self.lock().appended
     }
 
     /// The published position and the end of what was appended.

@@ -105,11 +105,6 @@ impl Sender {
         })
     }
 
-    /// The destination shard.
-    pub fn dest(&self) -> u32 {
-        self.dest
-    }
-
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }
