@@ -152,9 +152,17 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         let dir = config.out.join("budget");
         dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
     }
-    if let Some(jar) = &config.fetch.cookies {
-        let jar = Arc::clone(jar);
-        dispatcher.on_checkpoint(Box::new(move || jar.save_if_changed()));
+    // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
+    // fsynced, so that a page the done log counts survives a power cut with its links sent.
+    let jar = config.fetch.cookies.clone();
+    let exchange = config.exchange.clone();
+    if jar.is_some() || exchange.is_some() {
+        dispatcher.on_checkpoint(Box::new(move || {
+            if let Some(exchange) = &exchange {
+                exchange.flush()?;
+            }
+            jar.as_ref().map_or(Ok(()), |jar| jar.save_if_changed())
+        }));
     }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));

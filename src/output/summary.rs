@@ -72,6 +72,9 @@ struct ShardSummary {
     sent_cache_misses: u64,
     /// URLs received from other shards (a re-read batch counts again).
     received: u64,
+    /// Stream entries published, and publishes refused by a full stream (backpressure).
+    batches: u64,
+    stream_full: u64,
 }
 
 /// `SitemapCounters` as the file names them.
@@ -190,6 +193,8 @@ pub fn to_json(report: &Report) -> String {
             sent_cache_hits: x.cache_hits,
             sent_cache_misses: x.cache_misses,
             received: x.received,
+            batches: x.batches,
+            stream_full: x.stream_full,
         }),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
@@ -419,12 +424,14 @@ mod tests {
             cache_hits: 30,
             cache_misses: 90,
             received: 80,
+            batches: 9,
+            stream_full: 2,
         });
         let json = to_json(&report);
         assert!(
             json.ends_with(concat!(
                 r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
-                r#""sent_cache_misses":90,"received":80}}"#,
+                r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2}}"#,
                 "\n"
             )),
             "{json}"

@@ -46,7 +46,7 @@ const READ_WAIT: Duration = Duration::from_millis(200);
 pub const LEASE: Duration = Duration::from_secs(15);
 
 /// What a shard's summary.json says of its exchange.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ExchangeStats {
     pub shard: Shard,
     /// URLs appended to outboxes (sent to other shards).
@@ -55,12 +55,10 @@ pub struct ExchangeStats {
     pub cache_misses: u64,
     /// URLs received from other shards (duplicates of a re-read batch included).
     pub received: u64,
-}
-
-impl Default for Shard {
-    fn default() -> Shard {
-        Shard { index: 0, count: 1 }
-    }
+    /// Stream entries published (batches of sent URLs), and publishes a full stream refused
+    /// (backpressure: the backlog waited in the outbox).
+    pub batches: u64,
+    pub stream_full: u64,
 }
 
 /// One shard's side of the exchange, shared by the workers, the receiver and the coordinator.
@@ -68,7 +66,7 @@ pub struct Exchange {
     shard: Shard,
     broker: Arc<dyn Broker>,
     sent_cache: SentCache,
-    outboxes: crate::shard::post::Outboxes,
+    outboxes: crate::shard::sender::Outboxes,
     sent: AtomicU64,
     received: AtomicU64,
     /// Batches read and not yet acknowledged; also the lock under which the coordinator
@@ -90,7 +88,7 @@ impl Exchange {
     pub fn new(
         shard: Shard,
         broker: Arc<dyn Broker>,
-        outboxes: crate::shard::post::Outboxes,
+        outboxes: crate::shard::sender::Outboxes,
         sent_cache_entries: usize,
     ) -> Exchange {
         Exchange {
@@ -147,13 +145,22 @@ impl Exchange {
 
     pub fn stats(&self) -> ExchangeStats {
         let (cache_hits, cache_misses) = self.sent_cache.counts();
+        let (_, batches, stream_full) = self.outboxes.sent();
         ExchangeStats {
             shard: self.shard,
             sent: self.sent.load(Ordering::Relaxed),
             cache_hits,
             cache_misses,
             received: self.received.load(Ordering::Relaxed),
+            batches,
+            stream_full,
         }
+    }
+
+    /// Makes the outboxes' appends so far survive a power cut (at each frontier checkpoint,
+    /// before the done log it covers is saved).
+    pub fn flush(&self) -> Result<()> {
+        self.outboxes.flush()
     }
 
     /// Tells the receiver and the coordinator to return (the crawl of this process is over).

@@ -7,21 +7,23 @@
 //! - `exchange`: what the crawl calls (`route`, the receiver, the end of the crawl);
 //! - `broker`: the trait the exchange talks to, and the batch encoding; `redis`: its
 //!   implementation on Redis Streams;
-//! - `post`: a durable append-only outbox on disk per destination, and a sender thread each
-//!   moving it into the broker;
+//! - `outbox`: a durable per-destination queue on disk, what a page's cross-shard links are
+//!   written to before the page counts as done; `sender`: one thread per destination, moving
+//!   its outbox into the broker (and `Outboxes`, all of them, as the exchange uses them);
 //! - `status`: `crawl shards --status`, the totals of every shard's report.
 //!
 //! On disk (`DIR/shard/`): `id` (`K/N` and this directory's lease token: a resume with another
 //! K/N is refused, and a restart after a kill takes its own lease back at once), and
-//! `outbox/<dest>`.
+//! `outbox/<dest>/` (see `outbox`).
 
 pub mod broker;
 pub mod exchange;
+pub mod outbox;
 pub mod owner;
-pub mod post;
 // `with_max_stream_len`, `warnings` and `stream_len` serve its own tests only.
 #[cfg_attr(not(test), allow(dead_code))]
 pub mod redis;
+pub mod sender;
 pub mod sentcache;
 pub mod status;
 
@@ -74,7 +76,7 @@ pub fn connect(
         record(out, shard, &claim.token)?;
     }
     let broker: Arc<dyn Broker> = Arc::new(broker);
-    let outboxes = post::Outboxes::open(
+    let outboxes = sender::Outboxes::open(
         &out.join("shard").join("outbox"),
         shard.index,
         shard.count,
