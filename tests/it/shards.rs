@@ -358,6 +358,26 @@ fn a_late_shard_holds_the_end_and_a_wrong_n_or_a_second_process_is_refused() {
     let (code, stderr) = wrong.wait();
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("runs with 2 shards, not 3"), "{stderr}");
+    // --focus is refused with --shard, before anything is built.
+    let focused = spawn_in(
+        dir.path(),
+        "focused",
+        1,
+        2,
+        &redis.url(),
+        9,
+        &["--focus", "x"],
+    );
+    let (code, stderr) = focused.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--focus cannot be used with --shard 1/2"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("focused").exists(),
+        "a refused shard made its directory"
+    );
     assert!(first.still_running(), "a refused process ended shard 0");
 
     let late = spawn(dir.path(), 1, 2, &redis.url(), 0, &[]);
