@@ -194,6 +194,8 @@ impl Exchange {
                 }
             }
             due.offer(offered)?;
+            // Crash point: offered, not acknowledged; the batches must come again.
+            crate::state::failpoint::hit("shard-received");
             dispatcher.wake_all();
             let ids: Vec<String> = deliveries.into_iter().map(|d| d.id).collect();
             let mut in_hand = self.in_hand.lock().unwrap();

@@ -3,7 +3,10 @@
 //!
 //! The tests: 1 (four shards fetch what one process fetches, each page once, each host
 //! in one shard only, no overlapping requests per host), 2 (SIGKILL a shard at random moments
-//! and restart it: nothing lost, refetches bounded by its in-flight pages), 5 (a late starter
+//! and restart it: nothing lost, refetches bounded by its in-flight pages), 4 (a receiver
+//! killed at the crash point `shard-received`, between offering a read to its DUE and
+//! acknowledging it: the batches are still pending in Redis, come again, and no page is
+//! fetched twice beyond those in flight), 5 (a late starter
 //! keeps the others from ending; a wrong N and a second process for a shard are refused) and
 //! 6 (`crawl rank` over the shards' links.tsv together equals a single process's).
 
@@ -24,10 +27,11 @@ struct ShardRun {
 
 /// Starts `crawl DIR/seeds.txt --out DIR/shard-K --shard K/N --exchange URL -j 4 …`.
 fn spawn(dir: &Path, k: u32, n: u32, exchange: &str, run: usize, extra: &[&str]) -> ShardRun {
-    spawn_in(dir, &format!("shard-{k}"), k, n, exchange, run, extra)
+    spawn_in(dir, &format!("shard-{k}"), k, n, exchange, run, extra, &[])
 }
 
-/// `spawn` with the state directory `DIR/OUT`.
+/// `spawn` with the state directory `DIR/OUT` and environment variables `env` (crash points).
+#[allow(clippy::too_many_arguments)]
 fn spawn_in(
     dir: &Path,
     out: &str,
@@ -36,6 +40,7 @@ fn spawn_in(
     exchange: &str,
     run: usize,
     extra: &[&str],
+    env: &[(&str, &str)],
 ) -> ShardRun {
     let log = dir.join(format!("log-{k}-{run}.tsv"));
     let stderr = dir.join(format!("err-{k}-{run}.txt"));
@@ -46,6 +51,7 @@ fn spawn_in(
         .args(["--shard", &format!("{k}/{n}"), "--exchange", exchange])
         .args(["-j", "4", "--delay-factor", "0", "--buffer-entries", "256"])
         .args(extra)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log).unwrap())
@@ -349,7 +355,7 @@ fn a_late_shard_holds_the_end_and_a_wrong_n_or_a_second_process_is_refused() {
     );
 
     // A second process for shard 0 (another directory) is refused by the lease.
-    let second = spawn_in(dir.path(), "elsewhere", 0, 2, &redis.url(), 9, &[]);
+    let second = spawn_in(dir.path(), "elsewhere", 0, 2, &redis.url(), 9, &[], &[]);
     let (code, stderr) = second.wait();
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("already claimed"), "{stderr}");
@@ -367,6 +373,7 @@ fn a_late_shard_holds_the_end_and_a_wrong_n_or_a_second_process_is_refused() {
         &redis.url(),
         9,
         &["--focus", "x"],
+        &[],
     );
     let (code, stderr) = focused.wait();
     assert_eq!(code, Some(2), "{stderr}");
@@ -389,4 +396,59 @@ fn a_late_shard_holds_the_end_and_a_wrong_n_or_a_second_process_is_refused() {
     let (code, stderr) = again.wait();
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("holds shard 1/2"), "{stderr}");
+}
+
+#[test]
+fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again() {
+    const HOSTS: usize = 16;
+    const JOBS: usize = 4;
+    let (graph, web) = small_web(HOSTS, 20, 9);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let other = spawn(dir.path(), 0, 2, &redis.url(), 0, &[]);
+    // Shard 1 kills itself after offering its 3rd read to its DUE, before acknowledging it.
+    let crash = [("CRAWL_FAILPOINT", "shard-received:3")];
+    let killed = spawn_in(dir.path(), "shard-1", 1, 2, &redis.url(), 0, &[], &crash);
+    let (code, stderr) = killed.wait();
+    assert_eq!(code, None, "not killed at the crash point: {stderr}");
+    // Its stream holds batches read and never acknowledged.
+    let mut seeds: Vec<String> = (0..HOSTS).map(|h| web.url(h, "/")).collect();
+    seeds.sort();
+    let namespace = format!(
+        "crawl:{:016x}",
+        crawl::checksum(seeds.join("\n").as_bytes())
+    );
+    let pending = redis
+        .command(&["XPENDING", &format!("{namespace}:stream:1"), "crawl"])
+        .unwrap();
+    let count = pending
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix(':'));
+    let count: u64 = count.and_then(|n| n.parse().ok()).expect(&pending);
+    assert!(count > 0, "nothing pending: {pending:?}");
+    let before = crate::util::page_requests(&web).len();
+    let again = spawn(dir.path(), 1, 2, &redis.url(), 1, &[]);
+    wait_all(vec![other, again]);
+    let requested = crate::util::page_requests(&web);
+    let unique: BTreeSet<(usize, usize)> = requested.iter().copied().collect();
+    let expected = reachable(&graph);
+    crate::util::assert_same_set(
+        "pages fetched",
+        &expected,
+        &unique.into_iter().collect::<Vec<_>>(),
+    );
+    // The batches came again and their URLs were already in the DUE: refetched pages are only
+    // those in flight at the kill.
+    let extra = requested.len() - expected.len();
+    assert!(
+        extra <= 2 * JOBS + 1,
+        "{extra} pages fetched twice ({before} before the restart)"
+    );
+    let summary = read_summary(&dir.path().join("shard-1"));
+    assert!(
+        summary["shard"]["received"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
 }
