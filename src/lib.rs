@@ -65,3 +65,13 @@ pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
     pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
 }
+
+/// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,
+/// Redis memory per queued URL). Not a stable interface.
+#[doc(hidden)]
+pub mod exchange_internals {
+    pub use crate::shard::broker::{Broker, Handoff};
+    pub use crate::shard::outbox::{Batching, Outbox};
+    pub use crate::shard::redis::RedisBroker;
+    pub use crate::shard::sender::{Sender, SenderConfig};
+}

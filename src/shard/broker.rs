@@ -18,7 +18,9 @@ use std::time::Duration;
 /// A URL crossing to the shard that owns its host; depth travels with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Handoff {
+    /// Canonical, so it holds no tab or line break.
     pub url: String,
+    /// The depth of the page that linked it, plus one.
     pub depth: u32,
 }
 

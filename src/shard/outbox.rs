@@ -57,6 +57,7 @@ pub struct Batching {
     pub batches: usize,
 }
 
+/// One destination's outbox (see the module doc).
 pub struct Outbox {
     dir: PathBuf,
     segment_bytes: u64,

@@ -25,6 +25,7 @@ use std::time::Duration;
 /// How a sender batches and waits.
 #[derive(Clone, Copy, Debug)]
 pub struct SenderConfig {
+    /// URLs per stream entry, and entries per round (one cursor commit).
     pub batching: Batching,
     /// The longest pause between tries while the destination's stream is full.
     pub full_pause: Duration,
@@ -105,6 +106,7 @@ impl Sender {
         })
     }
 
+    /// What it has sent so far.
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }

@@ -115,8 +115,15 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + START_DEADLINE;
         loop {
+            // The answer must come from our child: another test's server may hold the port
+            // (a free port is free only until someone binds it), and then ours exits.
+            let pid = self.child.as_ref().map_or(0, Child::id);
             if let Ok(reply) = self.command(&["PING"])
                 && reply == "+PONG"
+                && let Ok(info) = self.command(&["INFO", "server"])
+                && info
+                    .lines()
+                    .any(|line| line.trim() == format!("process_id:{pid}"))
             {
                 return Ok(());
             }
