@@ -22,6 +22,7 @@ mod lru;
 mod output;
 mod schedule;
 mod seen;
+mod shard;
 mod splitmix;
 mod state;
 mod sys;
@@ -63,4 +64,14 @@ pub mod internals {
 pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
     pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
+}
+
+/// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,
+/// Redis memory per queued URL). Not a stable interface.
+#[doc(hidden)]
+pub mod exchange_internals {
+    pub use crate::shard::broker::{Broker, Handoff};
+    pub use crate::shard::outbox::{Batching, Outbox};
+    pub use crate::shard::redis::RedisBroker;
+    pub use crate::shard::sender::{Sender, SenderConfig};
 }

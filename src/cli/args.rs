@@ -42,6 +42,7 @@ pub enum Command {
     Cachesim(CachesimArgs),
     Rank(RankArgs),
     Wacz(WaczArgs),
+    Shards(crate::shard::status::ShardsArgs),
 }
 
 /// Crawl the web breadth-first from a list of seed URLs, politely, with flat memory.
@@ -73,7 +74,7 @@ pub struct Args {
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: u32,
 
-    /// Stop after this many pages have been fetched.
+    /// Stop after this many pages have been fetched (with --shard: by this shard).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
@@ -327,6 +328,23 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 10000, requires = "focus", value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
     pub focus_window: u64,
 
+    /// Crawl as shard K of N (counted from 0): only the hosts that hash to K.
+    ///
+    /// Every shard reads the whole seed file (the scope comes from all seeds) and crawls the
+    /// seeds whose host:port it owns (jump consistent hash); URLs it finds for other shards'
+    /// hosts are sent to them through --exchange. Each shard has its own --out; the crawl ends
+    /// when every shard is idle and every URL sent has been received. --max-pages counts this
+    /// shard's pages. The state directory keeps K/N: a resume with another is refused.
+    #[arg(long, value_name = "K/N", requires = "exchange", value_parser = shard)]
+    pub shard: Option<crate::shard::owner::Shard>,
+
+    /// The broker the shards exchange URLs through: redis://HOST:PORT[/DB] (with --shard).
+    ///
+    /// Redis should run with appendonly yes and appendfsync always, or a crash of the broker
+    /// may lose URLs in transit (a warning says so).
+    #[arg(long, value_name = "URL", requires = "shard")]
+    pub exchange: Option<String>,
+
     /// Print nothing on stderr but errors (no progress, no summary).
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -343,6 +361,10 @@ pub struct Args {
 pub enum Save {
     /// Each HTML page as a file under DIR/pages/.
     Files,
+}
+
+fn shard(text: &str) -> Result<crate::shard::owner::Shard, String> {
+    crate::shard::owner::Shard::parse(text).map_err(|e| e.to_string())
 }
 
 fn non_empty(text: &str) -> Result<String, String> {
@@ -484,6 +506,30 @@ mod tests {
         assert!(parse(&["--focus", ""]).is_err());
         assert!(parse(&["--focus-window", "5"]).is_err(), "needs --focus");
         assert!(parse(&["--focus", "x", "--focus-window", "0"]).is_err());
+    }
+
+    #[test]
+    fn shard_options_come_together() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let args = parse(&["--shard", "2/8", "--exchange", "redis://127.0.0.1:1/0"]).unwrap();
+        assert_eq!(args.shard.map(|s| (s.index, s.count)), Some((2, 8)));
+        for alone in [
+            &["--shard", "2/8"][..],
+            &["--exchange", "redis://127.0.0.1:1/0"],
+        ] {
+            let err = parse(alone).unwrap_err();
+            assert_eq!(err.exit_code(), 2);
+            let missing = if alone[0] == "--shard" {
+                "--exchange"
+            } else {
+                "--shard"
+            };
+            assert!(err.to_string().contains(missing), "{err}");
+        }
+        let err = parse(&["--shard", "8/8", "--exchange", "redis://x"]).unwrap_err();
+        assert!(err.to_string().contains("below N"), "{err}");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub fn main() -> ExitCode {
             "crawl wacz",
             crate::tools::wacz::run(args).map(|()| Status::Done),
         ),
+        Some(Command::Shards(args)) => (
+            "crawl shards",
+            crate::shard::status::run(args).map(|()| Status::Done),
+        ),
         None => match cli.crawl {
             Some(args) => ("crawl", crawl(args)),
             // Neither SEEDS nor a subcommand: the plain form's parser says what is missing

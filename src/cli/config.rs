@@ -52,6 +52,12 @@ impl Args {
             )),
             None => None,
         };
+        if let (Some(shard), Some(_)) = (args.shard, &args.focus) {
+            return Err(Failure::bad_input(anyhow!(
+                "--focus cannot be used with --shard {shard}: the focus ranks URLs by the link \
+                 graph (HITS), and a shard sees the links of its own hosts' pages only"
+            )));
+        }
         let headers = request_headers(&args.headers).map_err(Failure::bad_input)?;
         let proxy = match (&args.proxy, args.no_proxy) {
             (_, true) => None,
@@ -72,6 +78,14 @@ impl Args {
             );
         }
         let lock = statedir::open(&args.out).map_err(Failure::bad_input)?;
+        // After the lock: the directory's shard is checked (or recorded) by its one user.
+        let claim = crate::shard::claim_dir(&args.out, args.shard).map_err(Failure::bad_input)?;
+        let exchange = match (args.shard, &args.exchange, claim) {
+            (Some(shard), Some(url), Some(claim)) => Some(crate::shard::connect(
+                &args.out, shard, url, &seeds, &claim,
+            )?),
+            _ => None,
+        };
         // After the lock: opening the jar writes it.
         let cookies = match (&args.load_cookies, &args.cookie_jar) {
             (None, None) => None,
@@ -171,6 +185,7 @@ impl Args {
             hunt: hunt.clone(),
             focus,
             sitemaps,
+            exchange,
         };
         Ok(Prepared {
             config,

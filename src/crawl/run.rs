@@ -24,6 +24,7 @@ use crate::schedule::politeness::{DelayRule, Scheduler};
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
+use crate::shard::{Exchange, ExchangeStats};
 use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
@@ -69,6 +70,8 @@ pub struct CrawlConfig {
     pub focus: Option<Arc<Focus>>,
     /// Where sitemaps come from; `None` with `--no-sitemaps`.
     pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
+    /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
+    pub exchange: Option<Arc<Exchange>>,
 }
 
 /// Counters shared by the workers.
@@ -113,6 +116,8 @@ pub struct Report {
     /// What the WARC writer wrote; `None` when archiving was off.
     pub warc: Option<WarcStats>,
     pub generation: Generation,
+    /// With `--shard`: what crossed between this shard and the others.
+    pub exchange: Option<ExchangeStats>,
 }
 
 /// Runs a crawl to its end. `stop` is raised by a signal handler.
@@ -142,12 +147,23 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         let dir = config.out.join("budget");
         dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
     }
-    if let Some(jar) = &config.fetch.cookies {
-        let jar = Arc::clone(jar);
-        dispatcher.on_checkpoint(Box::new(move || jar.save_if_changed()));
+    // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
+    // fsynced, so that a page the done log counts survives a power cut with its links sent.
+    let jar = config.fetch.cookies.clone();
+    let exchange = config.exchange.clone();
+    if jar.is_some() || exchange.is_some() {
+        dispatcher.on_checkpoint(Box::new(move || {
+            if let Some(exchange) = &exchange {
+                exchange.flush()?;
+            }
+            jar.as_ref().map_or(Ok(()), |jar| jar.save_if_changed())
+        }));
     }
     if let Some(focus) = &config.focus {
         dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
+    }
+    if let Some(exchange) = &config.exchange {
+        dispatcher.set_gate(Arc::clone(exchange) as _);
     }
     let wake_dispatcher = Arc::clone(&dispatcher);
     let due = Due::open_with(
@@ -181,7 +197,14 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
             })?;
         }
     }
-    due.offer(config.seeds.iter().map(|url| {
+    // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
+    let owned = |url: &&Url| {
+        config
+            .exchange
+            .as_ref()
+            .is_none_or(|x| x.owns(url.as_str()))
+    };
+    due.offer(config.seeds.iter().filter(owned).map(|url| {
         (
             checksum(url.as_str().as_bytes()),
             Entry::new(url.to_string(), 0, 0),
@@ -237,9 +260,44 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
                     .expect("spawning a worker")
             })
             .collect();
-        let result = handles
+        // With --shard: the receiver of other shards' URLs and the coordinator of the end.
+        let mut exchange_threads = Vec::new();
+        if let Some(exchange) = &config.exchange {
+            let pages = &counters.pages;
+            for coordinator in [false, true] {
+                let thread = std::thread::Builder::new()
+                    .name(
+                        if coordinator {
+                            "coordinator"
+                        } else {
+                            "receiver"
+                        }
+                        .into(),
+                    )
+                    .spawn_scoped(scope, move || {
+                        let result = match coordinator {
+                            true => exchange.coordinate(due, dispatcher, pages),
+                            false => exchange.receive(due, dispatcher, pages),
+                        };
+                        if let Err(e) = &result {
+                            dispatcher.fail(e);
+                        }
+                        result
+                    })
+                    .context("starting a thread of the exchange")?;
+                exchange_threads.push(thread);
+            }
+        }
+        let mut result = handles
             .into_iter()
             .try_for_each(|h| h.join().expect("a worker panicked"));
+        if let Some(exchange) = &config.exchange {
+            exchange.stop();
+            for thread in exchange_threads {
+                let outcome = thread.join().expect("an exchange thread panicked");
+                result = result.and(outcome);
+            }
+        }
         // The bar is cleared (or the last status line printed) before the summary.
         drop(done);
         reporter.join().expect("the progress thread panicked");
@@ -252,6 +310,9 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     result?;
     let due_stats = due.finish()?;
     let closed = dispatcher.close()?;
+    if let Some(exchange) = &config.exchange {
+        exchange.finish()?;
+    }
     let ending = match config.hunt.as_ref().is_some_and(|h| h.is_found()) {
         true => Ending::Found,
         false => closed.ending,
@@ -266,6 +327,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         host_budget: closed.host_budget,
         warc,
         generation: config.generation,
+        exchange: config.exchange.as_ref().map(|x| x.stats()),
     })
 }
 

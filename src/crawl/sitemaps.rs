@@ -107,12 +107,21 @@ impl Worker<'_> {
         self.offer_sitemaps(found.into_iter().map(|url| (url, 0, 0)))
     }
 
-    /// Offers sitemaps `(url, level, redirects)` to the DUE, those in scope.
+    /// Offers sitemaps `(url, level, redirects)` to the DUE, those in scope (and, with
+    /// `--shard`, of this shard's hosts).
     fn offer_sitemaps(&self, found: impl Iterator<Item = (Url, u32, u32)>) -> Result<()> {
         let mut wanted = Vec::new();
         for (url, level, redirects) in found {
             let url = canonicalize(url);
             match self.config.filter.check(&url, 0) {
+                // With --shard, another shard's host's sitemaps are that shard's to read (from
+                // its own robots.txt and /sitemap.xml): they are not sent.
+                Ok(())
+                    if self
+                        .config
+                        .exchange
+                        .as_ref()
+                        .is_some_and(|x| !x.owns(url.as_str())) => {}
                 Ok(()) => {
                     let entry = Entry::sitemap(url.into(), level, redirects);
                     wanted.push((entry.key(), entry));

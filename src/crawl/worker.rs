@@ -508,7 +508,8 @@ impl Worker<'_> {
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
     /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
-    /// the wanted ones to the DUE.
+    /// the wanted ones to the DUE (with `--shard`, those this shard owns; the exchange sends the
+    /// others to their shards).
     pub(super) fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
         let mut wanted = Vec::with_capacity(found.len());
         for Link {
@@ -539,6 +540,12 @@ impl Worker<'_> {
                 merge = Some(focus);
             }
         }
+        // With --shard, URLs of other shards' hosts leave here (in their outboxes before the
+        // page is done, as the DUE's are).
+        let wanted = match &self.config.exchange {
+            Some(exchange) => exchange.route(wanted)?,
+            None => wanted,
+        };
         self.due.offer(wanted)?;
         if let Some(focus) = merge {
             if self.due.flush()? {

@@ -56,6 +56,25 @@ struct Summary {
     nofollow_links: u64,
     /// Pages that said `noindex` (archived all the same).
     noindex_pages: u64,
+    /// With `--shard`: this shard and what crossed to and from the others; `null` without.
+    shard: Option<ShardSummary>,
+}
+
+/// `ExchangeStats` as the file names them.
+#[derive(Serialize)]
+struct ShardSummary {
+    index: u32,
+    count: u32,
+    /// URLs sent to other shards (after the sent cache).
+    sent: u64,
+    /// Cross-shard URLs the sent cache kept from being sent again, and those it let through.
+    sent_cache_hits: u64,
+    sent_cache_misses: u64,
+    /// URLs received from other shards (a re-read batch counts again).
+    received: u64,
+    /// Stream entries published, and publishes refused by a full stream (backpressure).
+    batches: u64,
+    stream_full: u64,
 }
 
 /// `SitemapCounters` as the file names them.
@@ -167,6 +186,16 @@ pub fn to_json(report: &Report) -> String {
         nofollow_pages: load(&c.nofollow_pages),
         nofollow_links: load(&c.nofollow_links),
         noindex_pages: load(&c.noindex_pages),
+        shard: report.exchange.map(|x| ShardSummary {
+            index: x.shard.index,
+            count: x.shard.count,
+            sent: x.sent,
+            sent_cache_hits: x.cache_hits,
+            sent_cache_misses: x.cache_misses,
+            received: x.received,
+            batches: x.batches,
+            stream_full: x.stream_full,
+        }),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -216,7 +245,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}",
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}{}",
         ending_name(report.ending),
         pages,
         secs,
@@ -241,6 +270,24 @@ pub fn to_text(report: &Report) -> String {
         recrawl_text(report),
         safety_text(report),
         sitemap_text(report),
+        shard_text(report),
+    )
+}
+
+/// What crossed between shards, for people ("" without --shard).
+fn shard_text(report: &Report) -> String {
+    let Some(x) = report.exchange else {
+        return String::new();
+    };
+    let lookups = x.cache_hits + x.cache_misses;
+    let rate = match lookups {
+        0 => 0.0,
+        n => x.cache_hits as f64 * 100.0 / n as f64,
+    };
+    format!(
+        "shard {}: {} URLs sent to other shards ({rate:.1}% of {lookups} kept back by the sent \
+         cache), {} received\n",
+        x.shard, x.sent, x.received
     )
 }
 
@@ -346,6 +393,7 @@ mod tests {
             host_budget: 47,
             warc,
             generation,
+            exchange: None,
         }
     }
 
@@ -360,11 +408,39 @@ mod tests {
             concat!(
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
                 r#""malformed":64,"too_deep":65},"#,
-                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72}"#,
+                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"shard":null}"#,
                 "\n"
             ),
         );
         head
+    }
+
+    #[test]
+    fn a_shard_says_what_crossed() {
+        let mut report = report(Generation::Crawl, None);
+        report.exchange = Some(crate::shard::ExchangeStats {
+            shard: crate::shard::owner::Shard { index: 1, count: 4 },
+            sent: 90,
+            cache_hits: 30,
+            cache_misses: 90,
+            received: 80,
+            batches: 9,
+            stream_full: 2,
+        });
+        let json = to_json(&report);
+        assert!(
+            json.ends_with(concat!(
+                r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
+                r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2}}"#,
+                "\n"
+            )),
+            "{json}"
+        );
+        let text = to_text(&report);
+        assert!(
+            text.contains("shard 1/4: 90 URLs sent to other shards (25.0% of 120 kept back"),
+            "{text}"
+        );
     }
 
     #[test]

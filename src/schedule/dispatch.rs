@@ -140,7 +140,20 @@ struct State {
     budget: Option<Budget>,
     /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
     on_checkpoint: Option<CheckpointHook>,
+    /// With `--shard`: what the end also waits for (every shard idle, nothing in transit).
+    gate: Option<Arc<dyn EndGate>>,
 }
+
+/// With `--shard`, running out of local work is not the end: other shards may still send URLs.
+/// The end (or the page limit's) waits until the gate says every shard is done.
+pub trait EndGate: Send + Sync {
+    /// True once the whole crawl is over (`shard::Exchange`'s rule); cheap, called under the
+    /// dispatcher's lock.
+    fn all_done(&self) -> bool;
+}
+
+/// How often a worker that found no work looks at the gate (and merges what was received).
+const GATE_POLL: Duration = Duration::from_millis(100);
 
 /// Saves some other state with each checkpoint of the frontier.
 pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
@@ -199,6 +212,7 @@ impl Dispatcher {
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
                 budget: None,
                 on_checkpoint: None,
+                gate: None,
             }),
             wake: Condvar::new(),
             queue_limit,
@@ -217,6 +231,30 @@ impl Dispatcher {
         let mut state = self.state.lock().unwrap();
         state.scheduler.blocked_urls = Some(Vec::new());
         state.budget = Some(budget);
+    }
+
+    /// Makes the end of the crawl wait for `gate` (`--shard`).
+    pub fn set_gate(&self, gate: Arc<dyn EndGate>) {
+        self.state.lock().unwrap().gate = Some(gate);
+    }
+
+    /// Whether this process has nothing to fetch now: nothing in flight and either its page
+    /// limit reached or no URL anywhere (frontier, host queues, the DUE). Only URLs received
+    /// from other shards can change that (the `shard::Exchange`'s idle rule).
+    pub fn quiescent(&self, due: &Due<Entry>) -> Result<bool> {
+        let state = self.state.lock().unwrap();
+        if state.in_flight > 0 {
+            return Ok(false);
+        }
+        if self.max_pages.is_some_and(|max| state.pages_started >= max) {
+            return Ok(true);
+        }
+        Ok(state.nothing_pending() && state.scheduler.queued() == 0 && due.is_idle()?)
+    }
+
+    /// Whether nothing holds the end open beyond this process (no gate, or its crawl is over).
+    fn gate_open(state: &State) -> bool {
+        state.gate.as_ref().is_none_or(|g| g.all_done())
     }
 
     /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
@@ -317,10 +355,13 @@ impl Dispatcher {
             }
             let page_limit = self.max_pages.is_some_and(|max| state.pages_started >= max);
             if page_limit {
-                if state.in_flight == 0 {
+                if state.in_flight == 0 && Self::gate_open(&state) {
                     return Ok(self.end(&mut state, Ending::PageLimit));
                 }
-                state = self.wake.wait(state).unwrap();
+                state = match state.in_flight == 0 {
+                    true => self.wake.wait_timeout(state, GATE_POLL).unwrap().0,
+                    false => self.wake.wait(state).unwrap(),
+                };
                 continue;
             }
             self.refill(&mut state, refused)?;
@@ -355,7 +396,8 @@ impl Dispatcher {
                     continue;
                 }
                 Next::Empty => {
-                    if state.in_flight == 0 && state.nothing_pending() && due.is_idle()? {
+                    let idle = state.in_flight == 0 && state.nothing_pending() && due.is_idle()?;
+                    if idle && Self::gate_open(&state) {
                         return Ok(self.end(&mut state, Ending::Complete));
                     }
                     // Every host with work is busy, or all work is still in the DUE. Merge
@@ -366,7 +408,12 @@ impl Dispatcher {
                     if self.running_low(&state) {
                         due.flush()?;
                     }
-                    state = self.wake.wait(state).unwrap();
+                    state = match state.gate.is_some() && state.in_flight == 0 {
+                        // Other shards may send work (the receiver offers it to the DUE, which
+                        // merges on this flush) or the gate may open: look again soon.
+                        true => self.wake.wait_timeout(state, GATE_POLL).unwrap().0,
+                        false => self.wake.wait(state).unwrap(),
+                    };
                 }
                 Next::WaitUntil(at) => {
                     // Hosts are resting, not idle: merge early only when the queued work is

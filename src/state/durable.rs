@@ -6,7 +6,7 @@
 //! the new one, never a mixture.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The temporary name a new version of `path` is written under before it is renamed into place.
@@ -65,6 +65,43 @@ pub fn replace_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path(path);
     fs::write(&tmp, bytes)?;
     fs::rename(&tmp, path)
+}
+
+/// Opens (creating it if needed) an append-only file of lines for appending, with a torn last
+/// line cut off; returns it and its length.
+pub fn open_log(path: &Path) -> io::Result<(File, u64)> {
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)?;
+    let len = cut_torn_line(&file)?;
+    Ok((file, len))
+}
+
+/// Cuts a torn last line (a kill in the middle of a write) off an append-only file of lines
+/// and returns the length kept: the record was not yet counted durable by its writer (its page
+/// not done), so it is made again.
+fn cut_torn_line(mut file: &File) -> io::Result<u64> {
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(part)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            end = start + i as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    if end < len {
+        file.set_len(end)?;
+        file.sync_all()?;
+    }
+    Ok(end)
 }
 
 #[cfg(test)]

@@ -28,8 +28,8 @@ use crate::frontier::entry::{Entry, Previous, validator};
 use crate::lru::Lru;
 use crate::state::durable;
 use anyhow::{Context, Result, bail};
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -362,13 +362,8 @@ pub struct FetchLog {
 impl FetchLog {
     pub fn open(out: &Path) -> Result<FetchLog> {
         let path = out.join(FETCHED);
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
-        cut_torn_line(&file).with_context(|| format!("repairing {}", path.display()))?;
+        let (file, _) =
+            durable::open_log(&path).with_context(|| format!("opening {}", path.display()))?;
         Ok(FetchLog {
             file: Mutex::new(file),
         })
@@ -385,33 +380,10 @@ impl FetchLog {
     }
 }
 
-/// Cuts a torn last line (a kill in the middle of a write) off an append-only file: its page
-/// did not count as done and is fetched again.
-fn cut_torn_line(mut file: &File) -> std::io::Result<()> {
-    let len = file.metadata()?.len();
-    let mut end = len;
-    let mut chunk = vec![0u8; 64 * 1024];
-    while end > 0 {
-        let start = end.saturating_sub(chunk.len() as u64);
-        let part = &mut chunk[..(end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(part)?;
-        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
-            end = start + i as u64 + 1;
-            break;
-        }
-        end = start;
-    }
-    if end < len {
-        file.set_len(end)?;
-        file.sync_all()?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn previous(status: u16, digest: &str) -> Previous {
         Previous {

@@ -1,7 +1,6 @@
 //! End-to-end tests: the real binary against a test web on loopback.
 
-use crate::util::{assert_same_set, counts, crawl};
-use std::collections::HashMap;
+use crate::util::{assert_same_set, crawl};
 use std::time::Duration;
 use testweb::{Graph, GraphSpec, HostSpec, Response, TestWeb};
 
@@ -9,21 +8,6 @@ fn seeds_of(web: &TestWeb, hosts: &[usize]) -> String {
     hosts
         .iter()
         .map(|&h| format!("{}\n", web.url(h, "/")))
-        .collect()
-}
-
-/// (host, page) of every page request the server saw (robots.txt left out).
-fn page_requests(web: &TestWeb) -> Vec<(usize, usize)> {
-    web.log()
-        .iter()
-        .filter(|e| crate::util::is_page_target(&e.target))
-        .map(|e| {
-            (
-                e.host,
-                Graph::page_of_path(&e.target)
-                    .unwrap_or_else(|| panic!("request for a non-page {:?}", e.target)),
-            )
-        })
         .collect()
 }
 
@@ -65,13 +49,7 @@ fn every_reachable_page_in_scope_is_fetched_once_and_nothing_else() {
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
 
-    let requested = page_requests(&web);
-    let twice: Vec<_> = counts(requested.clone())
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .collect();
-    assert!(twice.is_empty(), "pages fetched more than once: {twice:?}");
-    assert_same_set("pages fetched", &expected, &requested);
+    crate::util::assert_fetched_once(&web, &expected);
     assert!(
         web.log().iter().all(|e| e.host != 3),
         "out-of-scope host 3 was contacted"
@@ -116,12 +94,7 @@ fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.pages().len(), 60);
 
-    let mut by_host: HashMap<usize, Vec<_>> = HashMap::new();
-    for entry in web.log() {
-        by_host.entry(entry.host).or_default().push(entry);
-    }
-    for (host, mut requests) in by_host {
-        requests.sort_by_key(|e| e.start);
+    for (host, requests) in crate::util::requests_by_host(&web) {
         for pair in requests.windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
             assert!(

@@ -19,6 +19,7 @@ mod resume;
 mod retry;
 mod robots;
 mod safety;
+mod shards;
 mod sitemaps;
 mod util;
 mod warc;

@@ -1,24 +1,10 @@
 //! What a crawl leaves besides the WARC archive: the URL log's formats and destination, the
 //! link graph, `--save files`, and what goes to stderr at each verbosity.
 
-use crate::util::{assert_same_set, crawl, crawl_unparsed, parse_log};
+use crate::util::{assert_same_set, crawl, crawl_unparsed, parse_log, small_web};
 use std::collections::BTreeSet;
-use std::time::Duration;
-use testweb::{Graph, GraphSpec, TestWeb};
 
-fn small_web(hosts: usize, pages: usize, seed: u64) -> (Graph, TestWeb) {
-    let graph = Graph::new(GraphSpec {
-        hosts,
-        pages_per_host: pages,
-        children: 3,
-        extra_links: 4,
-        cross_host_permille: 300,
-        page_padding: 100,
-        seed,
-    });
-    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
-    (graph, web)
-}
+use testweb::Graph;
 
 /// A loopback port nothing listens on (bound, then released).
 fn closed_port() -> u16 {

@@ -46,18 +46,11 @@ fn pages_requested(web: &TestWeb, from: usize) -> Vec<(usize, usize)> {
 /// The server's request count once it has stopped changing (requests a killed crawler sent
 /// are still being read and answered for a moment), polled with a deadline.
 fn settled_count(web: &TestWeb) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut last = (web.request_count(), Instant::now());
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-        let now = web.request_count();
-        if now != last.0 {
-            last = (now, Instant::now());
-        } else if last.1.elapsed() > Duration::from_millis(300) {
-            break;
-        }
-    }
-    last.0
+    crate::util::settled(
+        || web.request_count(),
+        Duration::from_millis(300),
+        Duration::from_secs(5),
+    )
 }
 
 /// A directory for a crawl whose seed file (`seeds.txt`) holds `seed`.

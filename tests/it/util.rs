@@ -70,6 +70,76 @@ pub fn read_summary(out: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{} is not JSON ({e}): {text}", path.display()))
 }
 
+/// A small test web of `hosts` hosts of `pages` pages each (3 children, 4 extra links of
+/// which 30% cross hosts, 100 bytes of padding), started without latency.
+pub fn small_web(hosts: usize, pages: usize, seed: u64) -> (testweb::Graph, testweb::TestWeb) {
+    let graph = testweb::Graph::new(testweb::GraphSpec {
+        hosts,
+        pages_per_host: pages,
+        children: 3,
+        extra_links: 4,
+        cross_host_permille: 300,
+        page_padding: 100,
+        seed,
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    (graph, web)
+}
+
+/// (host, page) of every page request the server saw (robots.txt and sitemaps left out).
+pub fn page_requests(web: &testweb::TestWeb) -> Vec<(usize, usize)> {
+    web.log()
+        .iter()
+        .filter(|e| is_page_target(&e.target))
+        .map(|e| {
+            (
+                e.host,
+                testweb::Graph::page_of_path(&e.target)
+                    .unwrap_or_else(|| panic!("request for a non-page {:?}", e.target)),
+            )
+        })
+        .collect()
+}
+
+/// The server was asked for exactly the pages `expected`, each once.
+pub fn assert_fetched_once(web: &testweb::TestWeb, expected: &[(usize, usize)]) {
+    let requested = page_requests(web);
+    let twice: Vec<_> = counts(requested.clone())
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(twice.is_empty(), "pages fetched more than once: {twice:?}");
+    assert_same_set("pages fetched", expected, &requested);
+}
+
+/// `read()` once it has not changed for `quiet`, polled every 10 ms for at most `limit`.
+pub fn settled(read: impl Fn() -> usize, quiet: Duration, limit: Duration) -> usize {
+    let deadline = Instant::now() + limit;
+    let mut last = (read(), Instant::now());
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        let now = read();
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if last.1.elapsed() > quiet {
+            break;
+        }
+    }
+    last.0
+}
+
+/// The server's requests per host, each host's in the order they started.
+pub fn requests_by_host(web: &testweb::TestWeb) -> BTreeMap<usize, Vec<testweb::LogEntry>> {
+    let mut by_host: BTreeMap<usize, Vec<testweb::LogEntry>> = BTreeMap::new();
+    for entry in web.log() {
+        by_host.entry(entry.host).or_default().push(entry);
+    }
+    for requests in by_host.values_mut() {
+        requests.sort_by_key(|e| e.start);
+    }
+    by_host
+}
+
 /// Runs `crawl SEEDS --out DIR ARGS…` with `seeds` written to a file, in a fresh directory.
 pub fn crawl(seeds: &str, args: &[&str]) -> Outcome {
     let mut outcome = crawl_unparsed(seeds, args);

@@ -14,6 +14,8 @@
 //!   over-limit and broken sitemaps, and pages only a sitemap leads to.
 //! - [`proxy::Proxy`] is an HTTP `CONNECT` and SOCKS5 proxy that reaches only loopback and
 //!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
+//! - [`redis::RedisServer`] is a `redis-server` of the test's own on a loopback port (append-only
+//!   file, fsync always), which a test can SIGKILL and restart, for the shard exchange.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -33,6 +35,7 @@ pub mod graph;
 pub mod hostile;
 mod http;
 pub mod proxy;
+pub mod redis;
 mod server;
 pub mod sitemaps;
 pub mod tls;

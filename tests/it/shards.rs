@@ -1,0 +1,454 @@
+//! `--shard K/N --exchange URL`: shards of one crawl, each a real `crawl` process, exchanging
+//! URLs through a `redis-server` the test starts (`testweb::redis`), on a loopback test web.
+//!
+//! The tests: 1 (four shards fetch what one process fetches, each page once, each host
+//! in one shard only, no overlapping requests per host), 2 (SIGKILL a shard at random moments
+//! and restart it: nothing lost, refetches bounded by its in-flight pages), 4 (a receiver
+//! killed at the crash point `shard-received`, between offering a read to its DUE and
+//! acknowledging it: the batches are still pending in Redis, come again, and no page is
+//! fetched twice beyond those in flight), 5 (a late starter
+//! keeps the others from ending; a wrong N and a second process for a shard are refused) and
+//! 6 (`crawl rank` over the shards' links.tsv together equals a single process's).
+
+use crate::util::{CRAWL_DEADLINE, counts, parse_log, read_summary, small_web};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use testweb::redis::RedisServer;
+use testweb::{Graph, GraphSpec, TestWeb};
+
+/// A shard's process, its URL log going to `DIR/log-K-RUN.tsv`.
+struct ShardRun {
+    child: Child,
+    log: PathBuf,
+    stderr: PathBuf,
+}
+
+/// Starts `crawl DIR/seeds.txt --out DIR/shard-K --shard K/N --exchange URL -j 4 …`.
+fn spawn(dir: &Path, k: u32, n: u32, exchange: &str, run: usize, extra: &[&str]) -> ShardRun {
+    spawn_in(dir, &format!("shard-{k}"), k, n, exchange, run, extra, &[])
+}
+
+/// `spawn` with the state directory `DIR/OUT` and environment variables `env` (crash points).
+#[allow(clippy::too_many_arguments)]
+fn spawn_in(
+    dir: &Path,
+    out: &str,
+    k: u32,
+    n: u32,
+    exchange: &str,
+    run: usize,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> ShardRun {
+    let log = dir.join(format!("log-{k}-{run}.tsv"));
+    let stderr = dir.join(format!("err-{k}-{run}.txt"));
+    let child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+        .arg(dir.join("seeds.txt"))
+        .arg("--out")
+        .arg(dir.join(out))
+        .args(["--shard", &format!("{k}/{n}"), "--exchange", exchange])
+        .args(["-j", "4", "--delay-factor", "0", "--buffer-entries", "256"])
+        .args(extra)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .expect("starting crawl");
+    ShardRun { child, log, stderr }
+}
+
+impl ShardRun {
+    /// Waits for the exit (killing it at the crawl deadline, which fails the test).
+    fn wait(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + CRAWL_DEADLINE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (
+                    status.code(),
+                    std::fs::read_to_string(&self.stderr).unwrap(),
+                );
+            }
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                self.child.wait().unwrap();
+                panic!(
+                    "shard did not finish in {CRAWL_DEADLINE:?}: {}",
+                    std::fs::read_to_string(&self.stderr).unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Lines of its URL log so far.
+    fn lines(&self) -> usize {
+        std::fs::read_to_string(&self.log).map_or(0, |t| t.lines().count())
+    }
+
+    fn still_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+/// Seeds: the root of every host (so every host is in scope, as in the 50-host benchmark web).
+fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
+    let seeds: String = (0..hosts)
+        .map(|h| format!("{}\n", web.url(h, "/")))
+        .collect();
+    std::fs::write(dir.join("seeds.txt"), seeds).unwrap();
+}
+
+/// Waits for every shard to exit, each with status 0.
+fn wait_all(shards: Vec<ShardRun>) {
+    for shard in shards {
+        let (code, stderr) = shard.wait();
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+}
+
+/// Every page reachable from the hosts' roots: what a single-process crawl of all of them gets.
+fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
+    graph
+        .bfs(&graph.roots(), &|_, _| true, None)
+        .into_keys()
+        .collect()
+}
+
+/// `host:port` of a URL.
+fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").unwrap().1;
+    rest[..rest.find('/').unwrap_or(rest.len())].to_owned()
+}
+
+/// Runs `crawl rank DIR --top 100000` and returns its lines as (kind, score, degree, URL),
+/// sorted: the rank column is left out, as pages of equal score may come in either order.
+fn ranked(dir: &Path) -> Vec<(String, String, String, String)> {
+    let args = [
+        "rank".to_owned(),
+        dir.to_str().unwrap().to_owned(),
+        "--top".into(),
+        "100000".into(),
+    ];
+    let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir);
+    assert_eq!(code, 0, "{stderr}");
+    let mut lines: Vec<_> = stdout
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].into(), f[2].into(), f[3].into(), f[4].into())
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
+    const HOSTS: usize = 50;
+    let (graph, web) = small_web(HOSTS, 30, 16);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let shards: Vec<ShardRun> = (0..4)
+        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 0, &[]))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    wait_all(shards);
+    let expected = reachable(&graph);
+    crate::util::assert_fetched_once(&web, &expected);
+
+    // Each host's URLs are in one shard's URL log only, and every shard had hosts.
+    let mut shard_of: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let (mut sent, mut hits) = (0, 0);
+    for (k, log) in logs.iter().enumerate() {
+        for row in parse_log(&std::fs::read_to_string(log).unwrap()) {
+            shard_of.entry(host_of(&row.url)).or_default().insert(k);
+        }
+        let summary = read_summary(&dir.path().join(format!("shard-{k}")));
+        assert_eq!(summary["ending"], "complete", "{summary}");
+        assert_eq!(summary["shard"]["index"], k as u64, "{summary}");
+        assert_eq!(summary["shard"]["count"], 4, "{summary}");
+        assert!(
+            summary["shard"]["received"].as_u64().unwrap() > 0,
+            "{summary}"
+        );
+        sent += summary["shard"]["sent"].as_u64().unwrap();
+        hits += summary["shard"]["sent_cache_hits"].as_u64().unwrap();
+        assert_eq!(
+            summary["shard"]["sent"],
+            summary["shard"]["sent_cache_misses"]
+        );
+    }
+    // Popular pages are linked from many pages: the sent cache keeps most repeats home.
+    assert!(hits > 0, "the sent cache never hit");
+    assert_eq!(shard_of.len(), HOSTS);
+    let shared: Vec<_> = shard_of.iter().filter(|(_, s)| s.len() > 1).collect();
+    assert!(
+        shared.is_empty(),
+        "hosts crawled by several shards: {shared:?}"
+    );
+    let per_shard = counts(shard_of.values().map(|s| *s.iter().next().unwrap()));
+    assert_eq!(per_shard.len(), 4, "a shard owned no host: {per_shard:?}");
+    assert!(sent > 0);
+
+    // No two requests to one host overlapped in time, across all shards.
+    for (host, requests) in crate::util::requests_by_host(&web) {
+        let overlaps = requests
+            .windows(2)
+            .filter(|p| p[1].start < p[0].end)
+            .count();
+        assert_eq!(overlaps, 0, "host {host}: requests overlapped");
+    }
+
+    // `crawl shards --status` adds the reports up.
+    let status = [
+        "shards",
+        "--exchange",
+        &redis.url(),
+        "--seeds",
+        dir.path().join("seeds.txt").to_str().unwrap(),
+        "--count",
+        "4",
+        "--status",
+    ]
+    .map(String::from);
+    let (code, stdout, stderr) = crate::util::run_binary(&status, None, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let total = format!("total\tended\tpages {}\tin transit 0\n", expected.len());
+    assert!(stdout.contains(&total), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("broker\tused_memory "),
+        "{stdout}"
+    );
+
+    // Test 6: `crawl rank` over the shards' links.tsv together equals a single process's.
+    let single = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        dir.path().join("seeds.txt"),
+        single.path().join("seeds.txt"),
+    )
+    .unwrap();
+    let (code, _, stderr) = crate::util::crawl_dir(
+        single.path(),
+        &["-j", "8", "--delay-factor", "0"],
+        &[],
+        None,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let together = tempfile::tempdir().unwrap();
+    let mut links = Vec::new();
+    for k in 0..4 {
+        links.extend(std::fs::read(dir.path().join(format!("shard-{k}/links.tsv"))).unwrap());
+    }
+    std::fs::write(together.path().join("links.tsv"), links).unwrap();
+    let one = ranked(&single.path().join("out"));
+    assert!(one.len() > 100, "{one:?}");
+    assert_eq!(ranked(together.path()), one);
+}
+
+/// The URL log's line count once it has stopped growing for `quiet` (polled, with a deadline).
+fn settled_lines(run: &ShardRun, quiet: Duration) -> usize {
+    crate::util::settled(|| run.lines(), quiet, Duration::from_secs(60))
+}
+
+#[test]
+fn a_shard_killed_at_random_moments_loses_nothing_and_refetches_only_in_flight_pages() {
+    const HOSTS: usize = 24;
+    const KILLS: usize = 3;
+    const JOBS: usize = 4;
+    let graph = Graph::new(GraphSpec {
+        hosts: HOSTS,
+        pages_per_host: 25,
+        children: 3,
+        extra_links: 4,
+        cross_host_permille: 300,
+        page_padding: 100,
+        seed: 22,
+    });
+    // A little latency, so that kills land among pages in flight.
+    let web = graph.start(Duration::from_millis(3), &|_| None).unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let others: Vec<ShardRun> = [0, 2]
+        .into_iter()
+        .map(|k| spawn(dir.path(), k, 3, &redis.url(), 0, &[]))
+        .collect();
+    let mut rng = crawl::SplitMix(16);
+    let mut victim_logs = Vec::new();
+    for run in 0..=KILLS {
+        let mut victim = spawn(dir.path(), 1, 3, &redis.url(), run, &[]);
+        victim_logs.push(victim.log.clone());
+        if run == KILLS {
+            let (code, stderr) = victim.wait();
+            assert_eq!(code, Some(0), "{stderr}");
+            break;
+        }
+        // SIGKILL after 5 to 60 more lines of its URL log (or once it ended by itself).
+        let at = 5 + rng.below(56) as usize;
+        let deadline = Instant::now() + CRAWL_DEADLINE;
+        while victim.still_running() && victim.lines() < at && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        victim.child.kill().unwrap();
+        victim.child.wait().unwrap();
+    }
+    wait_all(others);
+    let expected = reachable(&graph);
+    let requested = crate::util::page_requests(&web);
+    let unique: BTreeSet<(usize, usize)> = requested.iter().copied().collect();
+    crate::util::assert_same_set(
+        "pages fetched",
+        &expected,
+        &unique.into_iter().collect::<Vec<_>>(),
+    );
+    // Refetches: only the victim's hosts, at most its pages in flight at each kill: being
+    // fetched by a worker, or queued for the WARC writer (max(4, jobs) records) and so not
+    // done (the bound of `resume.rs`).
+    let mut victim_hosts = BTreeSet::new();
+    for log in &victim_logs {
+        for row in parse_log(&std::fs::read_to_string(log).unwrap()) {
+            victim_hosts.insert(host_of(&row.url));
+        }
+    }
+    let again: Vec<_> = counts(requested)
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    let extra: usize = again.iter().map(|(_, n)| n - 1).sum();
+    assert!(
+        extra <= KILLS * (2 * JOBS + 1),
+        "{extra} refetches after {KILLS} kills: {again:?}"
+    );
+    for ((host, _), _) in &again {
+        let origin = host_of(&web.url(*host, "/"));
+        assert!(
+            victim_hosts.contains(&origin),
+            "host {host} of a shard never killed was fetched twice"
+        );
+    }
+    let summary = read_summary(&dir.path().join("shard-1"));
+    assert_eq!(summary["ending"], "complete", "{summary}");
+}
+
+#[test]
+fn a_late_shard_holds_the_end_and_a_wrong_n_or_a_second_process_is_refused() {
+    const HOSTS: usize = 12;
+    let (graph, web) = small_web(HOSTS, 15, 5);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let mut first = spawn(dir.path(), 0, 2, &redis.url(), 0, &[]);
+    // Shard 0 runs out of its own work, and waits: shard 1 has never reported.
+    settled_lines(&first, Duration::from_millis(1500));
+    assert!(
+        first.still_running(),
+        "shard 0 ended before shard 1 started"
+    );
+
+    // A second process for shard 0 (another directory) is refused by the lease.
+    let second = spawn_in(dir.path(), "elsewhere", 0, 2, &redis.url(), 9, &[], &[]);
+    let (code, stderr) = second.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("already claimed"), "{stderr}");
+    // A shard of these seeds with another N is refused by the N the broker holds.
+    let wrong = spawn(dir.path(), 1, 3, &redis.url(), 9, &[]);
+    let (code, stderr) = wrong.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("runs with 2 shards, not 3"), "{stderr}");
+    // --focus is refused with --shard, before anything is built.
+    let focused = spawn_in(
+        dir.path(),
+        "focused",
+        1,
+        2,
+        &redis.url(),
+        9,
+        &["--focus", "x"],
+        &[],
+    );
+    let (code, stderr) = focused.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--focus cannot be used with --shard 1/2"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("focused").exists(),
+        "a refused shard made its directory"
+    );
+    assert!(first.still_running(), "a refused process ended shard 0");
+
+    let late = spawn(dir.path(), 1, 2, &redis.url(), 0, &[]);
+    wait_all(vec![first, late]);
+    let expected = reachable(&graph);
+    crate::util::assert_fetched_once(&web, &expected);
+    // The directory keeps its K/N: resuming shard 1's with 1/3 is refused.
+    let again = spawn(dir.path(), 1, 3, &redis.url(), 1, &[]);
+    let (code, stderr) = again.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("holds shard 1/2"), "{stderr}");
+}
+
+#[test]
+fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again() {
+    const HOSTS: usize = 16;
+    const JOBS: usize = 4;
+    let (graph, web) = small_web(HOSTS, 20, 9);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let other = spawn(dir.path(), 0, 2, &redis.url(), 0, &[]);
+    // Shard 1 kills itself after offering its 3rd read to its DUE, before acknowledging it.
+    let crash = [("CRAWL_FAILPOINT", "shard-received:3")];
+    let killed = spawn_in(dir.path(), "shard-1", 1, 2, &redis.url(), 0, &[], &crash);
+    let (code, stderr) = killed.wait();
+    assert_eq!(code, None, "not killed at the crash point: {stderr}");
+    // Its stream holds batches read and never acknowledged.
+    let mut seeds: Vec<String> = (0..HOSTS).map(|h| web.url(h, "/")).collect();
+    seeds.sort();
+    let namespace = format!(
+        "crawl:{:016x}",
+        crawl::checksum(seeds.join("\n").as_bytes())
+    );
+    let pending = redis
+        .command(&["XPENDING", &format!("{namespace}:stream:1"), "crawl"])
+        .unwrap();
+    let count = pending
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix(':'));
+    let count: u64 = count.and_then(|n| n.parse().ok()).expect(&pending);
+    assert!(count > 0, "nothing pending: {pending:?}");
+    let before = crate::util::page_requests(&web).len();
+    let again = spawn(dir.path(), 1, 2, &redis.url(), 1, &[]);
+    wait_all(vec![other, again]);
+    let requested = crate::util::page_requests(&web);
+    let unique: BTreeSet<(usize, usize)> = requested.iter().copied().collect();
+    let expected = reachable(&graph);
+    crate::util::assert_same_set(
+        "pages fetched",
+        &expected,
+        &unique.into_iter().collect::<Vec<_>>(),
+    );
+    // The batches came again and their URLs were already in the DUE: refetched pages are only
+    // those in flight at the kill.
+    let extra = requested.len() - expected.len();
+    assert!(
+        extra <= 2 * JOBS + 1,
+        "{extra} pages fetched twice ({before} before the restart)"
+    );
+    let summary = read_summary(&dir.path().join("shard-1"));
+    assert!(
+        summary["shard"]["received"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+}
