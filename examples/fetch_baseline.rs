@@ -32,6 +32,7 @@ fn main() {
         timeout: Duration::from_secs(30),
         max_body: 10 << 20,
         host_connections: 1,
+        idle_hosts: 2 * threads,
         body: BodyRule::default(),
         // The benchmark web is on loopback.
         addresses: AddressPolicy::new(&[], true),
