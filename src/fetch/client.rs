@@ -431,12 +431,11 @@ impl Fetcher {
         let left = || deadline.saturating_duration_since(Instant::now());
         let name = host.trim_start_matches('[').trim_end_matches(']');
         let proxy = self.proxy.as_ref().filter(|p| !p.bypassed_for(name));
-        let (stream, ip) = match proxy {
+        let (stream, ip, wait) = match proxy {
             None => {
                 let addrs = self.resolver.resolve(name, port, left())?;
-                let tcp = connect_any(&addrs, deadline)?;
-                let ip = tcp.peer_addr().ok().map(|a| a.ip());
-                (Stream::Tcp(tcp), ip)
+                let (tcp, addr) = connect_any(&addrs, deadline)?;
+                (Stream::Tcp(tcp), Some(addr.ip()), left().min(PER_READ))
             }
             Some(proxy) => {
                 let target = match proxy.resolve_target {
@@ -447,7 +446,7 @@ impl Fetcher {
                     false => Target::Name(name.to_owned(), port),
                 };
                 let proxy_addrs = self.resolver.resolve(&proxy.host, proxy.port, left())?;
-                let tcp = connect_any(&proxy_addrs, deadline)?;
+                let (tcp, _) = connect_any(&proxy_addrs, deadline)?;
                 let mut stream = Stream::Tcp(tcp);
                 if proxy.protocol == Protocol::Https {
                     stream = self.tls(stream, &proxy.host)?;
@@ -457,14 +456,16 @@ impl Fetcher {
                     Target::Addr(addr) => Some(addr.ip()),
                     Target::Name(..) => None,
                 };
-                (stream, ip)
+                (stream, ip, left().min(PER_READ))
             }
         };
         let stream = match https {
             true => self.tls(stream, name)?,
             false => stream,
         };
-        Ok(Connection::new(stream, ip))
+        // The read timeout connect_any set, or a little less: `conn` sets it again only when
+        // it must shrink.
+        Ok(Connection::new(stream, ip, Some(wait)))
     }
 
     /// TLS over `stream` to `name` (SNI and the certificate check), the handshake done.
@@ -483,7 +484,7 @@ impl Fetcher {
 
 /// A TCP connection to the first of `addrs` that answers, within `CONNECT_TIMEOUT` each and the
 /// deadline in all; its reads and writes then time out as `conn` expects.
-fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<TcpStream, Fail> {
+fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<(TcpStream, SocketAddr), Fail> {
     let mut last = Fail::new("dns", "no address");
     for addr in addrs {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -501,7 +502,7 @@ fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<TcpStream, Fai
                     .and_then(|()| tcp.set_write_timeout(wait))
                     .and_then(|()| tcp.set_nodelay(true));
                 return set
-                    .map(|()| tcp)
+                    .map(|()| (tcp, *addr))
                     .map_err(|e| Fail::io(&e, "setting up the connection"));
             }
             Err(e) => {

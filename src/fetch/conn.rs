@@ -32,6 +32,11 @@ const READ_CHUNK: usize = 16 * 1024;
 /// Longest chunk-size or trailer line of a chunked body.
 const MAX_LINE: usize = 4 * 1024;
 
+thread_local! {
+    /// A read buffer not in use: the one of the connection this thread parked last.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Why a request failed: `kind` is the URL log's word.
 #[derive(Debug)]
 pub struct Fail {
@@ -192,9 +197,12 @@ pub struct Connection {
     stream: Stream,
     /// The address requests on it go to (WARC-IP-Address); `None` when a proxy resolved it.
     pub ip: Option<IpAddr>,
-    /// Bytes read and not yet used: `buf[pos..]`.
+    /// Bytes read and not yet used: `buf[pos..end]`. Empty while the connection is idle
+    /// (`park`): the buffer goes back to the thread's spare, so an idle connection holds
+    /// none and a busy one takes the spare without allocating.
     buf: Vec<u8>,
     pos: usize,
+    end: usize,
     /// The socket's read timeout as last set.
     read_timeout: Option<Duration>,
     /// Responses read whole on it: a reused connection has at least one.
@@ -204,13 +212,15 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(stream: Stream, ip: Option<IpAddr>) -> Connection {
+    /// A connection over `stream`, whose socket's read timeout is `read_timeout`.
+    pub fn new(stream: Stream, ip: Option<IpAddr>, read_timeout: Option<Duration>) -> Connection {
         Connection {
             stream,
             ip,
             buf: Vec::new(),
             pos: 0,
-            read_timeout: None,
+            end: 0,
+            read_timeout,
             answered: 0,
             heard: false,
         }
@@ -234,15 +244,24 @@ impl Connection {
 
     /// Reads more bytes into the buffer; `Ok(0)` at the end of the stream.
     fn fill(&mut self, deadline: Instant) -> Result<usize, Fail> {
-        if self.pos == self.buf.len() {
-            self.buf.clear();
-            self.pos = 0;
-        } else if self.pos > 0 && self.buf.len() + READ_CHUNK > self.buf.capacity() {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
+        if self.buf.is_empty() {
+            self.buf = SPARE.take();
+            if self.buf.len() < READ_CHUNK {
+                self.buf = vec![0; READ_CHUNK];
+            }
         }
-        let end = self.buf.len();
-        self.buf.resize(end + READ_CHUNK, 0);
+        if self.pos == self.end {
+            (self.pos, self.end) = (0, 0);
+        } else if self.end + READ_CHUNK / 4 > self.buf.len() {
+            // Little room left: move what is unread to the front, or grow (the callers bound
+            // how much is kept unread: a head, a line).
+            self.buf.copy_within(self.pos..self.end, 0);
+            (self.pos, self.end) = (0, self.end - self.pos);
+            if self.end + READ_CHUNK / 4 > self.buf.len() {
+                self.buf.resize(self.buf.len() + READ_CHUNK, 0);
+            }
+        }
+        let end = self.end;
         let began = Instant::now();
         let result = loop {
             let Some(left) = deadline
@@ -280,16 +299,22 @@ impl Connection {
         };
         match result {
             Ok(n) => {
-                self.buf.truncate(end + n);
+                self.end = end + n;
                 if n > 0 {
                     self.heard = true;
                 }
                 Ok(n)
             }
-            Err(fail) => {
-                self.buf.truncate(end);
-                Err(self.stale(fail))
-            }
+            Err(fail) => Err(self.stale(fail)),
+        }
+    }
+
+    /// Gives the read buffer back to the thread's spare while the connection is idle (it
+    /// holds no unread byte: `read_body` reuses a connection only then).
+    pub fn park(&mut self) {
+        if self.pos == self.end {
+            SPARE.set(std::mem::take(&mut self.buf));
+            (self.pos, self.end) = (0, 0);
         }
     }
 
@@ -307,7 +332,7 @@ impl Connection {
         // Where to look for the blank line that ends the head.
         let mut scanned: usize = 0;
         loop {
-            let data = &self.buf[self.pos..];
+            let data = &self.buf[self.pos..self.end];
             let from = scanned.saturating_sub(3);
             if has_blank_line(&data[from..]) {
                 let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -380,7 +405,7 @@ impl Connection {
             Framing::Length(n) => {
                 let want = n.min(limit);
                 while (body.len() as u64) < want {
-                    if self.pos == self.buf.len() && self.fill(deadline)? == 0 {
+                    if self.pos == self.end && self.fill(deadline)? == 0 {
                         return Err(Fail::new(
                             "closed",
                             format!("the body ended at {} of {n} bytes", body.len()),
@@ -392,7 +417,7 @@ impl Connection {
             }
             Framing::Close => {
                 while (body.len() as u64) < limit {
-                    if self.pos == self.buf.len() {
+                    if self.pos == self.end {
                         match self.fill(deadline) {
                             Ok(0) => break,
                             // TLS without close_notify: the end of the body all the same.
@@ -408,13 +433,13 @@ impl Connection {
             Framing::Chunked => self.read_chunked(limit, deadline, body)?,
         };
         self.answered += 1;
-        Ok(whole && head.keeps_alive() && self.pos == self.buf.len())
+        Ok(whole && head.keeps_alive() && self.pos == self.end)
     }
 
     /// Moves buffered bytes into `body`, up to `limit` bytes of body in all.
     fn take(&mut self, body: &mut Vec<u8>, limit: u64) {
         let room = limit.saturating_sub(body.len() as u64);
-        let n = (self.buf.len() - self.pos).min(usize::try_from(room).unwrap_or(usize::MAX));
+        let n = (self.end - self.pos).min(usize::try_from(room).unwrap_or(usize::MAX));
         body.extend_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
     }
@@ -445,7 +470,7 @@ impl Connection {
             let end = (body.len() as u64).saturating_add(size);
             let want = end.min(limit);
             while (body.len() as u64) < want {
-                if self.pos == self.buf.len() && self.fill(deadline)? == 0 {
+                if self.pos == self.end && self.fill(deadline)? == 0 {
                     return Err(Fail::new("closed", "the body ended inside a chunk"));
                 }
                 self.take(body, want);
@@ -463,7 +488,7 @@ impl Connection {
     fn line(&mut self, deadline: Instant) -> Result<Vec<u8>, Fail> {
         let mut scanned: usize = 0;
         loop {
-            let data = &self.buf[self.pos..];
+            let data = &self.buf[self.pos..self.end];
             if let Some(at) = data[scanned..].iter().position(|&b| b == b'\n') {
                 let at = scanned + at;
                 let line = data[..at]
@@ -512,7 +537,10 @@ mod tests {
             socket.write_all(response).unwrap();
         });
         let tcp = TcpStream::connect(addr).unwrap();
-        (Connection::new(Stream::Tcp(tcp), Some(addr.ip())), server)
+        (
+            Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None),
+            server,
+        )
     }
 
     fn soon() -> Instant {

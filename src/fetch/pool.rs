@@ -39,7 +39,8 @@ impl Pool {
 
     /// Keeps `conn` for the next request to `origin` (closed instead when `origin` has
     /// `per_host` idle already).
-    pub fn put(&self, origin: String, conn: Connection) {
+    pub fn put(&self, origin: String, mut conn: Connection) {
+        conn.park();
         let mut idle = self.idle.lock().unwrap();
         match idle.get_mut(&origin) {
             Some(conns) if conns.len() >= self.per_host => {}
