@@ -138,7 +138,7 @@ impl Args {
                 timeout: args.timeout,
                 max_body: args.max_body,
                 host_connections: args.host_connections as usize,
-                idle_hosts: 2 * args.jobs as usize,
+                idle_hosts: fetch::client::idle_hosts(args.jobs as usize),
                 body: BodyRule {
                     accept: args.accept_type,
                     reject: args.reject_type,

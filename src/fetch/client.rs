@@ -67,8 +67,7 @@ pub struct FetchConfig {
     /// Requests a host may have in flight at once (`--host-connections`): idle connections
     /// kept per host.
     pub host_connections: usize,
-    /// Hosts whose idle connections are kept (`max(2 × jobs, 128)`: every host with queued
-    /// work; `pool`).
+    /// Hosts whose idle connections are kept (`idle_hosts`).
     pub idle_hosts: usize,
     /// Which response bodies are read (`--accept-type`, `--reject-type`, `--keep-truncated`).
     pub body: BodyRule,
@@ -78,6 +77,20 @@ pub struct FetchConfig {
 
 /// Hosts whose idle connections are kept at least, however few the workers.
 pub const MIN_IDLE_HOSTS: usize = 128;
+/// Hosts whose idle connections are kept at most (an idle plain connection costs a socket and
+/// about 200 bytes here: its read buffer is lent back to the thread while it is idle).
+pub const MAX_IDLE_HOSTS: usize = 4096;
+
+/// Hosts whose idle connections are kept for a crawl of `jobs` workers: enough for every host
+/// with queued work, a quarter of the open-file limit, at most `MAX_IDLE_HOSTS`, and never
+/// fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The scheduler cycles through all hosts with
+/// work, so a pool smaller than their number is an LRU that always misses: at 2,000 hosts × 11
+/// requests, 128 kept hosts made 15,418 connections, 2,048 made 2,000 (BENCHMARKS.md).
+pub fn idle_hosts(jobs: usize) -> usize {
+    let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
+    let share = usize::try_from(files / 4).unwrap_or(usize::MAX);
+    share.min(MAX_IDLE_HOSTS).max(2 * jobs).max(MIN_IDLE_HOSTS)
+}
 
 /// A response, as received.
 #[derive(Debug)]
@@ -152,10 +165,7 @@ impl Fetcher {
             resolver.exempt(&proxy.authority());
         }
         Fetcher {
-            pool: Pool::new(
-                config.idle_hosts.max(MIN_IDLE_HOSTS),
-                config.host_connections,
-            ),
+            pool: Pool::new(config.idle_hosts, config.host_connections),
             resolver,
             tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
             proxy: config.proxy.clone(),
@@ -885,5 +895,19 @@ mod tests {
         assert_eq!(e.kind, "too-large", "{e:?}");
         let e = fetcher("t").get("ftp://127.0.0.1/").unwrap_err();
         assert_eq!(e.kind, "bad-url", "{e:?}");
+    }
+
+    #[test]
+    fn idle_hosts_cover_the_workers_within_the_open_file_limit() {
+        let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
+        for jobs in [1, 64, 3000] {
+            let n = idle_hosts(jobs);
+            assert!(n >= (2 * jobs).max(MIN_IDLE_HOSTS), "{jobs}: {n}");
+            assert!(n <= MAX_IDLE_HOSTS.max(2 * jobs), "{jobs}: {n}");
+            assert!(
+                n as u64 <= (files / 4).max(2 * jobs as u64).max(MIN_IDLE_HOSTS as u64),
+                "{jobs}: {n}"
+            );
+        }
     }
 }

@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Longest wait for one read, whatever time the request has left.
 pub const PER_READ: Duration = Duration::from_secs(20);
+/// How far a read may overshoot the deadline or `PER_READ` rather than set the socket's
+/// timeout again.
+const SLACK: Duration = Duration::from_millis(100);
 /// Headers a response head may have (httparse needs a fixed array); more is `too-large`.
 const MAX_HEADERS: usize = 256;
 /// Bytes asked of the socket per read.
@@ -280,7 +283,9 @@ impl Connection {
                 break Err(Fail::new("timeout", format!("no byte for {PER_READ:?}")));
             };
             let want = left.min(per_read).max(Duration::from_millis(1));
-            if self.read_timeout.is_none_or(|t| t > want) {
+            // Set only when the socket's would overshoot by more than `SLACK`: once per
+            // connection in the common case, not once per read.
+            if self.read_timeout.is_none_or(|t| t > want + SLACK) {
                 if let Err(e) = self.stream.tcp().set_read_timeout(Some(want)) {
                     break Err(Fail::io(&e, "setting the read timeout"));
                 }

@@ -1,12 +1,13 @@
 //! Idle connections, kept for reuse by the next request to the same origin.
 //!
-//! A map from `scheme://host:port` to that origin's idle connections (at most
-//! `per_host`, as many as a host may have requests in flight), bounded as an LRU over origins:
-//! the `hosts` origins used last keep theirs, an older origin's connections are closed. The
-//! bound is sized by the caller to cover every host the workers have queued work for
-//! (`max(2 × jobs, 128)`), so a host keeps its connection while it has work, and the memory
-//! stays a fixed cost however many hosts a crawl meets (an idle connection is a socket and a
-//! 16 KiB buffer; TLS adds its session state).
+//! A map from `scheme://host:port` to that origin's idle connections (at most `per_host`, as
+//! many as a host may have requests in flight), bounded as an LRU over origins: the `hosts`
+//! origins used last keep theirs, an older origin's connections are closed. The bound
+//! (`client::idle_hosts`) is sized to cover every host the workers have queued work for, within
+//! a share of the open-file limit, so a host keeps its connection while it has work; an idle
+//! connection holds no read buffer (`Connection::park`), so the bound costs sockets, not
+//! memory. A server closes what it no longer wants to keep: that costs one failed attempt on
+//! the next request, which the client repeats on a fresh connection.
 //!
 //! A connection is put back only after its response was read exactly to its end (`conn`); it
 //! is taken without any check of liveness (no syscall): a server that closed it while it was
