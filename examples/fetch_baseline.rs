@@ -4,7 +4,7 @@
 //!
 //! Usage: `fetch_baseline URLS_FILE THREADS` — prints pages, seconds and pages/s.
 
-use crawl::{AddressPolicy, BodyRule, FetchConfig, Fetcher};
+use crawl::{AddressPolicy, BodyRule, FetchConfig, Fetcher, idle_hosts};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,7 @@ fn main() {
         timeout: Duration::from_secs(30),
         max_body: 10 << 20,
         host_connections: 1,
+        idle_hosts: idle_hosts(threads),
         body: BodyRule::default(),
         // The benchmark web is on loopback.
         addresses: AddressPolicy::new(&[], true),

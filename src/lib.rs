@@ -36,7 +36,7 @@ pub use sys::tune_allocator;
 // For the integration tests, examples, benchmarks and fuzz targets: the pure functions they
 // exercise directly (everything else they reach through the binary).
 pub use fetch::body::BodyRule;
-pub use fetch::client::{FetchConfig, Fetcher};
+pub use fetch::client::{FetchConfig, Fetcher, idle_hosts};
 pub use fetch::private::AddressPolicy;
 pub use fetch::retry::MAX_RETRIES;
 pub use schedule::robots::RobotsRules;

@@ -46,6 +46,16 @@ impl<K: Clone + Hash + Eq, V> Lru<K, V> {
         self.map.get(key).map(|(value, _)| value)
     }
 
+    /// The value for `key`, mutable, marked as just used.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        let stamp = self.tick();
+        let (_, at) = self.map.get_mut(key)?;
+        *at = stamp;
+        self.order.push_back((key.clone(), stamp));
+        self.compact();
+        self.map.get_mut(key).map(|(value, _)| value)
+    }
+
     /// Inserts or replaces `key`, then forgets the least recently used entries beyond capacity.
     pub fn insert(&mut self, key: K, value: V) {
         let stamp = self.tick();

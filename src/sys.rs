@@ -1,5 +1,6 @@
 //! The few platform calls the crawler makes, in one place: allocator tuning, the process's own
-//! memory and I/O counters from `/proc`, and the self-kill of the crash tests. Each `unsafe`
+//! memory and I/O counters from `/proc`, the open-file limit, and the self-kill of the crash
+//! tests. Each `unsafe`
 //! block is here, with its SAFETY note.
 
 /// Keeps resident memory flat over a long crawl (glibc; "Flat memory" in BENCHMARKS.md). By
@@ -25,6 +26,18 @@ pub fn release_free_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// The process's soft limit on open files (`RLIMIT_NOFILE`), when there is one: idle
+/// connections are kept within a share of it (`fetch::pool`).
+pub fn open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own, and reads nothing else.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
 }
 
 /// Kills this process with SIGKILL, which cannot be caught: a crash test's simulated power cut.

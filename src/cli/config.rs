@@ -62,7 +62,7 @@ impl Args {
         let proxy = match (&args.proxy, args.no_proxy) {
             (_, true) => None,
             (Some(url), false) => Some(proxy(url).map_err(Failure::bad_input)?),
-            (None, false) => ureq::Proxy::try_from_env(),
+            (None, false) => fetch::proxy::Proxy::from_env(),
         };
         let extra_roots = args
             .ca_cert
@@ -129,12 +129,7 @@ impl Args {
             .to_owned();
         let addresses = AddressPolicy::new(&seeds, args.allow_private);
         // A proxy is sent addresses checked here, not names it would resolve unchecked.
-        let proxy = proxy
-            .map(|p| {
-                fetch::proxy::resolved_here(p, &addresses, fetch::proxy::no_proxy_env().as_deref())
-            })
-            .transpose()
-            .map_err(|e| Failure::bad_input(anyhow!("the proxy: {e}")))?;
+        let proxy = proxy.map(|p| p.resolved_here(&addresses));
         let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
         let config = CrawlConfig {
             out: args.out.clone(),
@@ -157,6 +152,7 @@ impl Args {
                 timeout: args.timeout,
                 max_body: args.max_body,
                 host_connections: args.host_connections as usize,
+                idle_hosts: fetch::client::idle_hosts(args.jobs as usize),
                 body: BodyRule {
                     accept: args.accept_type,
                     reject: args.reject_type,
@@ -212,14 +208,15 @@ fn request_headers(texts: &[String]) -> anyhow::Result<Vec<(String, String)>> {
                 );
             };
             let name = name.trim();
-            if ureq::http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if name.is_empty() || !name.bytes().all(tchar) {
                 bail!("--header number {}: {name:?} is not a header name", i + 1);
             }
             if name.eq_ignore_ascii_case("host") {
                 bail!("--header {name}: the Host header comes from each URL");
             }
             let value = value.trim();
-            if ureq::http::HeaderValue::from_str(value).is_err() {
+            if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
                 bail!("--header {name}: the value has a control character or a line break");
             }
             Ok((name.to_owned(), value.to_owned()))
@@ -228,8 +225,8 @@ fn request_headers(texts: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// `--proxy URL`, checked. The error shows the URL without its password.
-fn proxy(url: &str) -> anyhow::Result<ureq::Proxy> {
-    ureq::Proxy::new(url).map_err(|e| {
+fn proxy(url: &str) -> anyhow::Result<fetch::proxy::Proxy> {
+    fetch::proxy::Proxy::parse(url).map_err(|e| {
         let shown = match url::Url::parse(url) {
             Ok(mut parsed) if parsed.password().is_some() => {
                 let _ = parsed.set_password(Some("***"));
@@ -245,17 +242,11 @@ fn proxy(url: &str) -> anyhow::Result<ureq::Proxy> {
 }
 
 /// The certificates of a `--ca-cert` PEM file; a file with none is an error.
-fn ca_certs(path: &Path) -> anyhow::Result<Vec<ureq::tls::Certificate<'static>>> {
+fn ca_certs(path: &Path) -> anyhow::Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
     let pem = std::fs::read(path)
         .with_context(|| format!("cannot read the --ca-cert file {}", path.display()))?;
-    let mut certs = Vec::new();
-    for item in ureq::tls::parse_pem(&pem) {
-        match item {
-            Ok(ureq::tls::PemItem::Certificate(cert)) => certs.push(cert),
-            Ok(_) => {}
-            Err(e) => bail!("--ca-cert {}: not PEM ({e})", path.display()),
-        }
-    }
+    let certs = fetch::tls::pem_certificates(&pem)
+        .map_err(|e| anyhow!("--ca-cert {}: not PEM ({e})", path.display()))?;
     if certs.is_empty() {
         bail!(
             "--ca-cert {}: no certificate (a PEM file with -----BEGIN CERTIFICATE-----)",

@@ -1,8 +1,8 @@
 //! Whether a response's body is read, decided from its headers alone (`--accept-type`,
 //! `--reject-type`, and a `Content-Length` over `--max-body`).
 //!
-//! A body not read costs nothing: the connection is closed right after the headers (ureq
-//! returns a connection to its pool only once the body was read to its end), the headers are
+//! A body not read costs nothing: the connection is closed right after the headers (a
+//! connection is kept for reuse only once its response was read to its end: `fetch::conn`), the headers are
 //! archived as a response record marked `WARC-Truncated`, and the URL log notes `type-rejected`
 //! or `too-long`. Types come from `Content-Type` only, never from the URL's name. A response
 //! without one is `application/octet-stream` (RFC 9110 §8.3). Responses that never have a body

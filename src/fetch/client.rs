@@ -1,57 +1,65 @@
-//! Fetching one URL over HTTP(S) with ureq: bounded in time and size, redirects not followed.
+//! Fetching one URL over HTTP(S) with our own HTTP/1.1 client: bounded in time and size,
+//! redirects not followed.
 //!
-//! Every timeout ureq has is off by default, so each is set. 4xx/5xx responses are data, not
-//! errors. A 3xx comes back as itself: its Location is a discovered URL that goes through the
-//! filter and the DUE like a link. The body is kept as the server sent it (content-encoding
-//! intact, for the archive); `decoded_body` inflates a copy for link extraction, under the same
-//! size cap so a gzip bomb costs no more than a large page.
+//! A request goes over a kept connection to its origin (`pool`) or a new one: the name
+//! resolved and checked (`dns`, `private`), TCP, a proxy's tunnel if any (`proxy`), TLS for
+//! `https` (`tls`). One request per connection at a time, keep-alive (`conn`). A request that
+//! fails on a reused connection before any byte of the response (the server closed it while it
+//! was idle) is sent once more on a fresh connection, and never a third time.
 //!
-//! For the archive, a response also carries what went over the wire around the body: the
-//! request head as ureq sent it (copied from the connection as it is written, inside TLS and
-//! any proxy tunnel, so `--header` values and cookies are in it exactly as sent), the response head (status line from the version and the canonical reason phrase,
-//! ureq keeps no other; headers in the order received, names as ureq gives them, lower-case),
-//! the time the request started and the address the host name resolved to.
+//! 4xx/5xx responses are data, not errors. A 3xx comes back as itself: its Location is a
+//! discovered URL that goes through the filter and the DUE like a link (robots.txt alone
+//! follows redirects). The body is kept as the server sent it (content-encoding intact, for
+//! the archive); `decoded_body` inflates a copy for link extraction, under the same size cap so
+//! a gzip bomb costs no more than a large page.
 //!
-//! Request options: `--header`s go on every request; the one `CookieJar` (`cookies`) adds its
-//! `Cookie` header and keeps what `Set-Cookie` sends; the proxy (`--proxy`, or ureq's reading of
-//! `ALL_PROXY`/`HTTPS_PROXY`/`HTTP_PROXY` and `NO_PROXY`) and the TLS roots (`--ca-cert`,
-//! `--insecure`) are the agent template's, so every host's agent has them.
+//! For the archive, a response carries what went over the wire around the body: the request
+//! head as written (`--header` values and cookies exactly as sent), the response head exactly
+//! as received (status line, header names and order as the server wrote them; only a
+//! `Transfer-Encoding` whose chunked framing was removed is renamed
+//! `X-Crawl-Transfer-Encoding`, so a reader does not de-chunk the body again), the time the
+//! request started and the address connected to.
+//!
+//! Request options: `--header`s go on every request (one named like ours, `User-Agent` say,
+//! replaces ours); the one `CookieJar` (`cookies`) adds its `Cookie` header and keeps what
+//! `Set-Cookie` sends; the proxy (`--proxy`, or the environment's) and the TLS roots
+//! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
+use crate::fetch::conn::{Connection, Fail, Framing, Head, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::CachingResolver;
+use crate::fetch::pool::Pool;
 use crate::fetch::private::AddressPolicy;
-use crate::lru::Lru;
-use std::cell::{Cell, RefCell};
+use crate::fetch::proxy::{Protocol, Proxy, Target};
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::Read;
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use ureq::ResponseExt;
-use ureq::http::Uri;
-use ureq::tls::{Certificate, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::Buffers;
-use ureq::unversioned::transport::{ConnectionDetails, Connector, NextTimeout, Transport};
+use url::Url;
 
 /// The Accept-Encoding every request sends: bodies stay encoded, for the archive.
 const ACCEPT_ENCODING: &str = "gzip, deflate";
+/// Longest wait for a TCP connection to open, whatever time the request has left.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Fetcher settings from the command line.
 #[derive(Clone)]
 pub struct FetchConfig {
     /// The `User-Agent` header sent with every request.
     pub user_agent: String,
-    /// `--header`s, validated, sent with every request after ureq's own.
+    /// `--header`s, validated, sent with every request after ours.
     pub headers: Vec<(String, String)>,
     /// The jar of `--load-cookies` / `--cookie-jar`; `None` sends no cookies and keeps none.
     pub cookies: Option<Arc<CookieJar>>,
     /// The proxy every request goes through (`--proxy`, or the environment's); `None` for none.
-    pub proxy: Option<ureq::Proxy>,
+    pub proxy: Option<Proxy>,
     /// `--insecure`: certificates are not checked.
     pub insecure: bool,
     /// `--ca-cert`: roots trusted besides Mozilla's.
-    pub extra_roots: Vec<Certificate<'static>>,
+    pub extra_roots: Vec<CertificateDer<'static>>,
     /// Whole-request limit (connect, headers and body).
     pub timeout: Duration,
     /// Bytes of body kept; the rest is cut off and the page noted `truncated`.
@@ -59,16 +67,36 @@ pub struct FetchConfig {
     /// Requests a host may have in flight at once (`--host-connections`): idle connections
     /// kept per host.
     pub host_connections: usize,
+    /// Hosts whose idle connections are kept (`idle_hosts`).
+    pub idle_hosts: usize,
     /// Which response bodies are read (`--accept-type`, `--reject-type`, `--keep-truncated`).
     pub body: BodyRule,
     /// Which addresses may be connected to (`--allow-private`, the seeds).
     pub addresses: AddressPolicy,
 }
 
+/// Hosts whose idle connections are kept at least, however few the workers.
+pub const MIN_IDLE_HOSTS: usize = 128;
+/// Hosts whose idle connections are kept at most (an idle plain connection costs a socket and
+/// about 200 bytes here: its read buffer is lent back to the thread while it is idle).
+pub const MAX_IDLE_HOSTS: usize = 4096;
+
+/// Hosts whose idle connections are kept for a crawl of `jobs` workers: enough for every host
+/// with queued work, a quarter of the open-file limit, at most `MAX_IDLE_HOSTS`, and never
+/// fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The scheduler cycles through all hosts with
+/// work, so a pool smaller than their number is an LRU that always misses: at 2,000 hosts × 11
+/// requests, 128 kept hosts made 15,418 connections, 2,048 made 2,000 (BENCHMARKS.md).
+pub fn idle_hosts(jobs: usize) -> usize {
+    let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
+    let share = usize::try_from(files / 4).unwrap_or(usize::MAX);
+    share.min(MAX_IDLE_HOSTS).max(2 * jobs).max(MIN_IDLE_HOSTS)
+}
+
 /// A response, as received.
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
+    /// The headers in the order received, names as the server wrote them.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     /// The body was longer than `max_body` and was cut there.
@@ -78,19 +106,25 @@ pub struct Response {
     pub elapsed: Duration,
     /// When the request started (wall clock, for WARC-Date).
     pub started: SystemTime,
-    /// The address the host name resolved to for this request (the first one, which is the one
-    /// connected to unless it refused); `None` when unknown (a proxy resolves, say).
+    /// The address the request went to; `None` when a proxy resolved the name.
     pub ip: Option<IpAddr>,
     /// The URL the response came from when redirects were followed to get it (robots.txt only).
     pub final_url: Option<String>,
     /// The request line and headers as sent, ending with the empty line.
     pub request_head: Vec<u8>,
-    /// The status line and headers as received, ending with the empty line. ureq removes any
-    /// chunked framing, so `Transfer-Encoding` appears as `X-Crawl-Transfer-Encoding`.
+    /// The status line and headers as received, ending with the empty line (see the module
+    /// doc for `X-Crawl-Transfer-Encoding`).
     pub response_head: Vec<u8>,
 }
 
-/// Why a fetch produced no response; `kind` is the stable word the URL log shows.
+/// Why a fetch produced no response; `kind` is the stable word the URL log shows: `timeout`
+/// (the `--timeout` for the whole request passed, or no byte came for 20 s), `dns`, `connect`
+/// (refused, unreachable, or a proxy refused the tunnel), `reset` (the server reset the
+/// connection), `closed` (it closed the connection before answering; while reading the body
+/// this becomes `short-body`: fewer bytes than its Content-Length or chunking promised), `io`,
+/// `body` (another error inside the body), `bad-url`, `protocol` (not HTTP, or a bad length or
+/// chunk), `too-large` (a head over 64 KiB), `tls` (a handshake failed: a certificate refused,
+/// say), `private-address` (the address is refused: `fetch::private`).
 #[derive(Debug)]
 pub struct FetchError {
     pub kind: &'static str,
@@ -98,202 +132,45 @@ pub struct FetchError {
     pub elapsed: Duration,
 }
 
-/// A reusable HTTP client shared by all workers: connections kept per host.
+/// A reusable HTTP client shared by all workers: connections kept per origin.
 pub struct Fetcher {
-    agents: HostAgents,
+    pool: Pool,
+    resolver: CachingResolver,
+    tls: Arc<ClientConfig>,
+    proxy: Option<Proxy>,
+    user_agent: String,
+    timeout: Duration,
     max_body: u64,
     headers: Vec<(String, String)>,
     cookies: Option<Arc<CookieJar>>,
     body_rule: BodyRule,
 }
 
-/// Hosts whose idle connections are kept: the last 64 used (as many as the workers of a
-/// `-j 64` crawl), few enough that their buffers (88 KiB each) stay a small fixed cost however
-/// many hosts the crawl meets. 128 cost 5 MB more at 2,000 hosts and were no faster
-/// (BENCHMARKS.md, "Speed at the web's shape").
-const IDLE_HOSTS: usize = 64;
-
-/// One ureq agent, and so one connection pool, per host, for the `IDLE_HOSTS` hosts used last.
-///
-/// ureq's pool is a list that every request scans, with a per-host count that is quadratic in
-/// its length: kept for a thousand hosts it cost most of a crawl's CPU (76 % in
-/// `Authority::eq` at 2,000 hosts). Here finding a host's connection is one hash look-up, and
-/// the pool each request scans holds that host's connections only. An agent is a few `Arc`s;
-/// the connector (with its TLS configuration) and the DNS cache are shared by all.
-struct HostAgents {
-    template: ureq::config::Config,
-    connector: SharedConnector,
-    resolver: RecordingResolver<CachingResolver>,
-    idle: Mutex<Lru<String, ureq::Agent>>,
-}
-
-impl HostAgents {
-    fn agent_for(&self, url: &str) -> ureq::Agent {
-        let key = match crate::url::normalize::origin_and_key(url) {
-            Some((_, key)) => key,
-            None => String::new(), // ureq will refuse it with its own error
-        };
-        let mut idle = self.idle.lock().unwrap();
-        if let Some(agent) = idle.get(&key) {
-            return agent.clone();
-        }
-        let agent = ureq::Agent::with_parts(
-            self.template.clone(),
-            self.connector.clone(),
-            self.resolver.clone(),
-        );
-        idle.insert(key, agent.clone());
-        agent
-    }
-}
-
-/// The one connector (TCP, a proxy if any, then rustls with its root store built once;
-/// `fetch::proxy::connector`) every agent uses; each connection it makes is wrapped in
-/// `Recording`, except the connection to a CONNECT proxy under the tunnel: what goes through
-/// it is the CONNECT head and then the request again (as ciphertext for https), and the
-/// tunnel on top is recorded already.
-#[derive(Clone, Debug)]
-struct SharedConnector {
-    chain: Arc<dyn Connector<Out = Box<dyn Transport>>>,
-    /// The proxy's URI, if any.
-    proxy: Option<Uri>,
-}
-
-impl Connector for SharedConnector {
-    type Out = Box<dyn Transport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<()>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        let connection = self.chain.connect(details, chained)?;
-        // `fetch::proxy::ConnectTunnel` connects to the proxy with the agents' settings
-        // without the proxy; a fetch's own settings always have it.
-        let to_proxy = details.config.proxy().is_none() && self.proxy.as_ref() == Some(details.uri);
-        Ok(match to_proxy {
-            true => connection,
-            false => connection
-                .map(|inner| Box::new(Recording(inner, RESOLVED.get())) as Box<dyn Transport>),
-        })
-    }
-}
-
-/// Longest request head kept for the archive: ours are a few hundred bytes, a long `--header`
-/// or cookie a few KiB.
-const MAX_SENT_HEAD: usize = 64 * 1024;
-
-thread_local! {
-    /// The bytes of the request head the last request on this thread wrote (see `Recording`).
-    static SENT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A connection that copies what the request writes into `SENT`: the plain text, since it
-/// wraps the outermost transport (TLS and any proxy tunnel are inside it). A GET has no body,
-/// so everything written is the head; a write after a complete head starts the next request's
-/// (a robots.txt redirect), so `SENT` ends up holding the last request's head.
-///
-/// It also keeps the address its connection was made to (`RESOLVED` when it was made: none
-/// when a proxy resolved) and sets `RESOLVED` to it whenever a request is written, so a request
-/// on a reused connection, for which nothing is resolved, still has its WARC-IP-Address.
-#[derive(Debug)]
-struct Recording(Box<dyn Transport>, Option<IpAddr>);
-
-impl Transport for Recording {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        self.0.buffers()
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        let written = &self.0.buffers().output()[..amount];
-        RESOLVED.set(self.1);
-        SENT.with_borrow_mut(|sent| {
-            if sent.ends_with(b"\r\n\r\n") {
-                sent.clear();
-            }
-            let room = MAX_SENT_HEAD.saturating_sub(sent.len());
-            sent.extend_from_slice(&written[..amount.min(room)]);
-        });
-        self.0.transmit_output(amount, timeout)
-    }
-
-    fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.0.maybe_await_input(timeout)
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.0.await_input(timeout)
-    }
-
-    fn is_open(&mut self) -> bool {
-        self.0.is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        self.0.is_tls()
-    }
-}
-
-/// The TLS settings: Mozilla's roots plus `--ca-cert`'s, or no checks with `--insecure`.
-fn tls_config(config: &FetchConfig) -> TlsConfig {
-    let roots = match config.extra_roots.is_empty() {
-        true => RootCerts::WebPki,
-        false => webpki_root_certs::TLS_SERVER_ROOT_CERTS
-            .iter()
-            .map(|der| Certificate::from_der(der.as_ref()))
-            .chain(config.extra_roots.iter().cloned())
-            .into(),
-    };
-    TlsConfig::builder()
-        .root_certs(roots)
-        .disable_verification(config.insecure)
-        .build()
+/// One exchange's result before it becomes a `Response`.
+struct Exchange {
+    head: Head,
+    body: Vec<u8>,
+    truncated: bool,
+    skipped: Option<Skipped>,
+    ip: Option<IpAddr>,
+    request_head: Vec<u8>,
 }
 
 impl Fetcher {
     /// Builds the client from `config`; connections are made as hosts are first fetched.
     pub fn new(config: &FetchConfig) -> Fetcher {
-        let template = |proxy: Option<ureq::Proxy>| {
-            ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .max_redirects(0)
-                .max_redirects_will_error(false)
-                .user_agent(config.user_agent.as_str())
-                .accept_encoding(ACCEPT_ENCODING)
-                .timeout_global(Some(config.timeout))
-                .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
-                .timeout_per_read(Some(config.timeout.min(Duration::from_secs(20))))
-                .max_response_header_size(64 * 1024)
-                // Our requests are a few hundred bytes and a head is at most 64 KiB: ureq's
-                // default 128 KiB buffers each way per connection would be most of our memory.
-                .input_buffer_size(80 * 1024)
-                .output_buffer_size(8 * 1024)
-                // Each agent serves one host (see `HostAgents`): its pool holds that host's idle
-                // connections, as many as the host may have requests in flight.
-                .max_idle_connections(config.host_connections.max(1))
-                .max_idle_connections_per_host(config.host_connections.max(1))
-                .proxy(proxy)
-                .tls_config(tls_config(config))
-                .build()
-        };
-        // The connection to a CONNECT proxy itself is made with the same settings, no proxy.
-        let direct = template(None);
-        let template = template(config.proxy.clone());
         let mut resolver = CachingResolver::new(config.addresses.clone());
-        if let Some(proxy) = template.proxy() {
-            // The proxy (from the environment) is the user's choice, private or not.
-            resolver.exempt(&format!("{}:{}", proxy.host(), proxy.port()));
+        if let Some(proxy) = &config.proxy {
+            // The proxy is the user's choice, private or not.
+            resolver.exempt(&proxy.authority());
         }
         Fetcher {
-            agents: HostAgents {
-                template,
-                connector: SharedConnector {
-                    chain: crate::fetch::proxy::connector(direct, &config.user_agent),
-                    proxy: config.proxy.as_ref().map(|p| p.uri().clone()),
-                },
-                resolver: RecordingResolver(Arc::new(resolver)),
-                idle: Mutex::new(Lru::new(IDLE_HOSTS)),
-            },
+            pool: Pool::new(config.idle_hosts, config.host_connections),
+            resolver,
+            tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
+            proxy: config.proxy.clone(),
+            user_agent: config.user_agent.clone(),
+            timeout: config.timeout,
             max_body: config.max_body,
             headers: config.headers.clone(),
             cookies: config.cookies.clone(),
@@ -322,8 +199,8 @@ impl Fetcher {
         self.get_with(url, &[], 5, false)
     }
 
-    /// The GET; with `filtered`, the body is read only if `BodyRule` wants it (else the
-    /// connection is dropped after the headers, which closes it).
+    /// The GET, following up to `redirects` redirects; with `filtered`, the body is read only
+    /// if `BodyRule` wants it (else the connection is closed after the head).
     fn get_with(
         &self,
         url: &str,
@@ -333,24 +210,203 @@ impl Fetcher {
     ) -> Result<Response, FetchError> {
         let start = Instant::now();
         let started = SystemTime::now();
-        let fail = |kind, message: String| FetchError {
-            kind,
-            message,
+        let deadline = start + self.timeout;
+        let fail = |f: Fail| FetchError {
+            kind: f.kind,
+            message: f.message,
             elapsed: start.elapsed(),
         };
-        RESOLVED.set(None);
-        SENT.with_borrow_mut(Vec::clear);
-        let agent = self.agents.agent_for(url);
-        let mut request = agent.get(url);
-        if redirects > 0 {
-            request = request.config().max_redirects(redirects).build();
+        let mut current = Url::parse(url).map_err(|e| fail(Fail::new("bad-url", e.to_string())))?;
+        let mut hops = 0;
+        loop {
+            let exchange = self
+                .exchange(&current, extra, filtered, deadline)
+                .map_err(fail)?;
+            let location = (hops < redirects && (300..400).contains(&exchange.head.status))
+                .then(|| header(&exchange.head.headers, "location"))
+                .flatten()
+                .and_then(|to| current.join(to).ok())
+                .filter(|to| matches!(to.scheme(), "http" | "https"));
+            if let Some(to) = location {
+                current = to;
+                hops += 1;
+                continue;
+            }
+            let Exchange {
+                head,
+                body,
+                truncated,
+                skipped,
+                ip,
+                request_head,
+            } = exchange;
+            return Ok(Response {
+                status: head.status,
+                final_url: (hops > 0).then(|| current.to_string()),
+                response_head: head.raw,
+                headers: head.headers,
+                body,
+                truncated,
+                skipped,
+                elapsed: start.elapsed(),
+                started,
+                ip,
+                request_head,
+            });
+        }
+    }
+
+    /// One request and its response, over a kept connection or a new one; a kept one that
+    /// turns out closed is replaced once by a new one.
+    fn exchange(
+        &self,
+        url: &Url,
+        extra: &[(&'static str, String)],
+        filtered: bool,
+        deadline: Instant,
+    ) -> Result<Exchange, Fail> {
+        let (host, port) = match (url.scheme(), url.host_str(), url.port_or_known_default()) {
+            ("http" | "https", Some(host), Some(port)) if !host.is_empty() => (host, port),
+            _ => return Err(Fail::new("bad-url", format!("not an http(s) URL: {url}"))),
+        };
+        let origin = format!("{}://{host}:{port}", url.scheme());
+        let request_head = self.request_head(url, extra);
+        let mut fresh = false;
+        loop {
+            let mut conn = match fresh {
+                false => self.pool.take(&origin),
+                true => None,
+            };
+            let reused = conn.is_some();
+            let conn = match conn.take() {
+                Some(conn) => conn,
+                None => self.connect(url.scheme() == "https", host, port, deadline)?,
+            };
+            match self.round_trip(conn, &request_head, url, filtered, deadline) {
+                Err(f) if f.stale && reused && !fresh => fresh = true,
+                Err(f) => return Err(f),
+                Ok((exchange, conn)) => {
+                    if let Some(conn) = conn {
+                        self.pool.put(origin, conn);
+                    }
+                    return Ok(Exchange {
+                        request_head,
+                        ..exchange
+                    });
+                }
+            }
+        }
+    }
+
+    /// Sends the request and reads the response; the connection comes back when it can carry
+    /// another request.
+    fn round_trip(
+        &self,
+        mut conn: Connection,
+        request_head: &[u8],
+        url: &Url,
+        filtered: bool,
+        deadline: Instant,
+    ) -> Result<(Exchange, Option<Connection>), Fail> {
+        conn.send(request_head)?;
+        let mut head = conn.read_head(deadline)?;
+        if let Some(jar) = &self.cookies {
+            let set = head
+                .headers
+                .iter()
+                .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
+                .map(|(_, v)| v.as_str());
+            jar.remember(url.as_str(), set);
+        }
+        let skipped = filtered
+            .then(|| {
+                self.body_rule.skip(
+                    head.status,
+                    header(&head.headers, "content-type"),
+                    header(&head.headers, "content-length"),
+                    self.max_body,
+                )
+            })
+            .flatten();
+        let framing = head.framing()?;
+        let mut body = Vec::new();
+        let mut truncated = false;
+        let mut reusable = false;
+        if skipped.is_none() {
+            reusable = conn
+                .read_body(&head, framing, self.max_body, deadline, &mut body)
+                .map_err(|mut f| {
+                    f.kind = match f.kind {
+                        "closed" => "short-body",
+                        "io" => "body",
+                        kind => kind,
+                    };
+                    f.message = format!(
+                        "reading the body (after {} bytes): {}",
+                        body.len(),
+                        f.message
+                    );
+                    f
+                })?;
+            truncated = body.len() as u64 > self.max_body;
+            body.truncate(self.max_body as usize);
+        }
+        if framing == Framing::Chunked {
+            rename_transfer_encoding(&mut head.raw);
+        }
+        let ip = conn.ip;
+        let exchange = Exchange {
+            head,
+            body,
+            truncated,
+            skipped,
+            ip,
+            request_head: Vec::new(),
+        };
+        Ok((exchange, reusable.then_some(conn)))
+    }
+
+    /// The request head: the request line, `Host`, ours (`User-Agent`, `Accept`,
+    /// `Accept-Encoding`) unless a `--header` of that name replaces it, `extra`, the
+    /// `--header`s, and one `Cookie` with a `--header 'Cookie: …'` and the jar's cookies
+    /// (RFC 6265 §5.4).
+    fn request_head(&self, url: &Url, extra: &[(&'static str, String)]) -> Vec<u8> {
+        let path = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        let path = if path.is_empty() { "/" } else { path };
+        let host = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        let given = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut head = Vec::with_capacity(256);
+        head.extend_from_slice(b"GET ");
+        head.extend_from_slice(path.as_bytes());
+        head.extend_from_slice(b" HTTP/1.1\r\n");
+        let mut line = |name: &str, value: &str| {
+            head.extend_from_slice(name.as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        };
+        line("Host", host);
+        if !self.user_agent.is_empty() && !given("user-agent") {
+            line("User-Agent", &self.user_agent);
+        }
+        if !given("accept") {
+            line("Accept", "*/*");
+        }
+        if !given("accept-encoding") {
+            line("Accept-Encoding", ACCEPT_ENCODING);
         }
         for (name, value) in extra {
-            request = request.header(*name, value.as_str());
+            line(name, value);
         }
-        // A `--header 'Cookie: …'` and the jar's cookies go in one header (RFC 6265 §5.4).
-        let jar = self.cookies.as_ref().and_then(|jar| jar.header_for(url));
-        let mut cookie = None;
+        let jar = self
+            .cookies
+            .as_ref()
+            .and_then(|jar| jar.header_for(url.as_str()));
+        let mut cookie: Option<String> = None;
         for (name, value) in &self.headers {
             match &jar {
                 Some(_) if name.eq_ignore_ascii_case("cookie") => {
@@ -359,152 +415,140 @@ impl Fetcher {
                         None => value.clone(),
                     });
                 }
-                _ => request = request.header(name.as_str(), value.as_str()),
+                _ => line(name, value),
             }
         }
         if let Some(value) = match (cookie, jar) {
             (Some(own), Some(jar)) => Some(format!("{own}; {jar}")),
             (own, jar) => own.or(jar),
         } {
-            request = request.header("cookie", value);
+            line("Cookie", &value);
         }
-        let response = request
-            .call()
-            .map_err(|e| fail(error_kind(&e), e.to_string()))?;
-        let ip = RESOLVED.take();
-        let status = response.status().as_u16();
-        let uri = response.get_uri();
-        let final_url = (uri != url).then(|| uri.to_string());
-        if let Some(jar) = &self.cookies {
-            let set = response.headers().get_all(ureq::http::header::SET_COOKIE);
-            jar.remember(&uri.to_string(), set.iter().filter_map(|v| v.to_str().ok()));
-        }
-        let request_head = SENT.take();
-        let response_head = response_head(&response);
-        let headers = response
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect::<Vec<(String, String)>>();
-        // Names as ureq gives them: lower-case.
-        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| &**v);
-        let skipped = filtered
-            .then(|| {
-                self.body_rule.skip(
-                    status,
-                    header("content-type"),
-                    header("content-length"),
-                    self.max_body,
-                )
-            })
-            .flatten();
-        let mut body = Vec::new();
-        let mut truncated = false;
-        match skipped {
-            // Dropped unread: ureq pools only a connection read to its end, so this closes it.
-            Some(_) => drop(response),
+        head.extend_from_slice(b"\r\n");
+        head
+    }
+
+    /// A new connection to `host:port`: directly, or through the proxy's tunnel; TLS on top for
+    /// `https`. The target's address is resolved (and checked) before anything is connected
+    /// to, the proxy included, unless the proxy resolves names (`--allow-private`).
+    fn connect(
+        &self,
+        https: bool,
+        host: &str,
+        port: u16,
+        deadline: Instant,
+    ) -> Result<Connection, Fail> {
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let name = host.trim_start_matches('[').trim_end_matches(']');
+        let proxy = self.proxy.as_ref().filter(|p| !p.bypassed_for(name));
+        let (stream, ip, wait) = match proxy {
             None => {
-                let mut reader = response.into_body().into_reader().take(self.max_body + 1);
-                if let Err(e) = reader.read_to_end(&mut body) {
-                    let e = ureq::Error::from(e);
-                    let kind = match error_kind(&e) {
-                        "closed" => "short-body",
-                        "io" | "other" => "body",
-                        kind => kind,
-                    };
-                    return Err(fail(
-                        kind,
-                        format!("reading the body (after {} bytes): {e}", body.len()),
-                    ));
+                let addrs = self.resolver.resolve(name, port, left())?;
+                let (tcp, addr) = connect_any(&addrs, deadline)?;
+                (Stream::Tcp(tcp), Some(addr.ip()), left().min(PER_READ))
+            }
+            Some(proxy) => {
+                let target = match proxy.resolve_target {
+                    true => {
+                        let addrs = self.resolver.resolve(name, port, left())?;
+                        Target::Addr(addrs[0])
+                    }
+                    false => Target::Name(name.to_owned(), port),
+                };
+                let proxy_addrs = self.resolver.resolve(&proxy.host, proxy.port, left())?;
+                let (tcp, _) = connect_any(&proxy_addrs, deadline)?;
+                let mut stream = Stream::Tcp(tcp);
+                if proxy.protocol == Protocol::Https {
+                    stream = self.tls(stream, &proxy.host)?;
                 }
-                truncated = body.len() as u64 > self.max_body;
-                body.truncate(self.max_body as usize);
+                proxy.handshake(&mut stream, &target, &self.user_agent)?;
+                let ip = match target {
+                    Target::Addr(addr) => Some(addr.ip()),
+                    Target::Name(..) => None,
+                };
+                (stream, ip, left().min(PER_READ))
+            }
+        };
+        let stream = match https {
+            true => self.tls(stream, name)?,
+            false => stream,
+        };
+        // The read timeout connect_any set, or a little less: `conn` sets it again only when
+        // it must shrink.
+        Ok(Connection::new(stream, ip, Some(wait)))
+    }
+
+    /// TLS over `stream` to `name` (SNI and the certificate check), the handshake done.
+    fn tls(&self, mut stream: Stream, name: &str) -> Result<Stream, Fail> {
+        let server = ServerName::try_from(name.to_owned())
+            .map_err(|e| Fail::new("bad-url", format!("{name:?} is not a TLS server name: {e}")))?;
+        let mut conn = ClientConnection::new(Arc::clone(&self.tls), server)
+            .map_err(|e| Fail::new("tls", e.to_string()))?;
+        while conn.is_handshaking() {
+            conn.complete_io(&mut stream)
+                .map_err(|e| Fail::io(&e, "TLS handshake"))?;
+        }
+        Ok(Stream::Tls(Box::new(StreamOwned::new(conn, stream))))
+    }
+}
+
+/// A TCP connection to the first of `addrs` that answers, within `CONNECT_TIMEOUT` each and the
+/// deadline in all; its reads and writes then time out as `conn` expects.
+fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<(TcpStream, SocketAddr), Fail> {
+    let mut last = Fail::new("dns", "no address");
+    for addr in addrs {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Fail::new(
+                "timeout",
+                "the request took longer than --timeout",
+            ));
+        }
+        match TcpStream::connect_timeout(addr, left.min(CONNECT_TIMEOUT)) {
+            Ok(tcp) => {
+                let wait = Some(left.min(PER_READ));
+                let set = tcp
+                    .set_read_timeout(wait)
+                    .and_then(|()| tcp.set_write_timeout(wait))
+                    .and_then(|()| tcp.set_nodelay(true));
+                return set
+                    .map(|()| (tcp, *addr))
+                    .map_err(|e| Fail::io(&e, "setting up the connection"));
+            }
+            Err(e) => {
+                let kind = match e.kind() {
+                    std::io::ErrorKind::TimedOut => "timeout",
+                    _ => "connect",
+                };
+                last = Fail::new(kind, format!("connecting to {addr}: {e}"));
             }
         }
-        Ok(Response {
-            status,
-            headers,
-            body,
-            truncated,
-            skipped,
-            elapsed: start.elapsed(),
-            started,
-            ip,
-            final_url,
-            request_head,
-            response_head,
-        })
     }
+    Err(last)
 }
 
-/// The response's status line and headers, in the order received, as bytes.
-fn response_head<B>(response: &ureq::http::Response<B>) -> Vec<u8> {
-    let status = response.status();
-    let mut head = format!(
-        "{:?} {} {}\r\n",
-        response.version(),
-        status.as_u16(),
-        status.canonical_reason().unwrap_or("")
-    )
-    .into_bytes();
-    for (name, value) in response.headers() {
-        let name = if name == ureq::http::header::TRANSFER_ENCODING {
-            "X-Crawl-Transfer-Encoding"
+/// The first value of header `name` (case-insensitive).
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Renames `Transfer-Encoding` to `X-Crawl-Transfer-Encoding` in a raw head, the rest of each
+/// line as received.
+fn rename_transfer_encoding(raw: &mut Vec<u8>) {
+    const NAME: &[u8] = b"transfer-encoding:";
+    let mut out = Vec::with_capacity(raw.len() + 16);
+    for line in raw.split_inclusive(|&b| b == b'\n') {
+        if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+            out.extend_from_slice(b"X-Crawl-Transfer-Encoding");
+            out.extend_from_slice(&line[NAME.len() - 1..]);
         } else {
-            name.as_str()
-        };
-        head.extend_from_slice(name.as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    head.extend_from_slice(b"\r\n");
-    head
-}
-
-thread_local! {
-    /// The address `RecordingResolver` last resolved on this thread. ureq is blocking and
-    /// resolves on the calling thread, so after a call it is that call's address.
-    static RESOLVED: Cell<Option<IpAddr>> = const { Cell::new(None) };
-}
-
-/// A resolver (ureq's own by default) that notes the first address of each answer for
-/// WARC-IP-Address (ureq does not expose the peer address). Wraps any other resolver, a
-/// caching one say, the same way; clones share it (every host's agent uses the one DNS cache).
-#[derive(Debug, Default)]
-struct RecordingResolver<R = DefaultResolver>(Arc<R>);
-
-impl<R> Clone for RecordingResolver<R> {
-    fn clone(&self) -> Self {
-        RecordingResolver(Arc::clone(&self.0))
-    }
-}
-
-impl<R: Resolver> Resolver for RecordingResolver<R> {
-    fn resolve(
-        &self,
-        uri: &Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let addrs = self.0.resolve(uri, config, timeout)?;
-        if !is_proxy_lookup(uri, config) {
-            RESOLVED.set(addrs.first().map(|a| a.ip()));
+            out.extend_from_slice(line);
         }
-        Ok(addrs)
     }
-}
-
-/// Whether a look-up of `uri` is of the proxy's own address (ureq resolves the proxy through
-/// the same resolver), not of a page's host: it is not the page's WARC-IP-Address (a proxy's
-/// target is, as every proxy resolves here unless `--allow-private`: `fetch::proxy`).
-fn is_proxy_lookup(uri: &Uri, config: &ureq::config::Config) -> bool {
-    config.proxy().is_some_and(|p| p.uri() == uri)
+    *raw = out;
 }
 
 impl Response {
@@ -564,38 +608,6 @@ impl Response {
     }
 }
 
-/// Stable words for the URL log's error column: `timeout` (the `--timeout` for the whole
-/// request passed, e.g. a server trickling bytes), `dns`, `connect`, `reset` (the server reset
-/// the connection), `closed` (it closed the connection before answering; while reading the
-/// body this becomes `short-body`: fewer bytes than its Content-Length or chunking promised),
-/// `io`, `bad-url`, `protocol` (not HTTP), `too-large` (a head over 64 KiB), `tls` (a handshake
-/// failed: a certificate refused, say), `private-address` (the address is refused:
-/// `fetch::private`), `other`.
-fn error_kind(e: &ureq::Error) -> &'static str {
-    use std::io::ErrorKind;
-    match e {
-        ureq::Error::Timeout(_) => "timeout",
-        ureq::Error::HostNotFound => "dns",
-        ureq::Error::ConnectionFailed => "connect",
-        ureq::Error::Io(io) if io.get_ref().is_some_and(|e| e.is::<rustls::Error>()) => "tls",
-        ureq::Error::Io(io) => match io.kind() {
-            ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout",
-            ErrorKind::ConnectionRefused => "connect",
-            ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
-                "reset"
-            }
-            ErrorKind::UnexpectedEof => "closed",
-            _ => "io",
-        },
-        ureq::Error::BadUri(_) => "bad-url",
-        ureq::Error::Protocol(_) | ureq::Error::Http(_) => "protocol",
-        ureq::Error::BodyExceedsLimit(_) | ureq::Error::LargeResponseHeader(..) => "too-large",
-        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => "tls",
-        e if crate::fetch::dns::is_refused(e) => crate::fetch::private::KIND,
-        _ => "other",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,6 +650,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             max_body: 1 << 20,
             host_connections: 1,
+            idle_hosts: MIN_IDLE_HOSTS,
             body: BodyRule::default(),
             addresses: AddressPolicy::new(&[url::Url::parse("http://127.0.0.1/").unwrap()], false),
         }
@@ -648,7 +661,7 @@ mod tests {
     }
 
     #[test]
-    fn request_head_is_what_ureq_sends() {
+    fn request_head_is_what_was_sent() {
         for (ua, path) in [("crawl-test/1.0 (+x)", "/a/b?x=1&y"), ("", "/")] {
             let (base, server) = serve_once(
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nhi",
@@ -662,8 +675,7 @@ mod tests {
             assert_eq!(fetched.body, b"hi");
             assert_eq!(fetched.final_url, None);
         }
-        // A recrawl's conditional request: the extra headers are reconstructed where ureq puts
-        // them.
+        // A recrawl's conditional request: the extra headers go after ours.
         let (base, server) = serve_once(b"HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\n");
         let extra = [
             ("if-none-match", "\"v1\"".to_owned()),
@@ -734,17 +746,21 @@ mod tests {
         let fetched = fetcher.get(&format!("{base}/a")).unwrap();
         let sent = String::from_utf8(server.join().unwrap()).unwrap();
         assert_eq!(String::from_utf8_lossy(&fetched.request_head), sent);
-        assert!(sent.contains("\r\nx-token: secret 1\r\n"), "{sent}");
-        assert!(sent.contains("\r\nuser-agent: mine/2\r\n"), "{sent}");
+        assert!(sent.contains("\r\nX-Token: secret 1\r\n"), "{sent}");
+        assert!(sent.contains("\r\nUser-Agent: mine/2\r\n"), "{sent}");
         assert!(
             !sent.contains("crawl-test"),
             "--header's User-Agent replaces ours: {sent}"
         );
         assert!(
-            sent.contains("\r\ncookie: own=1; own=2; from_file=f1\r\n"),
+            sent.contains("\r\nCookie: own=1; own=2; from_file=f1\r\n"),
             "{sent}"
         );
-        assert_eq!(sent.matches("cookie:").count(), 1, "{sent}");
+        assert_eq!(
+            sent.to_ascii_lowercase().matches("cookie:").count(),
+            1,
+            "{sent}"
+        );
         // The cookie the server set goes back on the next request, with the file's.
         let (base, server) =
             serve_once(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
@@ -752,13 +768,13 @@ mod tests {
         let sent = String::from_utf8(server.join().unwrap()).unwrap();
         assert_eq!(String::from_utf8_lossy(&fetched.request_head), sent);
         assert!(
-            sent.contains("\r\ncookie: own=1; own=2; from_file=f1; session=s2\r\n"),
+            sent.contains("\r\nCookie: own=1; own=2; from_file=f1; session=s2\r\n"),
             "{sent}"
         );
     }
 
     #[test]
-    fn response_head_keeps_header_order_and_renames_transfer_encoding() {
+    fn response_head_is_as_received_but_for_transfer_encoding() {
         let (base, server) = serve_once(
             b"HTTP/1.1 404 Whatever\r\nX-Zeta: 1\r\nTransfer-Encoding: chunked\r\nX-Alpha: 2\r\n\
               Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
@@ -767,12 +783,131 @@ mod tests {
         server.join().unwrap();
         assert_eq!(
             String::from_utf8_lossy(&fetched.response_head),
-            "HTTP/1.1 404 Not Found\r\nx-zeta: 1\r\nX-Crawl-Transfer-Encoding: chunked\r\n\
-             x-alpha: 2\r\nconnection: close\r\n\r\n"
+            "HTTP/1.1 404 Whatever\r\nX-Zeta: 1\r\nX-Crawl-Transfer-Encoding: chunked\r\n\
+             X-Alpha: 2\r\nConnection: close\r\n\r\n"
         );
         assert_eq!(fetched.body, b"hello", "chunked framing removed");
         assert_eq!(fetched.ip, Some(IpAddr::from([127, 0, 0, 1])));
         let age = SystemTime::now().duration_since(fetched.started).unwrap();
         assert!(age < Duration::from_secs(10));
+    }
+
+    /// The next connection to `listener` within `wait`, if any (polled: the listener is
+    /// non-blocking, so a server thread never waits forever for a client that does not come).
+    fn accept_within(listener: &TcpListener, wait: Duration) -> Option<std::net::TcpStream> {
+        listener.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            match listener.accept() {
+                Ok((socket, _)) => {
+                    socket.set_nonblocking(false).unwrap();
+                    socket
+                        .set_read_timeout(Some(Duration::from_secs(10)))
+                        .unwrap();
+                    return Some(socket);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        None
+    }
+
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+
+    #[test]
+    fn keep_alive_reuses_one_connection_and_connection_close_ends_it() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            // Three requests on the first connection, the third answered `Connection: close`
+            // (the socket left open: the client must not send on it again).
+            let mut first = accept_within(&listener, wait).unwrap();
+            for reply in [
+                OK,
+                OK,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
+            ] {
+                read_head(&mut first);
+                first.write_all(reply).unwrap();
+            }
+            let mut second = accept_within(&listener, wait).expect("a new connection");
+            read_head(&mut second);
+            second.write_all(OK).unwrap();
+            let third = accept_within(&listener, Duration::from_millis(200));
+            third.is_some()
+        });
+        let fetcher = fetcher("t/1");
+        for path in ["/a", "/b", "/c", "/d"] {
+            let fetched = fetcher.get(&format!("http://{addr}{path}")).unwrap();
+            assert_eq!((fetched.status, fetched.body.as_slice()), (200, &b"hi"[..]));
+        }
+        assert!(!server.join().unwrap(), "two connections for four requests");
+    }
+
+    #[test]
+    fn a_reused_connection_the_server_closed_is_retried_once_not_twice() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut connections = 0;
+            // Answers one request and closes, keep-alive notwithstanding: twice.
+            for _ in 0..2 {
+                let mut socket = accept_within(&listener, wait).unwrap();
+                connections += 1;
+                read_head(&mut socket);
+                socket.write_all(OK).unwrap();
+            }
+            // Then one that closes without answering at all.
+            let socket = accept_within(&listener, wait).unwrap();
+            connections += 1;
+            drop(socket);
+            while accept_within(&listener, Duration::from_millis(200)).is_some() {
+                connections += 1;
+            }
+            connections
+        });
+        let fetcher = fetcher("t/1");
+        let url = |path| format!("http://{addr}{path}");
+        assert_eq!(fetcher.get(&url("/a")).unwrap().body, b"hi");
+        // On the kept connection, closed meanwhile: sent again on a new one.
+        assert_eq!(fetcher.get(&url("/b")).unwrap().body, b"hi");
+        // Kept and closed again, and the new one closes too: an error, no third attempt.
+        let e = fetcher.get(&url("/c")).unwrap_err();
+        assert!(["closed", "reset"].contains(&e.kind), "{e:?}");
+        assert_eq!(server.join().unwrap(), 3);
+    }
+
+    #[test]
+    fn a_head_over_the_cap_is_too_large_and_a_bad_url_is_named() {
+        let mut big = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while big.len() <= crate::fetch::conn::MAX_HEAD {
+            big.extend_from_slice(b"X-Filler: 0123456789012345678901234567890123456789\r\n");
+        }
+        big.extend_from_slice(b"\r\n");
+        let (base, server) = serve_once(big.leak());
+        let e = fetcher("t").get(&format!("{base}/")).unwrap_err();
+        let _ = server.join();
+        assert_eq!(e.kind, "too-large", "{e:?}");
+        let e = fetcher("t").get("ftp://127.0.0.1/").unwrap_err();
+        assert_eq!(e.kind, "bad-url", "{e:?}");
+    }
+
+    #[test]
+    fn idle_hosts_cover_the_workers_within_the_open_file_limit() {
+        let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
+        for jobs in [1, 64, 3000] {
+            let n = idle_hosts(jobs);
+            assert!(n >= (2 * jobs).max(MIN_IDLE_HOSTS), "{jobs}: {n}");
+            assert!(n <= MAX_IDLE_HOSTS.max(2 * jobs), "{jobs}: {n}");
+            assert!(
+                n as u64 <= (files / 4).max(2 * jobs as u64).max(MIN_IDLE_HOSTS as u64),
+                "{jobs}: {n}"
+            );
+        }
     }
 }

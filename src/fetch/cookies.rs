@@ -1,7 +1,6 @@
 //! The cookie jar: `--load-cookies` and `--cookie-jar`, one jar for the whole crawl.
 //!
-//! Agents are per host (`client::HostAgents`), so ureq's own per-agent jar would keep a cookie
-//! from every other host of its domain; this jar is shared by all of them. The rules of RFC 6265
+//! One jar serves every host, so a cookie set for a domain goes to each of its hosts. The rules of RFC 6265
 //! (domain and path matching, expiry, `Secure`) are `cookie_store`'s; we add only the public
 //! suffix check (a `Domain=co.uk` cookie is refused, with the `psl` list the scope filter uses)
 //! and the Netscape cookie-file format that curl and wget read and write.

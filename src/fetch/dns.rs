@@ -1,33 +1,28 @@
-//! A DNS cache in front of ureq's resolver.
+//! A DNS cache in front of the system resolver.
 //!
-//! ureq resolves the host before every request, pooled connection or not, and with a timeout
-//! set it spawns a thread per lookup: thousands of threads a second in a fast crawl, which cost
-//! CPU and left memory growing with the crawl. Mercator kept its own DNS cache for the same
-//! reason. Here an IP-literal host is answered without a lookup, and a name's addresses are
-//! reused for `TTL`; only a miss goes to the system resolver (with ureq's timeout).
+//! A fast crawl would otherwise ask the system resolver before every connection. Mercator kept
+//! its own DNS cache for the same reason. Here an IP-literal host is answered without a lookup,
+//! and a name's addresses are reused for `TTL`; only a miss goes to the system resolver, on a
+//! thread of its own so that the request's timeout bounds the wait (`getaddrinfo` has none).
 //!
 //! Every answer, cached or not, IP literal or name, then passes the crawl's `AddressPolicy`
-//! (`fetch::private`): ureq connects only to the addresses a resolver returns, so an address
-//! refused here is never connected to. Refused addresses are dropped from the answer; when none
-//! is left the fetch fails with `private::Refused` (the URL log's `private-address`).
+//! (`fetch::private`): the client connects only to the addresses this resolver returns, so an
+//! address refused here is never connected to. Refused addresses are dropped from the answer;
+//! when none is left the fetch fails with `private::Refused` (the URL log's `private-address`).
 //!
-//! With a proxy, ureq asks the resolver for the proxy's address: the proxy is the user's
-//! choice and is exempt (`CachingResolver::exempt`). Its targets come here too, and are
-//! checked: every proxy is set to `resolve_target` unless `--allow-private` (`fetch::proxy`),
-//! so no proxy resolves a name out of the crawler's sight.
+//! A proxy is looked up here too: it is the user's choice and is exempt
+//! (`CachingResolver::exempt`). Its targets are checked: every proxy is set to resolve here
+//! unless `--allow-private` (`fetch::proxy`), so no proxy resolves a name out of our sight.
 //!
 //! `CRAWL_TEST_HOSTS=name=127.0.0.2,...` (a hidden test knob) answers those names without the
 //! system resolver; it accepts loopback addresses only, so a test can never reach further.
 
-use crate::fetch::private::{AddressPolicy, Refused};
+use crate::fetch::conn::Fail;
+use crate::fetch::private::{AddressPolicy, KIND};
 use rustc_hash::FxHashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use ureq::config::Config;
-use ureq::http::Uri;
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::NextTimeout;
 
 /// How long resolved addresses are reused.
 const TTL: Duration = Duration::from_secs(300);
@@ -35,10 +30,12 @@ const TTL: Duration = Duration::from_secs(300);
 /// it fills (hosts are crawled in waves).
 const MAX_ENTRIES: usize = 4096;
 
+/// The addresses of one answer (most names have one or two).
+pub type Addrs = Arc<[SocketAddr]>;
+
 #[derive(Debug, Default)]
 pub struct CachingResolver {
-    inner: DefaultResolver,
-    cache: Mutex<FxHashMap<String, (ResolvedSocketAddrs, Instant)>>,
+    cache: Mutex<FxHashMap<String, (Addrs, Instant)>>,
     /// Which addresses may be connected to.
     policy: AddressPolicy,
     /// `host:port`s answered without the policy (a proxy the user named).
@@ -57,21 +54,28 @@ impl CachingResolver {
         }
     }
 
-    /// Answers `host:port` (a proxy's authority, as in its URL) without checking the policy.
+    /// Answers `host:port` (a proxy's authority) without checking the policy.
     pub fn exempt(&mut self, authority: &str) {
         self.exempt.push(authority.to_ascii_lowercase());
     }
 
+    /// The addresses of `host` (a name or an IP literal, brackets or not) that may be
+    /// connected to; waits at most `timeout` for the system resolver.
+    pub fn resolve(&self, host: &str, port: u16, timeout: Duration) -> Result<Addrs, Fail> {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let (key, addrs) = self.lookup(host, port, timeout)?;
+        self.allowed(&key, addrs)
+    }
+
     /// The answer without refused addresses; an error if none is left.
-    fn allowed(
-        &self,
-        key: &str,
-        addrs: ResolvedSocketAddrs,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+    fn allowed(&self, key: &str, addrs: Addrs) -> Result<Addrs, Fail> {
         if self.exempt.iter().any(|e| e == key) {
             return Ok(addrs);
         }
-        let mut kept = self.empty();
+        if addrs.iter().all(|a| self.policy.check(a.ip()).is_ok()) {
+            return Ok(addrs);
+        }
+        let mut kept = Vec::new();
         let mut refused = None;
         for &addr in addrs.iter() {
             match self.policy.check(addr.ip()) {
@@ -80,71 +84,55 @@ impl CachingResolver {
             }
         }
         match refused {
-            Some(e) if kept.is_empty() => Err(ureq::Error::Other(Box::new(e))),
-            _ => Ok(kept),
+            Some(e) if kept.is_empty() => Err(Fail::new(KIND, e.to_string())),
+            _ => Ok(kept.into()),
         }
     }
 
-    /// The addresses of `uri` before the policy: an IP literal, the test knob, the cache, or
-    /// the system resolver.
-    fn lookup(
-        &self,
-        uri: &Uri,
-        config: &Config,
-        timeout: NextTimeout,
-    ) -> Result<(String, ResolvedSocketAddrs), ureq::Error> {
-        let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) else {
-            return Ok((String::new(), self.inner.resolve(uri, config, timeout)?));
-        };
-        let Some(port) = authority.port_u16().or(match scheme.as_str() {
-            "http" => Some(80),
-            "https" => Some(443),
-            _ => None,
-        }) else {
-            return Ok((String::new(), self.inner.resolve(uri, config, timeout)?));
-        };
-        let host = authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
+    /// The addresses of `host` before the policy: an IP literal, the test knob, the cache, or
+    /// the system resolver; with the cache key.
+    fn lookup(&self, host: &str, port: u16, timeout: Duration) -> Result<(String, Addrs), Fail> {
+        let host = host.to_ascii_lowercase();
         let key = format!("{host}:{port}");
         let literal = host.parse::<IpAddr>().ok();
         if let Some(ip) = literal.or_else(|| self.test_hosts.get(&host).copied()) {
-            let mut addrs = self.empty();
-            addrs.push(SocketAddr::new(ip, port));
-            return Ok((key, addrs));
+            return Ok((key, Arc::from([SocketAddr::new(ip, port)])));
         }
         if let Some((addrs, at)) = self.cache.lock().unwrap().get(&key)
             && at.elapsed() < TTL
         {
-            return Ok((key, addrs.clone()));
+            return Ok((key, Arc::clone(addrs)));
         }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let addrs = system_lookup(&host, port, timeout)?;
         let mut cache = self.cache.lock().unwrap();
         if cache.len() >= MAX_ENTRIES {
             cache.clear();
         }
-        cache.insert(key.clone(), (addrs.clone(), Instant::now()));
+        cache.insert(key.clone(), (Arc::clone(&addrs), Instant::now()));
         Ok((key, addrs))
     }
 }
 
-impl Resolver for CachingResolver {
-    fn resolve(
-        &self,
-        uri: &Uri,
-        config: &Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let (key, addrs) = self.lookup(uri, config, timeout)?;
-        self.allowed(&key, addrs)
+/// `getaddrinfo` on a thread of its own, waited for at most `timeout` (a late answer is
+/// dropped with its thread).
+fn system_lookup(host: &str, port: u16, timeout: Duration) -> Result<Addrs, Fail> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = host.to_owned();
+    std::thread::Builder::new()
+        .name("dns".into())
+        .spawn(move || {
+            let _ = tx.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
+        })
+        .map_err(|e| Fail::new("dns", format!("cannot start a look-up of {host}: {e}")))?;
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs.into()),
+        Ok(Ok(_)) => Err(Fail::new("dns", format!("{host} has no address"))),
+        Ok(Err(e)) => Err(Fail::new("dns", format!("looking up {host}: {e}"))),
+        Err(_) => Err(Fail::new(
+            "timeout",
+            format!("looking up {host} took over {timeout:?}"),
+        )),
     }
-}
-
-/// Whether a fetch error is the policy's refusal.
-pub fn is_refused(e: &ureq::Error) -> bool {
-    matches!(e, ureq::Error::Other(e) if e.is::<Refused>())
 }
 
 /// `CRAWL_TEST_HOSTS`'s `name=address` pairs, lower-cased names; pairs whose address is not
@@ -168,12 +156,13 @@ mod tests {
     use super::*;
     use url::Url;
 
-    fn resolve(resolver: &CachingResolver, url: &str) -> Result<Vec<SocketAddr>, ureq::Error> {
-        let uri: Uri = url.parse().unwrap();
-        let config = Config::default();
+    fn resolve(resolver: &CachingResolver, url: &str) -> Result<Vec<SocketAddr>, Fail> {
+        let url = Url::parse(url).unwrap();
+        let host = url.host_str().unwrap();
+        let port = url.port_or_known_default().unwrap();
         resolver
-            .resolve(&uri, &config, NextTimeout::default())
-            .map(|a| a.iter().copied().collect())
+            .resolve(host, port, Duration::from_secs(5))
+            .map(|a| a.to_vec())
     }
 
     fn resolver(seed: &str, hosts: &str) -> CachingResolver {
@@ -195,8 +184,8 @@ mod tests {
             "http://meta.test:9/x",
         ] {
             let e = resolve(&r, url).unwrap_err();
-            assert!(is_refused(&e), "{url}: {e}");
-            assert!(e.to_string().contains("refused to connect"), "{e}");
+            assert_eq!(e.kind, KIND, "{url}: {e:?}");
+            assert!(e.message.contains("refused to connect"), "{e:?}");
         }
         // A loopback seed opens loopback: the same answers come back.
         let r = resolver("http://127.0.0.1:8/", "meta.test=127.0.0.2");

@@ -5,8 +5,8 @@
 //! credentials), to `http://10.0.0.1/admin`, or to a name that resolves to such an address; a
 //! crawler on a cloud server would fetch it and archive the answer. So every address a fetch
 //! would connect to is checked here after DNS (`dns::CachingResolver` filters each answer,
-//! names, IP literals, redirect targets and cached answers alike; ureq connects only to what the
-//! resolver returns). A refused fetch is the URL-log error `private-address`.
+//! names, IP literals, redirect targets and cached answers alike; the client connects only to
+//! what the resolver returns). A refused fetch is the URL-log error `private-address`.
 //!
 //! The refused ranges ([`RANGES`]) are the IANA IPv4 and IPv6 Special-Purpose Address
 //! Registries' entries that are not globally reachable, plus multicast and the reserved

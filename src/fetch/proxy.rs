@@ -1,170 +1,240 @@
-//! Proxies that must not resolve names for us: the private-address check through a proxy.
+//! Proxies: `--proxy URL` or the environment's (`ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY`, lower
+//! case too, the first set; `NO_PROXY` for an environment proxy), and the handshakes that open
+//! a tunnel through one: HTTP `CONNECT` (RFC 9110 §9.3.6), SOCKS5 (RFC 1928, with RFC 1929
+//! user/password) and SOCKS4/4a. Every request goes through a tunnel, `http://` ones included,
+//! so the request itself is the same as without a proxy.
 //!
-//! An HTTP(S) `CONNECT` proxy, `socks5h://` and `socks4a://` are sent the target's *name* and
-//! resolve it themselves, out of the crawler's sight: a public page linking to a name that
-//! resolves to 169.254.169.254 would be fetched through the proxy unchecked. So, unless
-//! `--allow-private`, the proxy is rebuilt to resolve here ([`resolved_here`]): ureq then asks
-//! our resolver for the target (`dns::CachingResolver`, which refuses private addresses no seed
-//! opened, and records the address for WARC-IP-Address) and the proxy is sent that address,
-//! never the name. The proxy therefore can only ever connect to an address that was checked.
-//! The price: a name the proxy could resolve and this machine cannot (an internal DNS behind
-//! the proxy) fails here; `--allow-private` leaves names to the proxy again.
-//!
-//! SOCKS proxies told to resolve here send the address in the handshake (ureq's own
-//! `SocksConnector`). For `CONNECT`, ureq 3.5's connector writes a resolved target badly
-//! (`CONNECT 10.0.0.1:80:80`, the socket address and then the port again), so [`ConnectTunnel`]
-//! replaces it in the connector chain ([`connector`]): `CONNECT 10.0.0.1:80` with the same
-//! `Host`, as RFC 9112 §3.2.3 asks for an authority-form target; TLS to the target then goes on
-//! top of the tunnel with the URL's name for SNI and certificate checks, as without a proxy.
+//! The private-address check through a proxy: an HTTP `CONNECT` proxy, `socks5h://` and
+//! `socks4a://` are sent the target's *name* and resolve it themselves, out of the crawler's
+//! sight: a public page linking to a name that resolves to 169.254.169.254 would be fetched
+//! through the proxy unchecked. So, unless `--allow-private`, every proxy is made to resolve
+//! here ([`Proxy::resolved_here`]): the target's name goes through our resolver
+//! (`dns::CachingResolver`, which refuses private addresses no seed opened, and gives the
+//! address for WARC-IP-Address) and the proxy is sent that address, never the name. The proxy
+//! therefore can only ever connect to an address that was checked. The price: a name the proxy
+//! could resolve and this machine cannot (an internal DNS behind the proxy) fails here;
+//! `--allow-private` leaves names to the proxy again.
 
+use crate::fetch::conn::Fail;
 use crate::fetch::private::AddressPolicy;
 use base64::Engine;
-use std::fmt;
 use std::io::{Read, Write};
-use std::sync::Arc;
-use ureq::config::Config;
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, NextTimeout, RustlsConnector, SocksConnector,
-    TcpConnector, Transport, TransportAdapter,
-};
-use ureq::{Proxy, ProxyProtocol};
+use std::net::{IpAddr, SocketAddr};
 
 /// Longest `CONNECT` reply head read from a proxy (a status line and a few headers).
 const MAX_REPLY: usize = 16 * 1024;
 
-/// The proxy as the crawl uses it: with `policy` refusing anything, one that is sent addresses
-/// resolved (and checked) here instead of names; `no_proxy_env` is the environment's `NO_PROXY`
-/// (kept for a proxy that came from the environment, as ureq read it).
-pub fn resolved_here(
-    proxy: Proxy,
-    policy: &AddressPolicy,
-    no_proxy_env: Option<&str>,
-) -> Result<Proxy, ureq::Error> {
-    if policy.allows_all() || proxy.resolve_target() {
-        return Ok(proxy);
+/// The handshake a proxy speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP `CONNECT` over plain TCP.
+    Http,
+    /// HTTP `CONNECT` over TLS to the proxy.
+    Https,
+    Socks4,
+    Socks5,
+}
+
+/// A proxy, parsed from its URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proxy {
+    pub protocol: Protocol,
+    /// The proxy's host (an IPv6 address without brackets).
+    pub host: String,
+    pub port: u16,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// Targets are resolved here and sent as addresses (`socks4://`, `socks5://`, and every
+    /// proxy after `resolved_here`); else the proxy is sent names.
+    pub resolve_target: bool,
+    /// `NO_PROXY`'s entries (an environment proxy only): hosts reached directly.
+    no_proxy: Vec<NoProxy>,
+}
+
+impl Proxy {
+    /// Parses `http://[user:pass@]host[:port]` (the default without a scheme), `https://`,
+    /// `socks4://`, `socks4a://`, `socks5://` or `socks5h://`.
+    pub fn parse(text: &str) -> Result<Proxy, String> {
+        let text = text.trim();
+        let with_scheme = match text.contains("://") {
+            true => text.to_owned(),
+            false => format!("http://{text}"),
+        };
+        let url = url::Url::parse(&with_scheme).map_err(|e| e.to_string())?;
+        let (protocol, default_port, resolve_target) = match url.scheme() {
+            "http" => (Protocol::Http, 80, false),
+            "https" => (Protocol::Https, 443, false),
+            "socks4" => (Protocol::Socks4, 1080, true),
+            "socks4a" => (Protocol::Socks4, 1080, false),
+            "socks5" => (Protocol::Socks5, 1080, true),
+            "socks5h" => (Protocol::Socks5, 1080, false),
+            other => return Err(format!("unknown proxy scheme {other:?}")),
+        };
+        let host = match url.host() {
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            Some(host) => host.to_string(),
+            None => return Err("no host".into()),
+        };
+        let decode = |s: &str| percent_decode(s);
+        Ok(Proxy {
+            protocol,
+            host,
+            port: url.port().unwrap_or(default_port),
+            username: Some(url.username()).filter(|u| !u.is_empty()).map(decode),
+            password: url.password().map(decode),
+            resolve_target,
+            no_proxy: Vec::new(),
+        })
     }
-    let mut builder = Proxy::builder(proxy.protocol())
-        .host(proxy.host())
-        .port(proxy.port())
-        .resolve_target(true);
-    if let Some(user) = proxy.username() {
-        builder = builder.username(user);
+
+    /// The environment's proxy: the first of `ALL_PROXY`, `all_proxy`, `HTTPS_PROXY`,
+    /// `https_proxy`, `HTTP_PROXY`, `http_proxy` that parses (an empty one does not), with
+    /// `NO_PROXY` (or `no_proxy`) naming the hosts reached directly.
+    pub fn from_env() -> Option<Proxy> {
+        let no_proxy = ["NO_PROXY", "no_proxy"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok())
+            .unwrap_or_default();
+        let names = [
+            "ALL_PROXY",
+            "all_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+        ];
+        let mut proxy = names.iter().find_map(|name| {
+            let value = std::env::var(name).ok()?;
+            Proxy::parse(&value)
+                .ok()
+                .filter(|_| !value.trim().is_empty())
+        })?;
+        proxy.no_proxy = no_proxy.split(',').filter_map(NoProxy::parse).collect();
+        Some(proxy)
     }
-    if let Some(password) = proxy.password() {
-        builder = builder.password(password);
-    }
-    if proxy.is_from_env() {
-        for expr in no_proxy_env.unwrap_or_default().split(',') {
-            builder = builder.no_proxy(expr);
+
+    /// The proxy as the crawl uses it: unless `policy` allows every address, one that is sent
+    /// addresses resolved (and checked) here instead of names.
+    pub fn resolved_here(mut self, policy: &AddressPolicy) -> Proxy {
+        if !policy.allows_all() {
+            self.resolve_target = true;
         }
+        self
     }
-    builder.build()
-}
 
-/// `NO_PROXY` (or `no_proxy`) as ureq reads it: the first one set.
-pub fn no_proxy_env() -> Option<String> {
-    ["NO_PROXY", "no_proxy"]
-        .iter()
-        .find_map(|name| std::env::var(name).ok())
-}
-
-/// The connector chain every connection goes through: a SOCKS proxy, or a `CONNECT` tunnel
-/// ([`ConnectTunnel`]), or TCP; then TLS for `https`. `direct` is the agents' configuration
-/// without the proxy, for the connection to the proxy itself.
-pub fn connector(direct: Config, user_agent: &str) -> Arc<dyn Connector<Out = Box<dyn Transport>>> {
-    Arc::new(
-        ().chain(SocksConnector::default())
-            .chain(ConnectTunnel {
-                direct,
-                user_agent: user_agent.to_owned(),
-            })
-            .chain(TcpConnector::default())
-            .chain(RustlsConnector::default())
-            .chain(Boxed),
-    )
-}
-
-/// ureq's `CONNECT` step, writing a resolved target correctly (see the module doc).
-pub struct ConnectTunnel {
-    /// The agents' configuration without the proxy: the connection to the proxy itself.
-    direct: Config,
-    user_agent: String,
-}
-
-impl fmt::Debug for ConnectTunnel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectTunnel").finish()
+    /// Whether `host` is reached directly (`NO_PROXY`).
+    pub fn bypassed_for(&self, host: &str) -> bool {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.no_proxy.iter().any(|entry| entry.matches(host))
     }
-}
 
-impl<In: Transport> Connector<In> for ConnectTunnel {
-    type Out = Either<In, Box<dyn Transport>>;
+    /// `host:port` of the proxy, as the resolver's exemption names it.
+    pub fn authority(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
 
-    fn connect(
+    /// Opens a tunnel to `target` over `io`, a connection to the proxy.
+    pub fn handshake(
         &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        if let Some(transport) = chained {
-            return Ok(Some(Either::A(transport)));
-        }
-        let Some(proxy) = details.config.proxy() else {
-            return Ok(None);
-        };
-        if !matches!(proxy.protocol(), ProxyProtocol::Http | ProxyProtocol::Https)
-            || proxy.is_no_proxy(details.uri)
-        {
-            return Ok(None);
-        }
-        let target = tunnel_target(details, proxy)?;
-        let proxy_addrs = details
-            .resolver
-            .resolve(proxy.uri(), details.config, details.timeout)?;
-        let to_proxy = ConnectionDetails {
-            uri: proxy.uri(),
-            addrs: proxy_addrs,
-            config: &self.direct,
-            request_level: details.request_level,
-            resolver: details.resolver,
-            now: details.now,
-            timeout: details.timeout,
-            current_time: details.current_time.clone(),
-            run_connector: details.run_connector.clone(),
-            register_shutdown: details.register_shutdown.clone(),
-        };
-        let transport = (details.run_connector)(&to_proxy)?;
-        let mut io = TransportAdapter::new(transport, details.current_time.clone());
-        io.set_timeout(details.timeout);
-        io.write_all(connect_head(&target, &self.user_agent, proxy).as_bytes())?;
-        let reply = read_reply(&mut io)?;
-        match status(&reply) {
-            Some(200) => Ok(Some(Either::B(Box::new(Tunnel(io.into_inner()))))),
-            _ => Err(ureq::Error::ConnectProxyFailed(format!(
-                "proxy server responded {:?}",
-                String::from_utf8_lossy(reply.split(|&b| b == b'\r').next().unwrap_or(&[]))
-            ))),
+        io: &mut (impl Read + Write),
+        target: &Target,
+        user_agent: &str,
+    ) -> Result<(), Fail> {
+        let refused = |what: String| Fail::new("connect", format!("the proxy {what}"));
+        let io_fail = |e: std::io::Error| Fail::io(&e, "talking to the proxy");
+        match self.protocol {
+            Protocol::Http | Protocol::Https => {
+                let head = connect_head(&target.to_string(), user_agent, self);
+                io.write_all(head.as_bytes()).map_err(io_fail)?;
+                let reply = read_reply(io).map_err(refused)?;
+                match status(&reply) {
+                    Some(200..=299) => Ok(()),
+                    _ => Err(refused(format!(
+                        "responded {:?}",
+                        String::from_utf8_lossy(reply.split(|&b| b == b'\r').next().unwrap_or(&[]))
+                    ))),
+                }
+            }
+            Protocol::Socks5 => socks5(io, target, self).map_err(|e| match e {
+                Socks::Io(e) => io_fail(e),
+                Socks::Refused(what) => refused(what),
+            }),
+            Protocol::Socks4 => socks4(io, target, self).map_err(|e| match e {
+                Socks::Io(e) => io_fail(e),
+                Socks::Refused(what) => refused(what),
+            }),
         }
     }
 }
 
-/// The `CONNECT` target: the checked address ureq resolved when the proxy resolves here, else
-/// the URL's `host:port`.
-fn tunnel_target(details: &ConnectionDetails, proxy: &Proxy) -> Result<String, ureq::Error> {
-    if proxy.resolve_target() {
-        // The resolver returns an error rather than an empty answer; be safe anyway.
-        return match details.addrs.first() {
-            Some(addr) => Ok(addr.to_string()),
-            None => Err(ureq::Error::HostNotFound),
-        };
+/// Where a tunnel goes: an address resolved here, or a name the proxy resolves.
+#[derive(Clone, Debug)]
+pub enum Target {
+    Addr(SocketAddr),
+    Name(String, u16),
+}
+
+impl std::fmt::Display for Target {
+    /// `host:port`, brackets around an IPv6 address (RFC 9112 §3.2.3's authority-form).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Addr(addr) => write!(f, "{addr}"),
+            Target::Name(host, port) if host.contains(':') => write!(f, "[{host}]:{port}"),
+            Target::Name(host, port) => write!(f, "{host}:{port}"),
+        }
     }
-    let authority = details.uri.authority().ok_or(ureq::Error::HostNotFound)?;
-    let port = authority
-        .port_u16()
-        .unwrap_or(match details.uri.scheme_str() {
-            Some("https") => 443,
-            _ => 80,
-        });
-    Ok(format!("{}:{port}", authority.host()))
+}
+
+/// One `NO_PROXY` entry: `*` (every host), `.example.com` or `*.example.com` (its subdomains,
+/// not itself), or a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum NoProxy {
+    All,
+    Subdomains(String),
+    Host(String),
+}
+
+impl NoProxy {
+    fn parse(entry: &str) -> Option<NoProxy> {
+        let entry = entry.trim().to_ascii_lowercase();
+        Some(match entry.as_str() {
+            "" => return None,
+            "*" => NoProxy::All,
+            e if e.starts_with("*.") => NoProxy::Subdomains(e[1..].to_owned()),
+            e if e.starts_with('.') => NoProxy::Subdomains(e.to_owned()),
+            e => NoProxy::Host(e.to_owned()),
+        })
+    }
+
+    fn matches(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        match self {
+            NoProxy::All => true,
+            NoProxy::Subdomains(suffix) => host.ends_with(suffix.as_str()),
+            NoProxy::Host(name) => &host == name,
+        }
+    }
+}
+
+/// `%xx` escapes of a URL's user or password undone.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&a), Some(&b)) if hex(a).is_some() && hex(b).is_some() => {
+                out.push((hex(a).unwrap() * 16 + hex(b).unwrap()) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The request head asking the proxy for a tunnel to `target` (`host:port`).
@@ -173,11 +243,11 @@ fn connect_head(target: &str, user_agent: &str, proxy: &Proxy) -> String {
         "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\nUser-Agent: {user_agent}\r\n\
          Proxy-Connection: Keep-Alive\r\n"
     );
-    if proxy.username().is_some() || proxy.password().is_some() {
+    if proxy.username.is_some() || proxy.password.is_some() {
         let pair = format!(
             "{}:{}",
-            proxy.username().unwrap_or_default(),
-            proxy.password().unwrap_or_default()
+            proxy.username.as_deref().unwrap_or_default(),
+            proxy.password.as_deref().unwrap_or_default()
         );
         let creds = base64::engine::general_purpose::STANDARD.encode(pair);
         head.push_str(&format!("Proxy-Authorization: Basic {creds}\r\n"));
@@ -187,22 +257,19 @@ fn connect_head(target: &str, user_agent: &str, proxy: &Proxy) -> String {
 }
 
 /// The proxy's reply head, read a byte at a time so that nothing after it is taken from the
-/// tunnel; at most `MAX_REPLY` bytes, within the connect timeout (the adapter's).
-fn read_reply(io: &mut impl Read) -> Result<Vec<u8>, ureq::Error> {
+/// tunnel; at most `MAX_REPLY` bytes (the connection's timeouts bound the time).
+fn read_reply(io: &mut impl Read) -> Result<Vec<u8>, String> {
     let mut head = Vec::new();
     let mut byte = [0u8];
     while !head.ends_with(b"\r\n\r\n") {
         if head.len() >= MAX_REPLY {
-            return Err(ureq::Error::ConnectProxyFailed(format!(
-                "proxy reply head longer than {MAX_REPLY} bytes"
-            )));
+            return Err(format!("sent a reply head longer than {MAX_REPLY} bytes"));
         }
-        if io.read(&mut byte)? == 0 {
-            return Err(ureq::Error::ConnectProxyFailed(
-                "proxy closed the connection before answering".into(),
-            ));
+        match io.read(&mut byte) {
+            Ok(0) => return Err("closed the connection before answering".into()),
+            Ok(_) => head.push(byte[0]),
+            Err(e) => return Err(format!("did not answer: {e}")),
         }
-        head.push(byte[0]);
     }
     Ok(head)
 }
@@ -215,46 +282,136 @@ fn status(head: &[u8]) -> Option<u16> {
     parts.next()?.parse().ok()
 }
 
-/// The tunnel: the connection to the proxy, which is not TLS to the target even when it is
-/// TLS to an `https://` proxy (so TLS to the target goes on top).
-#[derive(Debug)]
-struct Tunnel(Box<dyn Transport>);
+/// How a SOCKS handshake failed.
+enum Socks {
+    Io(std::io::Error),
+    Refused(String),
+}
 
-impl Transport for Tunnel {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        self.0.buffers()
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        self.0.transmit_output(amount, timeout)
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.0.await_input(timeout)
-    }
-
-    fn is_open(&mut self) -> bool {
-        self.0.is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        false
+impl From<std::io::Error> for Socks {
+    fn from(e: std::io::Error) -> Socks {
+        Socks::Io(e)
     }
 }
 
-/// The last link of the chain: whatever connection was made, boxed.
-#[derive(Debug)]
-struct Boxed;
+/// RFC 1928: no authentication or RFC 1929 user/password, then CONNECT.
+fn socks5(io: &mut (impl Read + Write), target: &Target, proxy: &Proxy) -> Result<(), Socks> {
+    let creds = proxy.username.is_some() || proxy.password.is_some();
+    io.write_all(match creds {
+        true => &[5, 2, 0, 2],
+        false => &[5, 1, 0],
+    })?;
+    let mut reply = [0u8; 2];
+    io.read_exact(&mut reply)?;
+    match reply {
+        [5, 0] => {}
+        [5, 2] if creds => {
+            let user = proxy.username.as_deref().unwrap_or_default().as_bytes();
+            let pass = proxy.password.as_deref().unwrap_or_default().as_bytes();
+            if user.len() > 255 || pass.len() > 255 {
+                return Err(Socks::Refused("user or password over 255 bytes".into()));
+            }
+            let mut auth = vec![1, user.len() as u8];
+            auth.extend_from_slice(user);
+            auth.push(pass.len() as u8);
+            auth.extend_from_slice(pass);
+            io.write_all(&auth)?;
+            io.read_exact(&mut reply)?;
+            if reply[1] != 0 {
+                return Err(Socks::Refused("refused the user and password".into()));
+            }
+        }
+        _ => {
+            return Err(Socks::Refused(format!(
+                "is not SOCKS5 or wants auth ({reply:?})"
+            )));
+        }
+    }
+    let mut request = vec![5, 1, 0];
+    let port = match target {
+        Target::Addr(addr) => {
+            match addr.ip() {
+                IpAddr::V4(ip) => {
+                    request.push(1);
+                    request.extend_from_slice(&ip.octets());
+                }
+                IpAddr::V6(ip) => {
+                    request.push(4);
+                    request.extend_from_slice(&ip.octets());
+                }
+            }
+            addr.port()
+        }
+        Target::Name(host, port) => {
+            if host.len() > 255 {
+                return Err(Socks::Refused(
+                    "cannot be sent a name over 255 bytes".into(),
+                ));
+            }
+            request.push(3);
+            request.push(host.len() as u8);
+            request.extend_from_slice(host.as_bytes());
+            *port
+        }
+    };
+    request.extend_from_slice(&port.to_be_bytes());
+    io.write_all(&request)?;
+    let mut fixed = [0u8; 4];
+    io.read_exact(&mut fixed)?;
+    if fixed[0] != 5 || fixed[1] != 0 {
+        return Err(Socks::Refused(format!(
+            "refused the tunnel (SOCKS5 reply {})",
+            fixed[1]
+        )));
+    }
+    // The bound address the proxy reports, then its port: read and ignored.
+    let rest = match fixed[3] {
+        1 => 4 + 2,
+        4 => 16 + 2,
+        3 => {
+            let mut len = [0u8];
+            io.read_exact(&mut len)?;
+            len[0] as usize + 2
+        }
+        other => return Err(Socks::Refused(format!("sent address type {other}"))),
+    };
+    io.read_exact(&mut vec![0u8; rest])?;
+    Ok(())
+}
 
-impl<In: Transport> Connector<In> for Boxed {
-    type Out = Box<dyn Transport>;
-
-    fn connect(
-        &self,
-        _: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        Ok(chained.map(|t| Box::new(t) as Box<dyn Transport>))
+/// SOCKS4 (an IPv4 address) or SOCKS4a (a name), the user as its user id.
+fn socks4(io: &mut (impl Read + Write), target: &Target, proxy: &Proxy) -> Result<(), Socks> {
+    let user = proxy.username.as_deref().unwrap_or_default().as_bytes();
+    let mut request = vec![4, 1];
+    match target {
+        Target::Addr(SocketAddr::V4(addr)) => {
+            request.extend_from_slice(&addr.port().to_be_bytes());
+            request.extend_from_slice(&addr.ip().octets());
+            request.extend_from_slice(user);
+            request.push(0);
+        }
+        Target::Addr(SocketAddr::V6(_)) => {
+            return Err(Socks::Refused(
+                "(SOCKS4) cannot be sent an IPv6 address".into(),
+            ));
+        }
+        Target::Name(host, port) => {
+            request.extend_from_slice(&port.to_be_bytes());
+            request.extend_from_slice(&[0, 0, 0, 1]);
+            request.extend_from_slice(user);
+            request.push(0);
+            request.extend_from_slice(host.as_bytes());
+            request.push(0);
+        }
+    }
+    io.write_all(&request)?;
+    let mut reply = [0u8; 8];
+    io.read_exact(&mut reply)?;
+    match reply[1] {
+        0x5a => Ok(()),
+        code => Err(Socks::Refused(format!(
+            "refused the tunnel (SOCKS4 reply {code:#x})"
+        ))),
     }
 }
 
@@ -268,43 +425,64 @@ mod tests {
     }
 
     #[test]
-    fn proxies_that_resolve_names_are_made_to_resolve_here() {
-        for url in [
-            "http://u:p%40ss@127.0.0.1:3128",
-            "https://127.0.0.1:3129",
-            "socks5h://127.0.0.1:1080",
-            "socks4a://127.0.0.1:1081",
-        ] {
-            let given = Proxy::new(url).unwrap();
-            assert!(!given.resolve_target(), "{url}");
-            let used = resolved_here(given.clone(), &policy(false), None).unwrap();
-            assert!(used.resolve_target(), "{url}");
-            assert_eq!(
-                (used.protocol(), used.host(), used.port()),
-                (given.protocol(), given.host(), given.port()),
-                "{url}"
-            );
-            assert_eq!(
-                (used.username(), used.password()),
-                (given.username(), given.password())
-            );
-            // --allow-private leaves names to the proxy.
-            let open = resolved_here(given, &policy(true), None).unwrap();
-            assert!(!open.resolve_target(), "{url}");
-        }
-        // A proxy that resolves here already is kept as it is.
-        let socks5 = Proxy::new("socks5://127.0.0.1:1080").unwrap();
-        assert!(
-            resolved_here(socks5, &policy(false), None)
-                .unwrap()
-                .resolve_target()
+    fn proxy_urls_parse_and_are_made_to_resolve_here() {
+        let p = Proxy::parse("http://u:p%40ss@127.0.0.1:3128").unwrap();
+        assert_eq!(
+            (p.protocol, p.host.as_str(), p.port),
+            (Protocol::Http, "127.0.0.1", 3128)
         );
+        assert_eq!(
+            (p.username.as_deref(), p.password.as_deref()),
+            (Some("u"), Some("p@ss"))
+        );
+        assert_eq!(
+            Proxy::parse("127.0.0.1:8080").unwrap().protocol,
+            Protocol::Http
+        );
+        assert_eq!(Proxy::parse("https://[::1]").unwrap().host, "::1");
+        assert_eq!(Proxy::parse("https://[::1]").unwrap().port, 443);
+        assert!(Proxy::parse("gopher://127.0.0.1:1").is_err());
+        assert!(Proxy::parse("").is_err());
+        for (url, resolves_here) in [
+            ("http://127.0.0.1:3128", false),
+            ("https://127.0.0.1:3129", false),
+            ("socks5h://127.0.0.1:1080", false),
+            ("socks4a://127.0.0.1:1081", false),
+            ("socks5://127.0.0.1:1080", true),
+            ("socks4://127.0.0.1:1080", true),
+        ] {
+            let given = Proxy::parse(url).unwrap();
+            assert_eq!(given.resolve_target, resolves_here, "{url}");
+            let used = given.clone().resolved_here(&policy(false));
+            assert!(used.resolve_target, "{url}");
+            // --allow-private leaves names to the proxy.
+            let open = given.clone().resolved_here(&policy(true));
+            assert_eq!(open.resolve_target, resolves_here, "{url}");
+        }
+    }
+
+    #[test]
+    fn no_proxy_entries_match_hosts_and_subdomains() {
+        let mut p = Proxy::parse("http://127.0.0.1:1").unwrap();
+        p.no_proxy = "localhost, .internal,*.dev,::1"
+            .split(',')
+            .filter_map(NoProxy::parse)
+            .collect();
+        for host in ["localhost", "LocalHost", "a.internal", "x.y.dev", "[::1]"] {
+            assert!(p.bypassed_for(host), "{host}");
+        }
+        for host in ["internal", "dev", "mylocalhost", "127.0.0.1"] {
+            assert!(!p.bypassed_for(host), "{host}");
+        }
+        p.no_proxy = vec![NoProxy::parse("*").unwrap()];
+        assert!(p.bypassed_for("anything.example"));
     }
 
     #[test]
     fn connect_heads_name_the_address_once_and_replies_are_bounded() {
-        let proxy = Proxy::new("http://user:pw@127.0.0.1:3128").unwrap();
-        let head = connect_head("[::1]:8080", "crawl/1", &proxy);
+        let proxy = Proxy::parse("http://user:pw@127.0.0.1:3128").unwrap();
+        let target = Target::Addr("[::1]:8080".parse().unwrap());
+        let head = connect_head(&target.to_string(), "crawl/1", &proxy);
         assert_eq!(
             head,
             "CONNECT [::1]:8080 HTTP/1.1\r\nHost: [::1]:8080\r\nUser-Agent: crawl/1\r\n\
@@ -319,5 +497,79 @@ mod tests {
         let endless = vec![b'x'; MAX_REPLY + 10];
         assert!(read_reply(&mut endless.as_slice()).is_err());
         assert!(read_reply(&mut &b"HTTP/1.1 200 OK\r\n"[..]).is_err());
+    }
+
+    /// A scripted peer: what it answers, and what it was sent.
+    struct Peer<'a> {
+        answer: &'a [u8],
+        sent: Vec<u8>,
+    }
+
+    impl Read for Peer<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.answer.read(buf)
+        }
+    }
+
+    impl Write for Peer<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.sent.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn socks_handshakes_send_what_the_rfcs_say() {
+        let addr = Target::Addr("127.0.0.1:8080".parse().unwrap());
+        let name = Target::Name("www.test".into(), 80);
+        // SOCKS5 with user and password, an IPv4 target; the reply names a bound address.
+        let p = Proxy::parse("socks5://u:pw@127.0.0.1:1080").unwrap();
+        let mut peer = Peer {
+            answer: &[5, 2, 1, 0, 5, 0, 0, 1, 10, 0, 0, 1, 0x1f, 0x90, 0xee],
+            sent: Vec::new(),
+        };
+        p.handshake(&mut peer, &addr, "ua").unwrap();
+        assert_eq!(
+            peer.sent,
+            [
+                &[5, 2, 0, 2][..],
+                &[1, 1, b'u', 2, b'p', b'w'],
+                &[5, 1, 0, 1, 127, 0, 0, 1, 0x1f, 0x90]
+            ]
+            .concat()
+        );
+        assert_eq!(peer.answer, [0xee], "nothing after the reply is taken");
+        // socks5h: the name; a refusal is the URL log's `connect`.
+        let p = Proxy::parse("socks5h://127.0.0.1:1080").unwrap();
+        let mut peer = Peer {
+            answer: &[5, 0, 5, 2, 0, 1, 0, 0, 0, 0, 0, 0],
+            sent: Vec::new(),
+        };
+        let e = p.handshake(&mut peer, &name, "ua").unwrap_err();
+        assert_eq!(e.kind, "connect");
+        assert_eq!(
+            peer.sent[3..],
+            [&[5, 1, 0, 3, 8][..], b"www.test", &[0, 80]].concat()
+        );
+        // SOCKS4 with an address, SOCKS4a with a name.
+        let p = Proxy::parse("socks4://me@127.0.0.1:1080").unwrap();
+        let mut peer = Peer {
+            answer: &[0, 0x5a, 0, 0, 0, 0, 0, 0],
+            sent: Vec::new(),
+        };
+        p.handshake(&mut peer, &addr, "ua").unwrap();
+        assert_eq!(peer.sent, [4, 1, 0x1f, 0x90, 127, 0, 0, 1, b'm', b'e', 0]);
+        let mut peer = Peer {
+            answer: &[0, 0x5b, 0, 0, 0, 0, 0, 0],
+            sent: Vec::new(),
+        };
+        assert!(p.handshake(&mut peer, &name, "ua").is_err());
+        assert_eq!(
+            peer.sent,
+            [&[4, 1, 0, 80, 0, 0, 0, 1, b'm', b'e', 0][..], b"www.test\0"].concat()
+        );
     }
 }

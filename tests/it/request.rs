@@ -127,7 +127,7 @@ fn headers_go_on_every_request_into_the_archive_and_are_never_printed() {
     // The archive keeps them, once per request record; nothing printed shows them.
     let warc = warc_text(&r.out, ".warc.zst");
     assert_eq!(
-        warc.matches("x-api-key: s3cret-token\r\n").count(),
+        warc.matches("X-Api-Key: s3cret-token\r\n").count(),
         4,
         "{warc}"
     );
@@ -270,7 +270,7 @@ fn cookies_are_sent_back_by_domain_and_path_across_hosts() {
     let printed = format!("{}{}", r.stdout, r.stderr);
     assert!(!printed.contains("l0aded-value"), "{printed}");
     // The archive's request records hold the cookies as sent.
-    assert!(warc_text(&r.out, ".warc.zst").contains("\r\ncookie: narrow=2; host=3; wide=1\r\n"));
+    assert!(warc_text(&r.out, ".warc.zst").contains("\r\nCookie: narrow=2; host=3; wide=1\r\n"));
 }
 
 /// One host: `/` links to `/a`.

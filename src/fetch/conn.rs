@@ -1,0 +1,646 @@
+//! One HTTP/1.1 connection: a request head out, a response head and body in, and whether the
+//! connection may carry another request (keep-alive).
+//!
+//! The response head is parsed by `httparse` from our own read buffer and kept as the bytes
+//! received (for the archive). The body is framed as RFC 9112 §6.3 says: none for 1xx, 204 and
+//! 304; chunked when `Transfer-Encoding` ends in `chunked` (the framing removed); a
+//! `Content-Length`; else everything up to the close. A body is read up to a cap and no
+//! further; a connection is reusable only when its response was read exactly to its end, it was
+//! HTTP/1.1 and neither side said `Connection: close`.
+//!
+//! Time: every read is bounded by the request's deadline (`--timeout`, the whole request) and
+//! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
+//! and a read that timed out early is retried until one of the two limits really passed.
+//!
+//! Errors carry the URL log's stable words (`Fail::kind`); a failure before any byte of the
+//! response on a reused connection is marked `stale`: the server closed it while idle, and the
+//! request is sent again once on a fresh connection (`client`).
+
+use rustls::{ClientConnection, StreamOwned};
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{IpAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Longest response head read: more is `too-large`.
+pub const MAX_HEAD: usize = 64 * 1024;
+/// Longest wait for one read, whatever time the request has left.
+pub const PER_READ: Duration = Duration::from_secs(20);
+/// How far a read may overshoot the deadline or `PER_READ` rather than set the socket's
+/// timeout again.
+const SLACK: Duration = Duration::from_millis(100);
+/// Headers a response head may have (httparse needs a fixed array); more is `too-large`.
+const MAX_HEADERS: usize = 256;
+/// Bytes asked of the socket per read.
+const READ_CHUNK: usize = 16 * 1024;
+/// Longest chunk-size or trailer line of a chunked body.
+const MAX_LINE: usize = 4 * 1024;
+
+thread_local! {
+    /// A read buffer not in use: the one of the connection this thread parked last.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Why a request failed: `kind` is the URL log's word.
+#[derive(Debug)]
+pub struct Fail {
+    pub kind: &'static str,
+    pub message: String,
+    /// Failed on a reused connection before any byte of the response: worth one more try on a
+    /// fresh connection.
+    pub stale: bool,
+}
+
+impl Fail {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Fail {
+        Fail {
+            kind,
+            message: message.into(),
+            stale: false,
+        }
+    }
+
+    /// An I/O error, named by what was being done.
+    pub fn io(e: &io::Error, doing: &str) -> Fail {
+        Fail::new(io_kind(e), format!("{doing}: {e}"))
+    }
+}
+
+/// The URL log's word for an I/O error (see `client::FetchError`).
+pub fn io_kind(e: &io::Error) -> &'static str {
+    if e.get_ref().is_some_and(|e| e.is::<rustls::Error>()) {
+        return "tls";
+    }
+    match e.kind() {
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout",
+        ErrorKind::ConnectionRefused => "connect",
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
+            "reset"
+        }
+        ErrorKind::UnexpectedEof => "closed",
+        _ => "io",
+    }
+}
+
+/// A connection's byte stream: TCP, or TLS over a stream (TLS over TLS through an `https://`
+/// proxy's tunnel).
+pub enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, Stream>>),
+}
+
+impl Stream {
+    /// The socket at the bottom, for its timeouts.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Tcp(tcp) => tcp,
+            Stream::Tls(tls) => tls.sock.tcp(),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.read(buf),
+            Stream::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.write(buf),
+            Stream::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(tcp) => tcp.flush(),
+            Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+/// A parsed response head; `raw` is the bytes as received, ending with the empty line.
+pub struct Head {
+    pub status: u16,
+    /// HTTP/1.`minor`.
+    pub minor: u8,
+    pub headers: Vec<(String, String)>,
+    pub raw: Vec<u8>,
+}
+
+impl Head {
+    /// Every value of header `name` (case-insensitive).
+    fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        self.headers
+            .iter()
+            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether a comma-separated header `name` has `token` (case-insensitive).
+    fn has_token(&self, name: &str, token: &str) -> bool {
+        self.values(name)
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    }
+
+    /// How the body is delimited (RFC 9112 §6.3).
+    pub fn framing(&self) -> Result<Framing, Fail> {
+        if self.status < 200 || self.status == 204 || self.status == 304 {
+            return Ok(Framing::Empty);
+        }
+        let codings: Vec<&str> = self
+            .values("transfer-encoding")
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if let Some(last) = codings.last() {
+            return Ok(match last.eq_ignore_ascii_case("chunked") {
+                true => Framing::Chunked,
+                false => Framing::Close,
+            });
+        }
+        let mut length = None;
+        for value in self.values("content-length").flat_map(|v| v.split(',')) {
+            let n = value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| Fail::new("protocol", format!("bad Content-Length {value:?}")))?;
+            if length.is_some_and(|l| l != n) {
+                return Err(Fail::new("protocol", "conflicting Content-Length values"));
+            }
+            length = Some(n);
+        }
+        Ok(length.map_or(Framing::Close, Framing::Length))
+    }
+
+    /// Whether the connection may carry another request after this response.
+    fn keeps_alive(&self) -> bool {
+        self.minor >= 1 && !self.has_token("connection", "close")
+    }
+}
+
+/// How a body ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    Empty,
+    Length(u64),
+    Chunked,
+    /// At the close of the connection.
+    Close,
+}
+
+/// A connection and what it has read ahead.
+pub struct Connection {
+    stream: Stream,
+    /// The address requests on it go to (WARC-IP-Address); `None` when a proxy resolved it.
+    pub ip: Option<IpAddr>,
+    /// Bytes read and not yet used: `buf[pos..end]`. Empty while the connection is idle
+    /// (`park`): the buffer goes back to the thread's spare, so an idle connection holds
+    /// none and a busy one takes the spare without allocating.
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// The socket's read timeout as last set.
+    read_timeout: Option<Duration>,
+    /// Responses read whole on it: a reused connection has at least one.
+    pub answered: u32,
+    /// The current request has had at least one byte of response.
+    heard: bool,
+}
+
+impl Connection {
+    /// A connection over `stream`, whose socket's read timeout is `read_timeout`.
+    pub fn new(stream: Stream, ip: Option<IpAddr>, read_timeout: Option<Duration>) -> Connection {
+        Connection {
+            stream,
+            ip,
+            buf: Vec::new(),
+            pos: 0,
+            end: 0,
+            read_timeout,
+            answered: 0,
+            heard: false,
+        }
+    }
+
+    /// Sends a request head (a GET has no body).
+    pub fn send(&mut self, head: &[u8]) -> Result<(), Fail> {
+        self.heard = false;
+        let sent = self
+            .stream
+            .write_all(head)
+            .and_then(|()| self.stream.flush());
+        sent.map_err(|e| self.stale(Fail::io(&e, "sending the request")))
+    }
+
+    /// Marks `fail` stale when nothing of the response came on a reused connection.
+    fn stale(&self, mut fail: Fail) -> Fail {
+        fail.stale = self.answered > 0 && !self.heard && fail.kind != "timeout";
+        fail
+    }
+
+    /// Reads more bytes into the buffer; `Ok(0)` at the end of the stream.
+    fn fill(&mut self, deadline: Instant) -> Result<usize, Fail> {
+        if self.buf.is_empty() {
+            self.buf = SPARE.take();
+            if self.buf.len() < READ_CHUNK {
+                self.buf = vec![0; READ_CHUNK];
+            }
+        }
+        if self.pos == self.end {
+            (self.pos, self.end) = (0, 0);
+        } else if self.end + READ_CHUNK / 4 > self.buf.len() {
+            // Little room left: move what is unread to the front, or grow (the callers bound
+            // how much is kept unread: a head, a line).
+            self.buf.copy_within(self.pos..self.end, 0);
+            (self.pos, self.end) = (0, self.end - self.pos);
+            if self.end + READ_CHUNK / 4 > self.buf.len() {
+                self.buf.resize(self.buf.len() + READ_CHUNK, 0);
+            }
+        }
+        let end = self.end;
+        let began = Instant::now();
+        let result = loop {
+            let Some(left) = deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+            else {
+                break Err(Fail::new(
+                    "timeout",
+                    "the request took longer than --timeout",
+                ));
+            };
+            let Some(per_read) = PER_READ
+                .checked_sub(began.elapsed())
+                .filter(|d| !d.is_zero())
+            else {
+                break Err(Fail::new("timeout", format!("no byte for {PER_READ:?}")));
+            };
+            let want = left.min(per_read).max(Duration::from_millis(1));
+            // Set only when the socket's would overshoot by more than `SLACK`: once per
+            // connection in the common case, not once per read.
+            if self.read_timeout.is_none_or(|t| t > want + SLACK) {
+                if let Err(e) = self.stream.tcp().set_read_timeout(Some(want)) {
+                    break Err(Fail::io(&e, "setting the read timeout"));
+                }
+                self.read_timeout = Some(want);
+            }
+            match self.stream.read(&mut self.buf[end..]) {
+                Ok(n) => break Ok(n),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                // Timed out early (a shorter timeout set for an earlier request), or really:
+                // the checks above tell, with the timeout set again from what is left.
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    self.read_timeout = None;
+                }
+                Err(e) => break Err(Fail::io(&e, "reading the response")),
+            }
+        };
+        match result {
+            Ok(n) => {
+                self.end = end + n;
+                if n > 0 {
+                    self.heard = true;
+                }
+                Ok(n)
+            }
+            Err(fail) => Err(self.stale(fail)),
+        }
+    }
+
+    /// Gives the read buffer back to the thread's spare while the connection is idle (it
+    /// holds no unread byte: `read_body` reuses a connection only then).
+    pub fn park(&mut self) {
+        if self.pos == self.end {
+            SPARE.set(std::mem::take(&mut self.buf));
+            (self.pos, self.end) = (0, 0);
+        }
+    }
+
+    /// Reads the response head (interim 1xx heads skipped), at most `MAX_HEAD` bytes.
+    pub fn read_head(&mut self, deadline: Instant) -> Result<Head, Fail> {
+        loop {
+            let head = self.read_one_head(deadline)?;
+            if !(100..200).contains(&head.status) || head.status == 101 {
+                return Ok(head);
+            }
+        }
+    }
+
+    fn read_one_head(&mut self, deadline: Instant) -> Result<Head, Fail> {
+        // Where to look for the blank line that ends the head.
+        let mut scanned: usize = 0;
+        loop {
+            let data = &self.buf[self.pos..self.end];
+            let from = scanned.saturating_sub(3);
+            if has_blank_line(&data[from..]) {
+                let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                let mut response = httparse::Response::new(&mut headers);
+                let parsed = httparse::ParserConfig::default()
+                    .allow_spaces_after_header_name_in_responses(true)
+                    .allow_obsolete_multiline_headers_in_responses(true)
+                    .allow_multiple_spaces_in_response_status_delimiters(true)
+                    .parse_response(&mut response, data);
+                match parsed {
+                    Ok(httparse::Status::Complete(n)) => {
+                        let head = Head {
+                            status: response.code.unwrap_or(0),
+                            minor: response.version.unwrap_or(0),
+                            headers: response
+                                .headers
+                                .iter()
+                                .map(|h| {
+                                    (
+                                        h.name.to_owned(),
+                                        String::from_utf8_lossy(h.value).trim().to_owned(),
+                                    )
+                                })
+                                .collect(),
+                            raw: data[..n].to_vec(),
+                        };
+                        if n > MAX_HEAD {
+                            return Err(too_large());
+                        }
+                        self.pos += n;
+                        return Ok(head);
+                    }
+                    Ok(httparse::Status::Partial) => {}
+                    Err(httparse::Error::TooManyHeaders) => return Err(too_large()),
+                    Err(e) => {
+                        return Err(Fail::new("protocol", format!("not an HTTP response: {e}")));
+                    }
+                }
+            }
+            scanned = data.len();
+            if scanned > MAX_HEAD {
+                return Err(too_large());
+            }
+            if self.fill(deadline)? == 0 {
+                let fail = match scanned {
+                    0 => Fail::new(
+                        "closed",
+                        "the server closed the connection without answering",
+                    ),
+                    _ => Fail::new("closed", "the server closed the connection inside the head"),
+                };
+                return Err(self.stale(fail));
+            }
+        }
+    }
+
+    /// Reads the body into `body`, up to `cap` + 1 bytes (one more than the cap tells a cut
+    /// body from one exactly as long). Returns whether the connection can be reused.
+    pub fn read_body(
+        &mut self,
+        head: &Head,
+        framing: Framing,
+        cap: u64,
+        deadline: Instant,
+        body: &mut Vec<u8>,
+    ) -> Result<bool, Fail> {
+        let limit = cap.saturating_add(1);
+        let whole = match framing {
+            Framing::Empty => true,
+            Framing::Length(n) => {
+                let want = n.min(limit);
+                while (body.len() as u64) < want {
+                    if self.pos == self.end && self.fill(deadline)? == 0 {
+                        return Err(Fail::new(
+                            "closed",
+                            format!("the body ended at {} of {n} bytes", body.len()),
+                        ));
+                    }
+                    self.take(body, want);
+                }
+                want == n
+            }
+            Framing::Close => {
+                while (body.len() as u64) < limit {
+                    if self.pos == self.end {
+                        match self.fill(deadline) {
+                            Ok(0) => break,
+                            // TLS without close_notify: the end of the body all the same.
+                            Err(f) if f.kind == "closed" => break,
+                            Err(f) => return Err(f),
+                            Ok(_) => {}
+                        }
+                    }
+                    self.take(body, limit);
+                }
+                false
+            }
+            Framing::Chunked => self.read_chunked(limit, deadline, body)?,
+        };
+        self.answered += 1;
+        Ok(whole && head.keeps_alive() && self.pos == self.end)
+    }
+
+    /// Moves buffered bytes into `body`, up to `limit` bytes of body in all.
+    fn take(&mut self, body: &mut Vec<u8>, limit: u64) {
+        let room = limit.saturating_sub(body.len() as u64);
+        let n = (self.end - self.pos).min(usize::try_from(room).unwrap_or(usize::MAX));
+        body.extend_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+    }
+
+    /// A chunked body (RFC 9112 §7.1); true when read to its end (trailers included).
+    fn read_chunked(
+        &mut self,
+        limit: u64,
+        deadline: Instant,
+        body: &mut Vec<u8>,
+    ) -> Result<bool, Fail> {
+        loop {
+            let line = self.line(deadline)?;
+            let digits = line.split(|&b| b == b';').next().unwrap_or_default();
+            let digits = std::str::from_utf8(digits).unwrap_or("").trim();
+            let size = u64::from_str_radix(digits, 16)
+                .map_err(|_| Fail::new("protocol", format!("bad chunk size {digits:?}")))?;
+            if size == 0 {
+                let mut trailers = 0;
+                while !self.line(deadline)?.is_empty() {
+                    trailers += 1;
+                    if trailers > MAX_HEADERS {
+                        return Err(too_large());
+                    }
+                }
+                return Ok(true);
+            }
+            let end = (body.len() as u64).saturating_add(size);
+            let want = end.min(limit);
+            while (body.len() as u64) < want {
+                if self.pos == self.end && self.fill(deadline)? == 0 {
+                    return Err(Fail::new("closed", "the body ended inside a chunk"));
+                }
+                self.take(body, want);
+            }
+            if want < end {
+                return Ok(false);
+            }
+            if !self.line(deadline)?.is_empty() {
+                return Err(Fail::new("protocol", "a chunk longer than its size"));
+            }
+        }
+    }
+
+    /// The next line (without CRLF or LF), at most `MAX_LINE` bytes.
+    fn line(&mut self, deadline: Instant) -> Result<Vec<u8>, Fail> {
+        let mut scanned: usize = 0;
+        loop {
+            let data = &self.buf[self.pos..self.end];
+            if let Some(at) = data[scanned..].iter().position(|&b| b == b'\n') {
+                let at = scanned + at;
+                let line = data[..at]
+                    .strip_suffix(b"\r")
+                    .unwrap_or(&data[..at])
+                    .to_vec();
+                self.pos += at + 1;
+                return Ok(line);
+            }
+            scanned = data.len();
+            if scanned > MAX_LINE {
+                return Err(Fail::new("protocol", "a chunk line too long"));
+            }
+            if self.fill(deadline)? == 0 {
+                return Err(Fail::new("closed", "the body ended inside a chunk line"));
+            }
+        }
+    }
+}
+
+fn too_large() -> Fail {
+    Fail::new(
+        "too-large",
+        format!("the response head is over {MAX_HEAD} bytes or {MAX_HEADERS} headers"),
+    )
+}
+
+/// Whether `data` holds the end of a head: an empty line (CRLF CRLF, or LF LF).
+fn has_blank_line(data: &[u8]) -> bool {
+    data.windows(2)
+        .enumerate()
+        .any(|(i, w)| w == b"\n\n" || (w == b"\n\r" && data.get(i + 2) == Some(&b'\n')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A connection to a loopback server that writes `response` and closes.
+    fn answered_by(response: &'static [u8]) -> (Connection, std::thread::JoinHandle<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket.write_all(response).unwrap();
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        (
+            Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None),
+            server,
+        )
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    fn read(response: &'static [u8], cap: u64) -> Result<(Head, Vec<u8>, bool), Fail> {
+        let (mut conn, server) = answered_by(response);
+        let head = conn.read_head(soon())?;
+        let mut body = Vec::new();
+        let framing = head.framing()?;
+        let reuse = conn.read_body(&head, framing, cap, soon(), &mut body)?;
+        server.join().unwrap();
+        Ok((head, body, reuse))
+    }
+
+    #[test]
+    fn chunked_bodies_are_unframed_with_extensions_and_trailers() {
+        let (head, body, reuse) = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n\
+              5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        assert_eq!(head.framing().unwrap(), Framing::Chunked);
+        assert_eq!(body, b"hello, world");
+        assert!(reuse, "read to its end, HTTP/1.1: reusable");
+        // Cut at the cap: one byte over it is read, the connection is not reused.
+        let (_, body, reuse) = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            3,
+        )
+        .unwrap();
+        assert_eq!((body.as_slice(), reuse), (&b"hell"[..], false));
+        let bad = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n",
+            100,
+        );
+        assert_eq!(bad.err().map(|f| f.kind), Some("protocol"));
+        let short = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nhello",
+            100,
+        );
+        assert_eq!(short.err().map(|f| f.kind), Some("closed"));
+    }
+
+    #[test]
+    fn lengths_closes_and_interim_heads() {
+        let (head, body, reuse) = read(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            (head.status, body.as_slice(), reuse),
+            (200, &b"hello"[..], true)
+        );
+        assert_eq!(head.raw, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+        let (_, _, reuse) = read(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: Close\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        assert!(!reuse, "Connection: close is honoured");
+        let (head, body, reuse) = read(b"HTTP/1.0 200 OK\nServer: old\n\nto the end", 100).unwrap();
+        assert_eq!(head.framing().unwrap(), Framing::Close);
+        assert_eq!((body.as_slice(), reuse), (&b"to the end"[..], false));
+        let short = read(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhello", 100);
+        assert_eq!(short.err().map(|f| f.kind), Some("closed"));
+        let conflicting = read(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+            100,
+        );
+        assert_eq!(conflicting.err().map(|f| f.kind), Some("protocol"));
+        let garbage = read(b"SSH-2.0-OpenSSH\r\n\r\n", 100);
+        assert_eq!(garbage.err().map(|f| f.kind), Some("protocol"));
+    }
+
+    #[test]
+    fn a_head_over_the_cap_is_too_large() {
+        let mut big = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while big.len() <= MAX_HEAD {
+            big.extend_from_slice(b"X-Filler: 0123456789012345678901234567890123456789\r\n");
+        }
+        big.extend_from_slice(b"\r\n");
+        let big: &'static [u8] = big.leak();
+        assert_eq!(read(big, 100).err().map(|f| f.kind), Some("too-large"));
+        // One that never ends is cut at the cap too, not read on.
+        let endless: &'static [u8] = vec![b'x'; 3 * MAX_HEAD].leak();
+        let (mut conn, server) = answered_by(endless);
+        assert_eq!(
+            conn.read_head(soon()).err().map(|f| f.kind),
+            Some("too-large")
+        );
+        drop(conn);
+        let _ = server.join();
+    }
+}

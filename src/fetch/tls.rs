@@ -1,0 +1,83 @@
+//! TLS settings: one rustls client configuration for the whole crawl, built once.
+//!
+//! The roots are Mozilla's (`webpki-root-certs`) plus the `--ca-cert` files' certificates, so a
+//! private CA adds to the public ones instead of replacing them. `--insecure` swaps the
+//! certificate check for one that accepts anything ([`AcceptAnything`]); the handshake is
+//! otherwise the same. The crypto is `ring`'s, named explicitly so that no process-wide default
+//! provider matters.
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::sync::Arc;
+
+/// The client configuration: Mozilla's roots and `extra_roots`, or no checks with `insecure`.
+pub fn client_config(extra_roots: &[CertificateDer<'static>], insecure: bool) -> Arc<ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions");
+    let config = match insecure {
+        true => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnything(provider)))
+            .with_no_client_auth(),
+        false => {
+            let mut roots = RootCertStore::empty();
+            roots.add_parsable_certificates(
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
+            );
+            roots.add_parsable_certificates(extra_roots.iter().cloned());
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+    };
+    Arc::new(config)
+}
+
+/// The certificates of a PEM text (other items, keys say, are skipped); an error names what
+/// is wrong with the PEM.
+pub fn pem_certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+    CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())
+}
+
+/// `--insecure`'s verifier: every certificate and signature is accepted.
+#[derive(Debug)]
+struct AcceptAnything(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnything {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &CertificateDer<'_>,
+        _: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Ok(HandshakeSignatureValid::assertion())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
