@@ -45,11 +45,11 @@ use encoding_rs::{Encoding, UTF_8};
 use std::borrow::Cow;
 use url::Url;
 
-#[cfg(test)]
-mod oracle;
+#[cfg(any(test, feature = "oracle"))]
+pub mod oracle;
 
 /// Bytes handed to `lol_html` at a time (the oracle's).
-#[cfg(test)]
+#[cfg(any(test, feature = "oracle"))]
 const CHUNK: usize = 16 * 1024;
 /// Schemes never worth returning (see the module doc).
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
@@ -126,7 +126,7 @@ fn scan(
                     && ns == Namespace::Html
                     && noscript_depth < MAX_NOSCRIPT_DEPTH
                     && name.eq_ignore_ascii_case(b"noscript");
-                #[cfg(test)]
+                #[cfg(any(test, feature = "oracle"))]
                 if !text && name.eq_ignore_ascii_case(b"noscript") || tokens.unlike_lol_html {
                     state.unlike_lol_html = true;
                 }
@@ -240,7 +240,7 @@ struct State<'a> {
     out: Extracted,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "oracle"))]
     unlike_lol_html: bool,
 }
 
@@ -253,7 +253,7 @@ impl<'a> State<'a> {
             max_links,
             token,
             out: Extracted::default(),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }
     }

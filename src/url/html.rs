@@ -79,7 +79,7 @@ enum TagState {
 struct TagEnd {
     self_closing: bool,
     /// `>` came right after `=` (`<x a=>`).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(not(any(test, feature = "oracle")), allow(dead_code))]
     forced_data: bool,
 }
 
@@ -96,7 +96,7 @@ pub(crate) struct Tokenizer<'a> {
     cdata_allowed: bool,
     attrs: Vec<Attr>,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "oracle"))]
     pub(crate) unlike_lol_html: bool,
 }
 
@@ -172,7 +172,7 @@ impl<'a> Tokenizer<'a> {
             ns: vec![Namespace::Html],
             cdata_allowed: false,
             attrs: Vec::new(),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }
     }
@@ -324,7 +324,7 @@ impl<'a> Tokenizer<'a> {
         let end = self.finish_tag(state, true)?;
         let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
         let ns = self.current_ns();
-        #[cfg(test)]
+        #[cfg(any(test, feature = "oracle"))]
         if end.forced_data && text.is_some() {
             self.unlike_lol_html = true;
         }

@@ -1,12 +1,14 @@
-//! The extractor as it was built on `lol_html`, kept (tests only) as the oracle the hand-written
+//! The extractor as it was built on `lol_html`, kept (tests, and the `oracle` feature for the
+//! fuzz target) as the oracle the hand-written
 //! tokenizer is checked against: same links, same `rel=nofollow` marks, same directives, on the
 //! fixtures, the test web's pages, hostile markup and generated documents (`super::tests`).
 //!
 //! What element handling does with a tag (`State::element`) is shared; what differs is only how
 //! tags, attribute values, charsets and `<noscript>` text are found, which is what is checked.
 
-use super::{CHUNK, Extracted, MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH, StartTag, State};
+use super::{CHUNK, Extracted, MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH, StartTag, State, scan};
 use encoding_rs::Encoding;
+use encoding_rs::UTF_8;
 use lol_html::html_content::{Element, TextChunk};
 use lol_html::{
     AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings, Selector,
@@ -22,6 +24,45 @@ pub(super) const MAX_PARSER_MEMORY: usize = 4 * 1024 * 1024;
 /// Elements that may carry a URL; the handler picks the attributes by tag name.
 const SELECTOR: &str = "a, area, link, img, script, iframe, frame, embed, source, audio, video, \
                         track, input, object, form, meta, base";
+
+/// The page URL the comparisons resolve against.
+const PAGE: &str = "http://example.com/dir/page.html";
+
+/// The scanner's answer, and whether it met a `<noscript>` whose content was markup.
+fn scanned(body: &[u8], charset: Option<&str>, max_links: usize) -> (Extracted, bool) {
+    let page = Url::parse(PAGE).unwrap();
+    let header_encoding = charset
+        .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
+        .filter(|encoding| encoding.is_ascii_compatible());
+    let mut state = State::new(&page, max_links, "crawl");
+    let encoding = header_encoding.unwrap_or(UTF_8);
+    scan(body, encoding, header_encoding.is_none(), &mut state, 0);
+    // What `extract_page` returns is this state's `out`.
+    (state.out, state.unlike_lol_html)
+}
+
+/// Whether the tokenizer and the oracle agree on `body`: `Ok(true)`, or `Err` with both
+/// answers (the fuzz target's check too, with the `oracle` feature).
+/// Documents the oracle gave up on (its memory cap), or with a `<noscript>` read as markup
+/// (the module doc's difference), are not compared: `Ok(false)`.
+pub fn agree(body: &[u8], charset: Option<&str>, max_links: usize) -> Result<bool, String> {
+    let (got, unlike) = scanned(body, charset, max_links);
+    if unlike {
+        return Ok(false);
+    }
+    let page = Url::parse(PAGE).unwrap();
+    let (want, stopped) = extract_page(body, &page, charset, max_links, "crawl");
+    if stopped {
+        return Ok(false);
+    }
+    if got == want {
+        return Ok(true);
+    }
+    Err(format!(
+        "{:?} ({charset:?}, max {max_links}):\n  lol_html: {want:?}\n  scanner:  {got:?}",
+        String::from_utf8_lossy(body)
+    ))
+}
 
 /// `extract_page` through `lol_html`, and whether its parser gave up (its memory cap).
 pub(super) fn extract_page(
@@ -129,47 +170,8 @@ fn noscript_selector() -> &'static Selector {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{State, scan};
     use super::*;
-    use encoding_rs::UTF_8;
     use proptest::prelude::*;
-
-    const PAGE: &str = "http://example.com/dir/page.html";
-
-    /// The scanner's answer, and whether it met a `<noscript>` whose content was markup.
-    fn scanned(body: &[u8], charset: Option<&str>, max_links: usize) -> (Extracted, bool) {
-        let page = Url::parse(PAGE).unwrap();
-        let header_encoding = charset
-            .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
-            .filter(|encoding| encoding.is_ascii_compatible());
-        let mut state = State::new(&page, max_links, "crawl");
-        let encoding = header_encoding.unwrap_or(UTF_8);
-        scan(body, encoding, header_encoding.is_none(), &mut state, 0);
-        // What `extract_page` returns is this state's `out`.
-        (state.out, state.unlike_lol_html)
-    }
-
-    /// Whether the scanner and the oracle agree on `body`; `Err` with both answers if not.
-    /// Documents the oracle gave up on (its memory cap), or with a `<noscript>` read as markup
-    /// (the module doc's difference), are not compared: `Ok(false)`.
-    fn agree(body: &[u8], charset: Option<&str>, max_links: usize) -> Result<bool, String> {
-        let (got, unlike) = scanned(body, charset, max_links);
-        if unlike {
-            return Ok(false);
-        }
-        let page = Url::parse(PAGE).unwrap();
-        let (want, stopped) = extract_page(body, &page, charset, max_links, "crawl");
-        if stopped {
-            return Ok(false);
-        }
-        if got == want {
-            return Ok(true);
-        }
-        Err(format!(
-            "{:?} ({charset:?}, max {max_links}):\n  lol_html: {want:?}\n  scanner:  {got:?}",
-            String::from_utf8_lossy(body)
-        ))
-    }
 
     fn check(body: &[u8], charset: Option<&str>) {
         for max in [1000, 2] {
