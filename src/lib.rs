@@ -45,6 +45,9 @@ pub use splitmix::SplitMix;
 pub use tools::cachesim::policy::{Policy, Simulator, Trace};
 pub use tools::cachesim::simulate;
 pub use url::extract::extract_links;
+/// The link extractor beside `lol_html`'s, for the fuzz target (`--features oracle`).
+#[cfg(feature = "oracle")]
+pub use url::extract::oracle::agree as extract_agrees_with_lol_html;
 pub use url::normalize::{Filter, Scope, canonicalize, is_canonical};
 pub use url::seeds::parse_seeds;
 pub use url::sitemap;

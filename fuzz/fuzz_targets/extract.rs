@@ -1,8 +1,9 @@
-//! The link extractor: any bytes as HTML, with or without a charset, never panic and never
-//! return more links than asked for.
+//! The link extractor: any bytes as HTML, with or without a charset, never panic, never return
+//! more links than asked for, and read the page as `lol_html` did (its differential oracle, with
+//! the `oracle` feature: the same links, bases and directives).
 #![no_main]
 
-use crawl::extract_links;
+use crawl::{extract_agrees_with_lol_html, extract_links};
 use libfuzzer_sys::fuzz_target;
 use url::Url;
 
@@ -17,4 +18,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let out = extract_links(body, &page, charset.copied(), 100);
     assert!(out.links.len() <= 100);
+    if let Err(difference) = extract_agrees_with_lol_html(body, charset.copied(), 100) {
+        panic!("{difference}");
+    }
 });

@@ -27,8 +27,6 @@ pub enum Note {
     BadLocation,
     /// Over the per-page link limit: the first links were kept.
     LinksCapped,
-    /// The HTML parser's memory cap stopped link extraction early.
-    LinksCut,
     /// The body was cut at `--max-body`.
     Truncated,
     /// The body was not read: its headers said so (`fetch::body`: `type-rejected`, `too-long`).
@@ -79,7 +77,7 @@ impl Note {
             (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
             // Directives are the least of notes: any other one replaces them.
             (Note::None | Note::PageRobots(_), _) => later,
-            (Note::LinksCapped | Note::LinksCut, Note::Truncated) => later,
+            (Note::LinksCapped, Note::Truncated) => later,
             _ => self,
         }
     }
@@ -95,7 +93,6 @@ impl fmt::Display for Note {
             Note::TooManyRedirects => f.write_str("too-many-redirects"),
             Note::BadLocation => f.write_str("bad-location"),
             Note::LinksCapped => f.write_str("links-capped"),
-            Note::LinksCut => f.write_str("links-cut"),
             Note::Truncated => f.write_str("truncated"),
             Note::Skipped(why) => f.write_str(why.note()),
             Note::RetryAfter(secs) => write!(f, "retry-after:{secs}"),
@@ -139,7 +136,6 @@ mod tests {
             (Note::TooManyRedirects, "too-many-redirects"),
             (Note::BadLocation, "bad-location"),
             (Note::LinksCapped, "links-capped"),
-            (Note::LinksCut, "links-cut"),
             (Note::Truncated, "truncated"),
             (Note::Skipped(Skipped::Type), "type-rejected"),
             (Note::Skipped(Skipped::TooLong), "too-long"),
@@ -186,7 +182,6 @@ mod tests {
         assert_eq!(redirect().merge(rejected()), redirect());
         assert_eq!(Note::None.merge(rejected()), rejected());
         assert_eq!(Note::LinksCapped.merge(Note::Truncated), Note::Truncated);
-        assert_eq!(Note::LinksCut.merge(Note::Truncated), Note::Truncated);
         assert_eq!(Note::None.merge(Note::Truncated), Note::Truncated);
         assert_eq!(
             Note::Truncated.merge(Note::Recrawl(Outcome::Changed)),
@@ -196,7 +191,7 @@ mod tests {
             Note::None.merge(Note::RetriesExhausted),
             Note::RetriesExhausted
         );
-        assert_eq!(Note::LinksCut.merge(Note::None), Note::LinksCut);
+        assert_eq!(Note::LinksCapped.merge(Note::None), Note::LinksCapped);
         // A page without directives says nothing, and lets later notes show.
         let empty = || Note::PageRobots(Directives::NONE);
         assert_eq!(Note::None.merge(empty()), Note::None);
@@ -205,7 +200,7 @@ mod tests {
             noindex: false,
             nofollow: true,
         });
-        assert_eq!(Note::LinksCut.merge(nofollow.clone()), Note::LinksCut);
+        assert_eq!(Note::LinksCapped.merge(nofollow.clone()), Note::LinksCapped);
         assert_eq!(Note::None.merge(nofollow.clone()), nofollow);
         assert_eq!(nofollow.clone().merge(Note::Truncated), Note::Truncated);
         assert_eq!(

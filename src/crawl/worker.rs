@@ -441,9 +441,9 @@ impl Worker<'_> {
         })
     }
 
-    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` (over
-    /// `MAX_LINKS_PER_PAGE`) or `LinksCut` (the parser's memory cap stopped it) when not all of
-    /// them could be read, else the page's robots directives (`header` and its meta tags).
+    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` when there
+    /// were more than `MAX_LINKS_PER_PAGE`, else the page's robots directives (`header` and its
+    /// meta tags).
     fn links_of(
         &self,
         body: &[u8],
@@ -465,10 +465,10 @@ impl Worker<'_> {
             .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
         let directives = header.union(extracted.directives);
         let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
-        let note = match (extracted.truncated, extracted.parser_stopped) {
-            (true, _) => Note::LinksCapped,
-            (_, true) => Note::LinksCut,
-            _ => Note::None,
+        let note = if extracted.truncated {
+            Note::LinksCapped
+        } else {
+            Note::None
         }
         .merge(self.obey(directives, rel_nofollow));
         if self.config.obey_page_robots && directives.nofollow {

@@ -5,6 +5,7 @@
 
 pub mod directives;
 pub mod extract;
+mod html;
 pub mod normalize;
 pub mod seeds;
 pub mod sitemap;

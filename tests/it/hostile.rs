@@ -204,10 +204,10 @@ fn hostile_html_links_and_charsets() {
     // 100,000 links: the per-page cap of 20,000 holds (plus the few of the other pages).
     let links = summary["links_found"].as_u64().unwrap();
     assert!((20_000..20_100).contains(&links), "links_found {links}");
-    // 100,000 open elements overrun the parser's 4 MiB cap (30,000 fit): extraction stops
-    // there, the page is still logged and archived, and the link behind them is lost.
+    // 100,000 open elements cost the tokenizer nothing (lol_html's 4 MiB cap lost the link
+    // behind them, before session 6): the link is read and followed.
     assert_eq!(row(&web, &run, "/deep-nesting").status, 200);
-    assert!(run.rows.iter().all(|r| !r.url.ends_with("/after-nesting")));
+    assert!(run.rows.iter().any(|r| r.url.ends_with("/after-nesting")));
     assert_eq!(row(&web, &run, "/utf8-ok").status, 200);
     assert_eq!(row(&web, &run, "/caf%C3%A9").status, 200, "latin1");
     assert_eq!(row(&web, &run, "/%D0%B4%D0%B0").status, 200, "windows-1251");

@@ -1,0 +1,89 @@
+//! The cost of link extraction (`crawl::extract_links`): µs per page on the test web's pages
+//! (the shape `benches/web_shape.sh` crawls: ~1.7 KB, 5 links) and on real pages given as files
+//! (a big one, e.g. the Rust book's `print.html`, or a documentation tree), as many rounds as
+//! it takes to fill about a second each.
+//!
+//! Usage: `extract_cost [FILE_OR_DIR...]`. Prints one line per input: pages, bytes, links found
+//! per pass, CPU µs per page and MB per CPU second (the thread's CPU time, so that a loaded
+//! machine slows the figures less than the wall clock). Only `crawl::extract_links` is called, so the same file measures
+//! any build of the crate (a checkout of main, for the before/after).
+
+use crawl::extract_links;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use url::Url;
+
+fn main() {
+    let mut inputs: Vec<(String, Vec<Vec<u8>>)> = vec![("testweb-pages".into(), testweb_pages())];
+    for arg in std::env::args().skip(1) {
+        let mut files = Vec::new();
+        collect(Path::new(&arg), &mut files);
+        files.sort();
+        let pages = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+        inputs.push((arg, pages));
+    }
+    let page_url = Url::parse("http://h0.test:8080/p/1.html").unwrap();
+    for (name, pages) in inputs {
+        let bytes: usize = pages.iter().map(Vec::len).sum();
+        let mut links = 0;
+        let mut rounds = 0u32;
+        let start = Instant::now();
+        let cpu_start = thread_cpu_seconds();
+        while start.elapsed() < Duration::from_secs(1) || rounds < 3 {
+            links = 0;
+            for page in &pages {
+                let out = extract_links(std::hint::black_box(page), &page_url, None, 20_000);
+                links += out.links.len();
+            }
+            rounds += 1;
+        }
+        let secs = thread_cpu_seconds() - cpu_start;
+        let per_page = secs * 1e6 / f64::from(rounds) / pages.len() as f64;
+        let mbps = bytes as f64 * f64::from(rounds) / secs / 1e6;
+        println!(
+            "{name}: {} pages, {bytes} bytes, {links} links, {per_page:.2} CPU µs/page, {mbps:.0} MB/CPU-s",
+            pages.len()
+        );
+    }
+}
+
+/// The CPU time this thread has used.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID needs nothing else.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// 400 pages of a 50-host generated web with the benchmark's padding.
+fn testweb_pages() -> Vec<Vec<u8>> {
+    let graph = testweb::graph::Graph::new(testweb::graph::GraphSpec {
+        hosts: 50,
+        pages_per_host: 400,
+        children: 4,
+        extra_links: 1,
+        cross_host_permille: 200,
+        page_padding: 1200,
+        seed: 1,
+    });
+    let origins: Vec<String> = (0..50)
+        .map(|h| format!("http://h{h}.test:{}", 8080 + h))
+        .collect();
+    (0..400)
+        .map(|p| graph.render(&origins, p % 50, p).into_bytes())
+        .collect()
+}
+
+fn collect(path: &Path, files: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            collect(&entry.unwrap().path(), files);
+        }
+    } else if path.extension().is_some_and(|e| e == "html") || files.is_empty() {
+        files.push(path.to_path_buf());
+    }
+}

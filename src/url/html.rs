@@ -1,0 +1,847 @@
+//! The HTML tokenizer link extraction needs: start tags with their attributes, and the text of
+//! the elements whose content is not markup, found in one forward pass over the bytes.
+//!
+//! It follows the HTML standard's tokenizer where that decides what is a tag: comments (and
+//! their odd endings `<!-->`, `--!>`), bogus comments and doctypes (to the next `>`), CDATA
+//! sections in SVG and MathML, `<script>` data with its escaped and double-escaped states,
+//! RCDATA (`<title>`, `<textarea>`), RAWTEXT (`<style>`, `<iframe>`, `<xmp>`, `<noembed>`,
+//! `<noframes>`, `<noscript>`: scripts are on, as for a browser's parser) and `<plaintext>`;
+//! quoted and unquoted attribute values; names without case. The tree builder's feedback is
+//! simulated as `lol_html` simulates it (its `TreeBuilderSimulator`, rule for rule): a stack of
+//! namespaces entered at `<svg>` and `<math>`, left at their end tags, at the HTML elements that
+//! break out of foreign content and at `</p>`/`</br>`, and HTML again inside integration points.
+//! That makes it give the same tags as `lol_html`, which the differential tests check
+//! (`extract::oracle`), with one exception: `>` right after `=` in a start tag whose content is
+//! text (`<script x=>`, `<title x=>`) sends `lol_html` to the data state, and then, depending on
+//! whether it was lexing or only scanning for tags, reads the content as markup, or as text
+//! that no end tag closes, or stops on an internal error; here, as in the standard, the
+//! content is text up to the end tag.
+//!
+//! Nothing is copied or decoded here: tags and text are byte ranges of the input, attribute
+//! ranges go to one vector reused for every tag. Memory is that vector and the namespace stack
+//! (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
+//! byte is looked at a bounded number of times.
+
+use memchr::memchr;
+use std::ops::Range;
+
+/// How the text after a start tag is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TextType {
+    Data,
+    RcData,
+    RawText,
+    ScriptData,
+    PlainText,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Namespace {
+    Html,
+    Svg,
+    MathMl,
+}
+
+/// One attribute of the last start tag: byte ranges of the input.
+#[derive(Clone, Debug)]
+struct Attr {
+    name: Range<usize>,
+    value: Option<Range<usize>>,
+}
+
+/// What the tokenizer reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// A start tag; its attributes are read with `Tokenizer::attr` until the next call.
+    Start {
+        /// The name as written (compare with `eq_ignore_ascii_case`).
+        name: Range<usize>,
+        /// The namespace the element is in.
+        ns: Namespace,
+        /// The element's content is read as text (the next token is that `Text`).
+        text: bool,
+    },
+    /// The content of the element the last start tag opened, when that is text: RCDATA,
+    /// RAWTEXT, script data or plaintext (up to its end tag, or to the end of the input).
+    Text(Range<usize>),
+}
+
+/// The state at a tag's attributes (the standard's states of the same names).
+#[derive(Clone, Copy)]
+enum TagState {
+    BeforeAttrName,
+    SelfClosing,
+    /// The `>` was just consumed.
+    Done,
+}
+
+/// How a tag ended.
+struct TagEnd {
+    self_closing: bool,
+    /// `>` came right after `=` (`<x a=>`).
+    #[cfg_attr(not(any(test, feature = "oracle")), allow(dead_code))]
+    forced_data: bool,
+}
+
+/// A one-pass tokenizer over `input`.
+pub(crate) struct Tokenizer<'a> {
+    input: &'a [u8],
+    pos: usize,
+    text: TextType,
+    /// The name of the element whose text is being read, for its end tag.
+    text_owner: &'static [u8],
+    /// Namespaces entered; never empty (HTML at the bottom).
+    ns: Vec<Namespace>,
+    /// `<![CDATA[` opens a CDATA section (in foreign content) instead of a bogus comment.
+    cdata_allowed: bool,
+    attrs: Vec<Attr>,
+    /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
+    #[cfg(any(test, feature = "oracle"))]
+    pub(crate) unlike_lol_html: bool,
+}
+
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+fn eq_ci(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn one_of(name: &[u8], names: &[&[u8]]) -> bool {
+    names.iter().any(|n| eq_ci(name, n))
+}
+
+/// HTML elements that end foreign content (the standard's list, as `lol_html` has it).
+const FOREIGN_BREAKERS: [&[u8]; 44] = [
+    b"b",
+    b"big",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"center",
+    b"code",
+    b"dd",
+    b"div",
+    b"dl",
+    b"dt",
+    b"em",
+    b"embed",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"hr",
+    b"i",
+    b"img",
+    b"li",
+    b"listing",
+    b"menu",
+    b"meta",
+    b"nobr",
+    b"ol",
+    b"p",
+    b"pre",
+    b"ruby",
+    b"s",
+    b"small",
+    b"span",
+    b"strong",
+    b"strike",
+    b"sub",
+    b"sup",
+    b"table",
+    b"tt",
+    b"u",
+    b"ul",
+    b"var",
+];
+const MATHML_TEXT_POINTS: [&[u8]; 5] = [b"mi", b"mo", b"mn", b"ms", b"mtext"];
+const SVG_HTML_POINTS: [&[u8]; 3] = [b"desc", b"title", b"foreignobject"];
+
+impl<'a> Tokenizer<'a> {
+    pub(crate) fn new(input: &'a [u8]) -> Self {
+        Tokenizer {
+            input,
+            pos: 0,
+            text: TextType::Data,
+            text_owner: b"",
+            ns: vec![Namespace::Html],
+            cdata_allowed: false,
+            attrs: Vec::new(),
+            #[cfg(any(test, feature = "oracle"))]
+            unlike_lol_html: false,
+        }
+    }
+
+    /// The raw value of the last start tag's first attribute called `name` (ASCII, any case);
+    /// an attribute without a value gives an empty slice.
+    pub(crate) fn attr(&self, name: &[u8]) -> Option<&'a [u8]> {
+        self.attrs
+            .iter()
+            .find(|a| eq_ci(&self.input[a.name.clone()], name))
+            .map(|a| a.value.clone().map_or(&[][..], |v| &self.input[v]))
+    }
+
+    fn current_ns(&self) -> Namespace {
+        *self.ns.last().expect("the namespace stack is never empty")
+    }
+
+    /// The next start tag or element text, or `None` at the end of the input.
+    pub(crate) fn next_token(&mut self) -> Option<Token> {
+        loop {
+            match self.text {
+                TextType::Data => {
+                    let lt = memchr(b'<', &self.input[self.pos..])?;
+                    self.pos += lt + 1;
+                    if let Some(token) = self.tag_open() {
+                        return Some(token);
+                    }
+                }
+                TextType::PlainText => {
+                    let start = self.pos;
+                    self.pos = self.input.len();
+                    self.text = TextType::Data;
+                    return Some(Token::Text(start..self.input.len()));
+                }
+                TextType::RcData | TextType::RawText | TextType::ScriptData => {
+                    let start = self.pos;
+                    let found = if self.text == TextType::ScriptData {
+                        self.script_end()
+                    } else {
+                        self.raw_end()
+                    };
+                    self.text = TextType::Data;
+                    let Some((text_end, name, state)) = found else {
+                        self.pos = self.input.len();
+                        return Some(Token::Text(start..self.input.len()));
+                    };
+                    // The end tag: read to its `>`, then the tree builder's feedback.
+                    if self.finish_tag(state, false).is_some() {
+                        self.end_tag_feedback(&self.input[name]);
+                    }
+                    return Some(Token::Text(start..text_end));
+                }
+            }
+        }
+    }
+
+    /// After a `<` in the data state (`pos` is just past it): a tag, a comment, or text.
+    fn tag_open(&mut self) -> Option<Token> {
+        let input = self.input;
+        let &c = input.get(self.pos)?;
+        if c.is_ascii_alphabetic() {
+            return self.start_tag();
+        }
+        match c {
+            b'!' => {
+                self.pos += 1;
+                self.markup_declaration();
+            }
+            b'/' => {
+                self.pos += 1;
+                match input.get(self.pos) {
+                    Some(c) if c.is_ascii_alphabetic() => {
+                        let (name, state) = self.tag_name();
+                        if self.finish_tag(state, false).is_some() {
+                            self.end_tag_feedback(&input[name]);
+                        }
+                    }
+                    Some(b'>') => self.pos += 1,
+                    Some(_) => self.skip_past(b'>'),
+                    None => {}
+                }
+            }
+            b'?' => self.skip_past(b'>'),
+            _ => {} // The `<` was text; `c` is read again in the data state.
+        }
+        None
+    }
+
+    /// Moves past the next `needle`, or to the end.
+    fn skip_past(&mut self, needle: u8) {
+        self.pos =
+            memchr(needle, &self.input[self.pos..]).map_or(self.input.len(), |i| self.pos + i + 1);
+    }
+
+    /// After `<!`.
+    fn markup_declaration(&mut self) {
+        let rest = &self.input[self.pos..];
+        if rest.starts_with(b"--") {
+            self.pos += 2;
+            self.comment();
+        } else if self.cdata_allowed && rest.starts_with(b"[CDATA[") {
+            self.pos += 7;
+            self.pos = memchr::memmem::find(&self.input[self.pos..], b"]]>")
+                .map_or(self.input.len(), |i| self.pos + i + 3);
+        } else {
+            // A doctype, a bogus comment: both end at the next `>`.
+            self.skip_past(b'>');
+        }
+    }
+
+    /// After `<!--`: the comment ends at `>` or `->` right away, else at the first `-->` or
+    /// `--!>` (what the standard's comment states amount to).
+    fn comment(&mut self) {
+        let rest = &self.input[self.pos..];
+        if rest.starts_with(b">") {
+            self.pos += 1;
+            return;
+        }
+        if rest.starts_with(b"->") {
+            self.pos += 2;
+            return;
+        }
+        let mut from = 0;
+        while let Some(i) = memchr::memmem::find(&rest[from..], b"--") {
+            let at = from + i + 2;
+            // Skip a run of dashes: `--->` ends too.
+            let mut end = at;
+            while rest.get(end) == Some(&b'-') {
+                end += 1;
+            }
+            match rest.get(end) {
+                Some(b'>') => {
+                    self.pos += end + 1;
+                    return;
+                }
+                Some(b'!') if rest.get(end + 1) == Some(&b'>') => {
+                    self.pos += end + 2;
+                    return;
+                }
+                _ => from = end.max(at),
+            }
+        }
+        self.pos = self.input.len();
+    }
+
+    /// A start tag (`pos` at the first letter of its name).
+    fn start_tag(&mut self) -> Option<Token> {
+        let (name, state) = self.tag_name();
+        let end = self.finish_tag(state, true)?;
+        let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
+        let ns = self.current_ns();
+        #[cfg(any(test, feature = "oracle"))]
+        if end.forced_data && text.is_some() {
+            self.unlike_lol_html = true;
+        }
+        if let Some(text) = text {
+            self.text = text;
+            self.text_owner = match text {
+                TextType::ScriptData => b"script",
+                _ => owner_name(&self.input[name.clone()]),
+            };
+        }
+        Some(Token::Start {
+            name,
+            ns,
+            text: text.is_some(),
+        })
+    }
+
+    /// Reads a tag name from `pos`; returns it and the state its terminator leads to (`Done`
+    /// at the end of the input too: `finish_tag` then finds nothing).
+    fn tag_name(&mut self) -> (Range<usize>, TagState) {
+        let start = self.pos;
+        let input = self.input;
+        while let Some(&c) = input.get(self.pos) {
+            match c {
+                c if is_ws(c) => {
+                    self.pos += 1;
+                    return (start..self.pos - 1, TagState::BeforeAttrName);
+                }
+                b'/' => {
+                    self.pos += 1;
+                    return (start..self.pos - 1, TagState::SelfClosing);
+                }
+                b'>' => {
+                    self.pos += 1;
+                    return (start..self.pos - 1, TagState::Done);
+                }
+                _ => self.pos += 1,
+            }
+        }
+        // End of input inside the name: `finish_tag` must drop the tag.
+        (start..self.pos, TagState::BeforeAttrName)
+    }
+
+    /// Reads the rest of a tag from `state` to its `>`, keeping attributes if `keep`. `None` if
+    /// the input ends first: the tag is dropped and the input is over.
+    fn finish_tag(&mut self, mut state: TagState, keep: bool) -> Option<TagEnd> {
+        let input = self.input;
+        self.attrs.clear();
+        let mut self_closing = false;
+        loop {
+            match state {
+                TagState::Done => {
+                    return Some(TagEnd {
+                        self_closing,
+                        forced_data: false,
+                    });
+                }
+                TagState::SelfClosing => match input.get(self.pos) {
+                    None => return self.eof(),
+                    Some(b'>') => {
+                        self.pos += 1;
+                        self_closing = true;
+                        state = TagState::Done;
+                    }
+                    Some(_) => state = TagState::BeforeAttrName,
+                },
+                TagState::BeforeAttrName => {
+                    while input.get(self.pos).is_some_and(|&c| is_ws(c)) {
+                        self.pos += 1;
+                    }
+                    match input.get(self.pos) {
+                        None => return self.eof(),
+                        Some(b'/') => {
+                            self.pos += 1;
+                            state = TagState::SelfClosing;
+                        }
+                        Some(b'>') => {
+                            self.pos += 1;
+                            state = TagState::Done;
+                        }
+                        Some(_) => match self.attribute(keep)? {
+                            AttrEnd::Next => {}
+                            AttrEnd::SelfClosing => state = TagState::SelfClosing,
+                            AttrEnd::Done => state = TagState::Done,
+                            AttrEnd::ForcedData => {
+                                return Some(TagEnd {
+                                    self_closing,
+                                    forced_data: true,
+                                });
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    fn eof<T>(&mut self) -> Option<T> {
+        self.pos = self.input.len();
+        None
+    }
+
+    /// One attribute, from the first character of its name (always part of the name, even `=`).
+    fn attribute(&mut self, keep: bool) -> Option<AttrEnd> {
+        let input = self.input;
+        let start = self.pos;
+        self.pos += 1;
+        // The name.
+        let name_end;
+        let mut after_name_ws = false;
+        loop {
+            match input.get(self.pos) {
+                None => return self.eof(),
+                Some(&c) if is_ws(c) => {
+                    name_end = self.pos;
+                    self.pos += 1;
+                    after_name_ws = true;
+                    break;
+                }
+                Some(b'=' | b'/' | b'>') => {
+                    name_end = self.pos;
+                    break;
+                }
+                Some(_) => self.pos += 1,
+            }
+        }
+        let name = start..name_end;
+        if after_name_ws {
+            // After the name: spaces, then `=`, `/`, `>` or the next attribute's name.
+            while input.get(self.pos).is_some_and(|&c| is_ws(c)) {
+                self.pos += 1;
+            }
+            match input.get(self.pos) {
+                None => return self.eof(),
+                Some(b'=') => {}
+                _ => {
+                    // `/`, `>` or a new name: this attribute has no value.
+                    self.push_attr(keep, name, None);
+                    return Some(AttrEnd::Next);
+                }
+            }
+        }
+        match input[self.pos] {
+            b'/' => {
+                self.pos += 1;
+                self.push_attr(keep, name, None);
+                return Some(AttrEnd::SelfClosing);
+            }
+            b'>' => {
+                self.pos += 1;
+                self.push_attr(keep, name, None);
+                return Some(AttrEnd::Done);
+            }
+            _ => self.pos += 1, // `=`
+        }
+        // Before the value.
+        while input.get(self.pos).is_some_and(|&c| is_ws(c)) {
+            self.pos += 1;
+        }
+        match input.get(self.pos) {
+            None => self.eof(),
+            Some(&quote @ (b'"' | b'\'')) => {
+                let from = self.pos + 1;
+                let Some(len) = memchr(quote, &input[from..]) else {
+                    return self.eof();
+                };
+                self.pos = from + len + 1;
+                self.push_attr(keep, name, Some(from..from + len));
+                Some(AttrEnd::Next)
+            }
+            Some(b'>') => {
+                self.pos += 1;
+                self.push_attr(keep, name, None);
+                Some(AttrEnd::ForcedData)
+            }
+            Some(_) => {
+                let from = self.pos;
+                loop {
+                    match input.get(self.pos) {
+                        None => return self.eof(),
+                        Some(&c) if is_ws(c) => {
+                            self.push_attr(keep, name, Some(from..self.pos));
+                            self.pos += 1;
+                            return Some(AttrEnd::Next);
+                        }
+                        Some(b'>') => {
+                            self.push_attr(keep, name, Some(from..self.pos));
+                            self.pos += 1;
+                            return Some(AttrEnd::Done);
+                        }
+                        Some(_) => self.pos += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_attr(&mut self, keep: bool, name: Range<usize>, value: Option<Range<usize>>) {
+        if keep {
+            self.attrs.push(Attr { name, value });
+        }
+    }
+
+    /// The tree builder's answer to a start tag: the namespace stack changes, and the text type
+    /// of the element's content if it is not markup.
+    fn start_tag_feedback(&mut self, name: &[u8], self_closing: bool) -> Option<TextType> {
+        let ns = self.current_ns();
+        if eq_ci(name, b"svg") {
+            self.enter(Namespace::Svg);
+        } else if eq_ci(name, b"math") {
+            self.enter(Namespace::MathMl);
+        } else if ns != Namespace::Html {
+            if one_of(name, &FOREIGN_BREAKERS) {
+                self.leave();
+            } else if ns == Namespace::Svg && one_of(name, &SVG_HTML_POINTS)
+                || ns == Namespace::MathMl && one_of(name, &MATHML_TEXT_POINTS)
+            {
+                if !self_closing {
+                    self.enter(Namespace::Html);
+                }
+            } else if eq_ci(name, b"font") {
+                let breaks = self
+                    .attrs
+                    .iter()
+                    .any(|a| one_of(&self.input[a.name.clone()], &[b"color", b"size", b"face"]));
+                if breaks {
+                    self.leave();
+                }
+            } else if ns == Namespace::MathMl && !self_closing && eq_ci(name, b"annotation-xml") {
+                let html = self.attrs.iter().any(|a| {
+                    eq_ci(&self.input[a.name.clone()], b"encoding")
+                        && a.value.clone().is_some_and(|v| {
+                            one_of(&self.input[v], &[b"text/html", b"application/xhtml+xml"])
+                        })
+                });
+                if html {
+                    self.enter(Namespace::Html);
+                }
+            }
+        } else if one_of(name, &[b"textarea", b"title"]) {
+            return Some(TextType::RcData);
+        } else if eq_ci(name, b"plaintext") {
+            return Some(TextType::PlainText);
+        } else if eq_ci(name, b"script") {
+            return Some(TextType::ScriptData);
+        } else if one_of(name, &RAWTEXT) {
+            return Some(TextType::RawText);
+        }
+        None
+    }
+
+    /// The tree builder's answer to an end tag: leaving a namespace.
+    fn end_tag_feedback(&mut self, name: &[u8]) {
+        let ns = self.current_ns();
+        if ns == Namespace::Html {
+            let [.., prev, _] = self.ns[..] else {
+                return;
+            };
+            if prev == Namespace::MathMl && one_of(name, &MATHML_TEXT_POINTS)
+                || prev == Namespace::Svg && one_of(name, &SVG_HTML_POINTS)
+                || prev == Namespace::MathMl && eq_ci(name, b"annotation-xml")
+            {
+                self.leave();
+            }
+        } else if ns == Namespace::Svg && eq_ci(name, b"svg")
+            || ns == Namespace::MathMl && eq_ci(name, b"math")
+            || one_of(name, &[b"p", b"br"])
+        {
+            self.leave();
+        }
+    }
+
+    fn enter(&mut self, ns: Namespace) {
+        self.ns.push(ns);
+        self.cdata_allowed = ns != Namespace::Html;
+    }
+
+    fn leave(&mut self) {
+        if self.ns.len() > 1 {
+            self.ns.pop();
+        }
+        self.cdata_allowed = self.current_ns() != Namespace::Html;
+    }
+
+    /// In RCDATA or RAWTEXT from `pos`: the end of the text, the end tag's name and the state
+    /// after it, or `None` if the text runs to the end of the input.
+    fn raw_end(&mut self) -> Option<(usize, Range<usize>, TagState)> {
+        let input = self.input;
+        loop {
+            let lt = self.pos + memchr(b'<', &input[self.pos..])?;
+            self.pos = lt + 1;
+            if input.get(self.pos) != Some(&b'/') {
+                continue;
+            }
+            self.pos += 1;
+            if let Some(found) = self.end_tag_name(lt)? {
+                return Some(found);
+            }
+        }
+    }
+
+    /// After `</` in a text state: an appropriate end tag's name and the state after it
+    /// (`Some(Some(..))`), not one (`Some(None)`, `pos` left to read on), or the end of the
+    /// input (`None`).
+    fn end_tag_name(&mut self, lt: usize) -> Option<Option<(usize, Range<usize>, TagState)>> {
+        let input = self.input;
+        let start = self.pos;
+        if !input.get(self.pos)?.is_ascii_alphabetic() {
+            return Some(None);
+        }
+        while input.get(self.pos)?.is_ascii_alphabetic() {
+            self.pos += 1;
+        }
+        let name = start..self.pos;
+        let state = match input[self.pos] {
+            c if is_ws(c) => TagState::BeforeAttrName,
+            b'/' => TagState::SelfClosing,
+            b'>' => TagState::Done,
+            _ => return Some(None),
+        };
+        if !eq_ci(&input[name.clone()], self.text_owner) {
+            return Some(None);
+        }
+        self.pos += 1;
+        Some(Some((lt, name, state)))
+    }
+
+    /// In script data from `pos`: as `raw_end`, through the escaped and double-escaped states
+    /// (`<!--` … `<script>` … `</script>` … `-->` hides a `</script>`).
+    fn script_end(&mut self) -> Option<(usize, Range<usize>, TagState)> {
+        let input = self.input;
+        let mut s = S::Data;
+        loop {
+            match s {
+                S::Data => {
+                    let lt = self.pos + memchr(b'<', &input[self.pos..])?;
+                    self.pos = lt + 1;
+                    match *input.get(self.pos)? {
+                        b'/' => {
+                            self.pos += 1;
+                            if let Some(found) = self.end_tag_name(lt)? {
+                                return Some(found);
+                            }
+                        }
+                        b'!' => {
+                            self.pos += 1;
+                            if input[self.pos..].starts_with(b"--") {
+                                self.pos += 2;
+                                s = S::EscapedDashDash;
+                            } else {
+                                input.get(self.pos)?;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                S::EscapedDashDash => match *input.get(self.pos)? {
+                    b'-' => self.pos += 1,
+                    b'<' => {
+                        let lt = self.pos;
+                        self.pos += 1;
+                        if let Some(found) = self.escaped_less_than(lt, &mut s)? {
+                            return Some(found);
+                        }
+                    }
+                    b'>' => {
+                        self.pos += 1;
+                        s = S::Data;
+                    }
+                    _ => {
+                        self.pos += 1;
+                        s = S::Escaped;
+                    }
+                },
+                S::Escaped => {
+                    if self.dashes_or_less_than()? {
+                        s = S::EscapedDashDash;
+                    } else if let Some(found) = self.escaped_less_than(self.pos - 1, &mut s)? {
+                        return Some(found);
+                    }
+                }
+                S::DoubleEscaped => {
+                    if self.dashes_or_less_than()? {
+                        s = S::DoubleEscapedDashDash;
+                    } else {
+                        self.double_escaped_less_than(&mut s)?;
+                    }
+                }
+                S::DoubleEscapedDashDash => match *input.get(self.pos)? {
+                    b'-' => self.pos += 1,
+                    b'<' => {
+                        self.pos += 1;
+                        self.double_escaped_less_than(&mut s)?;
+                    }
+                    b'>' => {
+                        self.pos += 1;
+                        s = S::Data;
+                    }
+                    _ => {
+                        self.pos += 1;
+                        s = S::DoubleEscaped;
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// The script data states that are not at a `<` (the standard's, merged where they agree).
+#[derive(Clone, Copy)]
+enum S {
+    Data,
+    Escaped,
+    EscapedDashDash,
+    DoubleEscaped,
+    DoubleEscapedDashDash,
+}
+
+impl Tokenizer<'_> {
+    /// In the (double-)escaped states, where only `--` and `<` matter: moves past the next of
+    /// them; `true` for `--`, `None` at the end of the input.
+    fn dashes_or_less_than(&mut self) -> Option<bool> {
+        loop {
+            let i = memchr::memchr2(b'-', b'<', &self.input[self.pos..])?;
+            self.pos += i + 1;
+            if self.input[self.pos - 1] == b'<' {
+                return Some(false);
+            }
+            if self.input.get(self.pos) == Some(&b'-') {
+                self.pos += 1;
+                return Some(true);
+            }
+        }
+    }
+
+    /// After `<` in the escaped state.
+    #[allow(clippy::type_complexity)]
+    fn escaped_less_than(
+        &mut self,
+        lt: usize,
+        s: &mut S,
+    ) -> Option<Option<(usize, Range<usize>, TagState)>> {
+        let input = self.input;
+        let rest = &input[self.pos..];
+        if rest.len() >= 6 && eq_ci(&rest[..6], b"script") {
+            self.pos += 6;
+            match *input.get(self.pos)? {
+                c if is_ws(c) || c == b'/' || c == b'>' => {
+                    self.pos += 1;
+                    *s = S::DoubleEscaped;
+                }
+                _ => *s = S::Escaped,
+            }
+            return Some(None);
+        }
+        match *input.get(self.pos)? {
+            b'/' => {
+                self.pos += 1;
+                let found = self.end_tag_name(lt)?;
+                if found.is_none() {
+                    *s = S::Escaped;
+                }
+                Some(found)
+            }
+            _ => {
+                *s = S::Escaped;
+                Some(None)
+            }
+        }
+    }
+
+    /// After `<` in the double-escaped state.
+    fn double_escaped_less_than(&mut self, s: &mut S) -> Option<()> {
+        let input = self.input;
+        *s = S::DoubleEscaped;
+        if *input.get(self.pos)? != b'/' {
+            return Some(());
+        }
+        self.pos += 1;
+        let rest = &input[self.pos..];
+        if rest.len() >= 6 && eq_ci(&rest[..6], b"script") {
+            self.pos += 6;
+            let c = *input.get(self.pos)?;
+            if is_ws(c) || c == b'/' || c == b'>' {
+                self.pos += 1;
+                *s = S::Escaped;
+            }
+        } else {
+            input.get(self.pos)?;
+        }
+        Some(())
+    }
+}
+
+/// Why `attribute` returned.
+enum AttrEnd {
+    Next,
+    SelfClosing,
+    Done,
+    ForcedData,
+}
+
+/// RAWTEXT elements (`noscript` too: scripts are on).
+const RAWTEXT: [&[u8]; 6] = [
+    b"style",
+    b"iframe",
+    b"xmp",
+    b"noembed",
+    b"noframes",
+    b"noscript",
+];
+
+/// The lower-case name of a text element (`name` is one of them, in any case).
+fn owner_name(name: &[u8]) -> &'static [u8] {
+    [b"textarea" as &[u8], b"title", b"plaintext"]
+        .into_iter()
+        .chain(RAWTEXT)
+        .find(|n| eq_ci(name, n))
+        .unwrap_or(b"")
+}
