@@ -396,6 +396,7 @@ fn idle_workers_do_not_merge_while_hosts_have_work_queued() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.pages().len(), 2000);
     let merges = run.summary()["merges"].as_u64().expect("a count");
-    // Measured 11-13 (45-48 merging at every idle moment).
-    assert!(merges <= 25, "{merges} merges");
+    // Measured 11-13 on a quiet machine and 26-59 beside other work; merging at every idle
+    // moment (the old rule) made 45-48 quiet and 301-384 beside the same work.
+    assert!(merges <= 150, "{merges} merges");
 }
