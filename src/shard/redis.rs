@@ -8,7 +8,9 @@
 //! - `NS:report:K`: a hash of `idle`, `pages` (written by `report`), `published` and `acked`
 //!   (counted by the scripts that append and acknowledge);
 //! - `NS:lease:K`: the token of the process holding shard K, with a TTL;
-//! - `NS:count`: N, set by the first shard to connect; a different N is refused.
+//! - `NS:count`: N, set by the first shard to connect; a different N is refused;
+//! - `NS:stop`: a hash of `--find` texts found, each to the shard and URL that found it (the
+//!   first finder's stays): every shard hunting that text stops at its next report.
 //!
 //! Atomic steps are Lua scripts, which Redis runs whole: `publish` checks the stream's length,
 //! appends and counts `published`; `ack` acknowledges, deletes and counts `acked` by what XACK
@@ -212,6 +214,10 @@ impl RedisBroker {
 
     fn lease_key(&self) -> String {
         format!("{}:lease:{}", self.namespace, self.shard)
+    }
+
+    fn stop_key(&self) -> String {
+        format!("{}:stop", self.namespace)
     }
 
     fn consumer(&self) -> String {
@@ -549,6 +555,20 @@ impl Broker for RedisBroker {
         })?;
         Ok(())
     }
+
+    fn stop(&self, text: &str, by: &str) -> Result<(), BrokerError> {
+        let key = self.stop_key();
+        self.run("HSETNX", |con| {
+            redis::cmd("HSETNX").arg(&key).arg(text).arg(by).exec(con)
+        })
+    }
+
+    fn stopped(&self, text: &str) -> Result<Option<String>, BrokerError> {
+        let key = self.stop_key();
+        self.run("HGET", |con| {
+            redis::cmd("HGET").arg(&key).arg(text).query(con)
+        })
+    }
 }
 
 /// Failures a new connection may mend: the server gone, restarting, or still loading.
@@ -665,6 +685,21 @@ mod tests {
 
     fn report(broker: &RedisBroker, k: u32) -> ShardReport {
         broker.reports().unwrap()[k as usize].expect("reported")
+    }
+
+    #[test]
+    fn a_stop_mark_is_seen_by_every_shard_and_the_first_finder_stays() {
+        let server = RedisServer::start().unwrap();
+        let zero = RedisBroker::connect(&server.url(), NS, 0, 2).unwrap();
+        let one = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        assert_eq!(one.stopped("needle").unwrap(), None);
+        zero.stop("needle", "shard 0/2 at http://a.test/").unwrap();
+        one.stop("needle", "shard 1/2 at http://b.test/").unwrap();
+        assert_eq!(
+            one.stopped("needle").unwrap().as_deref(),
+            Some("shard 0/2 at http://a.test/")
+        );
+        assert_eq!(zero.stopped("other text").unwrap(), None);
     }
 
     #[test]

@@ -452,3 +452,104 @@ fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again()
         "{summary}"
     );
 }
+
+#[test]
+fn a_find_by_one_shard_stops_every_shard() {
+    const HOSTS: usize = 12;
+    let graph = Graph::new(GraphSpec {
+        hosts: HOSTS,
+        pages_per_host: 80,
+        children: 3,
+        extra_links: 4,
+        cross_host_permille: 300,
+        page_padding: 100,
+        seed: 31,
+    });
+    // The text on a page of host 0 one link from its root; latency, so that the whole web
+    // takes far longer than the find and the stop mark's round.
+    let depths = graph.bfs(&graph.roots(), &|_, _| true, None);
+    let (&(_, planted), _) = depths
+        .iter()
+        .filter(|&(&(h, _), &d)| h == 0 && d == 1)
+        .min()
+        .unwrap();
+    let line = "<p>the answer is Xylophone42</p>";
+    let target = Graph::path(planted);
+    let web = TestWeb::start_with(HOSTS, |origins| {
+        (0..HOSTS)
+            .map(|h| {
+                let pages = graph.handler(h, origins, None);
+                let target = target.clone();
+                testweb::HostSpec {
+                    handler: std::sync::Arc::new(move |req: &testweb::Request| {
+                        let response = pages(req);
+                        if h != 0 || req.target != target {
+                            return response;
+                        }
+                        let testweb::Body::Bytes(body) = response.body else {
+                            unreachable!("generated pages are bytes")
+                        };
+                        let html = String::from_utf8(body).unwrap();
+                        testweb::Response::html(
+                            html.replacen("<body>", &format!("<body>\n{line}\n"), 1)
+                                .into_bytes(),
+                        )
+                    }),
+                    latency: Duration::from_millis(15),
+                }
+            })
+            .collect()
+    })
+    .unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let find = ["--find", "Xylophone42", "--max-depth", "50"];
+    let shards: Vec<ShardRun> = (0..3)
+        .map(|k| spawn(dir.path(), k, 3, &redis.url(), 0, &find))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    let stderrs: Vec<String> = shards
+        .into_iter()
+        .map(|s| {
+            let (code, stderr) = s.wait();
+            assert_eq!(code, Some(0), "{stderr}");
+            stderr
+        })
+        .collect();
+    // One shard found it and printed it; the others printed nothing on stdout.
+    let url = web.url(0, &target);
+    let stdouts: Vec<String> = logs
+        .iter()
+        .map(|log| std::fs::read_to_string(log).unwrap())
+        .collect();
+    let finders: Vec<usize> = (0..3).filter(|&k| !stdouts[k].is_empty()).collect();
+    assert_eq!(finders.len(), 1, "{stdouts:?}");
+    let finder = finders[0];
+    assert!(
+        stdouts[finder].starts_with(&format!("{url}\t")),
+        "{stdouts:?}"
+    );
+    let by = format!("shard {finder}/3 at {url}");
+    let mut pages = 0;
+    for (k, stderr) in stderrs.iter().enumerate() {
+        let summary = read_summary(&dir.path().join(format!("shard-{k}")));
+        assert_eq!(summary["ending"], "found", "shard {k}: {summary}");
+        assert_eq!(summary["shard"]["found_by"], by.as_str(), "{summary}");
+        pages += summary["pages"].as_u64().unwrap();
+        if k != finder {
+            assert!(
+                stderr.contains(&format!("\"Xylophone42\" found by {by}")),
+                "{stderr}"
+            );
+        }
+    }
+    // Every shard stopped early: together they fetched a small part of the web.
+    let whole = reachable(&graph).len();
+    assert_eq!(
+        pages as usize,
+        crate::util::page_requests(&web).len(),
+        "summaries and server disagree"
+    );
+    assert!(pages * 3 < whole as u64, "{pages} of {whole} pages fetched");
+}
