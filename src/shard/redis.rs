@@ -114,9 +114,8 @@ impl RedisBroker {
         Self::connect_with(url, namespace, shard, count, DEFAULT_RECONNECT_LIMIT)
     }
 
-    /// `connect`, retrying connection failures for `reconnect_limit` (here and in every later
-    /// command).
-    pub fn connect_with(
+    /// A broker object for `url` that has sent nothing yet (the URL and K/N checked).
+    fn client(
         url: &str,
         namespace: &str,
         shard: u32,
@@ -134,7 +133,7 @@ impl RedisBroker {
             return Err(bad(format!("shard {shard} of {count} does not exist")));
         }
         let client = Client::open(url).map_err(|e| bad(e.to_string()))?;
-        let mut broker = RedisBroker {
+        Ok(RedisBroker {
             client,
             url: url.to_owned(),
             namespace: namespace.to_owned(),
@@ -151,7 +150,19 @@ impl RedisBroker {
             ack_script: Script::new(ACK),
             lease_script: Script::new(LEASE),
             release_script: Script::new(RELEASE),
-        };
+        })
+    }
+
+    /// `connect`, retrying connection failures for `reconnect_limit` (here and in every later
+    /// command).
+    pub fn connect_with(
+        url: &str,
+        namespace: &str,
+        shard: u32,
+        count: u32,
+        reconnect_limit: Duration,
+    ) -> Result<RedisBroker, BrokerError> {
+        let mut broker = Self::client(url, namespace, shard, count, reconnect_limit)?;
         broker.check_count()?;
         broker.create_group()?;
         broker.warnings = broker.durability_warnings()?;
@@ -159,6 +170,27 @@ impl RedisBroker {
             eprintln!("crawl: warning: {warning}");
         }
         Ok(broker)
+    }
+
+    /// Connects to look only (`crawl shards --status`): writes nothing, creates no stream or
+    /// group and stores no N. Returns None when the crawl has not started (no N stored);
+    /// another N than the one stored is `WrongCount`.
+    pub fn observe(
+        url: &str,
+        namespace: &str,
+        count: u32,
+    ) -> Result<Option<RedisBroker>, BrokerError> {
+        let broker = Self::client(url, namespace, 0, count, DEFAULT_RECONNECT_LIMIT)?;
+        let key = broker.count_key();
+        let stored: Option<String> =
+            broker.run("GET", |con| redis::cmd("GET").arg(&key).query(con))?;
+        match stored {
+            None => Ok(None),
+            Some(stored) => {
+                broker.compare_count(stored)?;
+                Ok(Some(broker))
+            }
+        }
     }
 
     /// Sets how many batches a destination's stream may hold before `publish` refuses.
@@ -224,8 +256,13 @@ impl RedisBroker {
         format!("shard-{}", self.shard)
     }
 
+    fn count_key(&self) -> String {
+        format!("{}:count", self.namespace)
+    }
+
+    /// Stores N unless one is stored, and checks it against the one stored.
     fn check_count(&self) -> Result<(), BrokerError> {
-        let key = format!("{}:count", self.namespace);
+        let key = self.count_key();
         let stored: String = self.run("SET", |con| {
             redis::cmd("SET")
                 .arg(&key)
@@ -234,6 +271,11 @@ impl RedisBroker {
                 .exec(con)?;
             redis::cmd("GET").arg(&key).query(con)
         })?;
+        self.compare_count(stored)
+    }
+
+    /// Checks `stored`, the broker's N, against this shard's.
+    fn compare_count(&self, stored: String) -> Result<(), BrokerError> {
         match stored.parse::<u32>() {
             Ok(stored) if stored == self.count => Ok(()),
             Ok(stored) => Err(BrokerError::WrongCount {
@@ -242,7 +284,7 @@ impl RedisBroker {
                 given: self.count,
             }),
             Err(_) => Err(BrokerError::Malformed {
-                stream: key,
+                stream: self.count_key(),
                 id: String::new(),
                 why: format!("{stored:?} is not a number of shards"),
             }),

@@ -205,18 +205,7 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
     }
 
     // `crawl shards --status` adds the reports up.
-    let status = [
-        "shards",
-        "--exchange",
-        &redis.url(),
-        "--seeds",
-        dir.path().join("seeds.txt").to_str().unwrap(),
-        "--count",
-        "4",
-        "--status",
-    ]
-    .map(String::from);
-    let (code, stdout, stderr) = crate::util::run_binary(&status, None, dir.path());
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 4);
     assert_eq!(code, 0, "{stderr}");
     let total = format!("total\tended\tpages {}\tin transit 0\n", expected.len());
     assert!(stdout.contains(&total), "{stdout}");
@@ -552,4 +541,49 @@ fn a_find_by_one_shard_stops_every_shard() {
         "summaries and server disagree"
     );
     assert!(pages * 3 < whole as u64, "{pages} of {whole} pages fetched");
+}
+
+/// Runs `crawl shards --exchange URL --seeds DIR/seeds.txt --count N --status`.
+fn status(dir: &Path, exchange: &str, count: u32) -> (i32, String, String) {
+    let args = [
+        "shards",
+        "--exchange",
+        exchange,
+        "--seeds",
+        dir.join("seeds.txt").to_str().unwrap(),
+        "--count",
+        &count.to_string(),
+        "--status",
+    ]
+    .map(String::from);
+    crate::util::run_binary(&args, None, dir)
+}
+
+#[test]
+fn status_before_the_crawl_writes_nothing_to_the_broker() {
+    let (_, web) = small_web(4, 5, 3);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, 4);
+    let dbsize = || redis.command(&["DBSIZE"]).unwrap();
+    assert_eq!(dbsize().trim(), ":0");
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("total\tnot started\t"), "{stdout}");
+    assert_eq!(dbsize().trim(), ":0", "status wrote to the broker");
+
+    // Once the crawl has run, a status with another N is refused, still writing nothing.
+    wait_all(
+        (0..2)
+            .map(|k| spawn(dir.path(), k, 2, &redis.url(), 0, &[]))
+            .collect(),
+    );
+    let before = dbsize();
+    let (code, _, stderr) = status(dir.path(), &redis.url(), 3);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("runs with 2 shards, not 3"), "{stderr}");
+    assert_eq!(dbsize(), before);
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("total\tended\t"), "{stdout}");
 }
