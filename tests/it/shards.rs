@@ -541,7 +541,7 @@ fn status(dir: &Path, exchange: &str, count: u32) -> (i32, String, String) {
 }
 
 #[test]
-fn status_before_the_crawl_writes_nothing_to_the_broker() {
+fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
     let (_, web) = small_web(4, 5, 3);
     let redis = RedisServer::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -567,6 +567,15 @@ fn status_before_the_crawl_writes_nothing_to_the_broker() {
     let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("total\tended\t"), "{stdout}");
+
+    // A completed shard is not recrawled (the broker's reports are the finished run's): exit 2,
+    // before anything is fetched.
+    let requests = web.log().len();
+    let again = spawn(dir.path(), 0, 2, &redis.url(), 1, &[]);
+    let (code, stderr) = again.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be recrawled yet"), "{stderr}");
+    assert_eq!(web.log().len(), requests, "the refused shard fetched");
 }
 
 #[test]
