@@ -334,7 +334,7 @@ pub struct Args {
     /// seeds whose host:port it owns (jump consistent hash); URLs it finds for other shards'
     /// hosts are sent to them through --exchange. Each shard has its own --out; the crawl ends
     /// when every shard is idle and every URL sent has been received. --max-pages counts this
-    /// shard's pages. The state directory keeps K/N: a resume with another is refused.
+    /// shard's pages; --find stops every shard. The state directory keeps K/N: a resume with another is refused.
     #[arg(long, value_name = "K/N", requires = "exchange", value_parser = shard)]
     pub shard: Option<crate::shard::owner::Shard>,
 

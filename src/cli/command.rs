@@ -125,6 +125,11 @@ fn report_hunt(hunt: &Hunt, report: &Report, max_depth: Option<u32>, quiet: bool
     if quiet || report.ending == Ending::Stopped {
         return Ok(());
     }
+    // With --shard: another shard found it (and printed the result on its stdout).
+    if let Some(by) = hunt.found_elsewhere() {
+        eprintln!("crawl: {:?} found by {by}", hunt.text);
+        return Ok(());
+    }
     let pages = report.counters.pages.load(Ordering::Relaxed);
     let limit = match (report.ending, max_depth) {
         (Ending::PageLimit, _) => "--max-pages".to_owned(),

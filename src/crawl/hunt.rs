@@ -69,6 +69,8 @@ pub struct Hunt {
     pub text: String,
     pattern: Regex,
     found: OnceLock<Match>,
+    /// With `--shard`: another shard found TEXT (which shard, and where), so this one stops.
+    found_elsewhere: OnceLock<String>,
 }
 
 impl Hunt {
@@ -82,6 +84,7 @@ impl Hunt {
             text: text.to_owned(),
             pattern,
             found: OnceLock::new(),
+            found_elsewhere: OnceLock::new(),
         }
     }
 
@@ -149,6 +152,21 @@ impl Hunt {
     /// The match, once a page matched.
     pub fn found(&self) -> Option<&Match> {
         self.found.get()
+    }
+
+    /// Records that another shard found TEXT (`by`: which shard, and where): the hunt is over.
+    pub fn set_found_elsewhere(&self, by: String) {
+        let _ = self.found_elsewhere.set(by);
+    }
+
+    /// Which shard found TEXT and where, when another shard did.
+    pub fn found_elsewhere(&self) -> Option<&str> {
+        self.found_elsewhere.get().map(String::as_str)
+    }
+
+    /// TEXT was found, here or (with `--shard`) by another shard: the crawl stops.
+    pub fn is_over(&self) -> bool {
+        self.is_found() || self.found_elsewhere.get().is_some()
     }
 }
 

@@ -118,6 +118,9 @@ pub struct Report {
     pub generation: Generation,
     /// With `--shard`: what crossed between this shard and the others.
     pub exchange: Option<ExchangeStats>,
+    /// With `--shard` and `--find`: the shard that found the text, and the page (this shard's
+    /// own find or another's stop mark); `None` when the text was not found.
+    pub found_by: Option<String>,
 }
 
 /// Runs a crawl to its end. `stop` is raised by a signal handler.
@@ -264,6 +267,8 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         let mut exchange_threads = Vec::new();
         if let Some(exchange) = &config.exchange {
             let pages = &counters.pages;
+            let hunt = config.hunt.as_deref();
+            let stop_or_closed = &stop_or_closed;
             for coordinator in [false, true] {
                 let thread = std::thread::Builder::new()
                     .name(
@@ -276,11 +281,17 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
                     )
                     .spawn_scoped(scope, move || {
                         let result = match coordinator {
-                            true => exchange.coordinate(due, dispatcher, pages),
+                            true => exchange.coordinate(due, dispatcher, pages, hunt),
                             false => exchange.receive(due, dispatcher, pages),
                         };
                         if let Err(e) = &result {
                             dispatcher.fail(e);
+                        }
+                        // Another shard found --find's text: stop as after a find here (the
+                        // workers waiting for work look at this flag when woken).
+                        if hunt.is_some_and(|h| h.is_over()) {
+                            stop_or_closed.store(true, Ordering::Relaxed);
+                            dispatcher.wake_all();
                         }
                         result
                     })
@@ -292,6 +303,10 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
             .into_iter()
             .try_for_each(|h| h.join().expect("a worker panicked"));
         if let Some(exchange) = &config.exchange {
+            // `--find` found its text here: every other shard stops at its next report.
+            if let Some(hunt) = &config.hunt {
+                result = result.and(exchange.announce_find(hunt));
+            }
             exchange.stop();
             for thread in exchange_threads {
                 let outcome = thread.join().expect("an exchange thread panicked");
@@ -313,7 +328,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     if let Some(exchange) = &config.exchange {
         exchange.finish()?;
     }
-    let ending = match config.hunt.as_ref().is_some_and(|h| h.is_found()) {
+    let ending = match config.hunt.as_ref().is_some_and(|h| h.is_over()) {
         true => Ending::Found,
         false => closed.ending,
     };
@@ -328,6 +343,13 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         warc,
         generation: config.generation,
         exchange: config.exchange.as_ref().map(|x| x.stats()),
+        found_by: match (&config.exchange, &config.hunt) {
+            (Some(exchange), Some(hunt)) => hunt
+                .found_elsewhere()
+                .map(str::to_owned)
+                .or_else(|| hunt.found().map(|found| exchange.finder(found))),
+            _ => None,
+        },
     })
 }
 

@@ -105,7 +105,7 @@ impl Worker<'_> {
 
     fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
         loop {
-            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_found());
+            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
             if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }

@@ -75,6 +75,9 @@ struct ShardSummary {
     /// Stream entries published, and publishes refused by a full stream (backpressure).
     batches: u64,
     stream_full: u64,
+    /// With `--find`: the shard that found the text and the page (`shard K/N at URL`); every
+    /// shard stops once one has found it. `null` when it was not found.
+    found_by: Option<String>,
 }
 
 /// `SitemapCounters` as the file names them.
@@ -195,6 +198,7 @@ pub fn to_json(report: &Report) -> String {
             received: x.received,
             batches: x.batches,
             stream_full: x.stream_full,
+            found_by: report.found_by.clone(),
         }),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
@@ -284,9 +288,13 @@ fn shard_text(report: &Report) -> String {
         0 => 0.0,
         n => x.cache_hits as f64 * 100.0 / n as f64,
     };
+    let found = match &report.found_by {
+        Some(by) => format!("shard {}: --find's text was found by {by}\n", x.shard),
+        None => String::new(),
+    };
     format!(
         "shard {}: {} URLs sent to other shards ({rate:.1}% of {lookups} kept back by the sent \
-         cache), {} received\n",
+         cache), {} received\n{found}",
         x.shard, x.sent, x.received
     )
 }
@@ -394,6 +402,7 @@ mod tests {
             warc,
             generation,
             exchange: None,
+            found_by: None,
         }
     }
 
@@ -427,11 +436,13 @@ mod tests {
             batches: 9,
             stream_full: 2,
         });
+        report.found_by = Some("shard 2/4 at http://a.test/x".into());
         let json = to_json(&report);
         assert!(
             json.ends_with(concat!(
                 r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
-                r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2}}"#,
+                r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
+                r#""found_by":"shard 2/4 at http://a.test/x"}}"#,
                 "\n"
             )),
             "{json}"
@@ -439,6 +450,10 @@ mod tests {
         let text = to_text(&report);
         assert!(
             text.contains("shard 1/4: 90 URLs sent to other shards (25.0% of 120 kept back"),
+            "{text}"
+        );
+        assert!(
+            text.contains("shard 1/4: --find's text was found by shard 2/4 at http://a.test/x\n"),
             "{text}"
         );
     }

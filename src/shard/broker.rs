@@ -67,6 +67,11 @@ pub trait Broker: Send + Sync {
     fn lease(&self, ttl: Duration) -> Result<(), BrokerError>;
     /// Drops the lease at a clean exit.
     fn release(&self) -> Result<(), BrokerError>;
+    /// Marks the crawl as stopped for `--find TEXT`: a shard found `text`, `by` says which and
+    /// where. The first mark for a text stays (two shards finding it at once agree on one).
+    fn stop(&self, text: &str, by: &str) -> Result<(), BrokerError>;
+    /// The stop mark for `text`, if a shard set one (`by` as `stop` was given it).
+    fn stopped(&self, text: &str) -> Result<Option<String>, BrokerError>;
 }
 
 /// Why the exchange failed. Every message names the broker or the shard concerned.

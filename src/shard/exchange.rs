@@ -23,7 +23,13 @@
 //! still reads as idle), and the idle test runs under the lock the receiver takes to report and
 //! acknowledge, checked in the order in-hand → local work → outboxes (nothing can refill what
 //! was found empty). A shard that never reported keeps every other waiting.
+//!
+//! `--find` (`announce_find`, and the coordinator's first step): a shard that found the text
+//! sets the broker's stop mark once its workers stopped; every coordinator hunting the same text
+//! reads the mark each `POLL`, records it in the hunt and returns, and the crawl stops as after
+//! a find of its own (`Ending::Found`, resumable: nothing is marked complete).
 
+use crate::crawl::hunt::{Hunt, Match};
 use crate::frontier::Entry;
 use crate::schedule::dispatch::{Dispatcher, EndGate};
 use crate::seen::checksum::checksum;
@@ -224,15 +230,28 @@ impl Exchange {
 
     /// The coordinator thread's loop: reports this shard's state every `POLL`, renews its
     /// lease, and decides the end (see the module doc). Sets `done` and wakes the workers.
+    /// With `--find` (`hunt`), it also looks for another shard's stop mark for its text: once
+    /// there, the hunt is over here too and the workers stop (as after a find of this shard's).
     pub fn coordinate(
         &self,
         due: &Due<Entry>,
         dispatcher: &Dispatcher,
         pages: &AtomicU64,
+        hunt: Option<&Hunt>,
     ) -> Result<()> {
         let mut last: Option<Vec<Option<ShardReport>>> = None;
         let mut leased = Instant::now();
         while !self.stop.load(Ordering::Acquire) {
+            if let Some(hunt) = hunt.filter(|h| !h.is_over()) {
+                let mark = self
+                    .broker
+                    .stopped(&hunt.text)
+                    .map_err(|e| anyhow!("reading the shards' stop mark: {e}"))?;
+                if let Some(by) = mark {
+                    hunt.set_found_elsewhere(by);
+                    return Ok(());
+                }
+            }
             if leased.elapsed() >= LEASE / 3 {
                 self.broker
                     .lease(LEASE)
@@ -265,6 +284,23 @@ impl Exchange {
             self.pause(POLL);
         }
         Ok(())
+    }
+
+    /// With `--find`: once this shard found its text, sets the broker's stop mark (which shard,
+    /// and the page) so that every other shard stops too. Nothing when it was not found here.
+    pub fn announce_find(&self, hunt: &Hunt) -> Result<()> {
+        let Some(found) = hunt.found() else {
+            return Ok(());
+        };
+        let by = self.finder(found);
+        self.broker
+            .stop(&hunt.text, &by)
+            .map_err(|e| anyhow!("setting the shards' stop mark: {e}"))
+    }
+
+    /// How a find of this shard's is named in the stop mark and the summaries.
+    pub fn finder(&self, found: &Match) -> String {
+        format!("shard {} at {}", self.shard, found.url)
     }
 
     /// Waits `period` or until `stop`, whichever comes first (in short steps).

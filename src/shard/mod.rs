@@ -30,7 +30,7 @@ pub mod status;
 use crate::cli::exit::Failure;
 use crate::shard::broker::{Broker, BrokerError};
 use crate::shard::owner::Shard;
-use crate::state::durable;
+use crate::state::{durable, recrawl};
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::Path;
 use std::sync::Arc;
@@ -124,6 +124,15 @@ pub fn claim_dir(out: &Path, shard: Option<Shard>) -> Result<Option<Claim>> {
              --shard {was} --exchange URL",
             out.display()
         ),
+        // Not yet: the broker keeps the finished run's reports (every shard idle, nothing in
+        // transit), so a shard recrawling would end before the others had sent it anything.
+        (Some(shard), Some((was, _))) if was == shard && recrawl::is_complete(out) => bail!(
+            "--shard {shard}: --out {} holds a completed shard; a sharded crawl cannot be \
+             recrawled yet (the broker still holds the finished run's reports, so a shard would \
+             end before the others sent it their URLs): start every shard in a new --out with a \
+             broker database of its own (--exchange redis://HOST:PORT/DB)",
+            out.display()
+        ),
         (Some(shard), Some((was, token))) if was == shard => Ok(Some(Claim {
             token,
             fresh: false,
@@ -200,6 +209,9 @@ mod tests {
         assert!(err.to_string().contains("holds shard 2/4"), "{err}");
         let err = claim_dir(dir.path(), None).unwrap_err();
         assert!(err.to_string().contains("--shard 2/4"), "{err}");
+        recrawl::mark_complete(dir.path()).unwrap();
+        let err = claim_dir(dir.path(), Some(two_of_four)).unwrap_err();
+        assert!(err.to_string().contains("cannot be recrawled yet"), "{err}");
         let plain = tempfile::tempdir().unwrap();
         assert!(claim_dir(plain.path(), None).unwrap().is_none());
         std::fs::create_dir(plain.path().join("frontier")).unwrap();

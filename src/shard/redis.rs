@@ -8,7 +8,9 @@
 //! - `NS:report:K`: a hash of `idle`, `pages` (written by `report`), `published` and `acked`
 //!   (counted by the scripts that append and acknowledge);
 //! - `NS:lease:K`: the token of the process holding shard K, with a TTL;
-//! - `NS:count`: N, set by the first shard to connect; a different N is refused.
+//! - `NS:count`: N, set by the first shard to connect; a different N is refused;
+//! - `NS:stop`: a hash of `--find` texts found, each to the shard and URL that found it (the
+//!   first finder's stays): every shard hunting that text stops at its next report.
 //!
 //! Atomic steps are Lua scripts, which Redis runs whole: `publish` checks the stream's length,
 //! appends and counts `published`; `ack` acknowledges, deletes and counts `acked` by what XACK
@@ -112,9 +114,8 @@ impl RedisBroker {
         Self::connect_with(url, namespace, shard, count, DEFAULT_RECONNECT_LIMIT)
     }
 
-    /// `connect`, retrying connection failures for `reconnect_limit` (here and in every later
-    /// command).
-    pub fn connect_with(
+    /// A broker object for `url` that has sent nothing yet (the URL and K/N checked).
+    fn client(
         url: &str,
         namespace: &str,
         shard: u32,
@@ -132,7 +133,7 @@ impl RedisBroker {
             return Err(bad(format!("shard {shard} of {count} does not exist")));
         }
         let client = Client::open(url).map_err(|e| bad(e.to_string()))?;
-        let mut broker = RedisBroker {
+        Ok(RedisBroker {
             client,
             url: url.to_owned(),
             namespace: namespace.to_owned(),
@@ -149,7 +150,19 @@ impl RedisBroker {
             ack_script: Script::new(ACK),
             lease_script: Script::new(LEASE),
             release_script: Script::new(RELEASE),
-        };
+        })
+    }
+
+    /// `connect`, retrying connection failures for `reconnect_limit` (here and in every later
+    /// command).
+    pub fn connect_with(
+        url: &str,
+        namespace: &str,
+        shard: u32,
+        count: u32,
+        reconnect_limit: Duration,
+    ) -> Result<RedisBroker, BrokerError> {
+        let mut broker = Self::client(url, namespace, shard, count, reconnect_limit)?;
         broker.check_count()?;
         broker.create_group()?;
         broker.warnings = broker.durability_warnings()?;
@@ -157,6 +170,27 @@ impl RedisBroker {
             eprintln!("crawl: warning: {warning}");
         }
         Ok(broker)
+    }
+
+    /// Connects to look only (`crawl shards --status`): writes nothing, creates no stream or
+    /// group and stores no N. Returns None when the crawl has not started (no N stored);
+    /// another N than the one stored is `WrongCount`.
+    pub fn observe(
+        url: &str,
+        namespace: &str,
+        count: u32,
+    ) -> Result<Option<RedisBroker>, BrokerError> {
+        let broker = Self::client(url, namespace, 0, count, DEFAULT_RECONNECT_LIMIT)?;
+        let key = broker.count_key();
+        let stored: Option<String> =
+            broker.run("GET", |con| redis::cmd("GET").arg(&key).query(con))?;
+        match stored {
+            None => Ok(None),
+            Some(stored) => {
+                broker.compare_count(stored)?;
+                Ok(Some(broker))
+            }
+        }
     }
 
     /// Sets how many batches a destination's stream may hold before `publish` refuses.
@@ -214,12 +248,21 @@ impl RedisBroker {
         format!("{}:lease:{}", self.namespace, self.shard)
     }
 
+    fn stop_key(&self) -> String {
+        format!("{}:stop", self.namespace)
+    }
+
     fn consumer(&self) -> String {
         format!("shard-{}", self.shard)
     }
 
+    fn count_key(&self) -> String {
+        format!("{}:count", self.namespace)
+    }
+
+    /// Stores N unless one is stored, and checks it against the one stored.
     fn check_count(&self) -> Result<(), BrokerError> {
-        let key = format!("{}:count", self.namespace);
+        let key = self.count_key();
         let stored: String = self.run("SET", |con| {
             redis::cmd("SET")
                 .arg(&key)
@@ -228,6 +271,11 @@ impl RedisBroker {
                 .exec(con)?;
             redis::cmd("GET").arg(&key).query(con)
         })?;
+        self.compare_count(stored)
+    }
+
+    /// Checks `stored`, the broker's N, against this shard's.
+    fn compare_count(&self, stored: String) -> Result<(), BrokerError> {
         match stored.parse::<u32>() {
             Ok(stored) if stored == self.count => Ok(()),
             Ok(stored) => Err(BrokerError::WrongCount {
@@ -236,7 +284,7 @@ impl RedisBroker {
                 given: self.count,
             }),
             Err(_) => Err(BrokerError::Malformed {
-                stream: key,
+                stream: self.count_key(),
                 id: String::new(),
                 why: format!("{stored:?} is not a number of shards"),
             }),
@@ -549,6 +597,20 @@ impl Broker for RedisBroker {
         })?;
         Ok(())
     }
+
+    fn stop(&self, text: &str, by: &str) -> Result<(), BrokerError> {
+        let key = self.stop_key();
+        self.run("HSETNX", |con| {
+            redis::cmd("HSETNX").arg(&key).arg(text).arg(by).exec(con)
+        })
+    }
+
+    fn stopped(&self, text: &str) -> Result<Option<String>, BrokerError> {
+        let key = self.stop_key();
+        self.run("HGET", |con| {
+            redis::cmd("HGET").arg(&key).arg(text).query(con)
+        })
+    }
 }
 
 /// Failures a new connection may mend: the server gone, restarting, or still loading.
@@ -665,6 +727,21 @@ mod tests {
 
     fn report(broker: &RedisBroker, k: u32) -> ShardReport {
         broker.reports().unwrap()[k as usize].expect("reported")
+    }
+
+    #[test]
+    fn a_stop_mark_is_seen_by_every_shard_and_the_first_finder_stays() {
+        let server = RedisServer::start().unwrap();
+        let zero = RedisBroker::connect(&server.url(), NS, 0, 2).unwrap();
+        let one = RedisBroker::connect(&server.url(), NS, 1, 2).unwrap();
+        assert_eq!(one.stopped("needle").unwrap(), None);
+        zero.stop("needle", "shard 0/2 at http://a.test/").unwrap();
+        one.stop("needle", "shard 1/2 at http://b.test/").unwrap();
+        assert_eq!(
+            one.stopped("needle").unwrap().as_deref(),
+            Some("shard 0/2 at http://a.test/")
+        );
+        assert_eq!(zero.stopped("other text").unwrap(), None);
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! `crawl shards --status`: every shard's report in the broker, and their totals. It reads the
-//! reports only; it changes nothing a running crawl depends on.
+//! `crawl shards --status`: every shard's report in the broker, and their totals. It only reads
+//! (`RedisBroker::observe`): N, the reports and `INFO memory`. It stores no N and creates no
+//! stream or group, so a status asked before the crawl starts (or with a wrong N) leaves the
+//! broker as it was.
 
 use crate::cli::exit::Failure;
-use crate::shard::broker::{Broker, ShardReport};
+use crate::shard::broker::{Broker, BrokerError, ShardReport};
 use crate::shard::owner::MAX_SHARDS;
 use crate::shard::redis::RedisBroker;
 use anyhow::anyhow;
@@ -14,7 +16,8 @@ use std::io::Write;
 /// One line per shard: `shard K/N`, `idle`, `busy` or `not started`, pages fetched, batches of
 /// URLs it published and acknowledged; then a `total` line with the pages, the batches still
 /// in transit and whether the crawl has ended (every shard idle, nothing in transit); then
-/// the broker's memory (Redis `INFO memory`: `used_memory`, `used_memory_peak`).
+/// the broker's memory (Redis `INFO memory`: `used_memory`, `used_memory_peak`). Before any
+/// shard has connected: one line, `total TAB not started`. It writes nothing to the broker.
 #[derive(Parser, Debug)]
 #[command(version, max_term_width = 100)]
 pub struct ShardsArgs {
@@ -39,22 +42,27 @@ pub struct ShardsArgs {
 pub fn run(args: ShardsArgs) -> Result<(), Failure> {
     let seeds = crate::url::seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
     let namespace = crate::shard::namespace(&seeds);
-    let broker = RedisBroker::connect(&args.exchange, &namespace, 0, args.count).map_err(|e| {
-        match e.is_usage() {
-            true => Failure::bad_input(anyhow!("{e}")),
-            false => Failure::fatal(anyhow!("{e}")),
-        }
-    })?;
-    let reports = broker
-        .reports()
-        .map_err(|e| Failure::fatal(anyhow!("{e}")))?;
-    let (used, peak) = broker
-        .memory()
-        .map_err(|e| Failure::fatal(anyhow!("{e}")))?;
-    let mut text = render(&reports);
-    text.push_str(&format!(
-        "broker\tused_memory {used}\tused_memory_peak {peak}\n"
-    ));
+    let failure = |e: BrokerError| match e.is_usage() {
+        true => Failure::bad_input(anyhow!("{e}")),
+        false => Failure::fatal(anyhow!("{e}")),
+    };
+    // Read-only: a status asked before the crawl starts must not store N or make streams.
+    let text =
+        match RedisBroker::observe(&args.exchange, &namespace, args.count).map_err(failure)? {
+            None => format!(
+                "total\tnot started\tno shard of this crawl ({namespace}) has connected to {}\n",
+                args.exchange
+            ),
+            Some(broker) => {
+                let reports = broker.reports().map_err(failure)?;
+                let (used, peak) = broker.memory().map_err(failure)?;
+                let mut text = render(&reports);
+                text.push_str(&format!(
+                    "broker\tused_memory {used}\tused_memory_peak {peak}\n"
+                ));
+                text
+            }
+        };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

@@ -316,6 +316,11 @@ pub fn mark_complete(out: &Path) -> Result<()> {
     durable::replace(&path, b"").with_context(|| format!("writing {}", path.display()))
 }
 
+/// Whether the crawl in `out` completed (a run on it now is a recrawl).
+pub fn is_complete(out: &Path) -> bool {
+    out.join(COMPLETE).exists()
+}
+
 /// Reads `previous.tsv` in order, calling `each` with groups of its entries: the sitemaps
 /// (`sitemaps`) or the pages.
 pub fn read_previous(

@@ -7,16 +7,18 @@
 //! killed at the crash point `shard-received`, between offering a read to its DUE and
 //! acknowledging it: the batches are still pending in Redis, come again, and no page is
 //! fetched twice beyond those in flight), 5 (a late starter
-//! keeps the others from ending; a wrong N and a second process for a shard are refused) and
-//! 6 (`crawl rank` over the shards' links.tsv together equals a single process's).
+//! keeps the others from ending; a wrong N and a second process for a shard are refused),
+//! 6 (`crawl rank` over the shards' links.tsv together equals a single process's) and 3
+//! (SIGKILL `redis-server` with batches in a stream and restart it: nothing lost, nothing
+//! fetched twice). Also: `--find` stops every shard, and `crawl shards --status` only reads.
 
-use crate::util::{CRAWL_DEADLINE, counts, parse_log, read_summary, small_web};
+use crate::util::{CRAWL_DEADLINE, counts, parse_log, read_summary, small_graph, small_web};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use testweb::redis::RedisServer;
-use testweb::{Graph, GraphSpec, TestWeb};
+use testweb::{Graph, TestWeb};
 
 /// A shard's process, its URL log going to `DIR/log-K-RUN.tsv`.
 struct ShardRun {
@@ -205,18 +207,7 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
     }
 
     // `crawl shards --status` adds the reports up.
-    let status = [
-        "shards",
-        "--exchange",
-        &redis.url(),
-        "--seeds",
-        dir.path().join("seeds.txt").to_str().unwrap(),
-        "--count",
-        "4",
-        "--status",
-    ]
-    .map(String::from);
-    let (code, stdout, stderr) = crate::util::run_binary(&status, None, dir.path());
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 4);
     assert_eq!(code, 0, "{stderr}");
     let total = format!("total\tended\tpages {}\tin transit 0\n", expected.len());
     assert!(stdout.contains(&total), "{stdout}");
@@ -264,15 +255,7 @@ fn a_shard_killed_at_random_moments_loses_nothing_and_refetches_only_in_flight_p
     const HOSTS: usize = 24;
     const KILLS: usize = 3;
     const JOBS: usize = 4;
-    let graph = Graph::new(GraphSpec {
-        hosts: HOSTS,
-        pages_per_host: 25,
-        children: 3,
-        extra_links: 4,
-        cross_host_permille: 300,
-        page_padding: 100,
-        seed: 22,
-    });
+    let graph = small_graph(HOSTS, 25, 22);
     // A little latency, so that kills land among pages in flight.
     let web = graph.start(Duration::from_millis(3), &|_| None).unwrap();
     let redis = RedisServer::start().unwrap();
@@ -413,12 +396,7 @@ fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again()
     let (code, stderr) = killed.wait();
     assert_eq!(code, None, "not killed at the crash point: {stderr}");
     // Its stream holds batches read and never acknowledged.
-    let mut seeds: Vec<String> = (0..HOSTS).map(|h| web.url(h, "/")).collect();
-    seeds.sort();
-    let namespace = format!(
-        "crawl:{:016x}",
-        crawl::checksum(seeds.join("\n").as_bytes())
-    );
+    let namespace = namespace(&web, HOSTS);
     let pending = redis
         .command(&["XPENDING", &format!("{namespace}:stream:1"), "crawl"])
         .unwrap();
@@ -451,4 +429,240 @@ fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again()
         summary["shard"]["received"].as_u64().unwrap() > 0,
         "{summary}"
     );
+}
+
+#[test]
+fn a_find_by_one_shard_stops_every_shard() {
+    const HOSTS: usize = 12;
+    let graph = small_graph(HOSTS, 80, 31);
+    // The text on a page of host 0 one link from its root; latency, so that the whole web
+    // takes far longer than the find and the stop mark's round.
+    let depths = graph.bfs(&graph.roots(), &|_, _| true, None);
+    let (&(_, planted), _) = depths
+        .iter()
+        .filter(|&(&(h, _), &d)| h == 0 && d == 1)
+        .min()
+        .unwrap();
+    let line = "<p>the answer is Xylophone42</p>";
+    let target = Graph::path(planted);
+    let web = TestWeb::start_with(HOSTS, |origins| {
+        (0..HOSTS)
+            .map(|h| {
+                let pages = graph.handler(h, origins, None);
+                let target = target.clone();
+                testweb::HostSpec {
+                    handler: std::sync::Arc::new(move |req: &testweb::Request| {
+                        let response = pages(req);
+                        if h != 0 || req.target != target {
+                            return response;
+                        }
+                        let testweb::Body::Bytes(body) = response.body else {
+                            unreachable!("generated pages are bytes")
+                        };
+                        let html = String::from_utf8(body).unwrap();
+                        testweb::Response::html(
+                            html.replacen("<body>", &format!("<body>\n{line}\n"), 1)
+                                .into_bytes(),
+                        )
+                    }),
+                    latency: Duration::from_millis(15),
+                }
+            })
+            .collect()
+    })
+    .unwrap();
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let find = ["--find", "Xylophone42", "--max-depth", "50"];
+    let shards: Vec<ShardRun> = (0..3)
+        .map(|k| spawn(dir.path(), k, 3, &redis.url(), 0, &find))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    let stderrs: Vec<String> = shards
+        .into_iter()
+        .map(|s| {
+            let (code, stderr) = s.wait();
+            assert_eq!(code, Some(0), "{stderr}");
+            stderr
+        })
+        .collect();
+    // One shard found it and printed it; the others printed nothing on stdout.
+    let url = web.url(0, &target);
+    let stdouts: Vec<String> = logs
+        .iter()
+        .map(|log| std::fs::read_to_string(log).unwrap())
+        .collect();
+    let finders: Vec<usize> = (0..3).filter(|&k| !stdouts[k].is_empty()).collect();
+    assert_eq!(finders.len(), 1, "{stdouts:?}");
+    let finder = finders[0];
+    assert!(
+        stdouts[finder].starts_with(&format!("{url}\t")),
+        "{stdouts:?}"
+    );
+    let by = format!("shard {finder}/3 at {url}");
+    let mut pages = 0;
+    for (k, stderr) in stderrs.iter().enumerate() {
+        let summary = read_summary(&dir.path().join(format!("shard-{k}")));
+        assert_eq!(summary["ending"], "found", "shard {k}: {summary}");
+        assert_eq!(summary["shard"]["found_by"], by.as_str(), "{summary}");
+        pages += summary["pages"].as_u64().unwrap();
+        if k != finder {
+            assert!(
+                stderr.contains(&format!("\"Xylophone42\" found by {by}")),
+                "{stderr}"
+            );
+        }
+    }
+    // Every shard stopped early: together they fetched a small part of the web.
+    let whole = reachable(&graph).len();
+    assert_eq!(
+        pages as usize,
+        crate::util::page_requests(&web).len(),
+        "summaries and server disagree"
+    );
+    assert!(pages * 3 < whole as u64, "{pages} of {whole} pages fetched");
+}
+
+/// Runs `crawl shards --exchange URL --seeds DIR/seeds.txt --count N --status`.
+fn status(dir: &Path, exchange: &str, count: u32) -> (i32, String, String) {
+    let args = [
+        "shards",
+        "--exchange",
+        exchange,
+        "--seeds",
+        dir.join("seeds.txt").to_str().unwrap(),
+        "--count",
+        &count.to_string(),
+        "--status",
+    ]
+    .map(String::from);
+    crate::util::run_binary(&args, None, dir)
+}
+
+#[test]
+fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
+    let (_, web) = small_web(4, 5, 3);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, 4);
+    let dbsize = || redis.command(&["DBSIZE"]).unwrap();
+    assert_eq!(dbsize().trim(), ":0");
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("total\tnot started\t"), "{stdout}");
+    assert_eq!(dbsize().trim(), ":0", "status wrote to the broker");
+
+    // Once the crawl has run, a status with another N is refused, still writing nothing.
+    wait_all(
+        (0..2)
+            .map(|k| spawn(dir.path(), k, 2, &redis.url(), 0, &[]))
+            .collect(),
+    );
+    let before = dbsize();
+    let (code, _, stderr) = status(dir.path(), &redis.url(), 3);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("runs with 2 shards, not 3"), "{stderr}");
+    assert_eq!(dbsize(), before);
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("total\tended\t"), "{stdout}");
+
+    // A completed shard is not recrawled (the broker's reports are the finished run's): exit 2,
+    // before anything is fetched.
+    let requests = web.log().len();
+    let again = spawn(dir.path(), 0, 2, &redis.url(), 1, &[]);
+    let (code, stderr) = again.wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be recrawled yet"), "{stderr}");
+    assert_eq!(web.log().len(), requests, "the refused shard fetched");
+}
+
+#[test]
+fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
+    const HOSTS: usize = 16;
+    let graph = small_graph(HOSTS, 30, 41);
+    // A little latency, so that the crawl is under way when the broker dies.
+    let web = graph.start(Duration::from_millis(3), &|_| None).unwrap();
+    let mut redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let mut shards: Vec<ShardRun> = (0..2)
+        .map(|k| spawn(dir.path(), k, 2, &redis.url(), 0, &[]))
+        .collect();
+    // Once both shards have logged 40 pages (polled, with a deadline): SIGKILL redis-server
+    // with batches in a stream, and start it again on the same port and directory.
+    let deadline = Instant::now() + CRAWL_DEADLINE;
+    while shards.iter().any(|s| s.lines() < 40) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Batches the shards had published: URLs had crossed through the broker before the kill.
+    let batches: u64 = (0..2)
+        .map(|k| {
+            let report = format!("{}:report:{k}", namespace(&web, HOSTS));
+            let reply = redis.command(&["HGET", &report, "published"]).unwrap();
+            reply.trim().parse::<u64>().unwrap_or(0)
+        })
+        .sum();
+    // Shard 1 frozen (SIGSTOP), so that shard 0's batches wait in its stream when Redis dies.
+    let frozen = shards[1].child.id() as i32;
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(frozen, libc::SIGSTOP) };
+    let stream = format!("{}:stream:1", namespace(&web, HOSTS));
+    let waiting = || {
+        let reply = redis.command(&["XLEN", &stream]).unwrap();
+        reply.trim().trim_start_matches(':').parse::<u64>().unwrap()
+    };
+    let deadline = Instant::now() + CRAWL_DEADLINE;
+    while waiting() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let in_stream = waiting();
+    redis.kill();
+    let fetched = crate::util::page_requests(&web).len();
+    let expected = reachable(&graph);
+    assert!(
+        shards[0].still_running(),
+        "shard 0 ended before the broker was killed"
+    );
+    assert!(batches > 0, "no URL had crossed before the kill");
+    assert!(
+        fetched < expected.len(),
+        "{fetched} of {} pages",
+        expected.len()
+    );
+    assert!(
+        in_stream >= 2,
+        "{in_stream} batches in shard 1's stream at the kill"
+    );
+    redis.restart().unwrap();
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(frozen, libc::SIGCONT) };
+    wait_all(shards);
+    crate::util::assert_fetched_once(&web, &expected);
+    // Every URL one shard sent reached the other (at least once: a publish retried across the
+    // restart may come twice), those in the stream at the kill included. Pages are linked from
+    // many others, so a lost batch need not show in the pages fetched; it shows here.
+    let summaries: Vec<_> = (0..2)
+        .map(|k| read_summary(&dir.path().join(format!("shard-{k}"))))
+        .collect();
+    for (k, summary) in summaries.iter().enumerate() {
+        assert_eq!(summary["ending"], "complete", "{summary}");
+        let sent = summary["shard"]["sent"].as_u64().unwrap();
+        let received = summaries[1 - k]["shard"]["received"].as_u64().unwrap();
+        assert!(
+            received >= sent,
+            "shard {k} sent {sent} URLs, the other received {received}"
+        );
+    }
+}
+
+/// The broker namespace of the crawl of every host's root (`shard::namespace`).
+fn namespace(web: &TestWeb, hosts: usize) -> String {
+    let mut seeds: Vec<String> = (0..hosts).map(|h| web.url(h, "/")).collect();
+    seeds.sort();
+    format!(
+        "crawl:{:016x}",
+        crawl::checksum(seeds.join("\n").as_bytes())
+    )
 }

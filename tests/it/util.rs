@@ -73,7 +73,14 @@ pub fn read_summary(out: &Path) -> serde_json::Value {
 /// A small test web of `hosts` hosts of `pages` pages each (3 children, 4 extra links of
 /// which 30% cross hosts, 100 bytes of padding), started without latency.
 pub fn small_web(hosts: usize, pages: usize, seed: u64) -> (testweb::Graph, testweb::TestWeb) {
-    let graph = testweb::Graph::new(testweb::GraphSpec {
+    let graph = small_graph(hosts, pages, seed);
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    (graph, web)
+}
+
+/// `small_web`'s graph, to serve with latency or a handler of the test's own.
+pub fn small_graph(hosts: usize, pages: usize, seed: u64) -> testweb::Graph {
+    testweb::Graph::new(testweb::GraphSpec {
         hosts,
         pages_per_host: pages,
         children: 3,
@@ -81,9 +88,7 @@ pub fn small_web(hosts: usize, pages: usize, seed: u64) -> (testweb::Graph, test
         cross_host_permille: 300,
         page_padding: 100,
         seed,
-    });
-    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
-    (graph, web)
+    })
 }
 
 /// (host, page) of every page request the server saw (robots.txt and sitemaps left out).
