@@ -465,7 +465,7 @@ fn a_find_by_one_shard_stops_every_shard() {
                                 .into_bytes(),
                         )
                     }),
-                    latency: Duration::from_millis(15),
+                    latency: Duration::from_millis(40),
                 }
             })
             .collect()
@@ -514,14 +514,17 @@ fn a_find_by_one_shard_stops_every_shard() {
             );
         }
     }
-    // Every shard stopped early: together they fetched a small part of the web.
+    // Every shard stopped early: together they fetched a part of the web (54-102 of 960 pages
+    // at 15 ms a page on a quiet machine, 698 in a loaded CI run; hence 40 ms and a half). A
+    // shard that never read the stop mark would not end at all: the finder no longer reads
+    // its stream, so the sums of published and acknowledged batches never meet.
     let whole = reachable(&graph).len();
     assert_eq!(
         pages as usize,
         crate::util::page_requests(&web).len(),
         "summaries and server disagree"
     );
-    assert!(pages * 3 < whole as u64, "{pages} of {whole} pages fetched");
+    assert!(pages * 2 < whole as u64, "{pages} of {whole} pages fetched");
 }
 
 /// Runs `crawl shards --exchange URL --seeds DIR/seeds.txt --count N --status`.
