@@ -24,7 +24,9 @@
 # crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
 # (pages = distinct URLs served 200, from nginx's own log, over the tool's wall time), CPU
 # µs/page (user+sys of the tool only), peak RSS (MiB), coverage (distinct .html pages served /
-# .html pages in the web), duplicates (requests beyond the first per URL, robots.txt aside).
+# .html pages in the web), duplicates (requests beyond the first per URL, robots.txt aside),
+# server CPU µs/page (user+sys of nginx's worker during the run, from /proc: the share of the
+# two cores the web itself takes, which grows with the number of hosts for every tool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
@@ -49,7 +51,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib" and leaves the access log.
+# server_ticks: CPU clock ticks (user+sys) used so far by nginx's worker processes.
+server_ticks() {
+  local pid total=0
+  for pid in $(pgrep -P "$nginx_pid"); do
+    total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+
+# run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib server_cpu_seconds" and
+# leaves the access log.
 run() {
   local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out CRAWL=$CRAWL
   case $tool in before-*) CRAWL=$BEFORE; tool=${tool#before-} ;; esac
@@ -72,18 +84,20 @@ run() {
       --delete-after -P "$out" "$seed" ;;
   esac
   echo "$seed" >"$tmp/seeds"
+  local ticks0; ticks0=$(server_ticks)
   /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
   # The last line: GNU time puts "Command exited with non-zero status N" before it (wget
   # exits 8 when some link answered 404).
   read -r wall user sys rss < <(tail -n 1 "$tmp/time")
-  echo "$wall $(echo "$user + $sys" | bc) $rss"
+  local server; server=$(echo "scale=3; ($(server_ticks) - $ticks0) / $(getconf CLK_TCK)" | bc)
+  echo "$wall $(echo "$user + $sys" | bc) $rss $server"
 }
 
 echo "web_shape: $(nproc) cores, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
-echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates |"
-echo "|---|---|---|---|---|---|---|"
+echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page |"
+echo "|---|---|---|---|---|---|---|---|"
 for web in $WEBS; do
   rm -rf "$tmp/www"
   case $web in
@@ -97,13 +111,13 @@ for web in $WEBS; do
   : >"$tmp/rows"
   for ((rep = 1; rep <= REPS; rep++)); do
     for tool in $TOOLS; do
-      read -r wall cpu rss < <(run "$tool")
+      read -r wall cpu rss server < <(run "$tool")
       # distinct page URLs served 200, and page requests beyond the first (robots.txt aside)
       # and distinct .html pages served 200 (the coverage of a directory web)
       read -r distinct dups html < <(awk '$2 != "/robots.txt" { n++
           if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
         END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
-      echo "$tool $wall $cpu $rss $distinct $dups $html" >>"$tmp/rows"
+      echo "$tool $wall $cpu $rss $distinct $dups $html $server" >>"$tmp/rows"
     done
   done
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
@@ -119,6 +133,7 @@ for tool in tools:
     rss = med(lambda r: int(r[3]) / 1024)
     cov = med(lambda r: int(r[6]) / total)
     dups = max(int(r[5]) for r in mine)
-    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} |")
+    server = med(lambda r: float(r[7]) * 1e6 / max(int(r[4]), 1))
+    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} |")
 PY
 done
