@@ -38,12 +38,7 @@ impl<K: Clone + Hash + Eq, V> Lru<K, V> {
 
     /// The value for `key`, marked as just used.
     pub fn get(&mut self, key: &K) -> Option<&V> {
-        let stamp = self.tick();
-        let (_, at) = self.map.get_mut(key)?;
-        *at = stamp;
-        self.order.push_back((key.clone(), stamp));
-        self.compact();
-        self.map.get(key).map(|(value, _)| value)
+        self.get_mut(key).map(|value| &*value)
     }
 
     /// The value for `key`, mutable, marked as just used.

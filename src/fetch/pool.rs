@@ -15,10 +15,14 @@
 
 use crate::fetch::conn::Connection;
 use crate::lru::Lru;
+use crate::seen::checksum::checksum;
 use std::sync::Mutex;
 
+/// Keyed by the origin's checksum, so that a look-up copies no string (the LRU keeps a copy of
+/// its key per touch); the origin itself is kept beside its connections and compared, so two
+/// origins of one checksum never share a connection.
 pub struct Pool {
-    idle: Mutex<Lru<String, Vec<Connection>>>,
+    idle: Mutex<Lru<u64, (String, Vec<Connection>)>>,
     per_host: usize,
 }
 
@@ -33,20 +37,28 @@ impl Pool {
 
     /// An idle connection to `origin`, if one is kept.
     pub fn take(&self, origin: &str) -> Option<Connection> {
-        // A `&str` look-up would need `Borrow` on `get_mut`; origins are short.
         let mut idle = self.idle.lock().unwrap();
-        idle.get_mut(&origin.to_owned()).and_then(Vec::pop)
+        match idle.get_mut(&checksum(origin.as_bytes())) {
+            Some((kept, conns)) if kept == origin => conns.pop(),
+            _ => None,
+        }
     }
 
     /// Keeps `conn` for the next request to `origin` (closed instead when `origin` has
     /// `per_host` idle already).
     pub fn put(&self, origin: String, mut conn: Connection) {
         conn.park();
+        let key = checksum(origin.as_bytes());
         let mut idle = self.idle.lock().unwrap();
-        match idle.get_mut(&origin) {
-            Some(conns) if conns.len() >= self.per_host => {}
-            Some(conns) => conns.push(conn),
-            None => idle.insert(origin, vec![conn]),
+        match idle.get_mut(&key) {
+            Some((kept, conns)) if *kept == origin => {
+                if conns.len() < self.per_host {
+                    conns.push(conn);
+                }
+            }
+            // A new origin, or (never seen in practice) another origin of the same checksum,
+            // whose connections are closed.
+            _ => idle.insert(key, (origin, vec![conn])),
         }
     }
 }
