@@ -67,7 +67,7 @@ fn no_proxy_env() -> Vec<(&'static str, String)> {
     .collect()
 }
 
-/// The env with `name` set to `value` (an empty value counts as unset for ureq).
+/// The env with `name` set to `value` (an empty value counts as unset, as `Proxy::from_env` reads it).
 fn with(
     mut env: Vec<(&'static str, String)>,
     name: &'static str,

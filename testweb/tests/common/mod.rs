@@ -1,4 +1,4 @@
-//! A tiny std-only HTTP/1.1 client for the tests (no ureq: the server is what is under test).
+//! A tiny std-only HTTP/1.1 client for the tests (the server is what is under test, so it shares no code with the crawler's own client).
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
