@@ -208,8 +208,7 @@ fn request_headers(texts: &[String]) -> anyhow::Result<Vec<(String, String)>> {
                 );
             };
             let name = name.trim();
-            let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-            if name.is_empty() || !name.bytes().all(tchar) {
+            if !crate::fetch::body::is_token(name) {
                 bail!("--header number {}: {name:?} is not a header name", i + 1);
             }
             if name.eq_ignore_ascii_case("host") {

@@ -30,13 +30,7 @@ impl FromStr for TypePattern {
             )
         };
         let (kind, subtype) = text.trim().split_once('/').ok_or_else(bad)?;
-        // RFC 9110 tokens.
-        let token = |t: &str| {
-            !t.is_empty()
-                && t.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-        };
-        if !token(kind) || !token(subtype) || (kind == "*" && subtype != "*") {
+        if !is_token(kind) || !is_token(subtype) || (kind == "*" && subtype != "*") {
             return Err(bad());
         }
         Ok(TypePattern {
@@ -133,6 +127,14 @@ impl BodyRule {
             _ => None,
         }
     }
+}
+
+/// Whether `text` is an RFC 9110 token (a header name, a media type's type or subtype).
+pub(crate) fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 #[cfg(test)]

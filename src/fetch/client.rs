@@ -554,10 +554,7 @@ fn rename_transfer_encoding(raw: &mut Vec<u8>) {
 impl Response {
     /// The first value of a header (names are case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
 
     /// The media type without parameters, lower-cased ("text/html").

@@ -153,13 +153,13 @@ impl Head {
         if self.status < 200 || self.status == 204 || self.status == 304 {
             return Ok(Framing::Empty);
         }
-        let codings: Vec<&str> = self
+        let last_coding = self
             .values("transfer-encoding")
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .filter(|c| !c.is_empty())
-            .collect();
-        if let Some(last) = codings.last() {
+            .last();
+        if let Some(last) = last_coding {
             return Ok(match last.eq_ignore_ascii_case("chunked") {
                 true => Framing::Chunked,
                 false => Framing::Close,
