@@ -150,22 +150,8 @@ pub fn claim_dir(out: &Path, shard: Option<Shard>) -> Result<Option<Claim>> {
                     out.display()
                 );
             }
-            // Told to a second claimant: where the holder crawls, and a nonce.
-            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-            let nonce = crate::seen::checksum::checksum(
-                format!(
-                    "{} {:?} {}",
-                    out.display(),
-                    std::time::SystemTime::now(),
-                    std::process::id()
-                )
-                .as_bytes(),
-            );
-            let token = format!(
-                "the shard in {} on {} ({nonce:016x})",
-                out.display(),
-                host.trim()
-            );
+            // Told to a second claimant: where the holder crawls.
+            let token = lease_token(&format!("the shard in {}", out.display()));
             Ok(Some(Claim { token, fresh: true }))
         }
     }
@@ -178,6 +164,21 @@ pub fn record(out: &Path, shard: Shard, token: &str) -> Result<()> {
     let path = dir.join("id");
     durable::replace(&path, format!("{shard}\t{token}\n").as_bytes())
         .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A lease token: `HOLDER on HOST (nonce)`, told to a second claimant of the shard; the nonce
+/// (of the holder, the time and the process) tells two holders of one description apart.
+pub(crate) fn lease_token(holder: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let nonce = crate::seen::checksum::checksum(
+        format!(
+            "{holder} {:?} {}",
+            std::time::SystemTime::now(),
+            std::process::id()
+        )
+        .as_bytes(),
+    );
+    format!("{holder} on {} ({nonce:016x})", host.trim())
 }
 
 #[cfg(test)]

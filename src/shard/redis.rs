@@ -139,7 +139,7 @@ impl RedisBroker {
             namespace: namespace.to_owned(),
             shard,
             count,
-            token: lease_token(),
+            token: crate::shard::lease_token(&format!("pid {}", std::process::id())),
             max_stream_len: DEFAULT_MAX_STREAM_LEN,
             reconnect_limit,
             pool: Mutex::new(Vec::new()),
@@ -634,21 +634,6 @@ fn create_group(con: &mut Connection, stream: &str) -> RedisResult<()> {
         Err(e) if e.code() == Some("BUSYGROUP") => Ok(()),
         other => other,
     }
-}
-
-/// The lease's token: which process holds a shard, told to a second claimant.
-fn lease_token() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let nonce = xxhash_rust::xxh3::xxh3_64(format!("{nanos} {}", std::process::id()).as_bytes());
-    format!(
-        "pid {} on {} ({nonce:016x})",
-        std::process::id(),
-        host.trim()
-    )
 }
 
 /// One stream entry as XREADGROUP returns it; `fields` is None for an entry deleted while
