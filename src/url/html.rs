@@ -92,8 +92,6 @@ pub(crate) struct Tokenizer<'a> {
     text_owner: &'static [u8],
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
-    /// `<![CDATA[` opens a CDATA section (in foreign content) instead of a bogus comment.
-    cdata_allowed: bool,
     attrs: Vec<Attr>,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
@@ -170,7 +168,6 @@ impl<'a> Tokenizer<'a> {
             text: TextType::Data,
             text_owner: b"",
             ns: vec![Namespace::Html],
-            cdata_allowed: false,
             attrs: Vec::new(),
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
@@ -273,7 +270,7 @@ impl<'a> Tokenizer<'a> {
         if rest.starts_with(b"--") {
             self.pos += 2;
             self.comment();
-        } else if self.cdata_allowed && rest.starts_with(b"[CDATA[") {
+        } else if self.current_ns() != Namespace::Html && rest.starts_with(b"[CDATA[") {
             self.pos += 7;
             self.pos = memchr::memmem::find(&self.input[self.pos..], b"]]>")
                 .map_or(self.input.len(), |i| self.pos + i + 3);
@@ -599,14 +596,12 @@ impl<'a> Tokenizer<'a> {
 
     fn enter(&mut self, ns: Namespace) {
         self.ns.push(ns);
-        self.cdata_allowed = ns != Namespace::Html;
     }
 
     fn leave(&mut self) {
         if self.ns.len() > 1 {
             self.ns.pop();
         }
-        self.cdata_allowed = self.current_ns() != Namespace::Html;
     }
 
     /// In RCDATA or RAWTEXT from `pos`: the end of the text, the end tag's name and the state
