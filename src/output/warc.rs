@@ -162,10 +162,9 @@ struct OpenWarc {
     final_path: PathBuf,
     /// The final file name, as index lines name the file.
     name: Arc<str>,
-    /// The file's length once the pending units are written: where the next unit starts.
+    /// The file's length once the pending units are written: where the next unit starts (the
+    /// bytes in the file are this less the pending ones).
     bytes: u64,
-    /// The bytes in the file: everything before `pending`.
-    written: u64,
     warcinfo_id: RecordId,
 }
 
@@ -290,17 +289,16 @@ impl WarcWriter {
             return Ok(());
         }
         let result = cur.file.write_all(&self.pending);
-        let len = self.pending.len() as u64;
+        let written = cur.bytes - self.pending.len() as u64;
         self.pending.clear();
         if self.pending.capacity() > 2 * PENDING_BYTES {
             self.pending = Vec::new();
         }
         if let Err(e) = result {
-            let _ = cur.file.set_len(cur.written);
-            cur.bytes = cur.written;
+            let _ = cur.file.set_len(written);
+            cur.bytes = written;
             return Err(e).with_context(|| format!("writing {}", cur.open_path.display()));
         }
-        cur.written += len;
         Ok(())
     }
 
@@ -383,7 +381,6 @@ impl WarcWriter {
             final_path,
             name: Arc::from(name.as_str()),
             bytes: 0,
-            written: 0,
             warcinfo_id,
         });
         let info = format!(
