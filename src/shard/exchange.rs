@@ -190,20 +190,20 @@ impl Exchange {
                 continue;
             }
             *self.in_hand.lock().unwrap() += deliveries.len() as u64;
-            let mut urls = 0;
+            let mut ids = Vec::with_capacity(deliveries.len());
             let mut offered = Vec::new();
-            for delivery in &deliveries {
-                for handoff in &delivery.urls {
-                    urls += 1;
-                    let entry = Entry::new(handoff.url.clone(), handoff.depth, 0);
+            for delivery in deliveries {
+                ids.push(delivery.id);
+                for handoff in delivery.urls {
+                    let entry = Entry::new(handoff.url, handoff.depth, 0);
                     offered.push((checksum(entry.url.as_bytes()), entry));
                 }
             }
+            let urls = offered.len() as u64;
             due.offer(offered)?;
             // Crash point: offered, not acknowledged; the batches must come again.
             crate::state::failpoint::hit("shard-received");
             dispatcher.wake_all();
-            let ids: Vec<String> = deliveries.into_iter().map(|d| d.id).collect();
             let mut in_hand = self.in_hand.lock().unwrap();
             // Busy first, then the acknowledgement (module doc).
             self.report(false, pages)?;

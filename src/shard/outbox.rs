@@ -130,11 +130,13 @@ impl Outbox {
         if state.end.offset >= self.segment_bytes {
             self.roll(&mut state)?;
         }
-        let path = segment_path(&self.dir, state.end.segment);
-        state
-            .file
-            .write_all(lines.as_bytes())
-            .with_context(|| format!("appending to {}", path.display()))?;
+        let segment = state.end.segment;
+        state.file.write_all(lines.as_bytes()).with_context(|| {
+            format!(
+                "appending to {}",
+                segment_path(&self.dir, segment).display()
+            )
+        })?;
         state.end.offset += lines.len() as u64;
         drop(state);
         self.appended.notify_all();
