@@ -435,12 +435,14 @@ fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again()
 fn a_find_by_one_shard_stops_every_shard() {
     const HOSTS: usize = 12;
     let graph = small_graph(HOSTS, 80, 31);
-    // The text on a page of host 0 one link from its root; latency, so that the whole web
-    // takes far longer than the find and the stop mark's round.
+    // The text on host 0's root, a seed and so its first page: how soon it is found does not
+    // depend on where one link falls in host 0's queue (one link deep, the shards fetched 42 to
+    // 698 pages in all before they stopped, from run to run; here 21 to 112). Latency, so that
+    // the whole web takes far longer than the find and the stop mark's round.
     let depths = graph.bfs(&graph.roots(), &|_, _| true, None);
     let (&(_, planted), _) = depths
         .iter()
-        .filter(|&(&(h, _), &d)| h == 0 && d == 1)
+        .filter(|&(&(h, _), &d)| h == 0 && d == 0)
         .min()
         .unwrap();
     let line = "<p>the answer is Xylophone42</p>";
