@@ -52,3 +52,12 @@ serve_nginx() {
   done
 }
 
+
+# need_dir DIR PACKAGE: installs the Debian package when the directory is missing (a
+# documentation tree served as a web, for example /usr/share/doc/rust-doc/html).
+need_dir() {
+  [ -d "$1" ] ||
+    apt-get install -y -qq "$2" >/dev/null ||
+    { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
+  [ -d "$1" ] || { echo "$1: not installed by Debian's package $2" >&2; exit 2; }
+}

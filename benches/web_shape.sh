@@ -8,25 +8,31 @@
 #   BEFORE=/path/to/old/crawl TOOLS="before-crawl crawl wget2" benches/web_shape.sh
 #                                              # an older build in the same run (before-TOOL)
 #   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
-#   WEBS=/usr/share/doc/rust-doc/html TOOLS="crawl wget crawl-c16 wget2-t16" benches/web_shape.sh
+#   WEBS=/usr/share/doc/rust-doc/html \
+#   TOOLS="crawl crawl-nowarc wget2-t1 crawl-c16 crawl-c16-nowarc wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
 #
-# Tools: crawl, crawl-nowarc, crawl-c16 (--host-connections 16), wget2 (JOBS threads),
-# wget2-tN (N threads), wget (GNU wget: one connection, one thread; the one-connection peer
-# where wget2 1.99.1 hangs, as on the rust-doc site). A WEBS entry that is a directory is
-# served as one host; its coverage is counted against its .html files (the tools also fetch
-# the images, scripts and styles they link).
+# Tools: crawl, crawl-nowarc, crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
+# (N workers instead of JOBS), wget2 (JOBS threads), wget2-tN (N threads), wget (GNU wget: one
+# connection, one thread). A WEBS entry that is a directory is served as one host (a missing
+# /usr/share/doc/PKG/… is installed from Debian's package PKG); its coverage is counted against
+# its .html files (the tools also fetch the images, scripts and styles they link). After each
+# web's table, every tool's set of URLs served 200 in its first run is compared with the first
+# tool's (`+N` URLs only it fetched, `-N` URLs only the first tool fetched, with examples).
 #
 # Both tools are seeded with host 0's index page and span hosts (on a directory web, one
 # host, they stay on it: `--scope host`, no `-H`); wget2 runs with
 # `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
 # `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
-# crawl still fetches each host's robots.txt, which wget2 is told not to). Columns: pages/s
-# (pages = distinct URLs served 200, from nginx's own log, over the tool's wall time), CPU
-# µs/page (user+sys of the tool only), peak RSS (MiB), coverage (distinct .html pages served /
-# .html pages in the web), duplicates (requests beyond the first per URL, robots.txt aside),
-# server CPU µs/page (user+sys of nginx's worker during the run, from /proc: the share of the
-# two cores the web itself takes, which grows with the number of hosts for every tool).
+# crawl still fetches each host's robots.txt, which wget2 is told not to). A directory web is
+# never crawled with -H: its pages link to the internet, and wget2 -H spends its end resolving
+# those names (github.com, play.rust-lang.org, …) with retries while its other threads wait on
+# its queue: the "hang" on rust-doc in sessions 5 and 6. Columns: pages/s (pages = distinct
+# URLs served 200, from nginx's own log, over the tool's wall time), CPU µs/page (user+sys of
+# the tool only), peak RSS (MiB), coverage (distinct .html pages served / .html pages in the
+# web), duplicates (requests beyond the first per URL, robots.txt aside), server CPU µs/page
+# (user+sys of nginx's worker during the run, from /proc: the share of the two cores the web
+# itself takes, which grows with the number of hosts for every tool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
@@ -77,6 +83,10 @@ run() {
     crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 --no-warc ;;
     crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
       --host-connections 16 ;;
+    crawl-c16-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" \
+      --delay-factor 0 --host-connections 16 --no-warc ;;
+    crawl-j*) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "${tool#crawl-j}" \
+      --delay-factor 0 ;;
     wget) mkdir -p "$out"; set -- wget -q -r $span -l inf -e robots=off --delete-after -P "$out" "$seed" ;;
     wget2*) local threads=$JOBS
       case $tool in wget2-t*) threads=${tool#wget2-t} ;; esac
@@ -102,6 +112,7 @@ for web in $WEBS; do
   rm -rf "$tmp/www"
   case $web in
     /*) # a directory served as one host, seeded with its index.html
+      case $web in /usr/share/doc/*/*) need_dir "$web" "$(echo "$web" | cut -d/ -f5)" ;; esac
       hosts=1 pages=$(find -L "$web" -name '*.html' | wc -l)
       mkdir -p "$tmp/www"; ln -s "$web" "$tmp/www/h00000" ;;
     *) hosts=${web%x*} pages=${web#*x}
@@ -118,6 +129,8 @@ for web in $WEBS; do
           if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
         END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
       echo "$tool $wall $cpu $rss $distinct $dups $html $server" >>"$tmp/rows"
+      [ "$rep" -gt 1 ] || awk '$2 != "/robots.txt" && $3 == 200 { print $1 $2 }' "$tmp/access.log" |
+        sort -u >"$tmp/urls.$tool"
     done
   done
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
@@ -136,4 +149,15 @@ for tool in tools:
     server = med(lambda r: float(r[7]) * 1e6 / max(int(r[4]), 1))
     print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} |")
 PY
+  # The first runs' URL sets beside the first tool's: what each fetched that the other did not.
+  set -- $TOOLS
+  for tool in "${@:2}"; do
+    only=$(comm -13 "$tmp/urls.$1" "$tmp/urls.$tool")
+    missed=$(comm -23 "$tmp/urls.$1" "$tmp/urls.$tool")
+    printf '%s beside %s: +%d -%d URLs served 200' "$tool" "$1" "$(grep -c . <<<"$only" || true)" \
+      "$(grep -c . <<<"$missed" || true)"
+    [ -z "$only" ] || printf '; only %s: %s' "$tool" "$(head -n 3 <<<"$only" | paste -sd' ')"
+    [ -z "$missed" ] || printf '; only %s: %s' "$1" "$(head -n 3 <<<"$missed" | paste -sd' ')"
+    echo
+  done
 done
