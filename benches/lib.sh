@@ -36,6 +36,9 @@ serve_nginx() {
     echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
     echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
     echo "http { log_format fmt '\$server_port \$request_uri \$status'; access_log $tmp/access.log fmt buffer=256k;"
+    # Media types by extension, as a real server sends them (a documentation tree's .css, .js
+    # and fonts are not text/html); a generated web's pages are .html.
+    echo "  include /etc/nginx/mime.types;"
     echo "  default_type text/html; log_not_found off; keepalive_requests 100000; keepalive_timeout 60s;"
     echo "  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;"
     for ((h = 0; h < hosts; h++)); do
