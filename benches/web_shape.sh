@@ -8,6 +8,8 @@
 #   BEFORE=/path/to/old/crawl TOOLS="before-crawl crawl wget2" benches/web_shape.sh
 #                                              # an older build in the same run (before-TOOL)
 #   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
+#   LOGS=DIR benches/web_shape.sh              # keep each run's access log as DIR/WEB.TOOL.REP
+#                                              # (benches/timeline.sh reads them)
 #   WEBS=/usr/share/doc/rust-doc/html TOOLS="crawl wget crawl-c16 wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
 #
@@ -118,6 +120,7 @@ for web in $WEBS; do
           if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
         END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
       echo "$tool $wall $cpu $rss $distinct $dups $html $server" >>"$tmp/rows"
+      [ -z "${LOGS:-}" ] || cp "$tmp/access.log" "$LOGS/${web//\//_}.$tool.$rep"
     done
   done
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
