@@ -29,13 +29,15 @@ need() {
 
 # serve_nginx HOSTS: nginx on ports BASE_PORT .. BASE_PORT+HOSTS-1, root $tmp/www/hNNNNN each
 # (a web written by benches/static_web.py), access log in $tmp/access.log as
-# `PORT URI STATUS`; sets $nginx_pid. Needs $tmp (world-readable) and $BASE_PORT.
+# `PORT URI STATUS`, then the fields of $NGINX_LOG_EXTRA if set (benches/timeline.sh adds
+# `$msec $connection $connection_requests`); sets $nginx_pid. Needs $tmp (world-readable)
+# and $BASE_PORT.
 serve_nginx() {
   local hosts=$1 conf=$tmp/nginx.conf
   {
     echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
     echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
-    echo "http { log_format fmt '\$server_port \$request_uri \$status'; access_log $tmp/access.log fmt buffer=256k;"
+    echo "http { log_format fmt '\$server_port \$request_uri \$status${NGINX_LOG_EXTRA:+ $NGINX_LOG_EXTRA}'; access_log $tmp/access.log fmt buffer=256k;"
     # Media types by extension, as a real server sends them (a documentation tree's .css, .js
     # and fonts are not text/html); a generated web's pages are .html.
     echo "  include /etc/nginx/mime.types;"

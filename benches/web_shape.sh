@@ -8,6 +8,8 @@
 #   BEFORE=/path/to/old/crawl TOOLS="before-crawl crawl wget2" benches/web_shape.sh
 #                                              # an older build in the same run (before-TOOL)
 #   TOOLS="crawl wget2" benches/web_shape.sh   # leave out the --no-warc runs
+#   LOGS=DIR benches/web_shape.sh              # keep each run's access log as DIR/WEB.TOOL.REP
+#                                              # (benches/timeline.sh reads them)
 #   WEBS=/usr/share/doc/rust-doc/html \
 #   TOOLS="crawl crawl-nowarc wget2-t1 crawl-c16 crawl-c16-nowarc wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
@@ -131,6 +133,7 @@ for web in $WEBS; do
       echo "$tool $wall $cpu $rss $distinct $dups $html $server" >>"$tmp/rows"
       [ "$rep" -gt 1 ] || awk '$2 != "/robots.txt" && $3 == 200 { print $1 $2 }' "$tmp/access.log" |
         sort -u >"$tmp/urls.$tool"
+      [ -z "${LOGS:-}" ] || cp "$tmp/access.log" "$LOGS/${web//\//_}.$tool.$rep"
     done
   done
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=

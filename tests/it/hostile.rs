@@ -188,21 +188,21 @@ fn lying_lengths_resets_and_http10() {
 #[test]
 fn hostile_html_links_and_charsets() {
     let web = hostile::start().unwrap();
-    let run = crawl_paths(
+    // 100,000 links: the per-page cap of 20,000 holds (plus robots.txt's and the sitemap's
+    // few). A crawl of its own: under --max-pages its 20,000 links could take the place of the
+    // pages the others link to (/good-after-bad was missed in 2 runs of 8).
+    let many = crawl_paths(
         &web,
-        &[
-            "/bad-utf8",
-            "/latin1",
-            "/cp1251-meta",
-            "/bad-urls",
-            "/many-links",
-        ],
+        &["/many-links"],
         &["--max-body", "4M", "--max-depth", "1", "--max-pages", "40"],
     );
-    let summary = run.summary();
-    // 100,000 links: the per-page cap of 20,000 holds (plus the few of the other pages).
-    let links = summary["links_found"].as_u64().unwrap();
+    let links = many.summary()["links_found"].as_u64().unwrap();
     assert!((20_000..20_100).contains(&links), "links_found {links}");
+    let run = crawl_paths(
+        &web,
+        &["/bad-utf8", "/latin1", "/cp1251-meta", "/bad-urls"],
+        &["--max-body", "4M", "--max-depth", "1"],
+    );
     assert_eq!(row(&web, &run, "/utf8-ok").status, 200);
     assert_eq!(row(&web, &run, "/caf%C3%A9").status, 200, "latin1");
     assert_eq!(row(&web, &run, "/%D0%B4%D0%B0").status, 200, "windows-1251");
