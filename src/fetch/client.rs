@@ -586,8 +586,15 @@ impl Response {
 
     /// Whether the body is worth reading links from.
     pub fn is_html(&self) -> bool {
-        match self.media_type() {
-            Some(t) => t == "text/html" || t == "application/xhtml+xml",
+        // `media_type` without its lower-cased copy: this runs for every page.
+        let media_type = self
+            .header("content-type")
+            .map(|v| v.split(';').next().unwrap_or("").trim());
+        match media_type.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                t.eq_ignore_ascii_case("text/html")
+                    || t.eq_ignore_ascii_case("application/xhtml+xml")
+            }
             None => self.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<'),
         }
     }
@@ -652,6 +659,34 @@ mod tests {
 
     fn fetcher(user_agent: &str) -> Fetcher {
         Fetcher::new(&config(user_agent))
+    }
+
+    #[test]
+    fn html_is_told_by_the_media_type_in_any_case_or_by_the_body() {
+        let response = |content_type: Option<&str>, body: &[u8]| Response {
+            status: 200,
+            headers: content_type
+                .map(|t| ("Content-Type", t))
+                .into_iter()
+                .collect(),
+            body: body.to_vec(),
+            truncated: false,
+            skipped: None,
+            elapsed: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            ip: None,
+            final_url: None,
+            request_head: Vec::new(),
+            response_head: Vec::new(),
+        };
+        assert!(response(Some("text/html"), b"").is_html());
+        assert!(response(Some(" Text/HTML ; charset=utf-8"), b"").is_html());
+        assert!(response(Some("APPLICATION/XHTML+XML"), b"").is_html());
+        assert!(!response(Some("text/plain"), b"<html>").is_html());
+        assert!(!response(Some("text/html-x"), b"").is_html());
+        assert!(response(None, b"  <html>").is_html());
+        assert!(response(Some(";charset=utf-8"), b"<p>").is_html());
+        assert!(!response(None, b"plain").is_html());
     }
 
     #[test]

@@ -646,17 +646,20 @@ impl Filter {
         if text.len() > self.max_url_len {
             return Err(Rejection::TooLong);
         }
-        // What `Url::path_segments` gives: the path after its leading `/`, split at `/`.
-        let segments: Vec<&str> = path
-            .map(|p| {
-                let p = p.strip_prefix('/').unwrap_or(p);
-                p.split('/').filter(|s| !s.is_empty()).collect()
-            })
-            .unwrap_or_default();
-        if segments.len() > self.max_path_segments {
+        // What `Url::path_segments` gives, empty ones left out: the path after its leading
+        // `/`, split at `/`. Collected only when there are enough to repeat one too often.
+        let segments = || {
+            let p = path.unwrap_or("");
+            let p = p.strip_prefix('/').unwrap_or(p);
+            p.split('/').filter(|s| !s.is_empty())
+        };
+        let count = segments().count();
+        if count > self.max_path_segments {
             return Err(Rejection::PathTooDeep);
         }
-        if has_repeated_segment(&segments, self.max_segment_repeats) {
+        if count > self.max_segment_repeats
+            && has_repeated_segment(&segments().collect::<Vec<_>>(), self.max_segment_repeats)
+        {
             return Err(Rejection::RepeatedSegment);
         }
         if !self.include.is_empty() && !self.include.iter().any(|r| r.is_match(text)) {
