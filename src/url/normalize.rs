@@ -605,12 +605,20 @@ impl Filter {
     /// `check` for the text of a URL that `is_canonical` accepted (http(s), a host of
     /// `[a-z0-9.-]` or IPv4, no user info), read off the text without a parse.
     pub fn check_canonical(&self, text: &str, depth: u32) -> Result<(), Rejection> {
-        let (origin, key) = origin_and_key(text).ok_or(Rejection::Scheme)?;
+        let authority_start = text.find("://").ok_or(Rejection::Scheme)? + 3;
+        let origin_len = authority_start
+            + text[authority_start..]
+                .find(['/', '?'])
+                .unwrap_or(text.len() - authority_start);
         let in_scope = match self.scope {
             Scope::Any => true,
-            Scope::Host => self.allowed.contains(&key),
+            // The `host:port` key is built only here (the common `--scope any` needs none).
+            Scope::Host => {
+                let (_, key) = origin_and_key(text).ok_or(Rejection::Scheme)?;
+                self.allowed.contains(&key)
+            }
             Scope::Domain => {
-                let authority = &origin[origin.find("://").map_or(0, |i| i + 3)..];
+                let authority = &text[authority_start..origin_len];
                 let host = &authority[..authority.find(':').unwrap_or(authority.len())];
                 // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
                 let ipv4 = host
@@ -627,7 +635,7 @@ impl Filter {
         if !in_scope {
             return Err(Rejection::Scope);
         }
-        let rest = &text[origin.len()..];
+        let rest = &text[origin_len..];
         let path = &rest[..rest.find('?').unwrap_or(rest.len())];
         self.check_rules(text, Some(path), depth)
     }
