@@ -168,9 +168,8 @@ pub struct WarcWriter {
     zstd: Option<[zstd::bulk::Compressor<'static>; 2]>,
     gzip: GzipMembers,
     stats: WarcStats,
-    /// The record being framed, and its compressed unit: kept from one record to the next.
+    /// The record being framed: kept from one record to the next.
     record: Vec<u8>,
-    unit: Vec<u8>,
     /// Complete units of the current file not yet written (see `flush`).
     pending: Vec<u8>,
 }
@@ -234,7 +233,6 @@ impl WarcWriter {
             gzip: GzipMembers::new(),
             stats: WarcStats::default(),
             record: Vec::new(),
-            unit: Vec::new(),
             pending: Vec::new(),
         })
     }
@@ -448,31 +446,37 @@ impl WarcWriter {
         block.iter().for_each(|b| record.extend_from_slice(b));
         record.extend_from_slice(b"\r\n\r\n");
 
-        let unit = &mut self.unit;
-        unit.clear();
-        match &mut self.zstd {
+        // The unit is compressed straight onto the end of `pending`; a failed one is cut off.
+        let start = self.pending.len();
+        let compressed = match &mut self.zstd {
             Some([large, small]) => {
                 let compressor = if record.len() < SMALL_RECORD {
                     small
                 } else {
                     large
                 };
-                unit.reserve(zstd::zstd_safe::compress_bound(record.len()));
-                compressor.compress_to_buffer(record.as_slice(), unit)?;
+                let pending = &mut self.pending;
+                pending.reserve(zstd::zstd_safe::compress_bound(record.len()));
+                let mut end = io::Cursor::new(std::mem::take(pending));
+                end.set_position(start as u64);
+                let result = compressor.compress_to_buffer(record.as_slice(), &mut end);
+                *pending = end.into_inner();
+                result.map(drop)
             }
-            None => self.gzip.member(record, unit)?,
-        }
+            None => self.gzip.member(record, &mut self.pending),
+        };
         if record.capacity() > KEEP_RECORD_BYTES {
             *record = Vec::new();
         }
-        let unit_len = self.unit.len() as u64;
-        let cur = self.current.as_mut().context("no open WARC file")?;
+        let cur = self.current.as_mut();
+        if let (Err(_), _) | (_, None) = (&compressed, &cur) {
+            self.pending.truncate(start);
+        }
+        compressed?;
+        let cur = cur.context("no open WARC file")?;
+        let unit_len = (self.pending.len() - start) as u64;
         let offset = cur.bytes;
         cur.bytes += unit_len;
-        self.pending.extend_from_slice(&self.unit);
-        if self.unit.capacity() > KEEP_RECORD_BYTES {
-            self.unit = Vec::new();
-        }
         self.stats.records += 1;
         self.stats.bytes += unit_len;
         if self.pending.len() >= PENDING_BYTES {
