@@ -25,7 +25,7 @@ use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
 use crate::state::recrawl::{self, Generation};
-use crate::url::normalize::canonicalize;
+use crate::url::normalize::{Found, canonicalize};
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;
 use rustc_hash::FxHashSet;
@@ -217,7 +217,7 @@ impl Worker<'_> {
                         self.lastmods.note(page.key(), lastmod);
                     }
                     pages.push(Link {
-                        url,
+                        url: Found::Parsed(url),
                         depth: 1,
                         redirects: 0,
                     });

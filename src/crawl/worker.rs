@@ -41,7 +41,7 @@ use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::directives::Directives;
 use crate::url::extract::extract_page;
-use crate::url::normalize::canonicalize;
+use crate::url::normalize::{Found, canonicalize};
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -78,9 +78,10 @@ pub(super) enum PageOutcome {
 }
 
 /// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
-/// parsed `Url` until then, so each link is parsed once.
+/// parsed `Url` (or text already canonical: `normalize::join`) until then, so each link is
+/// parsed once at most.
 pub(super) struct Link {
-    pub url: Url,
+    pub url: Found,
     pub depth: u32,
     pub redirects: u32,
 }
@@ -338,7 +339,7 @@ impl Worker<'_> {
                     let target = canonicalize(target);
                     let note = Note::Redirect(target.to_string());
                     found.links.push(Link {
-                        url: target,
+                        url: Found::Parsed(target),
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
                     });
@@ -518,10 +519,9 @@ impl Worker<'_> {
             redirects,
         } in found
         {
-            let url = canonicalize(url);
-            match self.config.filter.check(&url, depth) {
-                Ok(()) => {
-                    let entry = Entry::new(url.into(), depth, redirects);
+            match url.accept(&self.config.filter, depth) {
+                Ok(url) => {
+                    let entry = Entry::new(url, depth, redirects);
                     wanted.push((checksum(entry.url.as_bytes()), entry));
                 }
                 Err(reason) => {

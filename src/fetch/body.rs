@@ -112,14 +112,17 @@ impl BodyRule {
         if status < 200 || status == 204 || status == 304 {
             return None;
         }
-        let media_type = content_type
-            .and_then(|t| t.split(';').next())
-            .map(|t| t.trim().to_ascii_lowercase())
-            .filter(|t| !t.is_empty())
-            .unwrap_or_else(|| "application/octet-stream".into());
-        let wanted = |patterns: &[TypePattern]| patterns.iter().any(|p| p.matches(&media_type));
-        if wanted(&self.reject) || (!self.accept.is_empty() && !wanted(&self.accept)) {
-            return Some(Skipped::Type);
+        // Without type rules (the default) the lower-cased media type is not needed.
+        if !(self.reject.is_empty() && self.accept.is_empty()) {
+            let media_type = content_type
+                .and_then(|t| t.split(';').next())
+                .map(|t| t.trim().to_ascii_lowercase())
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "application/octet-stream".into());
+            let wanted = |patterns: &[TypePattern]| patterns.iter().any(|p| p.matches(&media_type));
+            if wanted(&self.reject) || (!self.accept.is_empty() && !wanted(&self.accept)) {
+                return Some(Skipped::Type);
+            }
         }
         let length = content_length.and_then(|l| l.trim().parse::<u64>().ok());
         match length {

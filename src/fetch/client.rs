@@ -26,7 +26,7 @@
 //! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
-use crate::fetch::conn::{Connection, Fail, Framing, Head, PER_READ, Stream};
+use crate::fetch::conn::{Connection, Fail, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::CachingResolver;
 use crate::fetch::pool::Pool;
@@ -75,6 +75,28 @@ pub struct FetchConfig {
     pub addresses: AddressPolicy,
 }
 
+impl FetchConfig {
+    /// Settings for the tests' loopback servers: no extra headers, cookies or proxy, a 10 s
+    /// request limit, 1 MiB bodies, one connection per host, 127.0.0.1 opened as a seed would.
+    pub fn loopback(user_agent: &str) -> FetchConfig {
+        let loopback = Url::parse("http://127.0.0.1/").expect("a valid URL");
+        FetchConfig {
+            user_agent: user_agent.into(),
+            headers: Vec::new(),
+            cookies: None,
+            proxy: None,
+            insecure: false,
+            extra_roots: Vec::new(),
+            timeout: Duration::from_secs(10),
+            max_body: 1 << 20,
+            host_connections: 1,
+            idle_hosts: MIN_IDLE_HOSTS,
+            body: BodyRule::default(),
+            addresses: AddressPolicy::new(&[loopback], false),
+        }
+    }
+}
+
 /// Hosts whose idle connections are kept at least, however few the workers.
 pub const MIN_IDLE_HOSTS: usize = 128;
 /// Hosts whose idle connections are kept at most (an idle plain connection costs a socket and
@@ -97,7 +119,7 @@ pub fn idle_hosts(jobs: usize) -> usize {
 pub struct Response {
     pub status: u16,
     /// The headers in the order received, names as the server wrote them.
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     pub body: Vec<u8>,
     /// The body was longer than `max_body` and was cut there.
     pub truncated: bool,
@@ -223,7 +245,7 @@ impl Fetcher {
                 .exchange(&current, extra, filtered, deadline)
                 .map_err(fail)?;
             let location = (hops < redirects && (300..400).contains(&exchange.head.status))
-                .then(|| header(&exchange.head.headers, "location"))
+                .then(|| exchange.head.headers.get("location"))
                 .flatten()
                 .and_then(|to| current.join(to).ok())
                 .filter(|to| matches!(to.scheme(), "http" | "https"));
@@ -311,19 +333,15 @@ impl Fetcher {
         conn.send(request_head)?;
         let mut head = conn.read_head(deadline)?;
         if let Some(jar) = &self.cookies {
-            let set = head
-                .headers
-                .iter()
-                .filter(|(k, _)| k.eq_ignore_ascii_case("set-cookie"))
-                .map(|(_, v)| v.as_str());
+            let set = head.headers.values("set-cookie");
             jar.remember(url.as_str(), set);
         }
         let skipped = filtered
             .then(|| {
                 self.body_rule.skip(
                     head.status,
-                    header(&head.headers, "content-type"),
-                    header(&head.headers, "content-length"),
+                    head.headers.get("content-type"),
+                    head.headers.get("content-length"),
                     self.max_body,
                 )
             })
@@ -527,14 +545,6 @@ fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<(TcpStream, So
     Err(last)
 }
 
-/// The first value of header `name` (case-insensitive).
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
 /// Renames `Transfer-Encoding` to `X-Crawl-Transfer-Encoding` in a raw head, the rest of each
 /// line as received.
 fn rename_transfer_encoding(raw: &mut Vec<u8>) {
@@ -554,7 +564,7 @@ fn rename_transfer_encoding(raw: &mut Vec<u8>) {
 impl Response {
     /// The first value of a header (names are case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        header(&self.headers, name)
+        self.headers.get(name)
     }
 
     /// The media type without parameters, lower-cased ("text/html").
@@ -576,8 +586,15 @@ impl Response {
 
     /// Whether the body is worth reading links from.
     pub fn is_html(&self) -> bool {
-        match self.media_type() {
-            Some(t) => t == "text/html" || t == "application/xhtml+xml",
+        // `media_type` without its lower-cased copy: this runs for every page.
+        let media_type = self
+            .header("content-type")
+            .map(|v| v.split(';').next().unwrap_or("").trim());
+        match media_type.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                t.eq_ignore_ascii_case("text/html")
+                    || t.eq_ignore_ascii_case("application/xhtml+xml")
+            }
             None => self.body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<'),
         }
     }
@@ -637,24 +654,39 @@ mod tests {
     }
 
     fn config(user_agent: &str) -> FetchConfig {
-        FetchConfig {
-            user_agent: user_agent.into(),
-            headers: Vec::new(),
-            cookies: None,
-            proxy: None,
-            insecure: false,
-            extra_roots: Vec::new(),
-            timeout: Duration::from_secs(10),
-            max_body: 1 << 20,
-            host_connections: 1,
-            idle_hosts: MIN_IDLE_HOSTS,
-            body: BodyRule::default(),
-            addresses: AddressPolicy::new(&[url::Url::parse("http://127.0.0.1/").unwrap()], false),
-        }
+        FetchConfig::loopback(user_agent)
     }
 
     fn fetcher(user_agent: &str) -> Fetcher {
         Fetcher::new(&config(user_agent))
+    }
+
+    #[test]
+    fn html_is_told_by_the_media_type_in_any_case_or_by_the_body() {
+        let response = |content_type: Option<&str>, body: &[u8]| Response {
+            status: 200,
+            headers: content_type
+                .map(|t| ("Content-Type", t))
+                .into_iter()
+                .collect(),
+            body: body.to_vec(),
+            truncated: false,
+            skipped: None,
+            elapsed: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            ip: None,
+            final_url: None,
+            request_head: Vec::new(),
+            response_head: Vec::new(),
+        };
+        assert!(response(Some("text/html"), b"").is_html());
+        assert!(response(Some(" Text/HTML ; charset=utf-8"), b"").is_html());
+        assert!(response(Some("APPLICATION/XHTML+XML"), b"").is_html());
+        assert!(!response(Some("text/plain"), b"<html>").is_html());
+        assert!(!response(Some("text/html-x"), b"").is_html());
+        assert!(response(None, b"  <html>").is_html());
+        assert!(response(Some(";charset=utf-8"), b"<p>").is_html());
+        assert!(!response(None, b"plain").is_html());
     }
 
     #[test]

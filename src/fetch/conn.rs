@@ -128,17 +128,86 @@ pub struct Head {
     pub status: u16,
     /// HTTP/1.`minor`.
     pub minor: u8,
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     pub raw: Vec<u8>,
+}
+
+/// Response headers in the order received: names as the server wrote them, values trimmed
+/// (invalid UTF-8 replaced). All of them share one string, so a response costs two
+/// allocations here instead of two per header.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Headers {
+    /// Each name followed by its value.
+    text: String,
+    /// Per header: where its name starts, where its value starts (the name's end), where the
+    /// value ends.
+    spans: Vec<[u32; 3]>,
+}
+
+impl Headers {
+    /// No headers, room for `n`.
+    pub fn with_capacity(n: usize, bytes: usize) -> Headers {
+        Headers {
+            text: String::with_capacity(bytes),
+            spans: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds a header after the others (`value` is stored trimmed).
+    pub fn push(&mut self, name: &str, value: &str) {
+        let start = self.text.len();
+        self.text.push_str(name);
+        let middle = self.text.len();
+        self.text.push_str(value.trim());
+        // A head is at most MAX_HEAD bytes, so offsets fit in u32.
+        let at = |n: usize| u32::try_from(n).expect("headers under 4 GiB");
+        self.spans
+            .push([at(start), at(middle), at(self.text.len())]);
+    }
+
+    /// The headers in order, as (name, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.spans.iter().map(|&[start, middle, end]| {
+            let (start, middle, end) = (start as usize, middle as usize, end as usize);
+            (&self.text[start..middle], &self.text[middle..end])
+        })
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// Every value of header `name` (case-insensitive), in order.
+    pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        self.iter()
+            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> Headers {
+        let mut headers = Headers::default();
+        pairs.into_iter().for_each(|(k, v)| headers.push(k, v));
+        headers
+    }
 }
 
 impl Head {
     /// Every value of header `name` (case-insensitive).
     fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
-        self.headers
-            .iter()
-            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.values(name)
     }
 
     /// Whether a comma-separated header `name` has `token` (case-insensitive).
@@ -352,16 +421,16 @@ impl Connection {
                         let head = Head {
                             status: response.code.unwrap_or(0),
                             minor: response.version.unwrap_or(0),
-                            headers: response
-                                .headers
-                                .iter()
-                                .map(|h| {
-                                    (
-                                        h.name.to_owned(),
-                                        String::from_utf8_lossy(h.value).trim().to_owned(),
-                                    )
-                                })
-                                .collect(),
+                            headers: {
+                                let all = response.headers.iter();
+                                let bytes = all.map(|h| h.name.len() + h.value.len()).sum();
+                                let mut headers =
+                                    Headers::with_capacity(response.headers.len(), bytes);
+                                for h in response.headers.iter() {
+                                    headers.push(h.name, &String::from_utf8_lossy(h.value));
+                                }
+                                headers
+                            },
                             raw: data[..n].to_vec(),
                         };
                         if n > MAX_HEAD {
@@ -622,6 +691,33 @@ mod tests {
         assert_eq!(conflicting.err().map(|f| f.kind), Some("protocol"));
         let garbage = read(b"SSH-2.0-OpenSSH\r\n\r\n", 100);
         assert_eq!(garbage.err().map(|f| f.kind), Some("protocol"));
+    }
+
+    #[test]
+    fn headers_keep_order_names_and_trimmed_values() {
+        let (head, _, _) = read(
+            b"HTTP/1.1 200 OK\r\nX-A:  one \r\nset-cookie: a=1\r\nX-Bin: \xff\r\n\
+              Set-Cookie: b=2\r\nContent-Length: 0\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        let all: Vec<_> = head.headers.iter().collect();
+        assert_eq!(
+            all,
+            [
+                ("X-A", "one"),
+                ("set-cookie", "a=1"),
+                ("X-Bin", "\u{fffd}"),
+                ("Set-Cookie", "b=2"),
+                ("Content-Length", "0")
+            ]
+        );
+        assert_eq!(head.headers.get("x-a"), Some("one"));
+        assert_eq!(head.headers.get("x-missing"), None);
+        let cookies: Vec<_> = head.headers.values("SET-COOKIE").collect();
+        assert_eq!(cookies, ["a=1", "b=2"]);
+        let built: Headers = [("X-A", " one ")].into_iter().collect();
+        assert_eq!(built.iter().collect::<Vec<_>>(), [("X-A", "one")]);
     }
 
     #[test]

@@ -15,8 +15,13 @@
 //! the file its final name, so every flushed record survives a crash.
 //!
 //! Per record, nothing is allocated: the record is framed in a buffer kept from one record to
-//! the next, compressed with one zstd context set up once (level, checksum and content-size
-//! flags), and record ids and dates are fixed-size values.
+//! the next, compressed with one of two zstd contexts set up once (level, checksum and
+//! content-size flags), and record ids and dates are fixed-size values.
+//!
+//! A record under `SMALL_RECORD` bytes (a request, a short redirect) is compressed with its
+//! literals stored raw: building a Huffman table per frame is most of what zstd spends on such a
+//! record and saves little of it (`examples/zstd_options`, on a crawl of the 50-host test web:
+//! zstd CPU −35 %, archive bytes +7 %). Larger records keep literal compression.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, Write};
@@ -28,6 +33,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use sha1::{Digest, Sha1};
+use zstd::zstd_safe::{CParameter, ParamSwitch};
 
 use crate::splitmix::SplitMix;
 use crate::state::durable;
@@ -36,6 +42,18 @@ use crate::state::durable;
 /// level 1 compresses within a few percent of the default 3 at about half its CPU, and the
 /// archive writer is one thread (BENCHMARKS.md, "Speed at the web's shape").
 const ZSTD_LEVEL: i32 = 1;
+/// Records shorter than this are compressed with raw literals (see the module doc).
+const SMALL_RECORD: usize = 1024;
+
+/// A zstd context of `ZSTD_LEVEL` writing frames with content size and checksum, compressing
+/// literals or not (`literals`).
+fn zstd_context(literals: ParamSwitch) -> Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    c.set_parameter(CParameter::ChecksumFlag(true))?;
+    c.set_parameter(CParameter::ContentSizeFlag(true))?;
+    c.set_parameter(CParameter::LiteralCompressionMode(literals))?;
+    Ok(c)
+}
 
 /// How each record is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -146,12 +164,12 @@ pub struct WarcWriter {
     current: Option<OpenWarc>,
     next_serial: u64,
     ids: RecordIds,
-    zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The zstd contexts: for records of `SMALL_RECORD` bytes and more, and for smaller ones.
+    zstd: Option<[zstd::bulk::Compressor<'static>; 2]>,
     gzip: GzipMembers,
     stats: WarcStats,
-    /// The record being framed, and its compressed unit: kept from one record to the next.
+    /// The record being framed: kept from one record to the next.
     record: Vec<u8>,
-    unit: Vec<u8>,
     /// Complete units of the current file not yet written (see `flush`).
     pending: Vec<u8>,
 }
@@ -201,12 +219,10 @@ impl WarcWriter {
         }
         let zstd = match config.compression {
             Compression::Gzip => None,
-            Compression::Zstd => {
-                let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
-                c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
-                c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(true))?;
-                Some(c)
-            }
+            Compression::Zstd => Some([
+                zstd_context(ParamSwitch::Auto)?,
+                zstd_context(ParamSwitch::Disable)?,
+            ]),
         };
         Ok(WarcWriter {
             config,
@@ -217,7 +233,6 @@ impl WarcWriter {
             gzip: GzipMembers::new(),
             stats: WarcStats::default(),
             record: Vec::new(),
-            unit: Vec::new(),
             pending: Vec::new(),
         })
     }
@@ -431,26 +446,37 @@ impl WarcWriter {
         block.iter().for_each(|b| record.extend_from_slice(b));
         record.extend_from_slice(b"\r\n\r\n");
 
-        let unit = &mut self.unit;
-        unit.clear();
-        match &mut self.zstd {
-            Some(compressor) => {
-                unit.reserve(zstd::zstd_safe::compress_bound(record.len()));
-                compressor.compress_to_buffer(record.as_slice(), unit)?;
+        // The unit is compressed straight onto the end of `pending`; a failed one is cut off.
+        let start = self.pending.len();
+        let compressed = match &mut self.zstd {
+            Some([large, small]) => {
+                let compressor = if record.len() < SMALL_RECORD {
+                    small
+                } else {
+                    large
+                };
+                let pending = &mut self.pending;
+                pending.reserve(zstd::zstd_safe::compress_bound(record.len()));
+                let mut end = io::Cursor::new(std::mem::take(pending));
+                end.set_position(start as u64);
+                let result = compressor.compress_to_buffer(record.as_slice(), &mut end);
+                *pending = end.into_inner();
+                result.map(drop)
             }
-            None => self.gzip.member(record, unit)?,
-        }
+            None => self.gzip.member(record, &mut self.pending),
+        };
         if record.capacity() > KEEP_RECORD_BYTES {
             *record = Vec::new();
         }
-        let unit_len = self.unit.len() as u64;
-        let cur = self.current.as_mut().context("no open WARC file")?;
+        let cur = self.current.as_mut();
+        if let (Err(_), _) | (_, None) = (&compressed, &cur) {
+            self.pending.truncate(start);
+        }
+        compressed?;
+        let cur = cur.context("no open WARC file")?;
+        let unit_len = (self.pending.len() - start) as u64;
         let offset = cur.bytes;
         cur.bytes += unit_len;
-        self.pending.extend_from_slice(&self.unit);
-        if self.unit.capacity() > KEEP_RECORD_BYTES {
-            self.unit = Vec::new();
-        }
         self.stats.records += 1;
         self.stats.bytes += unit_len;
         if self.pending.len() >= PENDING_BYTES {
@@ -727,6 +753,76 @@ mod tests {
             };
             w.write_exchange(&ex).unwrap();
         }
+    }
+
+    /// The literals type of a zstd frame's first block (0 raw, 1 RLE, 2 Huffman-compressed,
+    /// 3 treeless), read from the frame and block headers (RFC 8878 §3.1.1); the block must
+    /// be a compressed one.
+    fn first_literals_type(frame: &[u8]) -> u8 {
+        assert_eq!(frame[..4], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic");
+        let descriptor = frame[4];
+        let single_segment = descriptor & 0x20 != 0;
+        let content_size = match descriptor >> 6 {
+            0 => usize::from(single_segment),
+            1 => 2,
+            2 => 4,
+            _ => 8,
+        };
+        let dict_id = [0, 1, 2, 4][usize::from(descriptor & 3)];
+        let block = 5 + usize::from(!single_segment) + dict_id + content_size;
+        assert_eq!((frame[block] >> 1) & 3, 2, "the first block is compressed");
+        frame[block + 3] & 3
+    }
+
+    #[test]
+    fn small_records_store_literals_raw_and_large_ones_compress_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
+        let request = "GET /docs/section/page-0123.html HTTP/1.1\r\nHost: a.test:8080\r\n\
+            User-Agent: crawl-test/0.1 (+https://example.org/bot)\r\nAccept: text/html,\
+            application/xhtml+xml;q=0.9,*/*;q=0.8\r\nAccept-Encoding: gzip\r\n\r\n";
+        let words = [
+            "crawler",
+            "frontier",
+            "politeness",
+            "archive",
+            "record",
+            "host",
+            "page",
+        ];
+        let mut noise = SplitMix(9);
+        let mut body = String::from("<html><body>");
+        while body.len() < 3000 {
+            let word = words[(noise.next_u64() % words.len() as u64) as usize];
+            body += &format!("<p>{word} {}</p>\n", noise.next_u64() % 1000);
+        }
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        w.write_exchange(&Exchange {
+            target_uri: "http://a.test:8080/docs/section/page-0123.html",
+            date: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            ip: Some("127.0.0.1".parse().unwrap()),
+            request_head: request.as_bytes(),
+            response_head: head.as_bytes(),
+            response_body: body.as_bytes(),
+            truncated: None,
+        })
+        .unwrap();
+        w.finish().unwrap();
+        let units = units(&warc_files(dir.path())[0], Compression::Zstd);
+        let [_, (response, large), (request, small)] = &units[..] else {
+            panic!("{} units", units.len());
+        };
+        assert!(small.len() < SMALL_RECORD && large.len() >= SMALL_RECORD);
+        assert_eq!(
+            first_literals_type(request),
+            0,
+            "a small record's literals are raw"
+        );
+        assert_eq!(
+            first_literals_type(response),
+            2,
+            "a large record's are compressed"
+        );
     }
 
     /// The finished WARC files in `dir`, in name order.

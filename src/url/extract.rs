@@ -5,7 +5,9 @@
 //! `meta[http-equiv=refresh]` — and resolving them against the page's effective base
 //! (`<base href>`), as Mercator did: every reference is a candidate, not only anchors. It does
 //! not normalize, filter by scope, or deduplicate: the URLs come back in document order with
-//! duplicates kept, for the normalizer, the filter and the DUE downstream.
+//! duplicates kept, for the normalizer, the filter and the DUE downstream. A reference of the
+//! plain shapes most links have comes back as text, joined without the URL parser
+//! (`normalize::join`, whose fast path takes only text already canonical); the rest parsed.
 //!
 //! Choices worth knowing:
 //! - The body is read by `url::html`, a tokenizer that finds start tags and the text of
@@ -41,6 +43,7 @@
 
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer};
+use crate::url::normalize::{Found, join};
 use encoding_rs::{Encoding, UTF_8};
 use std::borrow::Cow;
 use url::Url;
@@ -61,8 +64,9 @@ const MAX_NOSCRIPT_DEPTH: u8 = 2;
 /// The links of one page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extracted {
-    /// Absolute URLs in document order, duplicates kept.
-    pub links: Vec<Url>,
+    /// Absolute URLs in document order, duplicates kept; those of the plain shapes most links
+    /// have are joined without a parse (`normalize::join`), the others parsed.
+    pub links: Vec<Found>,
     /// For each of `links`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
     /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
@@ -360,8 +364,9 @@ impl State<'_> {
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }
-        // `join` also strips embedded tabs and newlines, as the URL standard says.
-        let Ok(url) = self.base.join(value) else {
+        // `join` also strips embedded tabs and newlines, as the URL standard says (its fast
+        // path takes no value that has them).
+        let Ok(url) = join(&self.base, value) else {
             return;
         };
         if DROPPED_SCHEMES.contains(&url.scheme()) {
@@ -463,6 +468,13 @@ mod tests {
     use super::*;
 
     const PAGE: &str = "http://example.com/dir/page.html";
+
+    /// The path and query of a found URL (after its origin).
+    fn path(found: &Found) -> &str {
+        let text = found.as_str();
+        let after = &text[text.find("://").unwrap() + 3..];
+        &after[after.find('/').unwrap()..]
+    }
 
     fn links_with(body: &[u8], charset: Option<&str>) -> Vec<String> {
         let page = Url::parse(PAGE).unwrap();
@@ -742,7 +754,7 @@ mod tests {
         let body: String = (0..10).map(|i| format!("<a href=\"/{i}\">")).collect();
         let out = extract_links(body.as_bytes(), &page, None, 3);
         assert!(out.truncated);
-        let got: Vec<_> = out.links.iter().map(Url::path).collect();
+        let got: Vec<_> = out.links.iter().map(path).collect();
         assert_eq!(got, ["/0", "/1", "/2"]);
 
         let exact = extract_links(body.as_bytes(), &page, None, 10);
@@ -772,7 +784,7 @@ mod tests {
         let page = Url::parse(PAGE).unwrap();
         let out = extract_links(body.as_bytes(), &page, None, usize::MAX);
         assert_eq!(out.links.len(), 5_000);
-        assert_eq!(out.links[4_999].path(), "/4999");
+        assert_eq!(path(&out.links[4_999]), "/4999");
     }
 
     #[test]
@@ -806,7 +818,7 @@ mod tests {
         html.push_str("<a href=/deep>d</a>");
         let got = extract_links(html.as_bytes(), &page, None, 100);
         assert!(!got.truncated);
-        let urls: Vec<&str> = got.links.iter().map(Url::path).collect();
+        let urls: Vec<&str> = got.links.iter().map(path).collect();
         assert_eq!(urls, ["/first", "/deep"]);
         let capped = extract_links(b"<a href=/x>x</a><a href=/y>y</a>", &page, None, 1);
         assert!(capped.truncated);
@@ -823,7 +835,7 @@ mod tests {
         let got: Vec<(&str, bool)> = out
             .links
             .iter()
-            .map(Url::path)
+            .map(path)
             .zip(out.rel_nofollow.iter().copied())
             .collect();
         assert_eq!(
@@ -914,7 +926,7 @@ mod tests {
             <meta name=robots content=nofollow></noscript><a href="y">y</a>"#;
         let page = Url::parse(PAGE).unwrap();
         let out = extract_links(body.as_bytes(), &page, None, 100);
-        let urls: Vec<String> = out.links.iter().map(Url::to_string).collect();
+        let urls: Vec<String> = out.links.iter().map(|l| l.as_str().to_owned()).collect();
         assert_eq!(urls, ["http://other.org/x", "http://other.org/y"]);
         assert_eq!(out.rel_nofollow, [true, false]);
         assert!(out.directives.nofollow);

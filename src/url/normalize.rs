@@ -124,6 +124,105 @@ fn rewrite_escapes_and_sessions(mut url: Url) -> Url {
     url
 }
 
+/// A URL found in a page or a header, resolved against its base: parsed, or — for the plain
+/// shapes most links have — its text, already canonical, built without a parse ([`join`]).
+/// Either way its text is what `Url::join` gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    Parsed(Url),
+    /// Text that `canonicalize` would leave unchanged (`is_canonical`).
+    Canonical(String),
+}
+
+impl Found {
+    /// The URL's text, as `Url::join` serializes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Found::Parsed(url) => url.as_str(),
+            Found::Canonical(text) => text,
+        }
+    }
+
+    /// The URL's scheme.
+    pub fn scheme(&self) -> &str {
+        match self {
+            Found::Parsed(url) => url.scheme(),
+            Found::Canonical(text) => &text[..text.find(':').unwrap_or(0)],
+        }
+    }
+
+    /// The canonical text of the URL if `filter` wants it at `depth`.
+    pub fn accept(self, filter: &Filter, depth: u32) -> Result<String, Rejection> {
+        match self {
+            Found::Parsed(url) => {
+                let url = canonicalize(url);
+                filter.check(&url, depth)?;
+                Ok(url.into())
+            }
+            Found::Canonical(text) => {
+                filter.check_canonical(&text, depth)?;
+                Ok(text)
+            }
+        }
+    }
+}
+
+impl From<Found> for String {
+    fn from(found: Found) -> String {
+        match found {
+            Found::Parsed(url) => url.into(),
+            Found::Canonical(text) => text,
+        }
+    }
+}
+
+/// `base.join(value)`, without the parse for the plain shapes most links have: an absolute
+/// `http(s)://` URL, an absolute path, a relative path or a query, with no fragment, whose
+/// result `is_canonical` says is canonical. The text is then the base's origin, directory or
+/// path followed by `value`, which the URL parser would leave as it is (only `pchar`s, no dot
+/// segment, no tab or newline: `is_canonical` scans for that). Anything else is parsed.
+/// Differential tests hold this to `canonicalize(base.join(value))` byte for byte.
+pub fn join(base: &Url, value: &str) -> Result<Found, url::ParseError> {
+    match join_plain(base, value) {
+        Some(text) => Ok(Found::Canonical(text)),
+        None => base.join(value).map(Found::Parsed),
+    }
+}
+
+/// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
+fn join_plain(base: &Url, value: &str) -> Option<String> {
+    if !matches!(base.scheme(), "http" | "https") {
+        return None;
+    }
+    let text = if value.starts_with("http://") || value.starts_with("https://") {
+        value.to_owned()
+    } else {
+        let bytes = value.as_bytes();
+        let prefix = match *bytes.first()? {
+            // `//host` takes the base's scheme only (`/\`, the same for http(s), has a byte
+            // `is_canonical` rejects).
+            b'/' if bytes.get(1) == Some(&b'/') => return None,
+            b'/' => &base[..url::Position::BeforePath],
+            b'?' => &base[..url::Position::AfterPath],
+            _ => {
+                // A scheme ends at a `:` before any `/` or `?`: such a value is absolute.
+                let first_part = &value[..value.find(['/', '?']).unwrap_or(value.len())];
+                if first_part.contains(':') {
+                    return None;
+                }
+                let path_start = base[..url::Position::BeforePath].len();
+                let directory = base.path().rfind('/')? + 1;
+                &base.as_str()[..path_start + directory]
+            }
+        };
+        let mut text = String::with_capacity(prefix.len() + value.len());
+        text.push_str(prefix);
+        text.push_str(value);
+        text
+    };
+    is_canonical(&text).then_some(text)
+}
+
 /// Whether `text` is certainly already in the canonical form `canonicalize(Url::parse(text))`
 /// would give, decided by a scan of the text without parsing it (about a tenth of the cost).
 ///
@@ -503,23 +602,72 @@ impl Filter {
         self.check_url_rules(url, depth)
     }
 
+    /// `check` for the text of a URL that `is_canonical` accepted (http(s), a host of
+    /// `[a-z0-9.-]` or IPv4, no user info), read off the text without a parse.
+    pub fn check_canonical(&self, text: &str, depth: u32) -> Result<(), Rejection> {
+        let authority_start = text.find("://").ok_or(Rejection::Scheme)? + 3;
+        let origin_len = authority_start
+            + text[authority_start..]
+                .find(['/', '?'])
+                .unwrap_or(text.len() - authority_start);
+        let in_scope = match self.scope {
+            Scope::Any => true,
+            // The `host:port` key is built only here (the common `--scope any` needs none).
+            Scope::Host => {
+                let (_, key) = origin_and_key(text).ok_or(Rejection::Scheme)?;
+                self.allowed.contains(&key)
+            }
+            Scope::Domain => {
+                let authority = &text[authority_start..origin_len];
+                let host = &authority[..authority.find(':').unwrap_or(authority.len())];
+                // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
+                let ipv4 = host
+                    .rsplit('.')
+                    .next()
+                    .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()));
+                let domain = match ipv4 {
+                    true => host,
+                    false => psl::domain_str(host).unwrap_or(host),
+                };
+                self.allowed.contains(domain)
+            }
+        };
+        if !in_scope {
+            return Err(Rejection::Scope);
+        }
+        let rest = &text[origin_len..];
+        let path = &rest[..rest.find('?').unwrap_or(rest.len())];
+        self.check_rules(text, Some(path), depth)
+    }
+
     /// The rules that apply to seeds too: depth, patterns and trap guards.
     pub fn check_url_rules(&self, url: &Url, depth: u32) -> Result<(), Rejection> {
+        let path = (!url.cannot_be_a_base()).then(|| url.path());
+        self.check_rules(url.as_str(), path, depth)
+    }
+
+    /// `check_url_rules` over a URL's text and its path (`None` for a URL without one).
+    fn check_rules(&self, text: &str, path: Option<&str>, depth: u32) -> Result<(), Rejection> {
         if self.max_depth.is_some_and(|max| depth > max) {
             return Err(Rejection::Depth);
         }
-        let text = url.as_str();
         if text.len() > self.max_url_len {
             return Err(Rejection::TooLong);
         }
-        let segments: Vec<&str> = url
-            .path_segments()
-            .map(|s| s.filter(|s| !s.is_empty()).collect())
-            .unwrap_or_default();
-        if segments.len() > self.max_path_segments {
+        // What `Url::path_segments` gives, empty ones left out: the path after its leading
+        // `/`, split at `/`. Collected only when there are enough to repeat one too often.
+        let segments = || {
+            let p = path.unwrap_or("");
+            let p = p.strip_prefix('/').unwrap_or(p);
+            p.split('/').filter(|s| !s.is_empty())
+        };
+        let count = segments().count();
+        if count > self.max_path_segments {
             return Err(Rejection::PathTooDeep);
         }
-        if has_repeated_segment(&segments, self.max_segment_repeats) {
+        if count > self.max_segment_repeats
+            && has_repeated_segment(&segments().collect::<Vec<_>>(), self.max_segment_repeats)
+        {
             return Err(Rejection::RepeatedSegment);
         }
         if !self.include.is_empty() && !self.include.iter().any(|r| r.is_match(text)) {
@@ -558,6 +706,7 @@ fn registrable_domain(url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn canon(s: &str) -> String {
         canonicalize(Url::parse(s).unwrap()).to_string()
@@ -804,5 +953,208 @@ mod tests {
         );
         assert_eq!(origin_and_key("ftp://a.test/"), None);
         assert_eq!(origin_and_key("http:///x"), None);
+    }
+
+    /// Bases for the join tests: canonical ones, and ones the fast path must see through (user
+    /// info, a trailing dot, upper-case escapes, a session parameter, IPv4, IDNA, a query).
+    const JOIN_BASES: [&str; 12] = [
+        "http://example.com/dir/page.html",
+        "http://example.com/",
+        "https://a.example.co.uk:8443/x/y/?q=1",
+        "http://127.0.0.1:8080/site/index.html",
+        "http://user:pw@example.com/a/b",
+        "http://example.com./a/",
+        "http://example.com/a%2fb/c%7e/d",
+        "http://example.com/a;jsessionid=1/b",
+        "http://xn--bcher-kva.example/dir/",
+        "http://example.com/dir/page?x=1#frag",
+        "https://example.com:443/p",
+        "http://10.0.0.1/a/b/c",
+    ];
+
+    /// Pieces of link values, plain and hostile.
+    fn join_piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "http://",
+                "https://",
+                "HTTP://",
+                "//",
+                "/",
+                "\\",
+                "./",
+                "../",
+                ".",
+                "..",
+                "?",
+                "#",
+                "%",
+                "%2e",
+                "%2E",
+                "%41",
+                "%7e",
+                "%zz",
+                ":",
+                "@",
+                ";",
+                ";sid=1",
+                "sid=2",
+                "session",
+                "a",
+                "b.html",
+                "x-y_z~",
+                "example.com",
+                "127.0.0.1",
+                "Example.COM",
+                ":8080",
+                ":80",
+                ":0",
+                "\t",
+                "\n",
+                " ",
+                "'",
+                "\"",
+                "<",
+                "é",
+                "\u{0}",
+                "&",
+                "=",
+                "mailto:",
+                "javascript:",
+                "xn--bcher-kva",
+                "[::1]",
+                "&amp;",
+                "a:b",
+            ])
+            .prop_map(str::to_owned),
+            "[a-z0-9/.?=&]{1,8}",
+        ]
+    }
+
+    /// A link value: up to 8 pieces.
+    fn join_value() -> impl Strategy<Value = String> {
+        prop::collection::vec(join_piece(), 1..8).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Filters of every scope, with trap guards that some of the values reach.
+    fn join_filters() -> Vec<Filter> {
+        let seeds = [
+            Url::parse("http://example.com/").unwrap(),
+            Url::parse("http://127.0.0.1:8080/").unwrap(),
+            Url::parse("https://www.example.co.uk/").unwrap(),
+        ];
+        [Scope::Any, Scope::Host, Scope::Domain]
+            .into_iter()
+            .map(|scope| Filter {
+                max_depth: Some(3),
+                max_path_segments: 4,
+                max_segment_repeats: 1,
+                max_url_len: 60,
+                exclude: vec![Regex::new("x-y").unwrap()],
+                ..Filter::new(scope, &seeds)
+            })
+            .collect()
+    }
+
+    /// The fast join against the url crate: the same text byte for byte, and the same verdict
+    /// of every filter; `fast` counts the values that took the fast path.
+    fn check_join(base: &Url, value: &str, filters: &[Filter], fast: &mut usize) {
+        let parsed = base.join(value);
+        match join(base, value) {
+            Ok(Found::Canonical(text)) => {
+                *fast += 1;
+                let parsed = parsed.expect("the url crate parses what the fast path took");
+                assert_eq!(parsed.as_str(), text, "join of {value:?} on {base}");
+                let canonical = canonicalize(parsed);
+                assert_eq!(canonical.as_str(), text, "canonical {value:?} on {base}");
+                for filter in filters {
+                    for depth in [0, 5] {
+                        assert_eq!(
+                            filter.check_canonical(&text, depth),
+                            filter.check(&canonical, depth),
+                            "filter of {text} ({:?})",
+                            filter.scope
+                        );
+                        let found = Found::Canonical(text.clone());
+                        let slow = Found::Parsed(canonical.clone());
+                        assert_eq!(found.accept(filter, depth), slow.accept(filter, depth));
+                    }
+                }
+            }
+            Ok(Found::Parsed(url)) => assert_eq!(Ok(url), parsed),
+            Err(e) => assert_eq!(Err(e), parsed),
+        }
+    }
+
+    #[test]
+    fn fast_join_agrees_with_the_url_crate_on_plain_links() {
+        let filters = join_filters();
+        let values = [
+            "page2.html",
+            "/abs/path?q=1",
+            "?only=query",
+            "http://example.com/x",
+            "sub/dir/",
+            "https://other.org:444/a",
+            "../up",
+            "./here",
+            "a b",
+            "#frag",
+            "x#frag",
+            "//cdn.x/y",
+            "/\\evil.com/",
+            "a:b/c",
+            "a/b:c",
+            "p?",
+            "http://EXAMPLE.com/",
+            "http://example.com",
+            "http://a.test/%7e",
+            "http://a.test/%7E",
+            "x?sid=1",
+            "/a;jsessionid=2",
+            "é.html",
+            "/x/x/x/x/x",
+            "http://127.0.0.1:8080/y",
+            "http://127.0.0.1:80/y",
+            "http://a.b2/",
+        ];
+        let mut fast = 0;
+        for base in JOIN_BASES {
+            let base = Url::parse(base).unwrap();
+            for value in values {
+                check_join(&base, value, &filters, &mut fast);
+            }
+        }
+        assert!(fast >= 60, "{fast} values took the fast path");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn fast_join_agrees_with_the_url_crate(
+            base in prop::sample::select(JOIN_BASES.to_vec()),
+            value in join_value(),
+        ) {
+            let filters = join_filters();
+            let mut fast = 0;
+            check_join(&Url::parse(base).unwrap(), &value, &filters, &mut fast);
+        }
+    }
+
+    /// A check that the generated values reach the fast path often enough for the property to
+    /// mean something.
+    #[test]
+    fn generated_join_values_often_take_the_fast_path() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let filters = join_filters();
+        let mut fast = 0;
+        for i in 0..1000 {
+            let value = join_value().new_tree(&mut runner).unwrap().current();
+            let base = Url::parse(JOIN_BASES[i % JOIN_BASES.len()]).unwrap();
+            check_join(&base, &value, &filters, &mut fast);
+        }
+        assert!(fast >= 100, "{fast} of 1,000 took the fast path");
     }
 }

@@ -18,12 +18,14 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use url::Url;
 
-/// Counts live and peak heap bytes per thread (the functions under test are single-threaded).
+/// Counts live and peak heap bytes, and allocations, per thread (the functions under test are
+/// single-threaded).
 struct Counting;
 
 thread_local! {
     static LIVE: Cell<usize> = const { Cell::new(0) };
     static PEAK: Cell<usize> = const { Cell::new(0) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
 unsafe impl GlobalAlloc for Counting {
@@ -32,6 +34,7 @@ unsafe impl GlobalAlloc for Counting {
             live.set(live.get() + layout.size());
             let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
         });
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
     }
@@ -52,6 +55,48 @@ fn peak_heap<T>(f: impl FnOnce() -> T) -> (T, usize) {
     PEAK.with(|p| p.set(base));
     let out = f();
     (out, PEAK.with(Cell::get) - base)
+}
+
+/// Runs `f` and returns its result with the number of allocations it made on this thread.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = ALLOCATIONS.with(Cell::get);
+    let out = f();
+    (out, ALLOCATIONS.with(Cell::get) - base)
+}
+
+/// A response's headers are kept in one string and one vector (`fetch::conn::Headers`): a
+/// fetch allocates as much for 40 headers as for 2 (it was two Strings per header).
+#[test]
+fn a_fetch_allocates_the_same_for_many_headers_as_for_few() {
+    use crawl::{FetchConfig, Fetcher};
+    use std::io::{Read, Write};
+    let fetcher = Fetcher::new(&FetchConfig::loopback("crawl-test"));
+    let fetch = |extra_headers: usize| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/page", listener.local_addr().unwrap());
+        let mut response = String::from("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n");
+        for i in 0..extra_headers {
+            response += &format!("X-Header-{i}: value number {i}\r\n");
+        }
+        response += "Connection: close\r\n\r\nhello";
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).unwrap();
+            socket.write_all(response.as_bytes()).unwrap();
+        });
+        let (fetched, n) = allocations(|| fetcher.get(&url).unwrap());
+        server.join().unwrap();
+        assert_eq!(fetched.headers.len(), 2 + extra_headers);
+        assert_eq!(fetched.body, b"hello");
+        n
+    };
+    fetch(0); // the first fetch sets up what later ones reuse
+    let (few, many) = (fetch(0), fetch(40));
+    assert!(
+        many <= few + 2,
+        "{few} allocations with 2 headers, {many} with 42"
+    );
 }
 
 fn cases() -> u32 {
