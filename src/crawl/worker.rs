@@ -105,13 +105,19 @@ impl Worker<'_> {
     }
 
     fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+        // The last page given is finished: told to the dispatcher with the next request.
+        let mut finished = false;
         loop {
             let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
             if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
                 stopped.store(true, Ordering::Relaxed);
             }
             let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
-            let Some(work) = self.dispatcher.next_work(self.due, stopped, &refused)? else {
+            let next = self
+                .dispatcher
+                .next_work(self.due, stopped, finished, &refused)?;
+            finished = false;
+            let Some(work) = next else {
                 return Ok(());
             };
             match work {
@@ -120,7 +126,7 @@ impl Worker<'_> {
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
                 Work::Page { host, entry } => match self.crawl(host, &entry)? {
-                    PageOutcome::Done => self.dispatcher.page_finished(),
+                    PageOutcome::Done => finished = true,
                     PageOutcome::Retry { elapsed, at } => {
                         let entry = Entry {
                             retries: entry.retries + 1,

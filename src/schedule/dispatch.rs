@@ -33,6 +33,14 @@
 //! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
 //! deferred FIFO holds no place yet. The budget's counts are saved with each checkpoint.
 //!
+//! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
+//! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
+//! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
+//! more is ready (a chain, never a herd); a worker reports its finished page in its next
+//! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
+//! failure, a signal and a DUE merge wake every worker. (Waking all of them whenever nothing
+//! was in flight cost a single-host crawl with `-j 64` ~30 context switches per page.)
+//!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
@@ -130,6 +138,8 @@ struct State {
     failure: Option<String>,
     /// The deadline the one worker waiting with a timeout wakes at (the others wait untimed).
     timed_wait: Option<Instant>,
+    /// Workers parked on `wake` (`Dispatcher::park`): an event wakes one only if one waits.
+    parked: usize,
     /// Pages handed to workers and not done yet, by checksum.
     handed: FxHashMap<u64, Entry>,
     done_since_checkpoint: u64,
@@ -208,6 +218,7 @@ impl Dispatcher {
                 ending: None,
                 failure: None,
                 timed_wait: None,
+                parked: 0,
                 handed: FxHashMap::default(),
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
@@ -339,15 +350,21 @@ impl Dispatcher {
     }
 
     /// Blocks until there is work for this worker, or returns None when the crawl is over.
-    /// `refused` is told of each URL the host budget turns away (under the lock: it must not
-    /// call the dispatcher).
+    /// `finished`: the page this worker was given last is finished (its links offered to the
+    /// DUE, its outputs queued), so it no longer holds the crawl open (the end is declared only
+    /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
+    /// and with nothing left in flight it is this worker that looks for the end, no other
+    /// woken for it. `refused` is told of each URL the host budget turns away (under the
+    /// lock: it must not call the dispatcher).
     pub fn next_work(
         &self,
         due: &Due<Entry>,
         stop: &AtomicBool,
+        finished: bool,
         refused: &dyn Fn(&Entry),
     ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
+        state.in_flight -= usize::from(finished);
         loop {
             if let Some(reason) = &state.failure {
                 return Err(anyhow!("{reason}"));
@@ -363,10 +380,8 @@ impl Dispatcher {
                 if state.in_flight == 0 && Self::gate_open(&state) {
                     return Ok(self.end(&mut state, Ending::PageLimit));
                 }
-                state = match state.in_flight == 0 {
-                    true => self.wake.wait_timeout(state, GATE_POLL).unwrap().0,
-                    false => self.wake.wait(state).unwrap(),
-                };
+                let poll = (state.in_flight == 0).then_some(GATE_POLL);
+                state = self.park(state, poll);
                 continue;
             }
             self.refill(&mut state, refused)?;
@@ -385,8 +400,9 @@ impl Dispatcher {
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
                     let due = |at: Instant| at <= now || state.timed_wait.is_none();
-                    if state.scheduler.has_ready()
-                        || state.scheduler.next_ready_at().is_some_and(due)
+                    if state.parked > 0
+                        && (state.scheduler.has_ready()
+                            || state.scheduler.next_ready_at().is_some_and(due))
                     {
                         self.wake.notify_one();
                     }
@@ -413,12 +429,10 @@ impl Dispatcher {
                     if self.running_low(&state) {
                         due.flush()?;
                     }
-                    state = match state.gate.is_some() && state.in_flight == 0 {
-                        // Other shards may send work (the receiver offers it to the DUE, which
-                        // merges on this flush) or the gate may open: look again soon.
-                        true => self.wake.wait_timeout(state, GATE_POLL).unwrap().0,
-                        false => self.wake.wait(state).unwrap(),
-                    };
+                    // With shards, other shards may send work (the receiver offers it to the DUE,
+                    // which merges on this flush) or the gate may open: look again soon.
+                    let poll = (state.gate.is_some() && state.in_flight == 0).then_some(GATE_POLL);
+                    state = self.park(state, poll);
                 }
                 Next::WaitUntil(at) => {
                     // Hosts are resting, not idle: merge early only when the queued work is
@@ -436,26 +450,13 @@ impl Dispatcher {
     /// A page's response has been received (or its fetch failed): its host may serve its next
     /// request when its rest is over, counted from now. Parsing, logging, offering links and
     /// archiving happen after this, without holding the host. The page stays in flight until
-    /// `page_finished`.
+    /// its worker comes back for more (`next_work`'s `finished`).
     pub fn host_free(&self, host: usize, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
         state
             .scheduler
             .page_done(host, response_time, Instant::now());
-        drop(state);
-        self.wake.notify_one();
-    }
-
-    /// A page's links have been offered to the DUE and its outputs queued: it no longer holds
-    /// the crawl open (the end is declared only with nothing in flight).
-    pub fn page_finished(&self) {
-        let mut state = self.state.lock().unwrap();
-        state.in_flight -= 1;
-        let last = state.in_flight == 0;
-        drop(state);
-        if last {
-            self.wake.notify_all();
-        }
+        self.wake_one(state);
     }
 
     /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
@@ -473,8 +474,7 @@ impl Dispatcher {
         state
             .scheduler
             .page_retry(host, entry, response_time, Instant::now(), retry_at);
-        drop(state);
-        self.wake.notify_one();
+        self.wake_one(state);
     }
 
     /// A robots.txt fetch finished.
@@ -484,8 +484,7 @@ impl Dispatcher {
         state
             .scheduler
             .robots_done(host, rules, response_time, Instant::now());
-        drop(state);
-        self.wake.notify_one();
+        self.wake_one(state);
     }
 
     /// A worker hit a fatal error: every worker stops.
@@ -609,6 +608,34 @@ impl Dispatcher {
         restore(&mut self.state.lock().unwrap().scheduler)
     }
 
+    /// Parks the calling worker on `wake` (for at most `timeout`), counted in `parked` so that
+    /// the events that may give one worker something to do wake one, and only if one waits.
+    fn park<'a>(
+        &self,
+        mut state: MutexGuard<'a, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        state.parked += 1;
+        let mut state = match timeout {
+            Some(timeout) => self.wake.wait_timeout(state, timeout).unwrap().0,
+            None => self.wake.wait(state).unwrap(),
+        };
+        state.parked -= 1;
+        state
+    }
+
+    /// Wakes one parked worker, if any: `state` changed so that one worker may now take work
+    /// (a host freed, a retry or robots.txt queued) or declare the end (nothing in flight).
+    /// The worker that takes work chains the wake-up when more is ready (`next_work`); the one
+    /// that declares the end wakes them all (`end`).
+    fn wake_one(&self, state: MutexGuard<'_, State>) {
+        let parked = state.parked > 0;
+        drop(state);
+        if parked {
+            self.wake.notify_one();
+        }
+    }
+
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {
         state.ending = Some(ending);
         self.wake.notify_all();
@@ -623,11 +650,11 @@ impl Dispatcher {
         at: Instant,
     ) -> MutexGuard<'a, State> {
         if state.timed_wait.is_some_and(|t| t <= at) {
-            return self.wake.wait(state).unwrap();
+            return self.park(state, None);
         }
         state.timed_wait = Some(at);
         let timeout = at.saturating_duration_since(Instant::now());
-        let (mut state, _) = self.wake.wait_timeout(state, timeout).unwrap();
+        let mut state = self.park(state, Some(timeout));
         if state.timed_wait == Some(at) {
             state.timed_wait = None;
         }
@@ -701,6 +728,7 @@ impl Sink<Entry> for FrontierSink {
 mod tests {
     use super::*;
     use crate::schedule::politeness::DelayRule;
+    use crate::seen::due::DueConfig;
     use proptest::prelude::*;
 
     fn rule() -> DelayRule {
@@ -754,6 +782,84 @@ mod tests {
     fn spilling_after_2(d: Dispatcher) -> Dispatcher {
         d.state.lock().unwrap().scheduler.spill_dir().at = 2;
         d
+    }
+
+    /// Calls `next_work` on a thread of its own (a worker), its answer sent on `answers`.
+    fn worker(
+        d: &Arc<Dispatcher>,
+        due: &Arc<Due<Entry>>,
+        finished: bool,
+        answers: &std::sync::mpsc::Sender<Option<Work>>,
+    ) {
+        let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
+        std::thread::spawn(move || {
+            let stop = AtomicBool::new(false);
+            let work = d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+            let _ = answers.send(work);
+        });
+    }
+
+    /// Polls until `n` workers are parked, failing after a deadline.
+    fn until_parked(d: &Dispatcher, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while d.state.lock().unwrap().parked != n {
+            assert!(Instant::now() < deadline, "{n} workers never parked");
+            std::thread::yield_now();
+        }
+    }
+
+    /// With more workers than hosts: the workers parked behind a busy host are woken, one, when
+    /// it frees; the worker reporting the last page finished ends the crawl itself, and every
+    /// parked worker learns of the end. A lost wake-up fails on a deadline, not a hang.
+    #[test]
+    fn parked_workers_are_woken_by_a_freed_host_and_by_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = ["http://a.test/0".to_owned(), "http://a.test/1".to_owned()];
+        let d = Arc::new(dispatcher(dir.path(), &urls));
+        let config = DueConfig {
+            cache_entries: 16,
+            buffer_entries: 16,
+        };
+        let due = Arc::new(
+            Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
+        );
+        let stop = AtomicBool::new(false);
+        let next = |finished| d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+        let Some(Work::Robots { host, .. }) = next(false) else {
+            panic!("robots.txt first")
+        };
+        d.robots_done(host, robots_404(), Duration::ZERO);
+        let Some(Work::Page { host, entry }) = next(false) else {
+            panic!("a page")
+        };
+        assert_eq!(entry.url, urls[0]);
+        // The one host is busy: three more workers park.
+        let (answers, answered) = std::sync::mpsc::channel();
+        for _ in 0..3 {
+            worker(&d, &due, false, &answers);
+        }
+        until_parked(&d, 3);
+        d.host_free(host, Duration::ZERO);
+        let wait = Duration::from_secs(10);
+        match answered.recv_timeout(wait) {
+            Ok(Some(Work::Page { entry, .. })) => assert_eq!(entry.url, urls[1]),
+            other => panic!("the freed host woke no worker: {other:?}"),
+        }
+        until_parked(&d, 2);
+        d.host_free(host, Duration::ZERO);
+        // Page 0 finished, reported by its worker's next call: page 1 is still in flight.
+        worker(&d, &due, true, &answers);
+        until_parked(&d, 3);
+        assert!(answered.try_recv().is_err(), "no work and no end yet");
+        // Page 1 finished: nothing in flight, queued or on the frontier, the DUE idle. Its
+        // worker ends the crawl, and the three parked ones learn of it.
+        worker(&d, &due, true, &answers);
+        for _ in 0..4 {
+            assert!(
+                matches!(answered.recv_timeout(wait), Ok(None)),
+                "a parked worker missed the end"
+            );
+        }
     }
 
     #[test]
