@@ -177,7 +177,8 @@ impl From<Found> for String {
 }
 
 /// `base.join(value)`, without the parse for the plain shapes most links have: an absolute
-/// `http(s)://` URL, an absolute path, a relative path or a query, with no fragment, whose
+/// `http(s)://` URL, an absolute path, a relative path (after leading `./` and `../`
+/// segments) or a query, with no fragment, whose
 /// result `is_canonical` says is canonical. The text is then the base's origin, directory or
 /// path followed by `value`, which the URL parser would leave as it is (only `pchar`s, no dot
 /// segment, no tab or newline: `is_canonical` scans for that). Anything else is parsed.
@@ -190,7 +191,7 @@ pub fn join(base: &Url, value: &str) -> Result<Found, url::ParseError> {
 }
 
 /// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
-fn join_plain(base: &Url, value: &str) -> Option<String> {
+fn join_plain(base: &Url, mut value: &str) -> Option<String> {
     if !matches!(base.scheme(), "http" | "https") {
         return None;
     }
@@ -210,8 +211,32 @@ fn join_plain(base: &Url, value: &str) -> Option<String> {
                 if first_part.contains(':') {
                     return None;
                 }
+                // Leading `./` and `../` segments (documentation trees link `../../std/`)
+                // step within the base's directory, never above its root, as the parser
+                // would; a dot segment anywhere else is left to the parser (`is_canonical`
+                // refuses it).
+                let mut up = 0;
+                loop {
+                    if let Some(rest) = value.strip_prefix("../") {
+                        up += 1;
+                        value = rest;
+                    } else if let Some(rest) = value.strip_prefix("./") {
+                        value = rest;
+                    } else {
+                        break;
+                    }
+                }
+                if value.starts_with('/') {
+                    return None;
+                }
                 let path_start = base[..url::Position::BeforePath].len();
-                let directory = base.path().rfind('/')? + 1;
+                let path = base.path();
+                let mut directory = path.rfind('/')? + 1;
+                for _ in 0..up {
+                    directory = path[..directory - 1]
+                        .rfind('/')
+                        .map_or(1, |slash| slash + 1);
+                }
                 &base.as_str()[..path_start + directory]
             }
         };
@@ -1098,6 +1123,20 @@ mod tests {
             "https://other.org:444/a",
             "../up",
             "./here",
+            "../../std/index.html",
+            "./../x.html",
+            ".././../y/",
+            "../",
+            "./",
+            "../../../../../../too/far",
+            "..",
+            ".",
+            "../?q=1",
+            "..//x",
+            "../.hidden",
+            "..%2fx",
+            "%2e%2e/x",
+            "../..",
             "a b",
             "#frag",
             "x#frag",
