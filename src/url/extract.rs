@@ -617,7 +617,7 @@ mod tests {
                 "http://example.com/dir/same",
                 "http://example.com/dir/page.html?q=1",
                 "http://cdn.example.net/lib.js",
-                "http://example.com/dir/page.html#frag",
+                "http://example.com/dir/page.html",
                 "https://example.com/x",
             ]
         );
