@@ -28,7 +28,7 @@
 use crate::fetch::body::{BodyRule, Skipped};
 use crate::fetch::conn::{Connection, Fail, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
-use crate::fetch::dns::CachingResolver;
+use crate::fetch::dns::{CachingResolver, unbracketed};
 use crate::fetch::pool::Pool;
 use crate::fetch::private::AddressPolicy;
 use crate::fetch::proxy::{Protocol, Proxy, Target};
@@ -457,7 +457,7 @@ impl Fetcher {
         deadline: Instant,
     ) -> Result<Connection, Fail> {
         let left = || deadline.saturating_duration_since(Instant::now());
-        let name = host.trim_start_matches('[').trim_end_matches(']');
+        let name = unbracketed(host);
         let proxy = self.proxy.as_ref().filter(|p| !p.bypassed_for(name));
         let (stream, ip, wait) = match proxy {
             None => {

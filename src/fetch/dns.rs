@@ -62,7 +62,7 @@ impl CachingResolver {
     /// The addresses of `host` (a name or an IP literal, brackets or not) that may be
     /// connected to; waits at most `timeout` for the system resolver.
     pub fn resolve(&self, host: &str, port: u16, timeout: Duration) -> Result<Addrs, Fail> {
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let host = unbracketed(host);
         let (key, addrs) = self.lookup(host, port, timeout)?;
         self.allowed(&key, addrs)
     }
@@ -111,6 +111,12 @@ impl CachingResolver {
         cache.insert(key.clone(), (Arc::clone(&addrs), Instant::now()));
         Ok((key, addrs))
     }
+}
+
+/// An IPv6 literal without the brackets a URL's host carries (`[::1]` → `::1`), which the
+/// resolver, `NO_PROXY` and TLS's server name take bare; any other host as it is.
+pub fn unbracketed(host: &str) -> &str {
+    host.trim_start_matches('[').trim_end_matches(']')
 }
 
 /// `getaddrinfo` on a thread of its own, waited for at most `timeout` (a late answer is

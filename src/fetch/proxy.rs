@@ -16,6 +16,7 @@
 //! `--allow-private` leaves names to the proxy again.
 
 use crate::fetch::conn::Fail;
+use crate::fetch::dns::unbracketed;
 use crate::fetch::private::AddressPolicy;
 use base64::Engine;
 use std::io::{Read, Write};
@@ -124,7 +125,7 @@ impl Proxy {
 
     /// Whether `host` is reached directly (`NO_PROXY`).
     pub fn bypassed_for(&self, host: &str) -> bool {
-        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let host = unbracketed(host);
         self.no_proxy.iter().any(|entry| entry.matches(host))
     }
 
