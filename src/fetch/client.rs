@@ -293,31 +293,28 @@ impl Fetcher {
         };
         let origin = format!("{}://{host}:{port}", url.scheme());
         let request_head = self.request_head(url, extra);
-        let mut fresh = false;
-        loop {
-            let mut conn = match fresh {
-                false => self.pool.take(&origin),
-                true => None,
-            };
-            let reused = conn.is_some();
-            let conn = match conn.take() {
-                Some(conn) => conn,
-                None => self.connect(url.scheme() == "https", host, port, deadline)?,
-            };
-            match self.round_trip(conn, &request_head, url, filtered, deadline) {
-                Err(f) if f.stale && reused && !fresh => fresh = true,
-                Err(f) => return Err(f),
-                Ok((exchange, conn)) => {
-                    if let Some(conn) = conn {
-                        self.pool.put(origin, conn);
-                    }
-                    return Ok(Exchange {
-                        request_head,
-                        ..exchange
-                    });
-                }
+        let https = url.scheme() == "https";
+        let kept = self.pool.take(&origin);
+        let reused = kept.is_some();
+        let conn = match kept {
+            Some(conn) => conn,
+            None => self.connect(https, host, port, deadline)?,
+        };
+        let (exchange, conn) = match self.round_trip(conn, &request_head, url, filtered, deadline) {
+            // The server closed the kept connection before answering: once more on a new one.
+            Err(f) if f.stale && reused => {
+                let conn = self.connect(https, host, port, deadline)?;
+                self.round_trip(conn, &request_head, url, filtered, deadline)?
             }
+            result => result?,
+        };
+        if let Some(conn) = conn {
+            self.pool.put(origin, conn);
         }
+        Ok(Exchange {
+            request_head,
+            ..exchange
+        })
     }
 
     /// Sends the request and reads the response; the connection comes back when it can carry
