@@ -12,6 +12,8 @@
 //! - **Bounded streams.** `publish` refuses (Ok(false)) while the destination's stream holds its
 //!   limit of batches; the backlog waits in the sender's outbox on disk, not in broker memory.
 
+use crate::cli::exit::Failure;
+use anyhow::anyhow;
 use std::fmt;
 use std::time::Duration;
 
@@ -122,6 +124,14 @@ impl BrokerError {
                 | BrokerError::WrongCount { .. }
                 | BrokerError::BadUrl { .. }
         )
+    }
+
+    /// The failure to exit with: bad input (exit status 2) for a usage error, else fatal.
+    pub fn into_failure(self) -> Failure {
+        match self.is_usage() {
+            true => Failure::bad_input(anyhow!("{self}")),
+            false => Failure::fatal(anyhow!("{self}")),
+        }
     }
 }
 

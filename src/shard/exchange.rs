@@ -324,7 +324,7 @@ impl Exchange {
 }
 
 /// Every shard has reported, each is idle, and no batch is in any stream.
-fn settled(reports: &[Option<ShardReport>]) -> bool {
+pub(crate) fn settled(reports: &[Option<ShardReport>]) -> bool {
     let mut published = 0;
     let mut acked = 0;
     for report in reports {

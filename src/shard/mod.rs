@@ -31,7 +31,7 @@ use crate::cli::exit::Failure;
 use crate::shard::broker::{Broker, BrokerError};
 use crate::shard::owner::Shard;
 use crate::state::{durable, recrawl};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::sync::Arc;
 use url::Url;
@@ -64,14 +64,12 @@ pub fn connect(
     seeds: &[Url],
     claim: &Claim,
 ) -> Result<Arc<Exchange>, Failure> {
-    let failure = |e: BrokerError| match e.is_usage() {
-        true => Failure::bad_input(anyhow!("{e}")),
-        false => Failure::fatal(anyhow!("{e}")),
-    };
     let broker = redis::RedisBroker::connect(url, &namespace(seeds), shard.index, shard.count)
-        .map_err(failure)?
+        .map_err(BrokerError::into_failure)?
         .with_lease_token(&claim.token);
-    broker.lease(exchange::LEASE).map_err(failure)?;
+    broker
+        .lease(exchange::LEASE)
+        .map_err(BrokerError::into_failure)?;
     if claim.fresh {
         record(out, shard, &claim.token)?;
     }

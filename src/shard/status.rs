@@ -42,27 +42,24 @@ pub struct ShardsArgs {
 pub fn run(args: ShardsArgs) -> Result<(), Failure> {
     let seeds = crate::url::seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
     let namespace = crate::shard::namespace(&seeds);
-    let failure = |e: BrokerError| match e.is_usage() {
-        true => Failure::bad_input(anyhow!("{e}")),
-        false => Failure::fatal(anyhow!("{e}")),
-    };
     // Read-only: a status asked before the crawl starts must not store N or make streams.
-    let text =
-        match RedisBroker::observe(&args.exchange, &namespace, args.count).map_err(failure)? {
-            None => format!(
-                "total\tnot started\tno shard of this crawl ({namespace}) has connected to {}\n",
-                args.exchange
-            ),
-            Some(broker) => {
-                let reports = broker.reports().map_err(failure)?;
-                let (used, peak) = broker.memory().map_err(failure)?;
-                let mut text = render(&reports);
-                text.push_str(&format!(
-                    "broker\tused_memory {used}\tused_memory_peak {peak}\n"
-                ));
-                text
-            }
-        };
+    let text = match RedisBroker::observe(&args.exchange, &namespace, args.count)
+        .map_err(BrokerError::into_failure)?
+    {
+        None => format!(
+            "total\tnot started\tno shard of this crawl ({namespace}) has connected to {}\n",
+            args.exchange
+        ),
+        Some(broker) => {
+            let reports = broker.reports().map_err(BrokerError::into_failure)?;
+            let (used, peak) = broker.memory().map_err(BrokerError::into_failure)?;
+            let mut text = render(&reports);
+            text.push_str(&format!(
+                "broker\tused_memory {used}\tused_memory_peak {peak}\n"
+            ));
+            text
+        }
+    };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -89,7 +86,7 @@ pub fn render(reports: &[Option<ShardReport>]) -> String {
             None => text.push_str(&format!("shard {k}/{n}\tnot started\n")),
         }
     }
-    let ended = reports.iter().all(|r| r.is_some_and(|r| r.idle)) && published == acked;
+    let ended = crate::shard::exchange::settled(reports);
     text.push_str(&format!(
         "total\t{}\tpages {pages}\tin transit {}\n",
         if ended { "ended" } else { "running" },
