@@ -198,8 +198,8 @@ impl Worker<'_> {
             return Ok(PageOutcome::Done);
         }
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
-        let response = match self.request(entry) {
-            Ok(response) => response,
+        let (page_url, response) = match self.request(entry) {
+            Ok(fetched) => fetched,
             Err(e) => {
                 self.dispatcher.host_free(host, e.elapsed);
                 self.fetch_failed(entry, &e)?;
@@ -213,7 +213,7 @@ impl Worker<'_> {
         // The host is free from here: what follows is this worker's own work.
         self.dispatcher.host_free(host, response.elapsed);
         self.count(&response);
-        let discovered = self.discover(entry, &response)?;
+        let discovered = self.discover(entry, &page_url, &response)?;
         let mut note = discovered.note;
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
@@ -284,13 +284,16 @@ impl Worker<'_> {
     }
 
     /// The GET, with `If-None-Match` / `If-Modified-Since` when a previous crawl got the page.
-    fn request(&self, entry: &Entry) -> Result<Response, FetchError> {
+    /// The page's URL is parsed here once, for the fetch and for its links (`discover`).
+    fn request(&self, entry: &Entry) -> Result<(Url, Response), FetchError> {
+        let url = crate::fetch::client::parse(&entry.url)?;
         let conditional = entry
             .previous
             .as_ref()
             .map(recrawl::conditional_headers)
             .unwrap_or_default();
-        self.fetcher.get_conditional(&entry.url, &conditional)
+        let response = self.fetcher.get_conditional(&url, &conditional)?;
+        Ok((url, response))
     }
 
     /// No response: a URL-log line, and `fetched.tsv` keeps the last good capture as the one a
@@ -327,8 +330,7 @@ impl Worker<'_> {
     }
 
     /// A redirect's target, or an HTML page's links (saved with `--save files`).
-    fn discover(&self, entry: &Entry, response: &Response) -> Result<Discovered> {
-        let page_url = Url::parse(&entry.url).context("a frontier URL does not parse")?;
+    fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
         let mut found = Discovered {
             links: Vec::new(),
             from: None,
@@ -365,10 +367,10 @@ impl Worker<'_> {
                 let body = response.decoded_body(self.config.fetch.max_body);
                 let depth = entry.depth + 1;
                 (found.links, found.note) =
-                    self.links_of(&body, response, &page_url, depth, directives);
+                    self.links_of(&body, response, page_url, depth, directives);
                 found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
                 if let Some(pages) = &self.config.pages {
-                    crate::output::save::save(pages, &page_url, &body).with_context(|| {
+                    crate::output::save::save(pages, page_url, &body).with_context(|| {
                         format!("saving {} under {}", entry.url, pages.display())
                     })?;
                 }

@@ -154,6 +154,15 @@ pub struct FetchError {
     pub elapsed: Duration,
 }
 
+/// `url` parsed, or the `bad-url` failure a fetch of it ends with.
+pub fn parse(url: &str) -> Result<Url, FetchError> {
+    Url::parse(url).map_err(|e| FetchError {
+        kind: "bad-url",
+        message: e.to_string(),
+        elapsed: Duration::ZERO,
+    })
+}
+
 /// A reusable HTTP client shared by all workers: connections kept per origin.
 pub struct Fetcher {
     pool: Pool,
@@ -202,14 +211,14 @@ impl Fetcher {
 
     /// GETs a page; a 3xx is returned as is.
     pub fn get(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 0, true)
+        self.get_with(&parse(url)?, &[], 0, true)
     }
 
-    /// GETs a page with extra request headers (a recrawl's `If-None-Match`,
-    /// `If-Modified-Since`); a 3xx (304 included) is returned as is.
+    /// GETs a page, already parsed by the caller, with extra request headers (a recrawl's
+    /// `If-None-Match`, `If-Modified-Since`); a 3xx (304 included) is returned as is.
     pub fn get_conditional(
         &self,
-        url: &str,
+        url: &Url,
         headers: &[(&'static str, String)],
     ) -> Result<Response, FetchError> {
         self.get_with(url, headers, 0, true)
@@ -218,14 +227,14 @@ impl Fetcher {
     /// GETs a robots.txt, following up to five redirects (RFC 9309 §2.3.1.2: at least five).
     /// Its body is read whatever its type (`--accept-type` is for pages).
     pub fn get_robots(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(url, &[], 5, false)
+        self.get_with(&parse(url)?, &[], 5, false)
     }
 
     /// The GET, following up to `redirects` redirects; with `filtered`, the body is read only
     /// if `BodyRule` wants it (else the connection is closed after the head).
     fn get_with(
         &self,
-        url: &str,
+        url: &Url,
         extra: &[(&'static str, String)],
         redirects: u32,
         filtered: bool,
@@ -238,11 +247,13 @@ impl Fetcher {
             message: f.message,
             elapsed: start.elapsed(),
         };
-        let mut current = Url::parse(url).map_err(|e| fail(Fail::new("bad-url", e.to_string())))?;
+        // The URL a redirect led to; the caller's until then.
+        let mut redirected: Option<Url> = None;
         let mut hops = 0;
         loop {
+            let current = redirected.as_ref().unwrap_or(url);
             let exchange = self
-                .exchange(&current, extra, filtered, deadline)
+                .exchange(current, extra, filtered, deadline)
                 .map_err(fail)?;
             let location = (hops < redirects && (300..400).contains(&exchange.head.status))
                 .then(|| exchange.head.headers.get("location"))
@@ -250,7 +261,7 @@ impl Fetcher {
                 .and_then(|to| current.join(to).ok())
                 .filter(|to| matches!(to.scheme(), "http" | "https"));
             if let Some(to) = location {
-                current = to;
+                redirected = Some(to);
                 hops += 1;
                 continue;
             }
@@ -264,7 +275,7 @@ impl Fetcher {
             } = exchange;
             return Ok(Response {
                 status: head.status,
-                final_url: (hops > 0).then(|| current.to_string()),
+                final_url: redirected.map(String::from),
                 response_head: head.raw,
                 headers: head.headers,
                 body,
@@ -331,7 +342,7 @@ impl Fetcher {
         let mut head = conn.read_head(deadline)?;
         if let Some(jar) = &self.cookies {
             let set = head.headers.values("set-cookie");
-            jar.remember(url.as_str(), set);
+            jar.remember(url, set);
         }
         let skipped = filtered
             .then(|| {
@@ -417,10 +428,7 @@ impl Fetcher {
         for (name, value) in extra {
             line(name, value);
         }
-        let jar = self
-            .cookies
-            .as_ref()
-            .and_then(|jar| jar.header_for(url.as_str()));
+        let jar = self.cookies.as_ref().and_then(|jar| jar.header_for(url));
         let mut cookie: Option<String> = None;
         for (name, value) in &self.headers {
             match &jar {
@@ -711,7 +719,7 @@ mod tests {
             ),
         ];
         let fetched = fetcher("t/1")
-            .get_conditional(&format!("{base}/p"), &extra)
+            .get_conditional(&Url::parse(&format!("{base}/p")).unwrap(), &extra)
             .unwrap();
         let sent = server.join().unwrap();
         assert_eq!(

@@ -58,11 +58,10 @@ impl CookieJar {
     }
 
     /// The `Cookie` header value for a request to `url`, if any cookie applies.
-    pub fn header_for(&self, url: &str) -> Option<String> {
-        let url = Url::parse(url).ok()?;
+    pub fn header_for(&self, url: &Url) -> Option<String> {
         let store = self.store.lock().unwrap();
         // RFC 6265 §5.4: longer paths first; then by name, so the header is the same every time.
-        let mut cookies = store.matches(&url);
+        let mut cookies = store.matches(url);
         cookies.sort_by(|a, b| b.path.len().cmp(&a.path.len()).then(a.name().cmp(b.name())));
         let value = cookies
             .iter()
@@ -73,8 +72,7 @@ impl CookieJar {
     }
 
     /// Keeps the cookies a response from `url` set (its `Set-Cookie` values).
-    pub fn remember<'a>(&self, url: &str, set_cookies: impl Iterator<Item = &'a str>) {
-        let Ok(url) = Url::parse(url) else { return };
+    pub fn remember<'a>(&self, url: &Url, set_cookies: impl Iterator<Item = &'a str>) {
         let host = url.host_str().unwrap_or("").to_ascii_lowercase();
         let mut store = self.store.lock().unwrap();
         for value in set_cookies.filter(|v| v.len() <= MAX_COOKIE_BYTES) {
@@ -97,7 +95,7 @@ impl CookieJar {
             if full && !store.contains_any(&host, path, cookie.name()) {
                 continue;
             }
-            if store.insert_raw(&cookie, &url).is_ok() {
+            if store.insert_raw(&cookie, url).is_ok() {
                 self.changed.store(true, Ordering::Relaxed);
             }
         }
@@ -236,6 +234,10 @@ fn write_netscape(store: &CookieStore) -> String {
 mod tests {
     use super::*;
 
+    fn at(url: &str) -> Url {
+        Url::parse(url).unwrap()
+    }
+
     fn jar_from(text: &str) -> (tempfile::TempDir, Result<CookieJar>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cookies.txt");
@@ -247,7 +249,7 @@ mod tests {
     /// The jar sends exactly these `Cookie` headers to these URLs.
     fn assert_sends(jar: &CookieJar, cases: &[(&str, Option<&str>)]) {
         for (url, expected) in cases {
-            assert_eq!(jar.header_for(url).as_deref(), *expected, "{url}");
+            assert_eq!(jar.header_for(&at(url)).as_deref(), *expected, "{url}");
         }
     }
 
@@ -280,13 +282,13 @@ mod tests {
         let flood: Vec<String> = (0..MAX_COOKIES + 500).map(|i| format!("c{i}=1")).collect();
         let huge = format!("big={}", "x".repeat(MAX_COOKIE_BYTES));
         jar.remember(
-            "http://a.example/",
+            &at("http://a.example/"),
             flood.iter().map(String::as_str).chain([huge.as_str()]),
         );
         assert_eq!(jar.store.lock().unwrap().iter_any().count(), MAX_COOKIES);
         // A cookie already kept is still updated when the jar is full.
-        jar.remember("http://a.example/", ["c0=2"].into_iter());
-        let header = jar.header_for("http://a.example/").unwrap();
+        jar.remember(&at("http://a.example/"), ["c0=2"].into_iter());
+        let header = jar.header_for(&at("http://a.example/")).unwrap();
         assert!(header.contains("c0=2") && !header.contains("big="));
     }
 
@@ -321,7 +323,7 @@ mod tests {
         let file = dir.path().join("jar.txt");
         let jar = CookieJar::open(None, Some(&file)).unwrap();
         jar.remember(
-            "http://a.example.com/dir/page",
+            &at("http://a.example.com/dir/page"),
             [
                 "host=1",
                 "wide=2; Domain=example.com; Path=/",
@@ -349,7 +351,7 @@ mod tests {
         // Reopened, as a resumed crawl does: the same cookies, session ones included.
         let again = CookieJar::open(None, Some(&file)).unwrap();
         assert_eq!(
-            again.header_for("http://a.example.com/dir/x"),
+            again.header_for(&at("http://a.example.com/dir/x")),
             Some("host=1; kept=5; wide=2".into())
         );
         // Unchanged since it was opened (and written): no write.
