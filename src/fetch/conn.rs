@@ -205,14 +205,10 @@ impl<'a> FromIterator<(&'a str, &'a str)> for Headers {
 }
 
 impl Head {
-    /// Every value of header `name` (case-insensitive).
-    fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
-        self.headers.values(name)
-    }
-
     /// Whether a comma-separated header `name` has `token` (case-insensitive).
     fn has_token(&self, name: &str, token: &str) -> bool {
-        self.values(name)
+        self.headers
+            .values(name)
             .flat_map(|v| v.split(','))
             .any(|t| t.trim().eq_ignore_ascii_case(token))
     }
@@ -223,6 +219,7 @@ impl Head {
             return Ok(Framing::Empty);
         }
         let last_coding = self
+            .headers
             .values("transfer-encoding")
             .flat_map(|v| v.split(','))
             .map(str::trim)
@@ -235,7 +232,11 @@ impl Head {
             });
         }
         let mut length = None;
-        for value in self.values("content-length").flat_map(|v| v.split(',')) {
+        for value in self
+            .headers
+            .values("content-length")
+            .flat_map(|v| v.split(','))
+        {
             let n = value
                 .trim()
                 .parse::<u64>()

@@ -125,8 +125,8 @@ impl Proxy {
 
     /// Whether `host` is reached directly (`NO_PROXY`).
     pub fn bypassed_for(&self, host: &str) -> bool {
-        let host = unbracketed(host);
-        self.no_proxy.iter().any(|entry| entry.matches(host))
+        let host = unbracketed(host).to_ascii_lowercase();
+        self.no_proxy.iter().any(|entry| entry.matches(&host))
     }
 
     /// `host:port` of the proxy, as the resolver's exemption names it.
@@ -156,14 +156,16 @@ impl Proxy {
                     ))),
                 }
             }
-            Protocol::Socks5 => socks5(io, target, self).map_err(|e| match e {
-                Socks::Io(e) => io_fail(e),
-                Socks::Refused(what) => refused(what),
-            }),
-            Protocol::Socks4 => socks4(io, target, self).map_err(|e| match e {
-                Socks::Io(e) => io_fail(e),
-                Socks::Refused(what) => refused(what),
-            }),
+            Protocol::Socks5 | Protocol::Socks4 => {
+                let socks = match self.protocol {
+                    Protocol::Socks5 => socks5,
+                    _ => socks4,
+                };
+                socks(io, target, self).map_err(|e| match e {
+                    Socks::Io(e) => io_fail(e),
+                    Socks::Refused(what) => refused(what),
+                })
+            }
         }
     }
 }
@@ -207,35 +209,21 @@ impl NoProxy {
         })
     }
 
+    /// `host` is lower-case (`bypassed_for`), as the entries are.
     fn matches(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
         match self {
             NoProxy::All => true,
             NoProxy::Subdomains(suffix) => host.ends_with(suffix.as_str()),
-            NoProxy::Host(name) => &host == name,
+            NoProxy::Host(name) => host == name,
         }
     }
 }
 
 /// `%xx` escapes of a URL's user or password undone.
 fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&a), Some(&b)) if hex(a).is_some() && hex(b).is_some() => {
-                out.push((hex(a).unwrap() * 16 + hex(b).unwrap()) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// The request head asking the proxy for a tunnel to `target` (`host:port`).
