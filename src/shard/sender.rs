@@ -234,15 +234,19 @@ impl Outboxes {
     /// Fails once a sender has failed (the broker unreachable past its limit): the crawl stops.
     pub fn append(&self, mut urls: Vec<(u32, Handoff)>) -> Result<()> {
         urls.sort_by_key(|(dest, _)| *dest);
-        for group in urls.chunk_by(|a, b| a.0 == b.0) {
-            let dest = group[0].0;
+        let mut urls = urls.into_iter().peekable();
+        while let Some((dest, first)) = urls.next() {
+            // This destination's URLs, moved out of `urls`, not copied.
+            let mut batch = vec![first];
+            while let Some((_, url)) = urls.next_if(|(next, _)| *next == dest) {
+                batch.push(url);
+            }
             let Some(Some((outbox, sender))) = self.boxes.get(dest as usize) else {
                 bail!("a URL for shard {dest} is no other shard's");
             };
             if let Some(failure) = sender.failure() {
                 bail!("sending to shard {dest}: {failure}");
             }
-            let batch: Vec<Handoff> = group.iter().map(|(_, h)| h.clone()).collect();
             outbox.append(&batch)?;
         }
         Ok(())
