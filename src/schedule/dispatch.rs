@@ -343,6 +343,13 @@ impl Dispatcher {
         Ok(())
     }
 
+    /// Wakes one parked worker, if any, to look at URLs offered from outside the workers (the
+    /// shard receiver's): it merges them early if queued work is running low, and the merge
+    /// wakes the rest (`FrontierSink::publish`).
+    pub fn wake_one_parked(&self) {
+        self.wake_one(self.state.lock().unwrap());
+    }
+
     /// Wakes every waiting worker to look again (after a merge, a signal, a failure).
     pub fn wake_all(&self) {
         let _guard = self.state.lock().unwrap();

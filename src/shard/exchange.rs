@@ -203,7 +203,7 @@ impl Exchange {
             due.offer(offered)?;
             // Crash point: offered, not acknowledged; the batches must come again.
             crate::state::failpoint::hit("shard-received");
-            dispatcher.wake_all();
+            dispatcher.wake_one_parked();
             let mut in_hand = self.in_hand.lock().unwrap();
             // Busy first, then the acknowledgement (module doc).
             self.report(false, pages)?;
