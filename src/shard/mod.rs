@@ -20,8 +20,6 @@ pub mod broker;
 pub mod exchange;
 pub mod outbox;
 pub mod owner;
-// `with_max_stream_len`, `warnings` and `stream_len` serve its own tests only.
-#[cfg_attr(not(test), allow(dead_code))]
 pub mod redis;
 pub mod sender;
 pub mod sentcache;
