@@ -116,10 +116,8 @@ impl Exchange {
     }
 
     fn owner(&self, url: &str) -> u32 {
-        match crate::url::normalize::origin_and_key(url) {
-            Some((_, key)) => self.shard.owner(&key),
-            None => self.shard.index,
-        }
+        crate::url::normalize::with_host_key(url, |key| self.shard.owner(key))
+            .unwrap_or(self.shard.index)
     }
 
     /// Keeps the URLs this shard owns; sends the others (unless sent recently) to their owners'

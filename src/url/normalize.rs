@@ -555,26 +555,55 @@ pub fn host_key(url: &Url) -> String {
 /// `scheme://host[:port]` and `host:port` of a canonical http(s) URL, read off the text
 /// (the frontier's URLs are canonical, so no parse is needed on this per-URL path).
 pub fn origin_and_key(url: &str) -> Option<(&str, String)> {
+    let (origin, authority, default_port) = origin_parts(url)?;
+    let mut key = String::with_capacity(authority.len() + 4);
+    push_host_key(authority, default_port, &mut key);
+    Some((origin, key))
+}
+
+/// `origin_and_key`'s key lent to `f` from a buffer of this thread's instead of a new String:
+/// for the per-link callers that only look it up (the scope filter, the shard owner).
+pub fn with_host_key<T>(url: &str, f: impl FnOnce(&str) -> T) -> Option<T> {
+    thread_local! {
+        static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    let (_, authority, default_port) = origin_parts(url)?;
+    Some(KEY.with_borrow_mut(|key| {
+        key.clear();
+        push_host_key(authority, default_port, key);
+        f(key)
+    }))
+}
+
+/// The origin, the authority and the scheme's default port of a canonical http(s) URL's text.
+fn origin_parts(url: &str) -> Option<(&str, &str, &'static str)> {
     let (scheme, rest) = url.split_once("://")?;
     let default_port = match scheme {
-        "http" => 80,
-        "https" => 443,
+        "http" => "80",
+        "https" => "443",
         _ => return None,
     };
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
     if authority.is_empty() || authority.contains('@') {
         return None;
     }
-    let origin = &url[..scheme.len() + 3 + authority.len()];
+    Some((
+        &url[..scheme.len() + 3 + authority.len()],
+        authority,
+        default_port,
+    ))
+}
+
+/// `authority` as a `host:port` key: the scheme's default port added when it names none.
+fn push_host_key(authority: &str, default_port: &str, key: &mut String) {
+    key.push_str(authority);
     let has_port = authority
         .rfind(':')
         .is_some_and(|i| !authority[i..].contains(']'));
-    let key = if has_port {
-        authority.to_owned()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    Some((origin, key))
+    if !has_port {
+        key.push(':');
+        key.push_str(default_port);
+    }
 }
 
 /// Link hops from a seed followed when `--max-depth` is not given. Deep enough for real sites
@@ -654,8 +683,7 @@ impl Filter {
             Scope::Any => true,
             // The `host:port` key is built only here (the common `--scope any` needs none).
             Scope::Host => {
-                let (_, key) = origin_and_key(text).ok_or(Rejection::Scheme)?;
-                self.allowed.contains(&key)
+                with_host_key(text, |key| self.allowed.contains(key)).ok_or(Rejection::Scheme)?
             }
             Scope::Domain => {
                 let authority = &text[authority_start..origin_len];
