@@ -447,6 +447,7 @@ impl WarcWriter {
         record.extend_from_slice(b"\r\n\r\n");
 
         // The unit is compressed straight onto the end of `pending`; a failed one is cut off.
+        let cur = self.current.as_mut().context("no open WARC file")?;
         let start = self.pending.len();
         let compressed = match &mut self.zstd {
             Some([large, small]) => {
@@ -457,23 +458,21 @@ impl WarcWriter {
                 };
                 let pending = &mut self.pending;
                 pending.reserve(zstd::zstd_safe::compress_bound(record.len()));
-                let mut end = io::Cursor::new(std::mem::take(pending));
+                let mut end = io::Cursor::new(pending);
                 end.set_position(start as u64);
-                let result = compressor.compress_to_buffer(record.as_slice(), &mut end);
-                *pending = end.into_inner();
-                result.map(drop)
+                compressor
+                    .compress_to_buffer(record.as_slice(), &mut end)
+                    .map(drop)
             }
             None => self.gzip.member(record, &mut self.pending),
         };
         if record.capacity() > KEEP_RECORD_BYTES {
             *record = Vec::new();
         }
-        let cur = self.current.as_mut();
-        if let (Err(_), _) | (_, None) = (&compressed, &cur) {
+        if compressed.is_err() {
             self.pending.truncate(start);
         }
         compressed?;
-        let cur = cur.context("no open WARC file")?;
         let unit_len = (self.pending.len() - start) as u64;
         let offset = cur.bytes;
         cur.bytes += unit_len;
