@@ -51,9 +51,6 @@ use url::Url;
 #[cfg(any(test, feature = "oracle"))]
 pub mod oracle;
 
-/// Bytes handed to `lol_html` at a time (the oracle's).
-#[cfg(any(test, feature = "oracle"))]
-const CHUNK: usize = 16 * 1024;
 /// Schemes never worth returning (see the module doc).
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
 /// Bytes of one `<noscript>`'s content parsed again as markup; the rest is not read.

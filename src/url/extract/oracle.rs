@@ -6,7 +6,7 @@
 //! What element handling does with a tag (`State::element`) is shared; what differs is only how
 //! tags, attribute values, charsets and `<noscript>` text are found, which is what is checked.
 
-use super::{CHUNK, Extracted, MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH, StartTag, State, scan};
+use super::{Extracted, MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH, StartTag, State, scan};
 use encoding_rs::Encoding;
 use encoding_rs::UTF_8;
 use lol_html::html_content::{Element, TextChunk};
@@ -19,6 +19,8 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 use url::Url;
 
+/// Bytes handed to `lol_html` at a time.
+const CHUNK: usize = 16 * 1024;
 /// Upper bound on the parser's buffers (a tag split across chunks, open elements).
 pub(super) const MAX_PARSER_MEMORY: usize = 4 * 1024 * 1024;
 /// Elements that may carry a URL; the handler picks the attributes by tag name.
