@@ -210,10 +210,12 @@ impl Worker<'_> {
             }
             match kind {
                 Kind::UrlSet | Kind::Text => {
+                    // Canonical once: the lastmod's key and the link (`accept` leaves it as is).
+                    let url = canonicalize(url);
                     if let Some(lastmod) = &found.lastmod
                         && self.config.generation == Generation::Recrawl
                     {
-                        let page = Entry::new(canonicalize(url.clone()).into(), 1, 0);
+                        let page = Entry::new(url.as_str().to_owned(), 1, 0);
                         self.lastmods.note(page.key(), lastmod);
                     }
                     pages.push(Link {
