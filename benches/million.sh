@@ -6,6 +6,7 @@
 #
 #   benches/million.sh                       # 2000 hosts x 500 pages, -j 64
 #   HOSTS=2000 PAGES=50 benches/million.sh   # a quick 10^5
+#   PEER=1 benches/million.sh                # and wget2 on the same web after it (its line first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=${HOSTS:-2000} PAGES=${PAGES:-500} JOBS=${JOBS:-64} BASE_PORT=${BASE_PORT:-20000}
@@ -23,6 +24,22 @@ echo "http://127.0.0.1:$BASE_PORT/index.html" >"$tmp/seeds"
   --scope any -j "$JOBS" --delay-factor 0 --no-warc -v >/dev/null 2>"$tmp/stderr"
 kill -USR1 "$nginx_pid"; sleep 0.5
 read -r wall user sys rss <"$tmp/time"
+if [ -n "${PEER:-}" ]; then
+  # wget2 on the same web after the crawl, its own access log: pages, fetched twice, pages/s,
+  # CPU per page and peak RSS, as the crawl's line below counts them.
+  need wget2 wget2
+  mv "$tmp/access.log" "$tmp/crawl-access.log"; kill -USR1 "$nginx_pid"; sleep 0.2
+  mkdir -p "$tmp/wget2"
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/wget2-time" wget2 -q -r -H -l 0 --robots=off \
+    --max-threads="$JOBS" --delete-after -P "$tmp/wget2" "$(cat "$tmp/seeds")" || true
+  kill -USR1 "$nginx_pid"; sleep 0.5
+  read -r pwall puser psys prss < <(tail -n 1 "$tmp/wget2-time")
+  awk -v wall="$pwall" -v cpu="$(echo "$puser + $psys" | bc)" -v rss="$prss" -v total="$((HOSTS * PAGES))" '
+    $2 != "/robots.txt" { if (seen[$1 $2]++) dups++; else if ($3 == 200) pages++ }
+    END { printf "wget2: pages %d of %d, fetched twice %d, wall %.0f s (%.0f pages/s), CPU %.0f µs/page, peak RSS %.1f MiB\n",
+      pages, total, dups, wall, pages / wall, cpu * 1e6 / (pages > 0 ? pages : 1), rss / 1024 }' "$tmp/access.log"
+  mv "$tmp/crawl-access.log" "$tmp/access.log"
+fi
 python3 - "$tmp/stderr" "$tmp/access.log" "$((HOSTS * PAGES))" "$wall" "$user" "$sys" "$rss" <<'PY'
 import re, sys, collections
 stderr, access, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
