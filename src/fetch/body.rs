@@ -1,6 +1,10 @@
 //! Whether a response's body is read, decided from its headers alone (`--accept-type`,
 //! `--reject-type`, and a `Content-Length` over `--max-body`).
 //!
+//! The length is the one `conn::Head::framing` found (RFC 9112 §6.3), never parsed again here:
+//! a chunked response's `Content-Length` is ignored (Transfer-Encoding wins), so a chunked
+//! body is capped as it is read, not refused for a length it does not have.
+//!
 //! A body not read costs nothing: the connection is closed right after the headers (a
 //! connection is kept for reuse only once its response was read to its end: `fetch::conn`), the headers are
 //! archived as a response record marked `WARC-Truncated`, and the URL log notes `type-rejected`
@@ -8,6 +12,7 @@
 //! without one is `application/octet-stream` (RFC 9110 §8.3). Responses that never have a body
 //! (1xx, 204, 304) are always taken as they are. robots.txt fetches are not filtered.
 
+use crate::fetch::conn::Framing;
 use std::fmt;
 use std::str::FromStr;
 
@@ -101,15 +106,15 @@ pub struct BodyRule {
 }
 
 impl BodyRule {
-    /// Whether to skip the body of a response with this status and headers, given the cap.
+    /// Whether to skip the body of a response framed as `framing` (`Head::framing`) with
+    /// this `Content-Type`, given the cap.
     pub fn skip(
         &self,
-        status: u16,
+        framing: Framing,
         content_type: Option<&str>,
-        content_length: Option<&str>,
         max_body: u64,
     ) -> Option<Skipped> {
-        if status < 200 || status == 204 || status == 304 {
+        if framing == Framing::Empty {
             return None;
         }
         // Without type rules (the default) the lower-cased media type is not needed.
@@ -124,9 +129,10 @@ impl BodyRule {
                 return Some(Skipped::Type);
             }
         }
-        let length = content_length.and_then(|l| l.trim().parse::<u64>().ok());
-        match length {
-            Some(length) if length > max_body && !self.keep_truncated => Some(Skipped::TooLong),
+        match framing {
+            Framing::Length(length) if length > max_body && !self.keep_truncated => {
+                Some(Skipped::TooLong)
+            }
             _ => None,
         }
     }
@@ -143,6 +149,7 @@ pub(crate) fn is_token(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Framing::{Chunked, Close, Empty, Length};
 
     fn patterns(list: &[&str]) -> Vec<TypePattern> {
         list.iter().map(|p| p.parse().unwrap()).collect()
@@ -184,57 +191,52 @@ mod tests {
             reject: patterns(&["text/css"]),
             keep_truncated: false,
         };
-        let skip = |status, ct| rule.skip(status, ct, None, 1000);
-        assert_eq!(skip(200, Some("text/html; charset=utf-8")), None);
-        assert_eq!(skip(200, Some("Text/Plain")), None);
-        assert_eq!(skip(200, Some("application/xhtml+xml")), None);
-        assert_eq!(skip(200, Some("text/css")), Some(Skipped::Type));
-        assert_eq!(skip(200, Some("application/pdf")), Some(Skipped::Type));
-        assert_eq!(skip(404, Some("image/png")), Some(Skipped::Type));
+        let skip = |framing, ct| rule.skip(framing, ct, 1000);
+        assert_eq!(skip(Close, Some("text/html; charset=utf-8")), None);
+        assert_eq!(skip(Close, Some("Text/Plain")), None);
+        assert_eq!(skip(Close, Some("application/xhtml+xml")), None);
+        assert_eq!(skip(Close, Some("text/css")), Some(Skipped::Type));
+        assert_eq!(skip(Close, Some("application/pdf")), Some(Skipped::Type));
+        assert_eq!(skip(Close, Some("image/png")), Some(Skipped::Type));
         // No Content-Type: application/octet-stream, not accepted by text/*.
-        assert_eq!(skip(200, None), Some(Skipped::Type));
-        assert_eq!(skip(200, Some("  ")), Some(Skipped::Type));
-        // Bodiless responses are never skipped.
-        assert_eq!(skip(304, Some("image/png")), None);
-        assert_eq!(skip(204, None), None);
+        assert_eq!(skip(Close, None), Some(Skipped::Type));
+        assert_eq!(skip(Close, Some("  ")), Some(Skipped::Type));
+        // Bodiless responses (1xx, 204, 304: `Framing::Empty`) are never skipped.
+        assert_eq!(skip(Empty, Some("image/png")), None);
+        assert_eq!(skip(Empty, None), None);
 
         let reject_only = BodyRule {
             reject: patterns(&["image/*", "video/*"]),
             ..BodyRule::default()
         };
         assert_eq!(
-            reject_only.skip(200, Some("image/jpeg"), None, 1000),
+            reject_only.skip(Close, Some("image/jpeg"), 1000),
             Some(Skipped::Type)
         );
-        assert_eq!(reject_only.skip(200, None, None, 1000), None);
-        assert_eq!(reject_only.skip(200, Some("text/html"), None, 1000), None);
-        assert_eq!(BodyRule::default().skip(200, None, None, 1000), None);
+        assert_eq!(reject_only.skip(Close, None, 1000), None);
+        assert_eq!(reject_only.skip(Close, Some("text/html"), 1000), None);
+        assert_eq!(BodyRule::default().skip(Close, None, 1000), None);
     }
 
     #[test]
     fn a_declared_length_over_the_cap_is_too_long_unless_kept() {
         let rule = BodyRule::default();
         let html = Some("text/html");
-        assert_eq!(rule.skip(200, html, Some("1000"), 1000), None);
-        assert_eq!(
-            rule.skip(200, html, Some(" 1001 "), 1000),
-            Some(Skipped::TooLong)
-        );
-        assert_eq!(rule.skip(200, html, Some("x"), 1000), None);
-        assert_eq!(rule.skip(200, html, None, 1000), None);
+        assert_eq!(rule.skip(Length(1000), html, 1000), None);
+        assert_eq!(rule.skip(Length(1001), html, 1000), Some(Skipped::TooLong));
+        // Without a length (read to the close) or chunked, the body is cut as it is read.
+        assert_eq!(rule.skip(Close, html, 1000), None);
+        assert_eq!(rule.skip(Chunked, html, 1000), None);
         let keep = BodyRule {
             keep_truncated: true,
             ..BodyRule::default()
         };
-        assert_eq!(keep.skip(200, html, Some("5000"), 1000), None);
+        assert_eq!(keep.skip(Length(5000), html, 1000), None);
         // A rejected type is named first.
         let both = BodyRule {
             reject: patterns(&["text/html"]),
             ..BodyRule::default()
         };
-        assert_eq!(
-            both.skip(200, html, Some("5000"), 1000),
-            Some(Skipped::Type)
-        );
+        assert_eq!(both.skip(Length(5000), html, 1000), Some(Skipped::Type));
     }
 }

@@ -344,17 +344,13 @@ impl Fetcher {
             let set = head.headers.values("set-cookie");
             jar.remember(url, set);
         }
+        let framing = head.framing()?;
         let skipped = filtered
             .then(|| {
-                self.body_rule.skip(
-                    head.status,
-                    head.headers.get("content-type"),
-                    head.headers.get("content-length"),
-                    self.max_body,
-                )
+                self.body_rule
+                    .skip(framing, head.headers.get("content-type"), self.max_body)
             })
             .flatten();
-        let framing = head.framing()?;
         let mut body = Vec::new();
         let mut truncated = false;
         let mut reusable = false;
@@ -824,6 +820,32 @@ mod tests {
         assert_eq!(fetched.ip, Some(IpAddr::from([127, 0, 0, 1])));
         let age = SystemTime::now().duration_since(fetched.started).unwrap();
         assert!(age < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_chunked_body_is_read_whatever_its_content_length_and_a_long_one_is_refused() {
+        // RFC 9112 §6.3: Transfer-Encoding wins, a Content-Length beside it is ignored.
+        let fetcher = fetcher("t");
+        let (base, server) = serve_once(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 99999999999\r\n\
+              Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        );
+        let fetched = fetcher.get(&format!("{base}/chunked")).unwrap();
+        server.join().unwrap();
+        assert_eq!(fetched.skipped, None);
+        assert_eq!(
+            (&fetched.body[..], fetched.truncated),
+            (&b"hello"[..], false)
+        );
+        // The same length without chunked framing is over the cap (1 MiB): not read.
+        let (base, server) = serve_once(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 99999999999\r\n\
+              Connection: close\r\n\r\nhello",
+        );
+        let fetched = fetcher.get(&format!("{base}/long")).unwrap();
+        server.join().unwrap();
+        assert_eq!(fetched.skipped, Some(Skipped::TooLong));
+        assert!(fetched.body.is_empty());
     }
 
     /// The next connection to `listener` within `wait`, if any (polled: the listener is
