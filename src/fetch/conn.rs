@@ -32,6 +32,8 @@ const SLACK: Duration = Duration::from_millis(100);
 const MAX_HEADERS: usize = 256;
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 16 * 1024;
+/// Most of a body reserved up front from its `Content-Length`; a longer one grows as read.
+const MAX_RESERVE: usize = 4 << 20;
 /// Longest chunk-size or trailer line of a chunked body.
 const MAX_LINE: usize = 4 * 1024;
 
@@ -479,6 +481,10 @@ impl Connection {
             Framing::Empty => true,
             Framing::Length(n) => {
                 let want = n.min(limit);
+                // Room for the whole body at once (it is capped): no copy of a half-read body
+                // into a larger buffer. Bounded again so that a lying length costs no more
+                // than a few pages a worker may read in a row.
+                body.reserve(usize::try_from(want).unwrap_or(usize::MAX).min(MAX_RESERVE));
                 while (body.len() as u64) < want {
                     if self.pos == self.end && self.fill(deadline)? == 0 {
                         return Err(Fail::new(

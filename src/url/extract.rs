@@ -55,6 +55,8 @@ pub mod oracle;
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
 /// Bytes of one `<noscript>`'s content parsed again as markup; the rest is not read.
 const MAX_NOSCRIPT: usize = 1024 * 1024;
+/// Links a page is given room for before its first one is found (it grows past them).
+const MAX_EXPECTED_LINKS: usize = 1024;
 /// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
 const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
@@ -100,7 +102,7 @@ pub fn extract_page(
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .filter(|encoding| encoding.is_ascii_compatible());
-    let mut state = State::new(page_url, max_links, token);
+    let mut state = State::new(page_url, max_links, token, body.len());
     // The header's charset wins over `<meta>` (HTML encoding sniffing).
     let encoding = header_encoding.unwrap_or(UTF_8);
     scan(body, encoding, header_encoding.is_none(), &mut state, 0);
@@ -246,14 +248,23 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(page_url: &'a Url, max_links: usize, token: &'a str) -> Self {
+    /// A page's state, with room for the links a page of `body_len` bytes usually has.
+    fn new(page_url: &'a Url, max_links: usize, token: &'a str, body_len: usize) -> Self {
+        // Documentation pages have a link every ~250 bytes; room for one every 256 spares
+        // most of the growing (a reallocation and a copy of every link each time).
+        let expected = (body_len / 256).min(max_links).min(MAX_EXPECTED_LINKS);
+        let out = Extracted {
+            links: Vec::with_capacity(expected),
+            rel_nofollow: Vec::with_capacity(expected),
+            ..Extracted::default()
+        };
         State {
             page_url,
             base: page_url.clone(),
             base_seen: false,
             max_links,
             token,
-            out: Extracted::default(),
+            out,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }

@@ -734,7 +734,7 @@ impl Filter {
             return Err(Rejection::PathTooDeep);
         }
         if count > self.max_segment_repeats
-            && has_repeated_segment(&segments().collect::<Vec<_>>(), self.max_segment_repeats)
+            && has_repeated_segment(segments, self.max_segment_repeats)
         {
             return Err(Rejection::RepeatedSegment);
         }
@@ -749,18 +749,18 @@ impl Filter {
 }
 
 /// True when some path segment occurs more than `max` times (`/a/b/a/b/a/b/a/b`): the shape of
-/// relative-link traps.
-fn has_repeated_segment(segments: &[&str], max: usize) -> bool {
-    if segments.len() <= max {
-        return false;
-    }
-    let mut sorted = segments.to_vec();
-    sorted.sort_unstable();
-    sorted.chunk_by(|a, b| a == b).any(|run| run.len() > max)
+/// relative-link traps. `segments` gives the same segments each time it is called; at most
+/// `max_path_segments` of them (32), so comparing each with those after it costs no allocation
+/// (this runs for every link with more than `max` segments).
+fn has_repeated_segment<'a, I: Iterator<Item = &'a str>>(
+    segments: impl Fn() -> I,
+    max: usize,
+) -> bool {
+    segments()
+        .enumerate()
+        .any(|(i, segment)| segments().skip(i).filter(|s| *s == segment).count() > max)
 }
 
-/// The registrable domain ("example.co.uk" for "www.example.co.uk"); IP addresses and names
-/// the public suffix list does not know stand for themselves.
 fn registrable_domain(url: &Url) -> String {
     match url.host() {
         Some(url::Host::Domain(host)) => psl::domain_str(host)

@@ -64,38 +64,104 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, ALLOCATIONS.with(Cell::get) - base)
 }
 
+/// One loopback fetch of a page with `extra_headers` more headers and a body of `body_len`
+/// bytes (framed by its Content-Length), and the allocations it made on this thread.
+fn fetch_allocations(fetcher: &crawl::Fetcher, extra_headers: usize, body_len: usize) -> usize {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let mut response = format!("HTTP/1.1 200 OK\r\nContent-Length: {body_len}\r\n");
+    for i in 0..extra_headers {
+        response += &format!("X-Header-{i}: value number {i}\r\n");
+    }
+    response += "Connection: close\r\n\r\n";
+    let body = "x".repeat(body_len);
+    let server = std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = socket.read(&mut request).unwrap();
+        socket.write_all(response.as_bytes()).unwrap();
+        socket.write_all(body.as_bytes()).unwrap();
+    });
+    let (fetched, n) = allocations(|| fetcher.get(&url).unwrap());
+    server.join().unwrap();
+    assert_eq!(fetched.headers.len(), 2 + extra_headers);
+    assert_eq!(fetched.body.len(), body_len);
+    n
+}
+
 /// A response's headers are kept in one string and one vector (`fetch::conn::Headers`): a
 /// fetch allocates as much for 40 headers as for 2 (it was two Strings per header).
 #[test]
 fn a_fetch_allocates_the_same_for_many_headers_as_for_few() {
     use crawl::{FetchConfig, Fetcher};
-    use std::io::{Read, Write};
     let fetcher = Fetcher::new(&FetchConfig::loopback("crawl-test"));
-    let fetch = |extra_headers: usize| {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/page", listener.local_addr().unwrap());
-        let mut response = String::from("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n");
-        for i in 0..extra_headers {
-            response += &format!("X-Header-{i}: value number {i}\r\n");
-        }
-        response += "Connection: close\r\n\r\nhello";
-        let server = std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().unwrap();
-            let mut request = [0u8; 4096];
-            let _ = socket.read(&mut request).unwrap();
-            socket.write_all(response.as_bytes()).unwrap();
-        });
-        let (fetched, n) = allocations(|| fetcher.get(&url).unwrap());
-        server.join().unwrap();
-        assert_eq!(fetched.headers.len(), 2 + extra_headers);
-        assert_eq!(fetched.body, b"hello");
-        n
-    };
-    fetch(0); // the first fetch sets up what later ones reuse
-    let (few, many) = (fetch(0), fetch(40));
+    fetch_allocations(&fetcher, 0, 5); // the first fetch sets up what later ones reuse
+    let few = fetch_allocations(&fetcher, 0, 5);
+    let many = fetch_allocations(&fetcher, 40, 5);
     assert!(
         many <= few + 2,
         "{few} allocations with 2 headers, {many} with 42"
+    );
+}
+
+/// A body with a Content-Length is read into room reserved for all of it
+/// (`fetch::conn::read_body`): as many allocations for 300 KB as for 5 bytes (growing it as
+/// read took one more, and one copy, per doubling).
+#[test]
+fn a_body_of_known_length_is_read_into_one_allocation() {
+    use crawl::{FetchConfig, Fetcher};
+    let fetcher = Fetcher::new(&FetchConfig::loopback("crawl-test"));
+    fetch_allocations(&fetcher, 0, 5);
+    let small = fetch_allocations(&fetcher, 0, 5);
+    let large = fetch_allocations(&fetcher, 0, 300_000);
+    assert!(
+        large <= small + 1,
+        "{small} allocations for 5 bytes, {large} for 300,000"
+    );
+}
+
+/// The scope and trap checks of a canonical link (`Filter::check_canonical`, run for every
+/// link) allocate nothing, a path deep enough for the repeated-segment guard included.
+#[test]
+fn checking_a_canonical_link_allocates_nothing() {
+    use crawl::{Filter, Scope};
+    let seed = Url::parse("http://127.0.0.1:8080/").unwrap();
+    for scope in [Scope::Any, Scope::Host] {
+        let filter = Filter::new(scope, std::slice::from_ref(&seed));
+        let link = "http://127.0.0.1:8080/std/collections/hash_map/struct.HashMap.html?x=1";
+        assert_eq!(filter.check_canonical(link, 3), Ok(()));
+        let (result, n) = allocations(|| filter.check_canonical(link, 3));
+        assert_eq!((result, n), (Ok(()), 0), "{scope:?}");
+        let trap = "http://127.0.0.1:8080/a/b/a/b/a/b/a/b/a/b";
+        let (result, n) = allocations(|| filter.check_canonical(trap, 3));
+        assert_eq!(n, 0, "{scope:?}");
+        assert!(result.is_err(), "{scope:?}");
+    }
+}
+
+/// A page's links are gathered into room sized from the page (`url::extract`): one String per
+/// link (its joined text) and a few allocations per page, not a reallocation and a copy of every
+/// link found so far each time the list doubles.
+#[test]
+fn extracting_links_allocates_once_per_link_and_a_few_times_per_page() {
+    let page = Url::parse("http://127.0.0.1:8080/std/collections/index.html").unwrap();
+    let links = 200;
+    let mut body = String::from("<!doctype html><html><head><title>t</title></head><body>");
+    for i in 0..links {
+        // About 250 bytes a link, as in a documentation tree.
+        body += &format!(
+            "<p class=\"docblock item-table\">Some words about the item, then its link: \
+             <a href=\"../../std/module{i}/struct.Item{i}.html#method.name\">Item{i}</a></p>\n"
+        );
+    }
+    body += "</body></html>";
+    let (extracted, n) = allocations(|| crawl::extract_links(body.as_bytes(), &page, None, 20_000));
+    assert_eq!(extracted.links.len(), links);
+    assert!(
+        n <= links + 10,
+        "{n} allocations for {links} links ({} bytes)",
+        body.len()
     );
 }
 

@@ -36,7 +36,7 @@ fn scanned(body: &[u8], charset: Option<&str>, max_links: usize) -> (Extracted, 
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .filter(|encoding| encoding.is_ascii_compatible());
-    let mut state = State::new(&page, max_links, "crawl");
+    let mut state = State::new(&page, max_links, "crawl", body.len());
     let encoding = header_encoding.unwrap_or(UTF_8);
     scan(body, encoding, header_encoding.is_none(), &mut state, 0);
     // What `extract_page` returns is this state's `out`.
@@ -77,7 +77,7 @@ pub(super) fn extract_page(
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .and_then(AsciiCompatibleEncoding::new);
-    let mut state = State::new(page_url, max_links, token);
+    let mut state = State::new(page_url, max_links, token, body.len());
     let encoding = header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8);
     let ended = parse(body, encoding, header_encoding.is_none(), &mut state, 0);
     let stopped = !ended && !state.out.truncated;
