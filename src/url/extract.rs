@@ -43,7 +43,7 @@
 
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer};
-use crate::url::normalize::{Found, join};
+use crate::url::normalize::{Base, Found, join};
 use encoding_rs::{Encoding, UTF_8};
 use std::borrow::Cow;
 use url::Url;
@@ -235,7 +235,7 @@ impl StartTag for ScannedTag<'_, '_> {
 struct State<'a> {
     page_url: &'a Url,
     /// The effective base: the page URL until the first `<base href>`.
-    base: Url,
+    base: Base,
     base_seen: bool,
     max_links: usize,
     /// The robots token whose `<meta name>` is read besides `robots`.
@@ -260,7 +260,7 @@ impl<'a> State<'a> {
         };
         State {
             page_url,
-            base: page_url.clone(),
+            base: Base::new(page_url.clone()),
             base_seen: false,
             max_links,
             token,
@@ -328,7 +328,7 @@ impl State<'_> {
             && !base.cannot_be_a_base()
             && !matches!(base.scheme(), "data" | "javascript")
         {
-            self.base = base;
+            self.base = Base::new(base);
         }
     }
 

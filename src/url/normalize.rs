@@ -178,6 +178,25 @@ impl From<Found> for String {
     }
 }
 
+/// The base links are joined to ([`join`]): its URL, and whether its origin and path are
+/// canonical text, checked once a page instead of once a link.
+pub struct Base {
+    url: Url,
+    /// `is_canonical(origin + path)`: then every directory of the path is canonical too, and
+    /// the fast join checks only a link's own bytes (`is_canonical_path`).
+    canonical_path: bool,
+}
+
+impl Base {
+    pub fn new(url: Url) -> Base {
+        let canonical_path = is_canonical(&url[..url::Position::AfterPath]);
+        Base {
+            url,
+            canonical_path,
+        }
+    }
+}
+
 /// `base.join(value)` less its fragment, without the parse for the plain shapes most links
 /// have: an absolute `http(s)://` URL, an absolute path, a relative path (after leading `./`
 /// and `../` segments), a query or a bare fragment, whose
@@ -185,10 +204,10 @@ impl From<Found> for String {
 /// path followed by `value`, which the URL parser would leave as it is (only `pchar`s, no dot
 /// segment, no tab or newline: `is_canonical` scans for that). Anything else is parsed.
 /// Differential tests hold this to `canonicalize(base.join(value))` byte for byte.
-pub fn join(base: &Url, value: &str) -> Result<Found, url::ParseError> {
+pub fn join(base: &Base, value: &str) -> Result<Found, url::ParseError> {
     match join_plain(base, value) {
         Some(text) => Ok(Found::Canonical(text)),
-        None => base.join(value).map(|mut url| {
+        None => base.url.join(value).map(|mut url| {
             url.set_fragment(None);
             Found::Parsed(url)
         }),
@@ -196,7 +215,9 @@ pub fn join(base: &Url, value: &str) -> Result<Found, url::ParseError> {
 }
 
 /// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
-fn join_plain(base: &Url, mut value: &str) -> Option<String> {
+fn join_plain(base: &Base, mut value: &str) -> Option<String> {
+    let canonical_path = base.canonical_path;
+    let base = &base.url;
     if !matches!(base.scheme(), "http" | "https") {
         return None;
     }
@@ -210,57 +231,69 @@ fn join_plain(base: &Url, mut value: &str) -> Option<String> {
             return is_canonical(text).then(|| text.to_owned());
         }
     }
-    let text = if value.starts_with("http://") || value.starts_with("https://") {
-        value.to_owned()
-    } else {
-        let bytes = value.as_bytes();
-        let prefix = match *bytes.first()? {
-            // `//host` takes the base's scheme only (`/\`, the same for http(s), has a byte
-            // `is_canonical` rejects).
-            b'/' if bytes.get(1) == Some(&b'/') => return None,
-            b'/' => &base[..url::Position::BeforePath],
-            b'?' => &base[..url::Position::AfterPath],
-            _ => {
-                // A scheme ends at a `:` before any `/` or `?`: such a value is absolute.
-                let first_part = &value[..value.find(['/', '?']).unwrap_or(value.len())];
-                if first_part.contains(':') {
-                    return None;
-                }
-                // Leading `./` and `../` segments (documentation trees link `../../std/`)
-                // step within the base's directory, never above its root, as the parser
-                // would; a dot segment anywhere else is left to the parser (`is_canonical`
-                // refuses it).
-                let mut up = 0;
-                loop {
-                    if let Some(rest) = value.strip_prefix("../") {
-                        up += 1;
-                        value = rest;
-                    } else if let Some(rest) = value.strip_prefix("./") {
-                        value = rest;
-                    } else {
-                        break;
-                    }
-                }
-                if value.starts_with('/') {
-                    return None;
-                }
-                let path_start = base[..url::Position::BeforePath].len();
-                let path = base.path();
-                let mut directory = path.rfind('/')? + 1;
-                for _ in 0..up {
-                    directory = path[..directory - 1]
-                        .rfind('/')
-                        .map_or(1, |slash| slash + 1);
-                }
-                &base.as_str()[..path_start + directory]
+    if value.starts_with("http://") || value.starts_with("https://") {
+        return is_canonical(value).then(|| value.to_owned());
+    }
+    let bytes = value.as_bytes();
+    // The text's beginning taken from the base, and whether the whole is canonical: with a
+    // canonical base path, what `value` adds decides (`is_canonical_path`).
+    let (prefix, canonical) = match *bytes.first()? {
+        // `//host` takes the base's scheme only (`/\`, the same for http(s), has a byte
+        // `is_canonical` rejects).
+        b'/' if bytes.get(1) == Some(&b'/') => return None,
+        b'/' => (
+            &base[..url::Position::BeforePath],
+            canonical_path.then(|| is_canonical_path(bytes, 1)),
+        ),
+        b'?' => (&base[..url::Position::AfterPath], None),
+        _ => {
+            // A scheme ends at a `:` before any `/` or `?`: such a value is absolute.
+            let first_part = &value[..value.find(['/', '?']).unwrap_or(value.len())];
+            if first_part.contains(':') {
+                return None;
             }
-        };
+            // Leading `./` and `../` segments (documentation trees link `../../std/`)
+            // step within the base's directory, never above its root, as the parser
+            // would; a dot segment anywhere else is left to the parser (`is_canonical`
+            // refuses it).
+            let mut up = 0;
+            loop {
+                if let Some(rest) = value.strip_prefix("../") {
+                    up += 1;
+                    value = rest;
+                } else if let Some(rest) = value.strip_prefix("./") {
+                    value = rest;
+                } else {
+                    break;
+                }
+            }
+            if value.starts_with('/') {
+                return None;
+            }
+            let path_start = base[..url::Position::BeforePath].len();
+            let path = base.path();
+            let mut directory = path.rfind('/')? + 1;
+            for _ in 0..up {
+                directory = path[..directory - 1]
+                    .rfind('/')
+                    .map_or(1, |slash| slash + 1);
+            }
+            (
+                &base.as_str()[..path_start + directory],
+                canonical_path.then(|| is_canonical_path(value.as_bytes(), 0)),
+            )
+        }
+    };
+    let text = || {
         let mut text = String::with_capacity(prefix.len() + value.len());
         text.push_str(prefix);
         text.push_str(value);
         text
     };
-    is_canonical(&text).then_some(text)
+    match canonical {
+        Some(canonical) => canonical.then(text),
+        None => Some(text()).filter(|text| is_canonical(text)),
+    }
 }
 
 /// Whether `text` is certainly already in the canonical form `canonicalize(Url::parse(text))`
@@ -332,14 +365,19 @@ pub fn is_canonical_bytes(text: &[u8]) -> bool {
     // only, no session-ID `;` parameter. Then an optional query: non-empty, pchars, `/` and `?`
     // but not `'` (the url crate escapes it), kept escapes only, no session-ID parameter. One
     // pass over the bytes; the rare `;` and `s` send the part to a second look.
-    if rest.first() != Some(&b'/') {
-        return false;
-    }
+    rest.first() == Some(&b'/') && is_canonical_path(rest, 1)
+}
+
+/// `is_canonical`'s check of what follows the authority: `rest[from..]`, where a path segment
+/// starts (`rest` is a path and an optional query). A canonical directory followed by a link
+/// that passes with `from == 0` is canonical as a whole: each check is local to a segment, an
+/// escape or the query, so the fast join scans only the link's own bytes.
+fn is_canonical_path(rest: &[u8], from: usize) -> bool {
     let mut in_query = false;
-    let mut segment_start = 1;
+    let mut segment_start = from;
     let mut semicolon = false;
     let mut query_start = rest.len();
-    let mut i = 1;
+    let mut i = from;
     while i < rest.len() {
         let b = rest[i];
         match SCAN_CLASS[b as usize] {
@@ -577,18 +615,22 @@ pub fn with_host_key<T>(url: &str, f: impl FnOnce(&str) -> T) -> Option<T> {
 
 /// The origin, the authority and the scheme's default port of a canonical http(s) URL's text.
 fn origin_parts(url: &str) -> Option<(&str, &str, &'static str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let default_port = match scheme {
-        "http" => "80",
-        "https" => "443",
-        _ => return None,
+    // Prefixes, not a search for "://" (this runs for every link and every URL taken).
+    let (rest, default_port) = if let Some(rest) = url.strip_prefix("http://") {
+        (rest, "80")
+    } else {
+        (url.strip_prefix("https://")?, "443")
     };
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let end = rest
+        .bytes()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    let authority = &rest[..end];
     if authority.is_empty() || authority.contains('@') {
         return None;
     }
     Some((
-        &url[..scheme.len() + 3 + authority.len()],
+        &url[..url.len() - rest.len() + end],
         authority,
         default_port,
     ))
@@ -674,10 +716,15 @@ impl Filter {
     /// `check` for the text of a URL that `is_canonical` accepted (http(s), a host of
     /// `[a-z0-9.-]` or IPv4, no user info), read off the text without a parse.
     pub fn check_canonical(&self, text: &str, depth: u32) -> Result<(), Rejection> {
-        let authority_start = text.find("://").ok_or(Rejection::Scheme)? + 3;
+        let authority_start = match text.strip_prefix("http://") {
+            Some(_) => "http://".len(),
+            None if text.starts_with("https://") => "https://".len(),
+            None => return Err(Rejection::Scheme),
+        };
         let origin_len = authority_start
-            + text[authority_start..]
-                .find(['/', '?'])
+            + text.as_bytes()[authority_start..]
+                .iter()
+                .position(|&b| b == b'/' || b == b'?')
                 .unwrap_or(text.len() - authority_start);
         let in_scope = match self.scope {
             Scope::Any => true,
@@ -774,6 +821,11 @@ fn registrable_domain(url: &Url) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `join` against a base given as a URL (its canonical path checked at each call).
+    fn join_url(base: &Url, value: &str) -> Result<Found, url::ParseError> {
+        join(&Base::new(base.clone()), value)
+    }
     use proptest::prelude::*;
 
     fn canon(s: &str) -> String {
@@ -1128,7 +1180,7 @@ mod tests {
     /// of every filter; `fast` counts the values that took the fast path.
     fn check_join(base: &Url, value: &str, filters: &[Filter], fast: &mut usize) {
         let parsed = base.join(value);
-        match join(base, value) {
+        match join_url(base, value) {
             Ok(Found::Canonical(text)) => {
                 *fast += 1;
                 let mut parsed = parsed.expect("the url crate parses what the fast path took");
@@ -1261,7 +1313,7 @@ mod tests {
             ("../#x", "http://127.0.0.1:8080/std/"),
         ] {
             assert_eq!(
-                join(&base, value),
+                join_url(&base, value),
                 Ok(Found::Canonical(want.to_owned())),
                 "{value}"
             );
