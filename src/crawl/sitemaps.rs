@@ -20,7 +20,7 @@
 //! A capped, malformed or foreign file is noted in the URL log and counted, never an error.
 
 use crate::crawl::note::{Note, SitemapNote};
-use crate::crawl::worker::{Link, MAX_REDIRECTS, PageOutcome, Worker};
+use crate::crawl::worker::{Links, MAX_REDIRECTS, PageOutcome, Worker};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
@@ -197,7 +197,13 @@ impl Worker<'_> {
     fn read_sitemap(&self, entry: &Entry, level: u32, body: &[u8]) -> Result<SitemapNote> {
         let counters = &self.counters.sitemaps;
         let base = Url::parse(&entry.url).ok();
-        let mut pages: Vec<Link> = Vec::new();
+        let mut pages: Vec<Found> = Vec::new();
+        // A sitemap's pages are one link from it.
+        let links = |urls| Links {
+            urls,
+            depth: 1,
+            redirects: 0,
+        };
         let mut children: Vec<(Url, u32, u32)> = Vec::new();
         let mut too_deep = 0u64;
         let mut failed = None;
@@ -218,16 +224,12 @@ impl Worker<'_> {
                         let page = Entry::new(url.as_str().to_owned(), 1, 0);
                         self.lastmods.note(page.key(), lastmod);
                     }
-                    pages.push(Link {
-                        url: Found::Parsed(url),
-                        depth: 1,
-                        redirects: 0,
-                    });
+                    pages.push(Found::Parsed(url));
                     if pages.len() >= BATCH {
                         counters
                             .urls
                             .fetch_add(pages.len() as u64, Ordering::Relaxed);
-                        failed = self.offer(std::mem::take(&mut pages), None).err();
+                        failed = self.offer(links(std::mem::take(&mut pages)), None).err();
                     }
                 }
                 Kind::Index if level >= MAX_LEVEL => too_deep += 1,
@@ -252,7 +254,7 @@ impl Worker<'_> {
         counters
             .listed_sitemaps
             .fetch_add(children.len() as u64, Ordering::Relaxed);
-        self.offer(pages, None)?;
+        self.offer(links(pages), None)?;
         self.offer_sitemaps(children.into_iter())?;
         counters.too_deep.fetch_add(too_deep, Ordering::Relaxed);
         Ok(if read.kind.is_none() {

@@ -77,11 +77,13 @@ pub(super) enum PageOutcome {
     Retry { elapsed: Duration, at: Instant },
 }
 
-/// A URL found in a page or a Location header, not yet canonicalized or filtered. It stays a
-/// parsed `Url` (or text already canonical: `normalize::join`) until then, so each link is
-/// parsed once at most.
-pub(super) struct Link {
-    pub url: Found,
+/// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
+/// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
+/// (or text already canonical: `normalize::join`) until then, so each link is parsed once at
+/// most; a page's links are the extractor's own list, not copied into another.
+#[derive(Default)]
+pub(super) struct Links {
+    pub urls: Vec<Found>,
     pub depth: u32,
     pub redirects: u32,
 }
@@ -89,7 +91,7 @@ pub(super) struct Link {
 /// What a response led to: URLs to offer, the page they are links of (and whether it matched
 /// `--focus`; `None` for a redirect), and the note so far.
 struct Discovered {
-    links: Vec<Link>,
+    links: Links,
     from: Option<bool>,
     note: Note,
 }
@@ -332,7 +334,7 @@ impl Worker<'_> {
     /// A redirect's target, or an HTML page's links (saved with `--save files`).
     fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
         let mut found = Discovered {
-            links: Vec::new(),
+            links: Links::default(),
             from: None,
             note: Note::None,
         };
@@ -346,11 +348,11 @@ impl Worker<'_> {
                 Some(target) => {
                     let target = canonicalize(target);
                     let note = Note::Redirect(target.to_string());
-                    found.links.push(Link {
-                        url: Found::Parsed(target),
+                    found.links = Links {
+                        urls: vec![Found::Parsed(target)],
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
-                    });
+                    };
                     note
                 }
             };
@@ -365,9 +367,13 @@ impl Worker<'_> {
             }
             if response.is_html() && response.skipped.is_none() {
                 let body = response.decoded_body(self.config.fetch.max_body);
-                let depth = entry.depth + 1;
-                (found.links, found.note) =
-                    self.links_of(&body, response, page_url, depth, directives);
+                let urls;
+                (urls, found.note) = self.links_of(&body, response, page_url, directives);
+                found.links = Links {
+                    urls,
+                    depth: entry.depth + 1,
+                    redirects: 0,
+                };
                 found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
                 if let Some(pages) = &self.config.pages {
                     crate::output::save::save(pages, page_url, &body).with_context(|| {
@@ -430,6 +436,7 @@ impl Worker<'_> {
         page: Option<PageRecord>,
     ) -> Result<()> {
         let Some(archive) = self.archive else {
+            crate::fetch::conn::recycle_body(response.body);
             return match page {
                 Some(page) => self.dispatcher.entry_done(page.key),
                 None => Ok(()),
@@ -458,9 +465,8 @@ impl Worker<'_> {
         body: &[u8],
         response: &Response,
         page_url: &Url,
-        depth: u32,
         header: Directives,
-    ) -> (Vec<Link>, Note) {
+    ) -> (Vec<Found>, Note) {
         let token = &self.config.robots_token;
         let extracted = extract_page(
             body,
@@ -483,17 +489,12 @@ impl Worker<'_> {
         if self.config.obey_page_robots && directives.nofollow {
             return (Vec::new(), note);
         }
-        let links = extracted
-            .links
-            .into_iter()
-            .zip(extracted.rel_nofollow)
-            .filter(|&(_, nofollow)| !(nofollow && self.config.obey_page_robots))
-            .map(|(url, _)| Link {
-                url,
-                depth,
-                redirects: 0,
-            })
-            .collect();
+        let mut links = extracted.links;
+        if self.config.obey_page_robots && rel_nofollow > 0 {
+            // `retain` visits the links once each, in order: the flags line up.
+            let mut nofollow = extracted.rel_nofollow.into_iter();
+            links.retain(|_| !nofollow.next().unwrap_or(false));
+        }
         (links, note)
     }
 
@@ -519,14 +520,14 @@ impl Worker<'_> {
     /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
     /// the wanted ones to the DUE (with `--shard`, those this shard owns; the exchange sends the
     /// others to their shards).
-    pub(super) fn offer(&self, found: Vec<Link>, from: Option<(&str, bool)>) -> Result<()> {
-        let mut wanted = Vec::with_capacity(found.len());
-        for Link {
-            url,
+    pub(super) fn offer(&self, found: Links, from: Option<(&str, bool)>) -> Result<()> {
+        let Links {
+            urls,
             depth,
             redirects,
-        } in found
-        {
+        } = found;
+        let mut wanted = Vec::with_capacity(urls.len());
+        for url in urls {
             match url.accept(&self.config.filter, depth) {
                 Ok(url) => {
                     let entry = Entry::new(url, depth, redirects);

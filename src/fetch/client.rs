@@ -351,7 +351,10 @@ impl Fetcher {
                     .skip(framing, head.headers.get("content-type"), self.max_body)
             })
             .flatten();
-        let mut body = Vec::new();
+        let mut body = match skipped {
+            None => crate::fetch::conn::spare_body(),
+            Some(_) => Vec::new(),
+        };
         let mut truncated = false;
         let mut reusable = false;
         if skipped.is_none() {
@@ -846,6 +849,35 @@ mod tests {
         server.join().unwrap();
         assert_eq!(fetched.skipped, Some(Skipped::TooLong));
         assert!(fetched.body.is_empty());
+    }
+
+    #[test]
+    fn a_recycled_body_is_the_next_response_s_buffer() {
+        use crate::fetch::conn::{recycle_body, spare_body};
+        let fetcher = fetcher("t");
+        let page = |path: &str, response: &'static [u8]| {
+            let (base, server) = serve_once(response);
+            let fetched = fetcher.get(&format!("{base}{path}")).unwrap();
+            server.join().unwrap();
+            fetched
+        };
+        let first = page(
+            "/a",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+        );
+        let buffer = first.body.as_ptr();
+        recycle_body(first.body);
+        let second = page(
+            "/b",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+        );
+        assert_eq!(
+            (second.body.as_slice(), second.body.as_ptr()),
+            (&b"abc"[..], buffer)
+        );
+        // A large one is freed, not kept.
+        recycle_body(Vec::with_capacity(1 << 20));
+        assert_eq!(spare_body().capacity(), 0);
     }
 
     /// The next connection to `listener` within `wait`, if any (polled: the listener is

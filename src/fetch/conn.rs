@@ -40,6 +40,26 @@ const MAX_LINE: usize = 4 * 1024;
 thread_local! {
     /// A read buffer not in use: the one of the connection this thread parked last.
     static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// A body this thread is done with (`recycle_body`), for its next response.
+    static SPARE_BODY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A body kept for reuse is at most this large; a larger one is freed.
+const MAX_SPARE_BODY: usize = 256 * 1024;
+
+/// An empty buffer for a response's body: the last one this thread recycled, else a new one.
+pub fn spare_body() -> Vec<u8> {
+    SPARE_BODY.take()
+}
+
+/// Gives a body this thread is done with back for its next response (a worker without an
+/// archive; with one, the body moves on to the archive), so a page costs no allocation and no
+/// free of its body. Kept only up to `MAX_SPARE_BODY` bytes of room.
+pub fn recycle_body(mut body: Vec<u8>) {
+    if body.capacity() <= MAX_SPARE_BODY {
+        body.clear();
+        SPARE_BODY.set(body);
+    }
 }
 
 /// Why a request failed: `kind` is the URL log's word.
