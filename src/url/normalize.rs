@@ -770,18 +770,19 @@ impl Filter {
             return Err(Rejection::TooLong);
         }
         // What `Url::path_segments` gives, empty ones left out: the path after its leading
-        // `/`, split at `/`. Collected only when there are enough to repeat one too often.
+        // `/`, split at `/` (as bytes: a plain loop, no search per segment). Compared only
+        // when there are enough to repeat one too often.
         let segments = || {
-            let p = path.unwrap_or("");
-            let p = p.strip_prefix('/').unwrap_or(p);
-            p.split('/').filter(|s| !s.is_empty())
+            let p = path.unwrap_or("").as_bytes();
+            let p = p.strip_prefix(b"/").unwrap_or(p);
+            p.split(|&b| b == b'/').filter(|s| !s.is_empty())
         };
         let count = segments().count();
         if count > self.max_path_segments {
             return Err(Rejection::PathTooDeep);
         }
         if count > self.max_segment_repeats
-            && has_repeated_segment(segments, self.max_segment_repeats)
+            && has_repeated_segment(segments(), count, self.max_segment_repeats)
         {
             return Err(Rejection::RepeatedSegment);
         }
@@ -796,16 +797,32 @@ impl Filter {
 }
 
 /// True when some path segment occurs more than `max` times (`/a/b/a/b/a/b/a/b`): the shape of
-/// relative-link traps. `segments` gives the same segments each time it is called; at most
-/// `max_path_segments` of them (32), so comparing each with those after it costs no allocation
-/// (this runs for every link with more than `max` segments).
-fn has_repeated_segment<'a, I: Iterator<Item = &'a str>>(
-    segments: impl Fn() -> I,
+/// relative-link traps. The `count` segments are sorted on the stack when they fit (the
+/// default `max_path_segments` does): this runs for most links, and allocates nothing then.
+fn has_repeated_segment<'a>(
+    segments: impl Iterator<Item = &'a [u8]>,
+    count: usize,
     max: usize,
 ) -> bool {
-    segments()
-        .enumerate()
-        .any(|(i, segment)| segments().skip(i).filter(|s| *s == segment).count() > max)
+    const ON_STACK: usize = 32;
+    if count <= max {
+        return false;
+    }
+    let mut on_stack: [&[u8]; ON_STACK] = [&[]; ON_STACK];
+    let mut on_heap = Vec::new();
+    let sorted: &mut [&[u8]] = if count <= ON_STACK {
+        let mut n = 0;
+        for (slot, segment) in on_stack.iter_mut().zip(segments) {
+            *slot = segment;
+            n += 1;
+        }
+        &mut on_stack[..n]
+    } else {
+        on_heap.extend(segments);
+        &mut on_heap
+    };
+    sorted.sort_unstable();
+    sorted.chunk_by(|a, b| a == b).any(|run| run.len() > max)
 }
 
 fn registrable_domain(url: &Url) -> String {
@@ -969,6 +986,20 @@ mod tests {
                 .collect::<String>()
         );
         assert_eq!(check(&deep, 1), Err(Rejection::PathTooDeep));
+        // More segments than fit on the stack when the limit allows them: the same answers.
+        let mut lenient = Filter::new(Scope::Any, &seeds);
+        lenient.max_path_segments = 64;
+        let lenient = |s: &str| lenient.check(&Url::parse(s).unwrap(), 1);
+        let distinct: String = (0..40).map(|i| format!("/s{i}")).collect();
+        assert!(lenient(&format!("http://h{distinct}")).is_ok());
+        assert_eq!(
+            lenient(&format!("http://h{distinct}/s7/s7/s7")),
+            Err(Rejection::RepeatedSegment)
+        );
+        assert_eq!(
+            lenient(&format!("http://h/s7/s7/s7{distinct}")),
+            Err(Rejection::RepeatedSegment)
+        );
         assert_eq!(
             check(&format!("http://h/{}", "x".repeat(3000)), 1),
             Err(Rejection::TooLong)
