@@ -185,14 +185,25 @@ pub struct Base {
     /// `is_canonical(origin + path)`: then every directory of the path is canonical too, and
     /// the fast join checks only a link's own bytes (`is_canonical_path`).
     canonical_path: bool,
+    /// Where each `/` of the path is, as an offset in the path (the first is 0 for a path
+    /// that starts with one): a relative link's directory, and each `../` step up from it,
+    /// without a search per link.
+    slashes: Vec<usize>,
 }
 
 impl Base {
     pub fn new(url: Url) -> Base {
         let canonical_path = is_canonical(&url[..url::Position::AfterPath]);
+        let slashes = url
+            .path()
+            .bytes()
+            .enumerate()
+            .filter_map(|(i, b)| (b == b'/').then_some(i))
+            .collect();
         Base {
             url,
             canonical_path,
+            slashes,
         }
     }
 }
@@ -216,7 +227,7 @@ pub fn join(base: &Base, value: &str) -> Result<Found, url::ParseError> {
 
 /// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
 fn join_plain(base: &Base, mut value: &str) -> Option<String> {
-    let canonical_path = base.canonical_path;
+    let (canonical_path, slashes) = (base.canonical_path, &base.slashes);
     let base = &base.url;
     if !matches!(base.scheme(), "http" | "https") {
         return None;
@@ -271,13 +282,10 @@ fn join_plain(base: &Base, mut value: &str) -> Option<String> {
                 return None;
             }
             let path_start = base[..url::Position::BeforePath].len();
-            let path = base.path();
-            let mut directory = path.rfind('/')? + 1;
-            for _ in 0..up {
-                directory = path[..directory - 1]
-                    .rfind('/')
-                    .map_or(1, |slash| slash + 1);
-            }
+            // The directory ends after the path's last `/`; each `../` ends it after the one
+            // before, and the root's `/` is as far up as it goes.
+            let last = slashes.len().checked_sub(1)?;
+            let directory = slashes[last.saturating_sub(up)] + 1;
             (
                 &base.as_str()[..path_start + directory],
                 canonical_path.then(|| is_canonical_path(value.as_bytes(), 0)),
@@ -639,12 +647,25 @@ fn origin_parts(url: &str) -> Option<(&str, &str, &'static str)> {
 /// `authority` as a `host:port` key: the scheme's default port added when it names none.
 fn push_host_key(authority: &str, default_port: &str, key: &mut String) {
     key.push_str(authority);
-    let has_port = authority
-        .rfind(':')
-        .is_some_and(|i| !authority[i..].contains(']'));
-    if !has_port {
+    if !has_port(authority) {
         key.push(':');
         key.push_str(default_port);
+    }
+}
+
+/// Whether an authority names its port (a `:` after any IPv6 literal's `]`).
+fn has_port(authority: &str) -> bool {
+    authority
+        .rfind(':')
+        .is_some_and(|i| !authority[i..].contains(']'))
+}
+
+/// Whether `key` is the key `push_host_key` makes of `authority`, without making it.
+fn is_host_key_of(key: &str, authority: &str, default_port: &str) -> bool {
+    match key.strip_prefix(authority) {
+        Some("") => has_port(authority),
+        Some(rest) => rest.strip_prefix(':') == Some(default_port) && !has_port(authority),
+        None => false,
     }
 }
 
@@ -653,6 +674,9 @@ fn push_host_key(authority: &str, default_port: &str, key: &mut String) {
 /// such as a calendar whose every month links to the next: they cost at most this many pages
 /// per direction.
 pub const DEFAULT_MAX_DEPTH: u32 = 100;
+
+/// Seed hosts `Filter::check_canonical` compares one by one rather than through the hash set.
+const FEW_HOSTS: usize = 4;
 
 /// The rules that decide which canonical URLs the crawl wants.
 pub struct Filter {
@@ -729,6 +753,14 @@ impl Filter {
         let in_scope = match self.scope {
             Scope::Any => true,
             // The `host:port` key is built only here (the common `--scope any` needs none).
+            // A few seed hosts (the usual case) are compared with the link's authority as
+            // they are: no key built, no hash per link.
+            Scope::Host if self.allowed.len() <= FEW_HOSTS => {
+                let (_, authority, default_port) = origin_parts(text).ok_or(Rejection::Scheme)?;
+                self.allowed
+                    .iter()
+                    .any(|key| is_host_key_of(key, authority, default_port))
+            }
             Scope::Host => {
                 with_host_key(text, |key| self.allowed.contains(key)).ok_or(Rejection::Scheme)?
             }
