@@ -35,7 +35,7 @@ need() {
 serve_nginx() {
   local hosts=$1 conf=$tmp/nginx.conf
   {
-    echo "worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
+    echo "worker_processes ${NGINX_WORKERS:-1}; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;"
     echo "worker_rlimit_nofile 65536; events { worker_connections 16384; }"
     echo "http { log_format fmt '\$server_port \$request_uri \$status${NGINX_LOG_EXTRA:+ $NGINX_LOG_EXTRA}'; access_log $tmp/access.log fmt buffer=256k;"
     # Media types by extension, as a real server sends them (a documentation tree's .css, .js

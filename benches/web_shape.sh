@@ -34,7 +34,10 @@
 # the tool only), peak RSS (MiB), coverage (distinct .html pages served / .html pages in the
 # web), duplicates (requests beyond the first per URL, robots.txt aside), server CPU µs/page
 # (user+sys of nginx's worker during the run, from /proc: the share of the two cores the web
-# itself takes, which grows with the number of hosts for every tool).
+# itself takes, which grows with the number of hosts for every tool), server wait µs/page (the
+# time nginx's worker was ready to run but waited for a core, from /proc/PID/schedstat: with
+# one nginx worker on two cores shared with the tool, the server on the critical path).
+# NGINX_WORKERS=N serves the web with N nginx worker processes (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
@@ -59,6 +62,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# server_wait: nanoseconds nginx's worker processes have waited in the run queue so far.
+server_wait() {
+  local pid total=0
+  for pid in $(pgrep -P "$nginx_pid"); do
+    total=$((total + $(awk '{ print $2 }' "/proc/$pid/schedstat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+
 # server_ticks: CPU clock ticks (user+sys) used so far by nginx's worker processes.
 server_ticks() {
   local pid total=0
@@ -68,8 +80,8 @@ server_ticks() {
   echo "$total"
 }
 
-# run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib server_cpu_seconds" and
-# leaves the access log.
+# run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib server_cpu_seconds
+# server_wait_ns" and leaves the access log.
 run() {
   local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out CRAWL=$CRAWL
   case $tool in before-*) CRAWL=$BEFORE; tool=${tool#before-} ;; esac
@@ -96,7 +108,7 @@ run() {
       --delete-after -P "$out" "$seed" ;;
   esac
   echo "$seed" >"$tmp/seeds"
-  local ticks0; ticks0=$(server_ticks)
+  local ticks0 wait0; ticks0=$(server_ticks) wait0=$(server_wait)
   /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
@@ -104,12 +116,12 @@ run() {
   # exits 8 when some link answered 404).
   read -r wall user sys rss < <(tail -n 1 "$tmp/time")
   local server; server=$(echo "scale=3; ($(server_ticks) - $ticks0) / $(getconf CLK_TCK)" | bc)
-  echo "$wall $(echo "$user + $sys" | bc) $rss $server"
+  echo "$wall $(echo "$user + $sys" | bc) $rss $server $(( $(server_wait) - wait0 ))"
 }
 
 echo "web_shape: $(nproc) cores, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
-echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page | server wait µs/page |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for web in $WEBS; do
   rm -rf "$tmp/www"
   case $web in
@@ -124,13 +136,13 @@ for web in $WEBS; do
   : >"$tmp/rows"
   for ((rep = 1; rep <= REPS; rep++)); do
     for tool in $TOOLS; do
-      read -r wall cpu rss server < <(run "$tool")
+      read -r wall cpu rss server wait < <(run "$tool")
       # distinct page URLs served 200, and page requests beyond the first (robots.txt aside)
       # and distinct .html pages served 200 (the coverage of a directory web)
       read -r distinct dups html < <(awk '$2 != "/robots.txt" { n++
           if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
         END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
-      echo "$tool $wall $cpu $rss $distinct $dups $html $server" >>"$tmp/rows"
+      echo "$tool $wall $cpu $rss $distinct $dups $html $server $wait" >>"$tmp/rows"
       [ "$rep" -gt 1 ] || awk '$2 != "/robots.txt" && $3 == 200 { print $1 $2 }' "$tmp/access.log" |
         sort -u >"$tmp/urls.$tool"
       [ -z "${LOGS:-}" ] || cp "$tmp/access.log" "$LOGS/${web//\//_}.$tool.$rep"
@@ -150,7 +162,8 @@ for tool in tools:
     cov = med(lambda r: int(r[6]) / total)
     dups = max(int(r[5]) for r in mine)
     server = med(lambda r: float(r[7]) * 1e6 / max(int(r[4]), 1))
-    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} |")
+    wait = med(lambda r: int(r[8]) / 1e3 / max(int(r[4]), 1))
+    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} | {wait:,.0f} |")
 PY
   # The first runs' URL sets beside the first tool's: what each fetched that the other did not.
   set -- $TOOLS

@@ -17,6 +17,23 @@
 //! an answer no slot names (never read). Nothing is fsynced: this is a cache, and whatever a
 //! power cut tears (a slot pointing to garbage, a checksum collision) fails the origin check
 //! or the head's parse and is no answer: the host's robots.txt is fetched again.
+//!
+//! Compaction: a later answer for an origin (a re-fetch after 24 h, an unreachable host asked
+//! again every 5 minutes) leaves the earlier one dead in the log. The bytes of the answers the
+//! index names (`live`) are counted at open and kept up to date; once the log is more than
+//! twice that, it is rewritten with only those answers, in four steps, so that no index ever
+//! names offsets of a log it was not built for:
+//! 1. the live answers are copied into `answers.tmp` and a new index naming their new offsets
+//!    is written into `index.tmp`;
+//! 2. `index` is removed and the directory fsynced (from here a kill leaves no index: an empty
+//!    store, every host's robots.txt fetched again, never a stale offset read);
+//! 3. `answers.tmp` is renamed over `answers`;
+//! 4. `index.tmp` is renamed over `index`.
+//!
+//! On open, an index that is missing is an empty one (and the orphaned log is compacted to
+//! nothing); leftover `.tmp` files are overwritten by the next compaction. Each compaction
+//! copies at most as many bytes as died since the last one, so its cost per answer saved is
+//! constant.
 
 use crate::schedule::robots::RobotsRules;
 use anyhow::{Context, Result};
@@ -57,6 +74,8 @@ struct Files {
     slots: u64,
     /// Slots in use.
     used: u64,
+    /// Bytes of the answers the index names (the rest of the log is dead).
+    live: u64,
 }
 
 impl RobotsStore {
@@ -157,18 +176,22 @@ impl Files {
             index,
             slots,
             used: 0,
+            live: 0,
         };
-        files.used = files.count_used()?;
+        (files.used, files.live) = files.count_used()?;
+        files.compact_if_mostly_dead()?;
         Ok(files)
     }
 
-    fn count_used(&self) -> std::io::Result<u64> {
-        let mut used = 0;
-        self.each_slot(|_, _| {
+    /// Slots in use, and the bytes of the answers they name (one read of a head each).
+    fn count_used(&self) -> std::io::Result<(u64, u64)> {
+        let (mut used, mut live) = (0, 0);
+        self.each_slot(|_, offset| {
             used += 1;
+            live += self.length_at(offset).unwrap_or(0);
             Ok(())
         })?;
-        Ok(used)
+        Ok((used, live))
     }
 
     /// Calls `f(hash, offset)` for every slot in use, reading the index in 64 KiB chunks.
@@ -200,9 +223,61 @@ impl Files {
         // The answer first, then the slot naming it (see the module doc).
         self.answers.write_all(&record)?;
         self.end += record.len() as u64;
-        if put(&self.index, self.slots, hash, offset)? {
-            self.used += 1;
+        self.live += record.len() as u64;
+        match put(&self.index, self.slots, hash, offset)? {
+            None => self.used += 1,
+            Some(old) => self.live -= self.length_at(old).unwrap_or(0).min(self.live),
         }
+        self.compact_if_mostly_dead()
+    }
+
+    /// Rewrites the log with only its live answers once it is more than twice their bytes.
+    fn compact_if_mostly_dead(&mut self) -> std::io::Result<()> {
+        if self.end > 2 * self.live {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    /// The log rewritten with only the answers the index names, in the module doc's four steps.
+    fn compact(&mut self) -> std::io::Result<()> {
+        let answers_tmp = self.dir.join("answers.tmp");
+        let index_tmp = self.dir.join("index.tmp");
+        // Step 1: the live answers and an index of their new offsets, beside the old ones.
+        remove_if_there(&answers_tmp)?;
+        let new_answers = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(&answers_tmp)?;
+        let new_index = empty_index(&index_tmp, self.slots)?;
+        let mut out = std::io::BufWriter::new(&new_answers);
+        let (mut end, mut used) = (0u64, 0u64);
+        self.each_slot(|hash, offset| {
+            // A damaged answer (never readable) is dropped with its slot.
+            if let Some(answer) = self.answer_at(offset) {
+                out.write_all(&answer)?;
+                if put(&new_index, self.slots, hash, end)?.is_none() {
+                    used += 1;
+                }
+                end += answer.len() as u64;
+            }
+            Ok(())
+        })?;
+        out.flush()?;
+        drop(out);
+        // Step 2: no index names the old log any more, durably before the new log takes its
+        // name.
+        remove_if_there(&self.dir.join("index"))?;
+        File::open(&self.dir)?.sync_all()?;
+        // Steps 3 and 4.
+        fs::rename(&answers_tmp, self.dir.join("answers"))?;
+        fs::rename(&index_tmp, self.dir.join("index"))?;
+        self.answers = new_answers;
+        self.index = new_index;
+        self.end = end;
+        self.live = end;
+        self.used = used;
         Ok(())
     }
 
@@ -214,6 +289,14 @@ impl Files {
 
     /// The answer at `offset` of the log, if its head parses and its body is all there.
     fn answer_at(&self, offset: u64) -> Option<Vec<u8>> {
+        let mut answer = vec![0u8; self.length_at(offset)? as usize];
+        self.answers.read_exact_at(&mut answer, offset).ok()?;
+        Some(answer)
+    }
+
+    /// The length of the answer at `offset` (head line and body), if its head parses and its
+    /// body is all there.
+    fn length_at(&self, offset: u64) -> Option<u64> {
         let mut head = vec![0u8; HEAD_MAX.min((self.end - offset.min(self.end)) as usize)];
         self.answers.read_exact_at(&mut head, offset).ok()?;
         let line = head.iter().position(|&b| b == b'\n')?;
@@ -223,12 +306,8 @@ impl Files {
             .nth(2)?
             .parse()
             .ok()?;
-        if length > ROBOTS_KEPT || offset + (line + 1 + length) as u64 > self.end {
-            return None;
-        }
-        let mut answer = vec![0u8; line + 1 + length];
-        self.answers.read_exact_at(&mut answer, offset).ok()?;
-        Some(answer)
+        let whole = (line + 1 + length) as u64;
+        (length <= ROBOTS_KEPT && offset + whole <= self.end).then_some(whole)
     }
 
     /// Writes an index of `slots` slots holding the answers `keep` accepts (all without it)
@@ -236,21 +315,16 @@ impl Files {
     /// index whole).
     fn rebuild(&mut self, slots: u64, keep: Option<&Keep>) -> std::io::Result<()> {
         let tmp_path = self.dir.join("index.tmp");
-        let tmp = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp_path)?;
-        tmp.set_len(slots * SLOT)?;
-        let mut used = 0;
+        let tmp = empty_index(&tmp_path, slots)?;
+        let (mut used, mut live) = (0, 0);
         self.each_slot(|hash, offset| {
             let kept = match keep {
                 None => true,
                 Some(keep) => self.answer_at(offset).is_some_and(|answer| keep(&answer)),
             };
-            if kept && put(&tmp, slots, hash, offset)? {
+            if kept && put(&tmp, slots, hash, offset)?.is_none() {
                 used += 1;
+                live += self.length_at(offset).unwrap_or(0);
             }
             Ok(())
         })?;
@@ -258,18 +332,38 @@ impl Files {
         self.index = tmp;
         self.slots = slots;
         self.used = used;
-        Ok(())
+        self.live = live;
+        self.compact_if_mostly_dead()
     }
 }
 
-/// Points `hash`'s slot at `offset`; true when it took an empty slot.
-fn put(index: &File, slots: u64, hash: u64, offset: u64) -> std::io::Result<bool> {
+/// A new index file of `slots` empty slots at `path` (replacing what was there).
+fn empty_index(path: &Path, slots: u64) -> std::io::Result<File> {
+    let index = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    index.set_len(slots * SLOT)?;
+    Ok(index)
+}
+
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Points `hash`'s slot at `offset`; the offset it named before (none: it took an empty slot).
+fn put(index: &File, slots: u64, hash: u64, offset: u64) -> std::io::Result<Option<u64>> {
     let (slot, old) = probe(index, slots, hash)?;
     let mut bytes = [0u8; SLOT as usize];
     bytes[..8].copy_from_slice(&hash.to_le_bytes());
     bytes[8..].copy_from_slice(&(offset + 1).to_le_bytes());
     index.write_all_at(&bytes, slot * SLOT)?;
-    Ok(old.is_none())
+    Ok(old)
 }
 
 /// The slot holding `hash`, or the empty slot where it would go, and the offset it holds.
@@ -432,5 +526,105 @@ mod tests {
         assert_eq!(allowed(&store, "http://none.test", "/x"), Some(true));
         assert_eq!(allowed(&store, "http://rules.test", "/x"), Some(false));
         assert!(!dir.path().join("index.tmp").exists());
+    }
+
+    /// Bytes of the log the index names, answer by answer.
+    fn live_bytes(store: &RobotsStore) -> u64 {
+        let files = store.files.lock().unwrap();
+        let mut live = 0;
+        files
+            .each_slot(|_, offset| {
+                live += files.answer_at(offset).unwrap().len() as u64;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(live, files.live, "the running count");
+        live
+    }
+
+    /// An unreachable host asked again every 5 minutes over a long crawl: its superseded
+    /// answers do not stay in the log for good.
+    #[test]
+    fn superseded_answers_are_compacted_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RobotsStore::open(dir.path(), "crawl").unwrap();
+        let rules = b"User-agent: *\nDisallow: /private\n";
+        for i in 0..50 {
+            store
+                .save(&format!("http://kept{i}.test"), 200, rules)
+                .unwrap();
+        }
+        let log = || fs::metadata(dir.path().join("answers")).unwrap().len();
+        let mut largest = 0;
+        for round in 0..2_000 {
+            store.save("http://down.test", 0, b"").unwrap();
+            store
+                .save(
+                    "http://moving.test",
+                    200,
+                    format!("User-agent: *\nDisallow: /{round}\n").as_bytes(),
+                )
+                .unwrap();
+            largest = largest.max(log());
+            assert!(log() <= 2 * live_bytes(&store), "round {round}");
+        }
+        assert!(largest < 3 * live_bytes(&store), "{largest} bytes at most");
+        assert!(!dir.path().join("answers.tmp").exists());
+        assert!(!dir.path().join("index.tmp").exists());
+        for store in [
+            store.clone(),
+            RobotsStore::open(dir.path(), "crawl").unwrap(),
+        ] {
+            for i in 0..50 {
+                let origin = format!("http://kept{i}.test");
+                assert_eq!(allowed(&store, &origin, "/private"), Some(false));
+            }
+            assert_eq!(allowed(&store, "http://down.test", "/"), Some(false));
+            assert_eq!(allowed(&store, "http://moving.test", "/1999"), Some(false));
+            assert_eq!(allowed(&store, "http://moving.test", "/1998"), Some(true));
+            assert_eq!(store.files.lock().unwrap().used, 52);
+        }
+    }
+
+    /// A kill inside a compaction, after step 2 (the index removed) and before step 4, with
+    /// the log renamed or not: the store opens empty (every host asked again), never reading
+    /// an answer at an offset of the other log, and works on.
+    #[test]
+    fn a_compaction_killed_midway_leaves_an_empty_store() {
+        for renamed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = RobotsStore::open(dir.path(), "crawl").unwrap();
+            for i in 0..20 {
+                store
+                    .save(
+                        &format!("http://h{i}.test"),
+                        200,
+                        b"User-agent: *\nDisallow: /x\n",
+                    )
+                    .unwrap();
+            }
+            // Step 1 by hand: a compacted copy, as if h0..h9 had been superseded.
+            let old = fs::read(dir.path().join("answers")).unwrap();
+            let cut = old.len() / 2;
+            fs::write(dir.path().join("answers.tmp"), &old[cut..]).unwrap();
+            fs::copy(dir.path().join("index"), dir.path().join("index.tmp")).unwrap();
+            drop(store);
+            fs::remove_file(dir.path().join("index")).unwrap(); // step 2
+            if renamed {
+                fs::rename(dir.path().join("answers.tmp"), dir.path().join("answers")).unwrap();
+            }
+            let store = RobotsStore::open(dir.path(), "crawl").unwrap();
+            for i in 0..20 {
+                assert!(store.load(&format!("http://h{i}.test")).is_none(), "h{i}");
+            }
+            assert_eq!(fs::metadata(dir.path().join("answers")).unwrap().len(), 0);
+            store
+                .save("http://h3.test", 200, b"User-agent: *\nDisallow: /y\n")
+                .unwrap();
+            drop(store);
+            let store = RobotsStore::open(dir.path(), "crawl").unwrap();
+            assert_eq!(allowed(&store, "http://h3.test", "/y"), Some(false));
+            assert_eq!(allowed(&store, "http://h3.test", "/x"), Some(true));
+        }
     }
 }
