@@ -31,7 +31,7 @@ need() {
 # (a web written by benches/static_web.py), access log in $tmp/access.log as
 # `PORT URI STATUS`, then the fields of $NGINX_LOG_EXTRA if set (benches/timeline.sh adds
 # `$msec $connection $connection_requests`); sets $nginx_pid. Needs $tmp (world-readable)
-# and $BASE_PORT.
+# and $BASE_PORT. SERVER_CPUS=LIST runs nginx on those CPUs only (taskset), e.g. 1.
 serve_nginx() {
   local hosts=$1 conf=$tmp/nginx.conf
   {
@@ -48,7 +48,7 @@ serve_nginx() {
     done
     echo "}"
   } >"$conf"
-  nginx -c "$conf" -e "$tmp/error.log" &
+  ${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} nginx -c "$conf" -e "$tmp/error.log" &
   nginx_pid=$!
   local deadline=$((SECONDS + 30)) last=$((BASE_PORT + hosts - 1))
   until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do

@@ -15,7 +15,7 @@
 #                                              # one large real site (Debian's rust-doc) as one host
 #
 # Tools: crawl, crawl-nowarc, crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
-# (N workers instead of JOBS), wget2 (JOBS threads), wget2-tN (N threads), wget (GNU wget: one
+# (N workers instead of JOBS), crawl-c16-jN (both), wget2 (JOBS threads), wget2-tN (N threads), wget (GNU wget: one
 # connection, one thread). A WEBS entry that is a directory is served as one host (a missing
 # /usr/share/doc/PKG/… is installed from Debian's package PKG); its coverage is counted against
 # its .html files (the tools also fetch the images, scripts and styles they link). After each
@@ -38,6 +38,9 @@
 # time nginx's worker was ready to run but waited for a core, from /proc/PID/schedstat: with
 # one nginx worker on two cores shared with the tool, the server on the critical path).
 # NGINX_WORKERS=N serves the web with N nginx worker processes (default 1).
+# SERVER_CPUS=1 TOOL_CPUS=0 runs the server and each tool on their own cores (taskset): on the
+# real web the servers' per-host work (TCP accept, the robots.txt answer) is not on the
+# crawler's machine, but on one 2-core box nginx takes it from the tool being measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
@@ -99,6 +102,8 @@ run() {
       --host-connections 16 ;;
     crawl-c16-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" \
       --delay-factor 0 --host-connections 16 --no-warc ;;
+    crawl-c16-j*) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "${tool#crawl-c16-j}" \
+      --delay-factor 0 --host-connections 16 ;;
     crawl-j*) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "${tool#crawl-j}" \
       --delay-factor 0 ;;
     wget) mkdir -p "$out"; set -- wget -q -r $span -l inf -e robots=off --delete-after -P "$out" "$seed" ;;
@@ -109,7 +114,7 @@ run() {
   esac
   echo "$seed" >"$tmp/seeds"
   local ticks0 wait0; ticks0=$(server_ticks) wait0=$(server_wait)
-  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/stderr" || true
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" ${TOOL_CPUS:+taskset -c "$TOOL_CPUS"} "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
   # The last line: GNU time puts "Command exited with non-zero status N" before it (wget
@@ -119,7 +124,7 @@ run() {
   echo "$wall $(echo "$user + $sys" | bc) $rss $server $(( $(server_wait) - wait0 ))"
 }
 
-echo "web_shape: $(nproc) cores, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
+echo "web_shape: $(nproc) cores${TOOL_CPUS:+, tools on CPU $TOOL_CPUS}${SERVER_CPUS:+, nginx on CPU $SERVER_CPUS}, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
 echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page | server wait µs/page |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for web in $WEBS; do
