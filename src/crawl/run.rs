@@ -95,6 +95,9 @@ pub struct Counters {
     pub nofollow_links: AtomicU64,
     /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
     pub noindex_pages: AtomicU64,
+    /// Pages a host handed straight to the worker that received its previous page
+    /// (`Dispatcher::host_free_or_next`), no other worker woken for them.
+    pub pages_ahead: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).

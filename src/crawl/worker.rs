@@ -7,6 +7,9 @@
 //!    error.
 //! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
+//!    Outside a recrawl, when the host needs no rest (`--delay-factor 0`), it hands this
+//!    worker its next page instead (`Dispatcher::host_free_or_next`), which the worker fetches
+//!    right after this one's steps, without a hand-over to another worker.
 //! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
 //!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
 //!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
@@ -77,6 +80,14 @@ pub(super) enum PageOutcome {
     Retry { elapsed: Duration, at: Instant },
 }
 
+/// The page a host handed straight to the worker that just received its previous one
+/// (`Dispatcher::host_free_or_next`), and what tells it not to while stopping.
+struct Chain<'s> {
+    stop: &'s AtomicBool,
+    stopped: &'s AtomicBool,
+    next: Option<Entry>,
+}
+
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
 /// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
 /// (or text already canonical: `normalize::join`) until then, so each link is parsed once at
@@ -110,10 +121,7 @@ impl Worker<'_> {
         // The last page given is finished: told to the dispatcher with the next request.
         let mut finished = false;
         loop {
-            let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
-            if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
-                stopped.store(true, Ordering::Relaxed);
-            }
+            self.check_stop(stop, stopped);
             let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
             let next = self
                 .dispatcher
@@ -127,25 +135,65 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, entry } => match self.crawl(host, &entry)? {
-                    PageOutcome::Done => finished = true,
-                    PageOutcome::Retry { elapsed, at } => {
-                        let entry = Entry {
-                            retries: entry.retries + 1,
-                            ..entry
-                        };
-                        self.dispatcher.page_retry(host, entry, elapsed, at);
+                Work::Page { host, mut entry } => loop {
+                    let mut chain = Chain {
+                        stop,
+                        stopped,
+                        next: None,
+                    };
+                    match self.crawl(host, &entry, &mut chain)? {
+                        // The host handed this worker its next page: straight on to it.
+                        PageOutcome::Done if chain.next.is_some() => {
+                            entry = chain.next.take().expect("checked");
+                        }
+                        PageOutcome::Done => {
+                            finished = true;
+                            break;
+                        }
+                        PageOutcome::Retry { elapsed, at } => {
+                            let entry = Entry {
+                                retries: entry.retries + 1,
+                                ..entry
+                            };
+                            self.dispatcher.page_retry(host, entry, elapsed, at);
+                            break;
+                        }
                     }
                 },
             }
         }
     }
 
+    /// Sets `stopped` when a signal came, the URL log's reader went away or `--find` found.
+    fn check_stop(&self, stop: &AtomicBool, stopped: &AtomicBool) {
+        let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
+        if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
+            stopped.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Frees the page's host, or, outside a recrawl, takes the host's next page for this
+    /// worker when the host may serve it now (`Dispatcher::host_free_or_next`).
+    fn free_host(&self, host: usize, elapsed: Duration, chain: &mut Chain) -> Result<()> {
+        if self.config.generation == Generation::Recrawl {
+            self.dispatcher.host_free(host, elapsed);
+            return Ok(());
+        }
+        self.check_stop(chain.stop, chain.stopped);
+        chain.next = self
+            .dispatcher
+            .host_free_or_next(host, elapsed, chain.stopped)?;
+        if chain.next.is_some() {
+            self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// A page, or a sitemap (`crawl::sitemaps`).
-    fn crawl(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+    fn crawl(&self, host: usize, entry: &Entry, chain: &mut Chain) -> Result<PageOutcome> {
         match entry.sitemap {
             Some(_) => self.crawl_sitemap(host, entry),
-            None => self.crawl_page(host, entry),
+            None => self.crawl_page(host, entry, chain),
         }
     }
 
@@ -190,7 +238,7 @@ impl Worker<'_> {
     }
 
     /// One page, in the steps of the module doc.
-    fn crawl_page(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+    fn crawl_page(&self, host: usize, entry: &Entry, chain: &mut Chain) -> Result<PageOutcome> {
         if let Some(previous) = &entry.previous
             && self.config.generation == Generation::Recrawl
             && self.lastmods.unchanged_since(entry.key(), previous)
@@ -203,7 +251,7 @@ impl Worker<'_> {
         let (page_url, response) = match self.request(entry) {
             Ok(fetched) => fetched,
             Err(e) => {
-                self.dispatcher.host_free(host, e.elapsed);
+                self.free_host(host, e.elapsed, chain)?;
                 self.fetch_failed(entry, &e)?;
                 return Ok(PageOutcome::Done);
             }
@@ -212,8 +260,9 @@ impl Worker<'_> {
             Ok(response) => response,
             Err(retry) => return Ok(retry),
         };
-        // The host is free from here: what follows is this worker's own work.
-        self.dispatcher.host_free(host, response.elapsed);
+        // The host is free from here (or gave this worker its next page): what follows is
+        // this worker's own work.
+        self.free_host(host, response.elapsed, chain)?;
         self.count(&response);
         let discovered = self.discover(entry, &page_url, &response)?;
         let mut note = discovered.note;

@@ -56,6 +56,8 @@ struct Summary {
     nofollow_links: u64,
     /// Pages that said `noindex` (archived all the same).
     noindex_pages: u64,
+    /// Pages taken by the worker that received their host's previous page (no hand-over).
+    pages_ahead: u64,
     /// With `--shard`: this shard and what crossed to and from the others; `null` without.
     shard: Option<ShardSummary>,
 }
@@ -189,6 +191,7 @@ pub fn to_json(report: &Report) -> String {
         nofollow_pages: load(&c.nofollow_pages),
         nofollow_links: load(&c.nofollow_links),
         noindex_pages: load(&c.noindex_pages),
+        pages_ahead: load(&c.pages_ahead),
         shard: report.exchange.map(|x| ShardSummary {
             index: x.shard.index,
             count: x.shard.count,
@@ -365,6 +368,7 @@ mod tests {
         set(&counters.nofollow_pages, 70);
         set(&counters.nofollow_links, 71);
         set(&counters.noindex_pages, 72);
+        set(&counters.pages_ahead, 73);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -417,7 +421,8 @@ mod tests {
             concat!(
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
                 r#""malformed":64,"too_deep":65},"#,
-                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"shard":null}"#,
+                r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
+                r#""pages_ahead":73,"shard":null}"#,
                 "\n"
             ),
         );

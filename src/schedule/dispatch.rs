@@ -40,6 +40,8 @@
 //! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
 //! failure, a signal and a DUE merge wake every worker. (Waking all of them whenever nothing
 //! was in flight cost a single-host crawl with `-j 64` ~30 context switches per page.)
+//! A host that needs no rest after a response is not freed at all: its next page goes to the
+//! worker that received the response (`host_free_or_next`), which wakes nobody.
 //!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
@@ -466,6 +468,45 @@ impl Dispatcher {
         self.wake_one(state);
     }
 
+    /// `host_free`, or, when the host may serve its next request right now (see
+    /// `Scheduler::page_done_or_next`: no rest by the delay rule, robots.txt fresh, no ready
+    /// host with more work), its next page handed to the same worker: the host keeps its
+    /// connection and never enters the heaps, no parked worker is woken, and no hand-over
+    /// happens. The page is counted as `next_work` counts one (`pages_started`, `handed`), but
+    /// takes over the place in `in_flight` of the page just received: that one is finished by
+    /// the same worker before it goes on to this one, so the count of work out never drops to
+    /// zero between the two (the end needs nothing in flight), and the worker reports only
+    /// the last page of its chain finished (`next_work`'s `finished`). Not while stopping,
+    /// failed, ended or at `--max-pages`: then it is `host_free`.
+    pub fn host_free_or_next(
+        &self,
+        host: usize,
+        response_time: Duration,
+        stop: &AtomicBool,
+    ) -> Result<Option<Entry>> {
+        let mut state = self.state.lock().unwrap();
+        let page_limit = self.max_pages.is_some_and(|max| state.pages_started >= max);
+        let open = state.failure.is_none() && state.ending.is_none();
+        if !open || page_limit || stop.load(Ordering::Relaxed) {
+            state
+                .scheduler
+                .page_done(host, response_time, Instant::now());
+            self.wake_one(state);
+            return Ok(None);
+        }
+        let next = state
+            .scheduler
+            .page_done_or_next(host, response_time, Instant::now())?;
+        self.free_blocked_places(&mut state);
+        let Some(entry) = next else {
+            self.wake_one(state);
+            return Ok(None);
+        };
+        state.pages_started += u64::from(entry.sitemap.is_none());
+        state.handed.insert(entry.key(), entry.clone());
+        Ok(Some(entry))
+    }
+
     /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
     /// at the front of its host's queue until `retry_at`.
     pub fn page_retry(
@@ -867,6 +908,49 @@ mod tests {
                 "a parked worker missed the end"
             );
         }
+    }
+
+    /// `host_free_or_next` counts the page it hands on as `next_work` would, but in the place
+    /// in flight of the page just received; stopping, it only frees the host.
+    #[test]
+    fn a_page_handed_on_is_counted_and_held_in_flight_without_a_second_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls: Vec<String> = (0..3).map(|i| format!("http://a.test/{i}")).collect();
+        let d = dispatcher(dir.path(), &urls);
+        let stop = AtomicBool::new(false);
+        let host = {
+            let mut state = d.state.lock().unwrap();
+            d.refill(&mut state, &|_| {}).unwrap();
+            let Next::Work(Work::Page { host, entry }) =
+                next_not_robots(&mut state.scheduler, Instant::now())
+            else {
+                panic!("a page")
+            };
+            assert_eq!(entry.url, urls[0]);
+            state.in_flight = 1;
+            host
+        };
+        let next = d.host_free_or_next(host, Duration::ZERO, &stop).unwrap();
+        assert_eq!(next.unwrap().url, urls[1]);
+        {
+            let state = d.state.lock().unwrap();
+            assert_eq!(state.in_flight, 1, "the received page's place, taken over");
+            assert_eq!(state.pages_started, 1);
+            assert!(
+                state
+                    .handed
+                    .contains_key(&Entry::new(urls[1].clone(), 0, 0).key())
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        assert!(
+            d.host_free_or_next(host, Duration::ZERO, &stop)
+                .unwrap()
+                .is_none()
+        );
+        let state = d.state.lock().unwrap();
+        assert_eq!(state.pages_started, 1, "nothing handed on while stopping");
+        assert_eq!(state.scheduler.queued(), 1);
     }
 
     #[test]

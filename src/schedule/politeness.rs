@@ -357,49 +357,24 @@ impl Scheduler {
     /// The next piece of work whose host may be contacted at `now`.
     pub fn next(&mut self, now: Instant) -> Result<Next> {
         loop {
-            while let Some(&Reverse((at, id))) = self.waiting.peek() {
-                if at > now {
-                    break;
-                }
-                self.waiting.pop();
-                let backlog = self.host(id).queue.len();
-                self.ready_seq += 1;
-                self.ready.push((backlog, self.ready_seq, id));
-            }
+            self.promote_due(now);
             let Some((_, _, id)) = self.ready.pop() else {
                 return Ok(match self.waiting.peek() {
                     Some(&Reverse((at, _))) => Next::WaitUntil(at),
                     None => Next::Empty,
                 });
             };
-            let host = self.host(id);
-            host.scheduled = false;
-            let fresh = host.robots.as_ref().is_some_and(|(rules, at)| {
-                let ttl = if rules.disallows_everything() {
-                    ROBOTS_RETRY
-                } else {
-                    ROBOTS_TTL
-                };
-                now.saturating_duration_since(*at) < ttl
-            });
-            if !fresh {
+            self.host(id).scheduled = false;
+            if !self.fresh_robots(id, now) {
+                let host = self.host(id);
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
                 self.take_connection(id);
                 return Ok(Next::Work(Work::Robots { host: id, url }));
             }
-            let host = self.hosts[id].as_mut().expect("a live host id");
-            let rules = &host.robots.as_ref().expect("fresh robots").0;
-            while let Some(entry) = host.queue.pop_front(&self.spill)? {
-                self.queued -= 1;
-                if rules.is_allowed(path_and_query(&entry.url)) {
-                    self.take_connection(id);
-                    return Ok(Next::Work(Work::Page { host: id, entry }));
-                }
-                self.robots_blocked += 1;
-                if let Some(urls) = &mut self.blocked_urls {
-                    urls.push(entry);
-                }
+            if let Some(entry) = self.pop_allowed(id)? {
+                self.take_connection(id);
+                return Ok(Next::Work(Work::Page { host: id, entry }));
             }
             // Robots.txt dropped all it had queued.
             self.retire_if_idle(id, now);
@@ -432,6 +407,74 @@ impl Scheduler {
     pub fn page_done(&mut self, host: usize, response_time: Duration, now: Instant) {
         let crawl_delay = self.crawl_delay(host);
         self.release(host, now + self.rule.delay(response_time, crawl_delay), now);
+    }
+
+    /// A page fetch on `host` ended at `now`: when its connection needs no rest (a delay of
+    /// zero by the rule), robots.txt is fresh and no other host that is ready has more work
+    /// queued (the ready heap's order), the host's next allowed page is handed straight back
+    /// on the same connection, still in flight, without the host entering the heaps. Otherwise
+    /// `page_done`, and None. (`Dispatcher::host_free_or_next`, the "ahead" prototype.)
+    pub fn page_done_or_next(
+        &mut self,
+        host: usize,
+        response_time: Duration,
+        now: Instant,
+    ) -> Result<Option<Entry>> {
+        let crawl_delay = self.crawl_delay(host);
+        let delay = self.rule.delay(response_time, crawl_delay);
+        if delay.is_zero() && self.fresh_robots(host, now) {
+            self.promote_due(now);
+            let backlog = self.host(host).queue.len();
+            let outranked = self.ready.peek().is_some_and(|&(b, _, _)| b > backlog);
+            if !outranked && let Some(entry) = self.pop_allowed(host)? {
+                return Ok(Some(entry));
+            }
+        }
+        self.release(host, now + delay, now);
+        Ok(None)
+    }
+
+    /// Whether `host`'s robots.txt answer is known and still trusted at `now`.
+    fn fresh_robots(&mut self, host: usize, now: Instant) -> bool {
+        self.host(host).robots.as_ref().is_some_and(|(rules, at)| {
+            let ttl = if rules.disallows_everything() {
+                ROBOTS_RETRY
+            } else {
+                ROBOTS_TTL
+            };
+            now.saturating_duration_since(*at) < ttl
+        })
+    }
+
+    /// Moves the hosts whose rest is over at `now` from the waiting heap to the ready heap.
+    fn promote_due(&mut self, now: Instant) {
+        while let Some(&Reverse((at, id))) = self.waiting.peek() {
+            if at > now {
+                break;
+            }
+            self.waiting.pop();
+            let backlog = self.host(id).queue.len();
+            self.ready_seq += 1;
+            self.ready.push((backlog, self.ready_seq, id));
+        }
+    }
+
+    /// The host's next queued page robots.txt allows, dropping (and counting) the disallowed
+    /// ones on the way; robots.txt must be known.
+    fn pop_allowed(&mut self, id: usize) -> Result<Option<Entry>> {
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        let rules = &host.robots.as_ref().expect("known robots").0;
+        while let Some(entry) = host.queue.pop_front(&self.spill)? {
+            self.queued -= 1;
+            if rules.is_allowed(path_and_query(&entry.url)) {
+                return Ok(Some(entry));
+            }
+            self.robots_blocked += 1;
+            if let Some(urls) = &mut self.blocked_urls {
+                urls.push(entry);
+            }
+        }
+        Ok(None)
     }
 
     fn crawl_delay(&mut self, host: usize) -> Option<Duration> {
@@ -619,6 +662,81 @@ mod tests {
         assert_eq!(entry.url, "http://a.test/3", "/private/2 is disallowed");
         assert_eq!(s.robots_blocked, 1);
         assert_eq!(s.queued(), 0);
+    }
+
+    /// Serves `s`'s robots.txt fetches (404) until a page is handed out.
+    fn first_page(s: &mut Scheduler, now: Instant) -> (usize, Entry) {
+        loop {
+            match s.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    s.robots_done(host, robots_404(), Duration::ZERO, now)
+                }
+                Next::Work(Work::Page { host, entry }) => return (host, entry),
+                other => panic!("no page: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_host_needing_no_rest_hands_its_next_page_to_the_same_connection() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(0.0));
+        for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
+            s.add(entry(u), t0).unwrap();
+        }
+        let (host, first) = first_page(&mut s, t0);
+        assert_eq!(first.url, "http://a.test/1");
+        let rt = Duration::from_millis(5);
+        let next = s.page_done_or_next(host, rt, t0).unwrap();
+        assert_eq!(next.unwrap().url, "http://a.test/2");
+        // Still in flight on its one connection: nothing for another worker.
+        assert!(matches!(s.next(t0).unwrap(), Next::Empty));
+        assert_eq!(s.hosts(), (1, 1));
+        let next = s.page_done_or_next(host, rt, t0).unwrap();
+        assert_eq!(next.unwrap().url, "http://a.test/3");
+        // Nothing queued: the host is freed as by `page_done`, and drained.
+        assert!(s.page_done_or_next(host, rt, t0).unwrap().is_none());
+        assert_eq!(s.hosts(), (0, 0));
+    }
+
+    #[test]
+    fn a_host_that_must_rest_or_is_outranked_is_freed_instead() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(10.0));
+        for u in ["http://a.test/1", "http://a.test/2"] {
+            s.add(entry(u), t0).unwrap();
+        }
+        let (host, _) = first_page(&mut s, t0);
+        // 10 × 5 ms of rest: freed, waiting in the heap as `page_done` leaves it.
+        let rt = Duration::from_millis(5);
+        assert!(s.page_done_or_next(host, rt, t0).unwrap().is_none());
+        assert!(matches!(s.next(t0).unwrap(), Next::WaitUntil(at) if at == t0 + rt * 10));
+
+        // No rest, but a ready host has more queued: the heap's order decides.
+        let mut s = Scheduler::new(rule(0.0));
+        for u in ["http://a.test/1", "http://a.test/2"] {
+            s.add(entry(u), t0).unwrap();
+        }
+        let (a, _) = first_page(&mut s, t0);
+        for u in ["http://b.test/1", "http://b.test/2", "http://b.test/3"] {
+            s.add(entry(u), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host: b, .. }) = s.next(t0).unwrap() else {
+            panic!("b's robots.txt")
+        };
+        s.robots_done(b, robots_404(), Duration::ZERO, t0);
+        assert!(
+            s.page_done_or_next(a, Duration::ZERO, t0)
+                .unwrap()
+                .is_none()
+        );
+        let Next::Work(Work::Page { entry, .. }) = s.next(t0).unwrap() else {
+            panic!("a page")
+        };
+        assert_eq!(
+            entry.url, "http://b.test/1",
+            "the host with more work first"
+        );
     }
 
     #[test]

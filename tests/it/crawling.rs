@@ -93,6 +93,8 @@ fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.pages().len(), 60);
+    // Hosts rest after each response: none hands its next page on without being freed.
+    assert_eq!(run.summary()["pages_ahead"], 0, "{}", run.summary());
 
     for (host, requests) in crate::util::requests_by_host(&web) {
         for pair in requests.windows(2) {
@@ -112,6 +114,35 @@ fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
                 "host {host}: {} came {gap:?} after {} ended, rule needs {needed:?}",
                 b.target,
                 a.target
+            );
+        }
+    }
+}
+
+/// With no rest (`--delay-factor 0`) a host hands its next page to the worker that received
+/// its previous one (`Dispatcher::host_free_or_next`): most pages of a single-host crawl go
+/// that way, one request at a time, and the crawl is whole.
+#[test]
+fn a_host_needing_no_rest_hands_its_next_page_to_the_same_worker() {
+    let graph = Graph::new(GraphSpec {
+        hosts: 1,
+        pages_per_host: 200,
+        extra_links: 5,
+        page_padding: 100,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::ZERO, &|_| None).unwrap();
+    let run = crawl(&seeds_of(&web, &[0]), &["-j", "4", "--delay-factor", "0"]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.pages().len(), 200);
+    let summary = run.summary();
+    let ahead = summary["pages_ahead"].as_u64().unwrap();
+    assert!(ahead >= 100, "{summary}");
+    for requests in crate::util::requests_by_host(&web).values() {
+        for pair in requests.windows(2) {
+            assert!(
+                pair[1].start >= pair[0].end,
+                "overlapping requests to one host"
             );
         }
     }
