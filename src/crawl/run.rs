@@ -98,6 +98,9 @@ pub struct Counters {
     /// Pages a host handed straight to the worker that received its previous page
     /// (`Dispatcher::host_free_or_next`), no other worker woken for them.
     pub pages_ahead: AtomicU64,
+    /// Of those, the pages whose request went before the previous page was processed
+    /// (`Fetcher::send_ahead`, on the connection just used).
+    pub requests_ahead: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],
     /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).

@@ -9,7 +9,9 @@
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
 //!    Outside a recrawl, when the host needs no rest (`--delay-factor 0`), it hands this
 //!    worker its next page instead (`Dispatcher::host_free_or_next`), which the worker fetches
-//!    right after this one's steps, without a hand-over to another worker.
+//!    right after this one's steps, without a hand-over to another worker; its request is
+//!    sent at once on the connection just used (`Fetcher::send_ahead`), so the server works on
+//!    it while this page is processed, and its response is read then (`Fetcher::finish`).
 //! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
 //!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
 //!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
@@ -27,7 +29,7 @@
 use crate::crawl::note::Note;
 use crate::crawl::run::{Counters, CrawlConfig};
 use crate::fetch::body::Skipped;
-use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
 use crate::fetch::private;
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
@@ -85,7 +87,10 @@ pub(super) enum PageOutcome {
 struct Chain<'s> {
     stop: &'s AtomicBool,
     stopped: &'s AtomicBool,
-    next: Option<Entry>,
+    /// The request for the page being crawled, if it was sent ahead.
+    sent: Option<Sent>,
+    /// The host's next page for this worker, and its request if sent ahead.
+    next: Option<(Entry, Option<Sent>)>,
 }
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
@@ -135,31 +140,36 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, mut entry } => loop {
-                    let mut chain = Chain {
-                        stop,
-                        stopped,
-                        next: None,
-                    };
-                    match self.crawl(host, &entry, &mut chain)? {
-                        // The host handed this worker its next page: straight on to it.
-                        PageOutcome::Done if chain.next.is_some() => {
-                            entry = chain.next.take().expect("checked");
-                        }
-                        PageOutcome::Done => {
-                            finished = true;
-                            break;
-                        }
-                        PageOutcome::Retry { elapsed, at } => {
-                            let entry = Entry {
-                                retries: entry.retries + 1,
-                                ..entry
-                            };
-                            self.dispatcher.page_retry(host, entry, elapsed, at);
-                            break;
+                Work::Page { host, mut entry } => {
+                    let mut sent = None;
+                    loop {
+                        let mut chain = Chain {
+                            stop,
+                            stopped,
+                            sent: sent.take(),
+                            next: None,
+                        };
+                        match self.crawl(host, &entry, &mut chain)? {
+                            // The host handed this worker its next page (its request probably
+                            // answered by now): straight on to it.
+                            PageOutcome::Done if chain.next.is_some() => {
+                                (entry, sent) = chain.next.take().expect("checked");
+                            }
+                            PageOutcome::Done => {
+                                finished = true;
+                                break;
+                            }
+                            PageOutcome::Retry { elapsed, at } => {
+                                let entry = Entry {
+                                    retries: entry.retries + 1,
+                                    ..entry
+                                };
+                                self.dispatcher.page_retry(host, entry, elapsed, at);
+                                break;
+                            }
                         }
                     }
-                },
+                }
             }
         }
     }
@@ -180,12 +190,24 @@ impl Worker<'_> {
             return Ok(());
         }
         self.check_stop(chain.stop, chain.stopped);
-        chain.next = self
+        let Some(next) = self
             .dispatcher
-            .host_free_or_next(host, elapsed, chain.stopped)?;
-        if chain.next.is_some() {
-            self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
+            .host_free_or_next(host, elapsed, chain.stopped)?
+        else {
+            return Ok(());
+        };
+        self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
+        // Its request goes now, on the connection just used, while this page is processed.
+        let sent = match next.sitemap {
+            None => crate::fetch::client::parse(&next.url)
+                .ok()
+                .and_then(|url| self.fetcher.send_ahead(&url)),
+            Some(_) => None,
+        };
+        if sent.is_some() {
+            self.counters.requests_ahead.fetch_add(1, Ordering::Relaxed);
         }
+        chain.next = Some((next, sent));
         Ok(())
     }
 
@@ -248,7 +270,14 @@ impl Worker<'_> {
             return Ok(PageOutcome::Done);
         }
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
-        let (page_url, response) = match self.request(entry) {
+        let fetched = match chain.sent.take() {
+            Some(sent) => {
+                let url = sent.url().clone();
+                self.fetcher.finish(sent).map(|response| (url, response))
+            }
+            None => self.request(entry),
+        };
+        let (page_url, response) = match fetched {
             Ok(fetched) => fetched,
             Err(e) => {
                 self.free_host(host, e.elapsed, chain)?;

@@ -177,6 +177,34 @@ pub struct Fetcher {
     body_rule: BodyRule,
 }
 
+/// A page's GET sent ahead on a kept connection (`Fetcher::send_ahead`), its response not
+/// read yet (`Fetcher::finish`). Dropped unfinished, it closes the connection.
+pub struct Sent {
+    url: Url,
+    origin: String,
+    conn: Connection,
+    request_head: Vec<u8>,
+    start: Instant,
+    started: SystemTime,
+}
+
+impl Sent {
+    /// The URL asked for.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+}
+
+/// An http(s) URL's host, port and origin (`scheme://host:port`, the pool's key).
+fn origin_of(url: &Url) -> Result<(&str, u16, String), Fail> {
+    match (url.scheme(), url.host_str(), url.port_or_known_default()) {
+        ("http" | "https", Some(host), Some(port)) if !host.is_empty() => {
+            Ok((host, port, format!("{}://{host}:{port}", url.scheme())))
+        }
+        _ => Err(Fail::new("bad-url", format!("not an http(s) URL: {url}"))),
+    }
+}
+
 /// One exchange's result before it becomes a `Response`.
 struct Exchange {
     head: Head,
@@ -185,6 +213,31 @@ struct Exchange {
     skipped: Option<Skipped>,
     ip: Option<IpAddr>,
     request_head: Vec<u8>,
+}
+
+impl Exchange {
+    /// The response, `start` and `started` being when its request (the first of a redirect
+    /// chain) was sent.
+    fn into_response(
+        self,
+        final_url: Option<String>,
+        start: Instant,
+        started: SystemTime,
+    ) -> Response {
+        Response {
+            status: self.head.status,
+            final_url,
+            response_head: self.head.raw,
+            headers: self.head.headers,
+            body: self.body,
+            truncated: self.truncated,
+            skipped: self.skipped,
+            elapsed: start.elapsed(),
+            started,
+            ip: self.ip,
+            request_head: self.request_head,
+        }
+    }
 }
 
 impl Fetcher {
@@ -265,28 +318,67 @@ impl Fetcher {
                 hops += 1;
                 continue;
             }
-            let Exchange {
-                head,
-                body,
-                truncated,
-                skipped,
-                ip,
-                request_head,
-            } = exchange;
-            return Ok(Response {
-                status: head.status,
-                final_url: redirected.map(String::from),
-                response_head: head.raw,
-                headers: head.headers,
-                body,
-                truncated,
-                skipped,
-                elapsed: start.elapsed(),
-                started,
-                ip,
-                request_head,
-            });
+            return Ok(exchange.into_response(redirected.map(String::from), start, started));
         }
+    }
+
+    /// Sends a page's GET (no extra headers, no redirect followed: `get_conditional`'s with
+    /// none) on the origin's kept idle connection now, for `finish` to read its response
+    /// later; the server works on it meanwhile. None when no connection is kept (or the kept
+    /// one fails the send): the page is then fetched as usual.
+    pub fn send_ahead(&self, url: &Url) -> Option<Sent> {
+        let (_, _, origin) = origin_of(url).ok()?;
+        let mut conn = self.pool.take(&origin)?;
+        let (start, started) = (Instant::now(), SystemTime::now());
+        let request_head = self.request_head(url, &[]);
+        conn.send(&request_head).ok()?;
+        Some(Sent {
+            url: url.clone(),
+            origin,
+            conn,
+            request_head,
+            start,
+            started,
+        })
+    }
+
+    /// Reads the response to a request sent ahead, as `get_conditional` would have: the
+    /// deadline and the elapsed time count from the send, and a kept connection found closed
+    /// before answering is replaced once by a new one, the request sent again on it.
+    pub fn finish(&self, sent: Sent) -> Result<Response, FetchError> {
+        let Sent {
+            url,
+            origin,
+            conn,
+            request_head,
+            start,
+            started,
+        } = sent;
+        let deadline = start + self.timeout;
+        let fail = |f: Fail| FetchError {
+            kind: f.kind,
+            message: f.message,
+            elapsed: start.elapsed(),
+        };
+        let (exchange, conn) = match self.receive(conn, &url, true, deadline) {
+            Err(f) if f.stale => {
+                let (host, port, _) = origin_of(&url).map_err(fail)?;
+                let conn = self
+                    .connect(url.scheme() == "https", host, port, deadline)
+                    .map_err(fail)?;
+                self.round_trip(conn, &request_head, &url, true, deadline)
+                    .map_err(fail)?
+            }
+            result => result.map_err(fail)?,
+        };
+        if let Some(conn) = conn {
+            self.pool.put(origin, conn);
+        }
+        let exchange = Exchange {
+            request_head,
+            ..exchange
+        };
+        Ok(exchange.into_response(None, start, started))
     }
 
     /// One request and its response, over a kept connection or a new one; a kept one that
@@ -298,11 +390,7 @@ impl Fetcher {
         filtered: bool,
         deadline: Instant,
     ) -> Result<Exchange, Fail> {
-        let (host, port) = match (url.scheme(), url.host_str(), url.port_or_known_default()) {
-            ("http" | "https", Some(host), Some(port)) if !host.is_empty() => (host, port),
-            _ => return Err(Fail::new("bad-url", format!("not an http(s) URL: {url}"))),
-        };
-        let origin = format!("{}://{host}:{port}", url.scheme());
+        let (host, port, origin) = origin_of(url)?;
         let request_head = self.request_head(url, extra);
         let https = url.scheme() == "https";
         let kept = self.pool.take(&origin);
@@ -339,6 +427,18 @@ impl Fetcher {
         deadline: Instant,
     ) -> Result<(Exchange, Option<Connection>), Fail> {
         conn.send(request_head)?;
+        self.receive(conn, url, filtered, deadline)
+    }
+
+    /// Reads the response to the request just sent on `conn`; the connection comes back when
+    /// it can carry another request.
+    fn receive(
+        &self,
+        mut conn: Connection,
+        url: &Url,
+        filtered: bool,
+        deadline: Instant,
+    ) -> Result<(Exchange, Option<Connection>), Fail> {
         let mut head = conn.read_head(deadline)?;
         if let Some(jar) = &self.cookies {
             let set = head.headers.values("set-cookie");
@@ -968,6 +1068,66 @@ mod tests {
         let e = fetcher.get(&url("/c")).unwrap_err();
         assert!(["closed", "reset"].contains(&e.kind), "{e:?}");
         assert_eq!(server.join().unwrap(), 3);
+    }
+
+    /// `send_ahead` sends on the kept connection at once (the server has the request before
+    /// `finish` is called), needs a kept connection, and `finish` replaces a kept connection
+    /// found closed once, sending the request again.
+    #[test]
+    fn a_request_sent_ahead_is_on_the_wire_before_its_response_is_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (heard, told) = std::sync::mpsc::channel();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut first = accept_within(&listener, wait).unwrap();
+            for _ in 0..2 {
+                let head = read_head(&mut first);
+                heard.send(String::from_utf8(head).unwrap()).unwrap();
+                first.write_all(OK).unwrap();
+            }
+            // Closed while kept: the request sent ahead on it must go again on a new one.
+            drop(first);
+            heard.send("closed".into()).unwrap();
+            let mut second = accept_within(&listener, wait).expect("a new connection");
+            let head = read_head(&mut second);
+            second.write_all(OK).unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        let fetcher = fetcher("t/1");
+        let url = |path: &str| parse(&format!("http://{addr}{path}")).unwrap();
+        let wait = Duration::from_secs(10);
+        assert!(
+            fetcher.send_ahead(&url("/a")).is_none(),
+            "no kept connection"
+        );
+        assert_eq!(
+            fetcher.get_conditional(&url("/a"), &[]).unwrap().body,
+            b"hi"
+        );
+        assert!(told.recv_timeout(wait).unwrap().starts_with("GET /a "));
+        let sent = fetcher
+            .send_ahead(&url("/b"))
+            .expect("sent on the kept connection");
+        assert!(
+            told.recv_timeout(wait).unwrap().starts_with("GET /b "),
+            "not sent"
+        );
+        let response = fetcher.finish(sent).unwrap();
+        assert_eq!(
+            (response.status, response.body.as_slice()),
+            (200, &b"hi"[..])
+        );
+        assert!(response.request_head.starts_with(b"GET /b "));
+        assert_eq!(told.recv_timeout(wait).unwrap(), "closed");
+        let sent = fetcher.send_ahead(&url("/c"));
+        let response = match sent {
+            Some(sent) => fetcher.finish(sent),
+            // The send itself may already see the close: then no send ahead.
+            None => fetcher.get_conditional(&url("/c"), &[]),
+        };
+        assert_eq!(response.unwrap().body, b"hi");
+        assert!(server.join().unwrap().starts_with("GET /c "));
     }
 
     #[test]

@@ -58,6 +58,8 @@ struct Summary {
     noindex_pages: u64,
     /// Pages taken by the worker that received their host's previous page (no hand-over).
     pages_ahead: u64,
+    /// Of those, the pages whose request was sent before the previous page was processed.
+    requests_ahead: u64,
     /// With `--shard`: this shard and what crossed to and from the others; `null` without.
     shard: Option<ShardSummary>,
 }
@@ -192,6 +194,7 @@ pub fn to_json(report: &Report) -> String {
         nofollow_links: load(&c.nofollow_links),
         noindex_pages: load(&c.noindex_pages),
         pages_ahead: load(&c.pages_ahead),
+        requests_ahead: load(&c.requests_ahead),
         shard: report.exchange.map(|x| ShardSummary {
             index: x.shard.index,
             count: x.shard.count,
@@ -369,6 +372,7 @@ mod tests {
         set(&counters.nofollow_links, 71);
         set(&counters.noindex_pages, 72);
         set(&counters.pages_ahead, 73);
+        set(&counters.requests_ahead, 74);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -422,7 +426,7 @@ mod tests {
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
                 r#""malformed":64,"too_deep":65},"#,
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
-                r#""pages_ahead":73,"shard":null}"#,
+                r#""pages_ahead":73,"requests_ahead":74,"shard":null}"#,
                 "\n"
             ),
         );

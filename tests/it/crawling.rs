@@ -95,6 +95,7 @@ fn no_host_sees_overlapping_requests_or_gaps_shorter_than_the_delay_rule() {
     assert_eq!(run.pages().len(), 60);
     // Hosts rest after each response: none hands its next page on without being freed.
     assert_eq!(run.summary()["pages_ahead"], 0, "{}", run.summary());
+    assert_eq!(run.summary()["requests_ahead"], 0, "{}", run.summary());
 
     for (host, requests) in crate::util::requests_by_host(&web) {
         for pair in requests.windows(2) {
@@ -138,6 +139,10 @@ fn a_host_needing_no_rest_hands_its_next_page_to_the_same_worker() {
     let summary = run.summary();
     let ahead = summary["pages_ahead"].as_u64().unwrap();
     assert!(ahead >= 100, "{summary}");
+    // Each request sent on the connection the previous page came on, before that page's
+    // links were read.
+    let sent = summary["requests_ahead"].as_u64().unwrap();
+    assert!(sent >= 100 && sent <= ahead, "{summary}");
     for requests in crate::util::requests_by_host(&web).values() {
         for pair in requests.windows(2) {
             assert!(
