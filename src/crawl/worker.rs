@@ -140,35 +140,44 @@ impl Worker<'_> {
                     let (rules, elapsed) = self.fetch_robots(&url)?;
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
-                Work::Page { host, mut entry } => {
-                    let mut sent = None;
-                    loop {
-                        let mut chain = Chain {
-                            stop,
-                            stopped,
-                            sent: sent.take(),
-                            next: None,
-                        };
-                        match self.crawl(host, &entry, &mut chain)? {
-                            // The host handed this worker its next page (its request probably
-                            // answered by now): straight on to it.
-                            PageOutcome::Done if chain.next.is_some() => {
-                                (entry, sent) = chain.next.take().expect("checked");
-                            }
-                            PageOutcome::Done => {
-                                finished = true;
-                                break;
-                            }
-                            PageOutcome::Retry { elapsed, at } => {
-                                let entry = Entry {
-                                    retries: entry.retries + 1,
-                                    ..entry
-                                };
-                                self.dispatcher.page_retry(host, entry, elapsed, at);
-                                break;
-                            }
-                        }
-                    }
+                Work::Page { host, entry } => {
+                    finished = self.crawl_chain(host, entry, stop, stopped)?;
+                }
+            }
+        }
+    }
+
+    /// A page, then each next page its host hands this worker (`free_host`). Whether the last
+    /// one is finished (not to be asked for again, as a retry is).
+    fn crawl_chain(
+        &self,
+        host: usize,
+        mut entry: Entry,
+        stop: &AtomicBool,
+        stopped: &AtomicBool,
+    ) -> Result<bool> {
+        let mut sent = None;
+        loop {
+            let mut chain = Chain {
+                stop,
+                stopped,
+                sent: sent.take(),
+                next: None,
+            };
+            match self.crawl(host, &entry, &mut chain)? {
+                // The host handed this worker its next page (its request probably answered by
+                // now): straight on to it.
+                PageOutcome::Done if chain.next.is_some() => {
+                    (entry, sent) = chain.next.take().expect("checked");
+                }
+                PageOutcome::Done => return Ok(true),
+                PageOutcome::Retry { elapsed, at } => {
+                    let entry = Entry {
+                        retries: entry.retries + 1,
+                        ..entry
+                    };
+                    self.dispatcher.page_retry(host, entry, elapsed, at);
+                    return Ok(false);
                 }
             }
         }
