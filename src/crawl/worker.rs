@@ -210,7 +210,7 @@ impl Worker<'_> {
         let sent = match next.sitemap {
             None => crate::fetch::client::parse(&next.url)
                 .ok()
-                .and_then(|url| self.fetcher.send_ahead(&url)),
+                .and_then(|url| self.fetcher.send_ahead(url)),
             Some(_) => None,
         };
         if sent.is_some() {
@@ -280,10 +280,7 @@ impl Worker<'_> {
         }
         self.counters.pages.fetch_add(1, Ordering::Relaxed);
         let fetched = match chain.sent.take() {
-            Some(sent) => {
-                let url = sent.url().clone();
-                self.fetcher.finish(sent).map(|response| (url, response))
-            }
+            Some(sent) => self.fetcher.finish(sent),
             None => self.request(entry),
         };
         let (page_url, response) = match fetched {

@@ -154,6 +154,17 @@ pub struct FetchError {
     pub elapsed: Duration,
 }
 
+impl Fail {
+    /// The fetch's error, `start` being when its first request was sent.
+    fn into_error(self, start: Instant) -> FetchError {
+        FetchError {
+            kind: self.kind,
+            message: self.message,
+            elapsed: start.elapsed(),
+        }
+    }
+}
+
 /// `url` parsed, or the `bad-url` failure a fetch of it ends with.
 pub fn parse(url: &str) -> Result<Url, FetchError> {
     Url::parse(url).map_err(|e| FetchError {
@@ -186,13 +197,6 @@ pub struct Sent {
     request_head: Vec<u8>,
     start: Instant,
     started: SystemTime,
-}
-
-impl Sent {
-    /// The URL asked for.
-    pub fn url(&self) -> &Url {
-        &self.url
-    }
 }
 
 /// An http(s) URL's host, port and origin (`scheme://host:port`, the pool's key).
@@ -295,11 +299,7 @@ impl Fetcher {
         let start = Instant::now();
         let started = SystemTime::now();
         let deadline = start + self.timeout;
-        let fail = |f: Fail| FetchError {
-            kind: f.kind,
-            message: f.message,
-            elapsed: start.elapsed(),
-        };
+        let fail = |f: Fail| f.into_error(start);
         // The URL a redirect led to; the caller's until then.
         let mut redirected: Option<Url> = None;
         let mut hops = 0;
@@ -326,14 +326,14 @@ impl Fetcher {
     /// none) on the origin's kept idle connection now, for `finish` to read its response
     /// later; the server works on it meanwhile. None when no connection is kept (or the kept
     /// one fails the send): the page is then fetched as usual.
-    pub fn send_ahead(&self, url: &Url) -> Option<Sent> {
-        let (_, _, origin) = origin_of(url).ok()?;
+    pub fn send_ahead(&self, url: Url) -> Option<Sent> {
+        let (_, _, origin) = origin_of(&url).ok()?;
         let mut conn = self.pool.take(&origin)?;
         let (start, started) = (Instant::now(), SystemTime::now());
-        let request_head = self.request_head(url, &[]);
+        let request_head = self.request_head(&url, &[]);
         conn.send(&request_head).ok()?;
         Some(Sent {
-            url: url.clone(),
+            url,
             origin,
             conn,
             request_head,
@@ -344,8 +344,9 @@ impl Fetcher {
 
     /// Reads the response to a request sent ahead, as `get_conditional` would have: the
     /// deadline and the elapsed time count from the send, and a kept connection found closed
-    /// before answering is replaced once by a new one, the request sent again on it.
-    pub fn finish(&self, sent: Sent) -> Result<Response, FetchError> {
+    /// before answering is replaced once by a new one, the request sent again on it. Gives the
+    /// URL back with the response (the worker's page URL, parsed once).
+    pub fn finish(&self, sent: Sent) -> Result<(Url, Response), FetchError> {
         let Sent {
             url,
             origin,
@@ -355,30 +356,11 @@ impl Fetcher {
             started,
         } = sent;
         let deadline = start + self.timeout;
-        let fail = |f: Fail| FetchError {
-            kind: f.kind,
-            message: f.message,
-            elapsed: start.elapsed(),
-        };
-        let (exchange, conn) = match self.receive(conn, &url, true, deadline) {
-            Err(f) if f.stale => {
-                let (host, port, _) = origin_of(&url).map_err(fail)?;
-                let conn = self
-                    .connect(url.scheme() == "https", host, port, deadline)
-                    .map_err(fail)?;
-                self.round_trip(conn, &request_head, &url, true, deadline)
-                    .map_err(fail)?
-            }
-            result => result.map_err(fail)?,
-        };
-        if let Some(conn) = conn {
-            self.pool.put(origin, conn);
-        }
-        let exchange = Exchange {
-            request_head,
-            ..exchange
-        };
-        Ok(exchange.into_response(None, start, started))
+        let answer = self.receive(conn, &url, true, deadline);
+        let exchange = self
+            .settle(answer, true, &url, origin, request_head, true, deadline)
+            .map_err(|f| f.into_error(start))?;
+        Ok((url, exchange.into_response(None, start, started)))
     }
 
     /// One request and its response, over a kept connection or a new one; a kept one that
@@ -399,13 +381,40 @@ impl Fetcher {
             Some(conn) => conn,
             None => self.connect(https, host, port, deadline)?,
         };
-        let (exchange, conn) = match self.round_trip(conn, &request_head, url, filtered, deadline) {
-            // The server closed the kept connection before answering: once more on a new one.
+        let answer = self.round_trip(conn, &request_head, url, filtered, deadline);
+        self.settle(
+            answer,
+            reused,
+            url,
+            origin,
+            request_head,
+            filtered,
+            deadline,
+        )
+    }
+
+    /// The exchange of `request_head`, given the `answer` read on the connection it was first
+    /// sent on: when the server had closed that kept (`reused`) connection before answering,
+    /// once more on a new one. The connection goes back to the pool when it can carry another
+    /// request. Shared by a request sent now (`exchange`) and one sent ahead (`finish`).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        answer: Result<(Exchange, Option<Connection>), Fail>,
+        reused: bool,
+        url: &Url,
+        origin: String,
+        request_head: Vec<u8>,
+        filtered: bool,
+        deadline: Instant,
+    ) -> Result<Exchange, Fail> {
+        let (exchange, conn) = match answer {
             Err(f) if f.stale && reused => {
-                let conn = self.connect(https, host, port, deadline)?;
+                let (host, port, _) = origin_of(url)?;
+                let conn = self.connect(url.scheme() == "https", host, port, deadline)?;
                 self.round_trip(conn, &request_head, url, filtered, deadline)?
             }
-            result => result?,
+            answer => answer?,
         };
         if let Some(conn) = conn {
             self.pool.put(origin, conn);
@@ -1098,7 +1107,7 @@ mod tests {
         let url = |path: &str| parse(&format!("http://{addr}{path}")).unwrap();
         let wait = Duration::from_secs(10);
         assert!(
-            fetcher.send_ahead(&url("/a")).is_none(),
+            fetcher.send_ahead(url("/a")).is_none(),
             "no kept connection"
         );
         assert_eq!(
@@ -1107,22 +1116,23 @@ mod tests {
         );
         assert!(told.recv_timeout(wait).unwrap().starts_with("GET /a "));
         let sent = fetcher
-            .send_ahead(&url("/b"))
+            .send_ahead(url("/b"))
             .expect("sent on the kept connection");
         assert!(
             told.recv_timeout(wait).unwrap().starts_with("GET /b "),
             "not sent"
         );
-        let response = fetcher.finish(sent).unwrap();
+        let (answered, response) = fetcher.finish(sent).unwrap();
+        assert_eq!(answered, url("/b"));
         assert_eq!(
             (response.status, response.body.as_slice()),
             (200, &b"hi"[..])
         );
         assert!(response.request_head.starts_with(b"GET /b "));
         assert_eq!(told.recv_timeout(wait).unwrap(), "closed");
-        let sent = fetcher.send_ahead(&url("/c"));
+        let sent = fetcher.send_ahead(url("/c"));
         let response = match sent {
-            Some(sent) => fetcher.finish(sent),
+            Some(sent) => fetcher.finish(sent).map(|(_, response)| response),
             // The send itself may already see the close: then no send ahead.
             None => fetcher.get_conditional(&url("/c"), &[]),
         };
