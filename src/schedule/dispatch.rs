@@ -183,6 +183,13 @@ impl State {
             && self.deferred.is_empty()
     }
 
+    /// A page given to a worker: counted for `--max-pages` (a sitemap is no page:
+    /// `crawl::sitemaps`) and held in `handed` until it is done.
+    fn hand_out(&mut self, entry: &Entry) {
+        self.pages_started += u64::from(entry.sitemap.is_none());
+        self.handed.insert(entry.key(), entry.clone());
+    }
+
     /// Whether `key`'s URLs must wait behind some in the deferred FIFO.
     fn deferred_bucket(&mut self, key: &str) -> &mut u32 {
         let bucket = crate::seen::checksum::checksum(key.as_bytes()) as usize % DEFERRED_BUCKETS;
@@ -401,10 +408,7 @@ impl Dispatcher {
                 Next::Work(work) => {
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
-                        // A sitemap is no page for --max-pages (`crawl::sitemaps`).
-                        state.pages_started += u64::from(entry.sitemap.is_none());
-                        let entry = entry.clone();
-                        state.handed.insert(entry.key(), entry);
+                        state.hand_out(entry);
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
@@ -487,23 +491,22 @@ impl Dispatcher {
         let mut state = self.state.lock().unwrap();
         let page_limit = self.max_pages.is_some_and(|max| state.pages_started >= max);
         let open = state.failure.is_none() && state.ending.is_none();
-        if !open || page_limit || stop.load(Ordering::Relaxed) {
-            state
+        let now = Instant::now();
+        let next = if open && !page_limit && !stop.load(Ordering::Relaxed) {
+            let next = state
                 .scheduler
-                .page_done(host, response_time, Instant::now());
-            self.wake_one(state);
-            return Ok(None);
-        }
-        let next = state
-            .scheduler
-            .page_done_or_next(host, response_time, Instant::now())?;
-        self.free_blocked_places(&mut state);
+                .page_done_or_next(host, response_time, now)?;
+            self.free_blocked_places(&mut state);
+            next
+        } else {
+            state.scheduler.page_done(host, response_time, now);
+            None
+        };
         let Some(entry) = next else {
             self.wake_one(state);
             return Ok(None);
         };
-        state.pages_started += u64::from(entry.sitemap.is_none());
-        state.handed.insert(entry.key(), entry.clone());
+        state.hand_out(&entry);
         Ok(Some(entry))
     }
 

@@ -413,7 +413,7 @@ impl Scheduler {
     /// zero by the rule), robots.txt is fresh and no other host that is ready has more work
     /// queued (the ready heap's order), the host's next allowed page is handed straight back
     /// on the same connection, still in flight, without the host entering the heaps. Otherwise
-    /// `page_done`, and None. (`Dispatcher::host_free_or_next`, the "ahead" prototype.)
+    /// `page_done`, and None (`Dispatcher::host_free_or_next`).
     pub fn page_done_or_next(
         &mut self,
         host: usize,
