@@ -610,15 +610,20 @@ pub fn origin_and_key(url: &str) -> Option<(&str, String)> {
 /// `origin_and_key`'s key lent to `f` from a buffer of this thread's instead of a new String:
 /// for the per-link callers that only look it up (the scope filter, the shard owner).
 pub fn with_host_key<T>(url: &str, f: impl FnOnce(&str) -> T) -> Option<T> {
+    let (_, authority, default_port) = origin_parts(url)?;
+    Some(with_key_of(authority, default_port, f))
+}
+
+/// The `host:port` key of `authority` lent to `f` from this thread's buffer.
+fn with_key_of<T>(authority: &str, default_port: &str, f: impl FnOnce(&str) -> T) -> T {
     thread_local! {
         static KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-    let (_, authority, default_port) = origin_parts(url)?;
-    Some(KEY.with_borrow_mut(|key| {
+    KEY.with_borrow_mut(|key| {
         key.clear();
         push_host_key(authority, default_port, key);
         f(key)
-    }))
+    })
 }
 
 /// The origin, the authority and the scheme's default port of a canonical http(s) URL's text.
@@ -740,32 +745,17 @@ impl Filter {
     /// `check` for the text of a URL that `is_canonical` accepted (http(s), a host of
     /// `[a-z0-9.-]` or IPv4, no user info), read off the text without a parse.
     pub fn check_canonical(&self, text: &str, depth: u32) -> Result<(), Rejection> {
-        let authority_start = match text.strip_prefix("http://") {
-            Some(_) => "http://".len(),
-            None if text.starts_with("https://") => "https://".len(),
-            None => return Err(Rejection::Scheme),
-        };
-        let origin_len = authority_start
-            + text.as_bytes()[authority_start..]
-                .iter()
-                .position(|&b| b == b'/' || b == b'?')
-                .unwrap_or(text.len() - authority_start);
+        let (origin, authority, default_port) = origin_parts(text).ok_or(Rejection::Scheme)?;
         let in_scope = match self.scope {
             Scope::Any => true,
-            // The `host:port` key is built only here (the common `--scope any` needs none).
             // A few seed hosts (the usual case) are compared with the link's authority as
             // they are: no key built, no hash per link.
-            Scope::Host if self.allowed.len() <= FEW_HOSTS => {
-                let (_, authority, default_port) = origin_parts(text).ok_or(Rejection::Scheme)?;
-                self.allowed
-                    .iter()
-                    .any(|key| is_host_key_of(key, authority, default_port))
-            }
-            Scope::Host => {
-                with_host_key(text, |key| self.allowed.contains(key)).ok_or(Rejection::Scheme)?
-            }
+            Scope::Host if self.allowed.len() <= FEW_HOSTS => self
+                .allowed
+                .iter()
+                .any(|key| is_host_key_of(key, authority, default_port)),
+            Scope::Host => with_key_of(authority, default_port, |key| self.allowed.contains(key)),
             Scope::Domain => {
-                let authority = &text[authority_start..origin_len];
                 let host = &authority[..authority.find(':').unwrap_or(authority.len())];
                 // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
                 let ipv4 = host
@@ -782,7 +772,7 @@ impl Filter {
         if !in_scope {
             return Err(Rejection::Scope);
         }
-        let rest = &text[origin_len..];
+        let rest = &text[origin.len()..];
         let path = &rest[..rest.find('?').unwrap_or(rest.len())];
         self.check_rules(text, Some(path), depth)
     }
