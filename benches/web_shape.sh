@@ -65,23 +65,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# server_wait: nanoseconds nginx's worker processes have waited in the run queue so far.
-server_wait() {
+# server_sum FILE AWK_EXPR: the sum over nginx's worker processes of AWK_EXPR read from
+# /proc/PID/FILE.
+server_sum() {
   local pid total=0
   for pid in $(pgrep -P "$nginx_pid"); do
-    total=$((total + $(awk '{ print $2 }' "/proc/$pid/schedstat" 2>/dev/null || echo 0)))
+    total=$((total + $(awk "{ print $2 }" "/proc/$pid/$1" 2>/dev/null || echo 0)))
   done
   echo "$total"
 }
-
-# server_ticks: CPU clock ticks (user+sys) used so far by nginx's worker processes.
-server_ticks() {
-  local pid total=0
-  for pid in $(pgrep -P "$nginx_pid"); do
-    total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-  done
-  echo "$total"
-}
+# CPU clock ticks (user+sys) nginx's workers have used so far, and the nanoseconds they have
+# waited in the run queue.
+server_ticks() { server_sum stat '$14 + $15'; }
+server_wait() { server_sum schedstat '$2'; }
 
 # run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib server_cpu_seconds
 # server_wait_ns" and leaves the access log.
