@@ -36,7 +36,9 @@
 # (user+sys of nginx's worker during the run, from /proc: the share of the two cores the web
 # itself takes, which grows with the number of hosts for every tool), server wait µs/page (the
 # time nginx's worker was ready to run but waited for a core, from /proc/PID/schedstat: with
-# one nginx worker on two cores shared with the tool, the server on the critical path).
+# one nginx worker on two cores shared with the tool, the server on the critical path), tool
+# switches/page (the tool's voluntary context switches, all threads, from GNU time's %w: each
+# is a thread that blocked, on a socket, a lock or a hand-off).
 # NGINX_WORKERS=N serves the web with N nginx worker processes (default 1).
 # SERVER_CPUS=1 TOOL_CPUS=0 runs the server and each tool on their own cores (taskset): on the
 # real web the servers' per-host work (TCP accept, the robots.txt answer) is not on the
@@ -80,7 +82,7 @@ server_ticks() { server_sum stat '$14 + $15'; }
 server_wait() { server_sum schedstat '$2'; }
 
 # run TOOL: one crawl of the web; prints "wall cpu_seconds rss_kib server_cpu_seconds
-# server_wait_ns" and leaves the access log.
+# server_wait_ns voluntary_switches" and leaves the access log.
 run() {
   local tool=$1 seed="http://127.0.0.1:$BASE_PORT/index.html" out=$tmp/out CRAWL=$CRAWL
   case $tool in before-*) CRAWL=$BEFORE; tool=${tool#before-} ;; esac
@@ -110,19 +112,19 @@ run() {
   esac
   echo "$seed" >"$tmp/seeds"
   local ticks0 wait0; ticks0=$(server_ticks) wait0=$(server_wait)
-  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" ${TOOL_CPUS:+taskset -c "$TOOL_CPUS"} "$@" >/dev/null 2>"$tmp/stderr" || true
+  /usr/bin/time -f '%e %U %S %M %w' -o "$tmp/time" ${TOOL_CPUS:+taskset -c "$TOOL_CPUS"} "$@" >/dev/null 2>"$tmp/stderr" || true
   kill -USR1 "$nginx_pid"   # flush the buffered log
   sleep 0.3
   # The last line: GNU time puts "Command exited with non-zero status N" before it (wget
   # exits 8 when some link answered 404).
-  read -r wall user sys rss < <(tail -n 1 "$tmp/time")
+  read -r wall user sys rss switches < <(tail -n 1 "$tmp/time")
   local server; server=$(echo "scale=3; ($(server_ticks) - $ticks0) / $(getconf CLK_TCK)" | bc)
-  echo "$wall $(echo "$user + $sys" | bc) $rss $server $(( $(server_wait) - wait0 ))"
+  echo "$wall $(echo "$user + $sys" | bc) $rss $server $(( $(server_wait) - wait0 )) $switches"
 }
 
 echo "web_shape: $(nproc) cores${TOOL_CPUS:+, tools on CPU $TOOL_CPUS}${SERVER_CPUS:+, nginx on CPU $SERVER_CPUS}, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
-echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page | server wait µs/page |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page | server wait µs/page | tool switches/page |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for web in $WEBS; do
   rm -rf "$tmp/www"
   case $web in
@@ -137,13 +139,13 @@ for web in $WEBS; do
   : >"$tmp/rows"
   for ((rep = 1; rep <= REPS; rep++)); do
     for tool in $TOOLS; do
-      read -r wall cpu rss server wait < <(run "$tool")
+      read -r wall cpu rss server wait switches < <(run "$tool")
       # distinct page URLs served 200, and page requests beyond the first (robots.txt aside)
       # and distinct .html pages served 200 (the coverage of a directory web)
       read -r distinct dups html < <(awk '$2 != "/robots.txt" { n++
           if (!seen[$1 $2]++ && $3 == 200) { d++; if ($2 ~ /(\.html|\/)$/) h++ } }
         END { print d + 0, n - length(seen), h + 0 }' "$tmp/access.log")
-      echo "$tool $wall $cpu $rss $distinct $dups $html $server $wait" >>"$tmp/rows"
+      echo "$tool $wall $cpu $rss $distinct $dups $html $server $wait $switches" >>"$tmp/rows"
       [ "$rep" -gt 1 ] || awk '$2 != "/robots.txt" && $3 == 200 { print $1 $2 }' "$tmp/access.log" |
         sort -u >"$tmp/urls.$tool"
       [ -z "${LOGS:-}" ] || cp "$tmp/access.log" "$LOGS/${web//\//_}.$tool.$rep"
@@ -164,7 +166,8 @@ for tool in tools:
     dups = max(int(r[5]) for r in mine)
     server = med(lambda r: float(r[7]) * 1e6 / max(int(r[4]), 1))
     wait = med(lambda r: int(r[8]) / 1e3 / max(int(r[4]), 1))
-    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} | {wait:,.0f} |")
+    switches = med(lambda r: int(r[9]) / max(int(r[4]), 1))
+    print(f"| {web} | {tool} | {rate:,.0f} | {cpu:,.0f} | {rss:.1f} | {100 * cov:.1f}% | {dups} | {server:,.0f} | {wait:,.0f} | {switches:.2f} |")
 PY
   # The first runs' URL sets beside the first tool's: what each fetched that the other did not.
   set -- $TOOLS

@@ -45,20 +45,22 @@ pub struct PageRecord {
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
 ///
-/// At most half a record per worker (2 to 8) waits while the thread writes the batch before
-/// them, so a slow disk slows the workers down instead of filling memory with bodies.
+/// At most 4 to 16 records (by the number of workers) wait while the thread writes the batch
+/// before them, so a slow disk slows the workers down instead of filling memory with bodies.
 pub struct Archive {
     records: Arc<Handoff<Vec<ArchiveRecord>>>,
     writer: Option<JoinHandle<Result<WarcStats>>>,
 }
 
-/// Records in a batch at most, for `workers` workers. Each holds a whole body: a deep queue is
-/// memory, not speed (one thread drains it); two batches (the one filling, the one written)
-/// hold as many bodies as the one-per-worker channel of at most 16 before them (BENCHMARKS.md,
-/// "Speed at the web's shape"), and so as many pages are in flight at a kill.
+/// Records in a batch when the writer is woken, for `workers` workers; a batch holds twice as
+/// many at most. Each holds a whole body: a deep queue is memory, not speed (one thread drains
+/// it). The room between the two matters: a writer woken only once its batch was full found
+/// workers blocked on it by the time a core was free for it; with the room, 0.25-0.45 fewer
+/// context switches per page (BENCHMARKS.md, "Session 9").
 fn batch_records(workers: usize) -> usize {
     workers.clamp(4, 16) / 2
 }
+
 /// How long an idle writer waits for a batch to fill: pages are done this much later at most.
 const LINGER: Duration = Duration::from_millis(5);
 
@@ -72,7 +74,7 @@ impl Archive {
         archived: impl Fn(&[u64]) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
         let batch = batch_records(workers);
-        let records = Arc::new(Handoff::new(batch, batch, LINGER));
+        let records = Arc::new(Handoff::new(2 * batch, batch, LINGER));
         let batches = Arc::clone(&records);
         let mut index = CdxjWriter::open(warc.dir())?;
         let writer = std::thread::Builder::new()
