@@ -335,7 +335,7 @@ mod proptests {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(32))]
         /// Random heads and bodies (up to 100 KB) on both ways against the `sha1` crate.
         #[test]
         fn both_ways_match_sha1(

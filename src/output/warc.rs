@@ -3,6 +3,8 @@
 //! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
 //! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
 //! the caller), with `sha1:` base32 block and payload digests that independent readers verify.
+//! A response record's two digests can come from the caller, taken in one pass over the body
+//! (`digest::payload_and_block`); every other record's block digest is taken here.
 //! This module does not fetch, decode or choose what to archive; it only writes what it is given.
 //!
 //! Each record is its own compressed unit — one zstd frame with content size and checksum
