@@ -56,7 +56,7 @@ fn write(dir: &Path, compression: Compression, records: u64, index: bool) -> (Du
             truncated: None,
         };
         let started = Instant::now();
-        let written = warc.write_response(&ex, &digest).unwrap();
+        let written = warc.write_response(&ex, &digest, None).unwrap();
         in_warc += started.elapsed();
         if let Some(cdxj) = &mut cdxj {
             let started = Instant::now();

@@ -61,11 +61,12 @@ pub mod internals {
     pub use crate::schedule::robots::RobotsRules;
 }
 
-/// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record).
-/// Not a stable interface.
+/// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record),
+/// and the two-lane SHA-1 for `examples/digest_lanes.rs`. Not a stable interface.
 #[doc(hidden)]
 pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
+    pub use crate::output::digest::{sha1_pair, sha1_pair_portable};
     pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
 }
 

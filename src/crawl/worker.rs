@@ -33,7 +33,7 @@ use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
 use crate::fetch::private;
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
-use crate::output::archive::{Archive, ArchiveRecord, PageRecord};
+use crate::output::archive::{self, Archive, ArchiveRecord, PageRecord};
 use crate::output::links::LinkLog;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::output::warc::Revisit;
@@ -319,7 +319,9 @@ impl Worker<'_> {
                 false => Note::RetryAfterTooLong,
             });
         }
-        let digest = crate::output::warc::payload_digest(&response.body);
+        let archiving = self.archive.is_some();
+        let (head, body) = (&response.response_head, &response.body);
+        let (digest, block_digest) = archive::page_digests(archiving, head, body);
         let outcome = (self.config.generation == Generation::Recrawl)
             .then(|| Outcome::of(entry.previous.as_ref(), response.status, &digest));
         if let Some(outcome) = outcome {
@@ -341,6 +343,7 @@ impl Worker<'_> {
         let page = PageRecord {
             key: entry.key(),
             payload_digest: digest,
+            block_digest,
             revisit,
         };
         self.archive(&entry.url, response, Some(page))?;

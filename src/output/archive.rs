@@ -10,6 +10,7 @@
 //! file on the next run.
 
 use crate::output::cdxj::{Capture, CdxjWriter};
+use crate::output::digest::payload_and_block;
 use crate::output::handoff::Handoff;
 use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter, payload_digest};
 use crate::state::failpoint;
@@ -39,8 +40,23 @@ pub struct PageRecord {
     pub key: u64,
     /// The body's payload digest, taken once by the worker (it goes to `fetched.tsv` too).
     pub payload_digest: String,
+    /// The block digest of its `response` record (head ‖ body), taken in the same pass as
+    /// `payload_digest` (`page_digests`); `None` leaves it to the writer.
+    pub block_digest: Option<String>,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,
+}
+
+/// A page's payload digest and, when it is archived (`archiving`), the block digest of its
+/// `response` record, both in one pass over the body (`digest::payload_and_block`).
+pub fn page_digests(archiving: bool, head: &[u8], body: &[u8]) -> (String, Option<String>) {
+    match archiving {
+        true => {
+            let (payload, block) = payload_and_block(head, body);
+            (payload, Some(block))
+        }
+        false => (payload_digest(body), None),
+    }
 }
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
@@ -149,9 +165,10 @@ fn write_batches(
             let taken_here;
             let (written, digest) = match &r.page {
                 None => {
-                    taken_here = payload_digest(&r.body);
+                    let block;
+                    (taken_here, block) = payload_and_block(&r.response_head, &r.body);
                     (
-                        warc.write_response(&exchange, &taken_here),
+                        warc.write_response(&exchange, &taken_here, Some(&block)),
                         Some(taken_here.as_str()),
                     )
                 }
@@ -166,7 +183,11 @@ fn write_batches(
                     (warc.write_revisit(&exchange, revisit), digest)
                 }
                 Some(page) => (
-                    warc.write_response(&exchange, &page.payload_digest),
+                    warc.write_response(
+                        &exchange,
+                        &page.payload_digest,
+                        page.block_digest.as_deref(),
+                    ),
                     Some(page.payload_digest.as_str()),
                 ),
             };

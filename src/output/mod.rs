@@ -4,6 +4,7 @@
 
 pub mod archive;
 pub mod cdxj;
+pub mod digest;
 pub mod handoff;
 pub mod links;
 pub mod progress;

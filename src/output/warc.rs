@@ -3,6 +3,8 @@
 //! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
 //! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
 //! the caller), with `sha1:` base32 block and payload digests that independent readers verify.
+//! A response record's two digests can come from the caller, taken in one pass over the body
+//! (`digest::payload_and_block`); every other record's block digest is taken here.
 //! This module does not fetch, decode or choose what to archive; it only writes what it is given.
 //!
 //! Each record is its own compressed unit — one zstd frame with content size and checksum
@@ -35,6 +37,7 @@ use anyhow::{Context, Result, ensure};
 use sha1::{Digest, Sha1};
 use zstd::zstd_safe::{CParameter, ParamSwitch};
 
+use crate::output::digest;
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
@@ -240,17 +243,25 @@ impl WarcWriter {
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &Exchange) -> Result<Written> {
-        self.write_response(ex, &payload_digest(ex.response_body))
+        let (payload, block) = digest::payload_and_block(ex.response_head, ex.response_body);
+        self.write_response(ex, &payload, Some(&block))
     }
 
     /// `write_exchange` with the payload digest already computed (`payload_digest` of the
-    /// body): the crawler takes it for `fetched.tsv` anyway, so the body is hashed once.
-    pub fn write_response(&mut self, ex: &Exchange, payload_digest: &str) -> Result<Written> {
+    /// body), and the response record's block digest (of head ‖ body) if it was too
+    /// (`digest::payload_and_block`, one pass for both): the crawler takes the payload digest
+    /// for `fetched.tsv` anyway, so the body is hashed once.
+    pub fn write_response(
+        &mut self,
+        ex: &Exchange,
+        payload_digest: &str,
+        block_digest: Option<&str>,
+    ) -> Result<Written> {
         let fields = [
             ("WARC-Payload-Digest", payload_digest),
             ("WARC-Truncated", ex.truncated.unwrap_or("")),
         ];
-        self.write_pair(ex, "response", &fields)
+        self.write_pair(ex, "response", &fields, block_digest)
     }
 
     /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
@@ -279,7 +290,7 @@ impl WarcWriter {
             },
             ..*ex
         };
-        self.write_pair(&ex, "revisit", &fields)
+        self.write_pair(&ex, "revisit", &fields, None)
     }
 
     /// The directory the WARC files are written to.
@@ -318,7 +329,15 @@ impl WarcWriter {
     }
 
     /// Writes the response (or revisit) and its request; returns where the first one landed.
-    fn write_pair(&mut self, ex: &Exchange, kind: &str, extra: &[(&str, &str)]) -> Result<Written> {
+    /// Writes the `kind` record of `ex` (its block digest given by the caller, or taken here)
+    /// and its `request` record.
+    fn write_pair(
+        &mut self,
+        ex: &Exchange,
+        kind: &str,
+        extra: &[(&str, &str)],
+        block_digest: Option<&str>,
+    ) -> Result<Written> {
         if let Some(cur) = &self.current
             && cur.bytes >= self.config.max_file_bytes
         {
@@ -358,10 +377,11 @@ impl WarcWriter {
         let (offset, length) = self.write_record(
             &[&response, extra, &content_type],
             &[ex.response_head, ex.response_body],
+            block_digest,
         )?;
         let request = common("request", request_id, response_id);
         let content_type = [("Content-Type", "application/http;msgtype=request")];
-        self.write_record(&[&request, &content_type], &[ex.request_head])?;
+        self.write_record(&[&request, &content_type], &[ex.request_head], None)?;
         let file = self.current.as_ref().map(|c| Arc::clone(&c.name));
         Ok(Written {
             file: file.unwrap_or_else(|| Arc::from("")),
@@ -411,19 +431,31 @@ impl WarcWriter {
             ("WARC-Filename", &name),
             ("Content-Type", "application/warc-fields"),
         ];
-        self.write_record(&[&fields], &[info.as_bytes()])?;
+        self.write_record(&[&fields], &[info.as_bytes()], None)?;
         Ok(())
     }
 
     /// Frames one record (headers, digest, length, block) and queues it as one compressed unit
     /// (written by `flush`, or at once past `PENDING_BYTES`). Fields with an empty value are
-    /// left out. Returns the unit's offset and length.
-    fn write_record(&mut self, fields: &[&[(&str, &str)]], block: &[&[u8]]) -> Result<(u64, u64)> {
+    /// left out. The block digest is `given` (`sha1:` + base32 of the parts of `block`, taken
+    /// by the caller) or taken here. Returns the unit's offset and length.
+    fn write_record(
+        &mut self,
+        fields: &[&[(&str, &str)]],
+        block: &[&[u8]],
+        given: Option<&str>,
+    ) -> Result<(u64, u64)> {
         let len: usize = block.iter().map(|b| b.len()).sum();
-        let mut sha = Sha1::new();
-        block.iter().for_each(|b| sha.update(b));
         let mut digest = [0u8; 32];
-        data_encoding::BASE32.encode_mut(&sha.finalize(), &mut digest);
+        match given.map(|d| d.strip_prefix("sha1:")) {
+            Some(Some(base32)) if base32.len() == 32 => digest.copy_from_slice(base32.as_bytes()),
+            Some(_) => anyhow::bail!("a block digest given as {given:?}, not sha1: and base32"),
+            None => {
+                let mut sha = Sha1::new();
+                block.iter().for_each(|b| sha.update(b));
+                data_encoding::BASE32.encode_mut(&sha.finalize(), &mut digest);
+            }
+        }
         let record = &mut self.record;
         record.clear();
         record.reserve(len + 1024);
