@@ -622,16 +622,13 @@ impl Worker<'_> {
                 }
             }
         }
-        let mut merge = None;
+        let mut merge = false;
         if let Some((from, topical)) = from {
             let urls = || wanted.iter().map(|(_, e)| e.url.as_str());
             self.links.write(from, urls())?;
             let seen = || self.due.stats().stored;
-            if let Some(focus) = &self.config.focus
-                && focus.record(from, topical, urls(), seen())
-            {
-                merge = Some(focus);
-            }
+            merge = (self.config.focus.as_ref())
+                .is_some_and(|focus| focus.record(from, topical, urls(), seen()));
         }
         // With --shard, URLs of other shards' hosts leave here (in their outboxes before the
         // page is done, as the DUE's are).
@@ -640,15 +637,11 @@ impl Worker<'_> {
             None => wanted,
         };
         self.due.offer(wanted)?;
-        if let Some(focus) = merge {
-            if self.due.flush()? {
-                // This worker waits for its topical links to reach the focus window before its
-                // next fetch (the others go on): the focus then orders by pages, not by how
-                // fast a merge runs on a loaded machine.
-                self.due.wait_for_merge()?;
-            } else {
-                focus.merge_refused();
-            }
+        if merge {
+            // This worker waits for its topical links to reach the focus window before its
+            // next fetch (the others go on), after a merge already running if need be: the
+            // focus then orders by pages, not by how fast a merge runs on a loaded machine.
+            self.due.merge_now()?;
         }
         Ok(())
     }
