@@ -232,6 +232,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
 
     let fetcher = Fetcher::new(&config.fetch);
     let lastmods = Lastmods::new(LASTMODS);
+    let stop_or_closed = AtomicBool::new(false);
     let worker = Worker {
         config: &config,
         fetcher: &fetcher,
@@ -244,11 +245,11 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         links: &links,
         fetched: &fetched,
         lastmods: &lastmods,
+        stop,
+        stopped: &stop_or_closed,
     };
-    let stop_or_closed = AtomicBool::new(false);
     let (done, done_signal) = std::sync::mpsc::channel::<()>();
     let watchdog = StopWatchdog::start(Arc::clone(stop), Arc::clone(&dispatcher));
-    let stop: &AtomicBool = stop;
     let result: Result<()> = std::thread::scope(|scope| {
         let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
         let read = move || gauges(dispatcher, due, counters);
@@ -262,10 +263,9 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         let handles: Vec<_> = (0..config.workers)
             .map(|i| {
                 let worker = &worker;
-                let stop_or_closed = &stop_or_closed;
                 std::thread::Builder::new()
                     .name(format!("worker-{i}"))
-                    .spawn_scoped(scope, move || worker.run(stop, stop_or_closed))
+                    .spawn_scoped(scope, move || worker.run())
                     .expect("spawning a worker")
             })
             .collect();

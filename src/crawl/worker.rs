@@ -72,6 +72,11 @@ pub struct Worker<'a> {
     pub fetched: &'a FetchLog,
     /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
+    /// Raised by a signal handler.
+    pub stop: &'a AtomicBool,
+    /// What every worker obeys: a signal came, the URL log's reader went away or `--find`
+    /// found (`check_stop`), or another shard found.
+    pub stopped: &'a AtomicBool,
 }
 
 /// How a page fetch ended, for the dispatcher.
@@ -83,10 +88,8 @@ pub(super) enum PageOutcome {
 }
 
 /// The page a host handed straight to the worker that just received its previous one
-/// (`Dispatcher::host_free_or_next`), and what tells it not to while stopping.
-struct Chain<'s> {
-    stop: &'s AtomicBool,
-    stopped: &'s AtomicBool,
+/// (`Dispatcher::host_free_or_next`; not while stopping: `Worker::stopped`).
+struct Chain {
     /// The request for the page being crawled, if it was sent ahead.
     sent: Option<Sent>,
     /// The host's next page for this worker, and its request if sent ahead.
@@ -114,23 +117,23 @@ struct Discovered {
 
 impl Worker<'_> {
     /// Works until the dispatcher says the crawl is over; an error stops every worker.
-    pub fn run(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
-        let result = self.work(stop, stopped);
+    pub fn run(&self) -> Result<()> {
+        let result = self.work();
         if let Err(e) = &result {
             self.dispatcher.fail(e);
         }
         result
     }
 
-    fn work(&self, stop: &AtomicBool, stopped: &AtomicBool) -> Result<()> {
+    fn work(&self) -> Result<()> {
         // The last page given is finished: told to the dispatcher with the next request.
         let mut finished = false;
         loop {
-            self.check_stop(stop, stopped);
+            self.check_stop();
             let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
             let next = self
                 .dispatcher
-                .next_work(self.due, stopped, finished, &refused)?;
+                .next_work(self.due, self.stopped, finished, &refused)?;
             finished = false;
             let Some(work) = next else {
                 return Ok(());
@@ -141,7 +144,7 @@ impl Worker<'_> {
                     self.dispatcher.robots_done(host, rules, elapsed);
                 }
                 Work::Page { host, entry } => {
-                    finished = self.crawl_chain(host, entry, stop, stopped)?;
+                    finished = self.crawl_chain(host, entry)?;
                 }
             }
         }
@@ -149,18 +152,10 @@ impl Worker<'_> {
 
     /// A page, then each next page its host hands this worker (`free_host`). Whether the last
     /// one is finished (not to be asked for again, as a retry is).
-    fn crawl_chain(
-        &self,
-        host: usize,
-        mut entry: Entry,
-        stop: &AtomicBool,
-        stopped: &AtomicBool,
-    ) -> Result<bool> {
+    fn crawl_chain(&self, host: usize, mut entry: Entry) -> Result<bool> {
         let mut sent = None;
         loop {
             let mut chain = Chain {
-                stop,
-                stopped,
                 sent: sent.take(),
                 next: None,
             };
@@ -184,10 +179,10 @@ impl Worker<'_> {
     }
 
     /// Sets `stopped` when a signal came, the URL log's reader went away or `--find` found.
-    fn check_stop(&self, stop: &AtomicBool, stopped: &AtomicBool) {
+    fn check_stop(&self) {
         let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
-        if stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
-            stopped.store(true, Ordering::Relaxed);
+        if self.stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
+            self.stopped.store(true, Ordering::Relaxed);
         }
     }
 
@@ -198,10 +193,10 @@ impl Worker<'_> {
             self.dispatcher.host_free(host, elapsed);
             return Ok(());
         }
-        self.check_stop(chain.stop, chain.stopped);
+        self.check_stop();
         let Some(next) = self
             .dispatcher
-            .host_free_or_next(host, elapsed, chain.stopped)?
+            .host_free_or_next(host, elapsed, self.stopped)?
         else {
             return Ok(());
         };
@@ -625,16 +620,13 @@ impl Worker<'_> {
                 }
             }
         }
-        let mut merge = None;
+        let mut merge = false;
         if let Some((from, topical)) = from {
             let urls = || wanted.iter().map(|(_, e)| e.url.as_str());
             self.links.write(from, urls())?;
             let seen = || self.due.stats().stored;
-            if let Some(focus) = &self.config.focus
-                && focus.record(from, topical, urls(), seen())
-            {
-                merge = Some(focus);
-            }
+            merge = (self.config.focus.as_ref())
+                .is_some_and(|focus| focus.record(from, topical, urls(), seen()));
         }
         // With --shard, URLs of other shards' hosts leave here (in their outboxes before the
         // page is done, as the DUE's are).
@@ -643,15 +635,11 @@ impl Worker<'_> {
             None => wanted,
         };
         self.due.offer(wanted)?;
-        if let Some(focus) = merge {
-            if self.due.flush()? {
-                // This worker waits for its topical links to reach the focus window before its
-                // next fetch (the others go on): the focus then orders by pages, not by how
-                // fast a merge runs on a loaded machine.
-                self.due.wait_for_merge()?;
-            } else {
-                focus.merge_refused();
-            }
+        if merge {
+            // This worker waits for its topical links to reach the focus window before its
+            // next fetch (the others go on), after a merge already running if need be: the
+            // focus then orders by pages, not by how fast a merge runs on a loaded machine.
+            self.due.merge_now()?;
         }
         Ok(())
     }

@@ -575,8 +575,8 @@ impl Fetcher {
         let (stream, ip, wait) = match proxy {
             None => {
                 let addrs = self.resolver.resolve(name, port, left())?;
-                let (tcp, addr) = connect_any(&addrs, deadline)?;
-                (Stream::Tcp(tcp), Some(addr.ip()), left().min(PER_READ))
+                let (tcp, addr, wait) = connect_any(&addrs, deadline)?;
+                (Stream::Tcp(tcp), Some(addr.ip()), wait)
             }
             Some(proxy) => {
                 let target = match proxy.resolve_target {
@@ -587,7 +587,7 @@ impl Fetcher {
                     false => Target::Name(name.to_owned(), port),
                 };
                 let proxy_addrs = self.resolver.resolve(&proxy.host, proxy.port, left())?;
-                let (tcp, _) = connect_any(&proxy_addrs, deadline)?;
+                let (tcp, _, wait) = connect_any(&proxy_addrs, deadline)?;
                 let mut stream = Stream::Tcp(tcp);
                 if proxy.protocol == Protocol::Https {
                     stream = self.tls(stream, &proxy.host)?;
@@ -597,15 +597,14 @@ impl Fetcher {
                     Target::Addr(addr) => Some(addr.ip()),
                     Target::Name(..) => None,
                 };
-                (stream, ip, left().min(PER_READ))
+                (stream, ip, wait)
             }
         };
         let stream = match https {
             true => self.tls(stream, name)?,
             false => stream,
         };
-        // The read timeout connect_any set, or a little less: `conn` sets it again only when
-        // it must shrink.
+        // The read timeout connect_any set: `conn` sets it again only when it must shrink.
         Ok(Connection::new(stream, ip, Some(wait)))
     }
 
@@ -624,8 +623,12 @@ impl Fetcher {
 }
 
 /// A TCP connection to the first of `addrs` that answers, within `CONNECT_TIMEOUT` each and the
-/// deadline in all; its reads and writes then time out as `conn` expects.
-fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<(TcpStream, SocketAddr), Fail> {
+/// deadline in all; its reads and writes then time out as `conn` expects, after the returned
+/// wait (the deadline's time left, at most `PER_READ`).
+fn connect_any(
+    addrs: &[SocketAddr],
+    deadline: Instant,
+) -> Result<(TcpStream, SocketAddr, Duration), Fail> {
     let mut last = Fail::new("dns", "no address");
     for addr in addrs {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -637,13 +640,13 @@ fn connect_any(addrs: &[SocketAddr], deadline: Instant) -> Result<(TcpStream, So
         }
         match TcpStream::connect_timeout(addr, left.min(CONNECT_TIMEOUT)) {
             Ok(tcp) => {
-                let wait = Some(left.min(PER_READ));
+                let wait = left.min(PER_READ);
                 let set = tcp
-                    .set_read_timeout(wait)
-                    .and_then(|()| tcp.set_write_timeout(wait))
+                    .set_read_timeout(Some(wait))
+                    .and_then(|()| tcp.set_write_timeout(Some(wait)))
                     .and_then(|()| tcp.set_nodelay(true));
                 return set
-                    .map(|()| (tcp, *addr))
+                    .map(|()| (tcp, *addr, wait))
                     .map_err(|e| Fail::io(&e, "setting up the connection"));
             }
             Err(e) => {

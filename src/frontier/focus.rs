@@ -24,9 +24,10 @@
 //! Membership in the DUE is delayed until a batch merges, so when topical links are waiting in
 //! the DUE, [`Focus::record`] asks for an early merge, at most once per max(16, seen/64) pages
 //! (each merge rewrites the seen set: 16 bytes × seen/64 pages is ≤ 1 KiB of I/O per page).
-//! The worker that asked waits for that merge (the others go on), so the topical links are in
-//! the window before its next fetch: with one worker the order depends on pages alone, not on
-//! how long a merge takes on a loaded machine.
+//! The worker that asked waits for that merge (the others go on), after one already running if
+//! need be (`Due::merge_now`), so the topical links are in the window before its next fetch:
+//! with one worker the order depends on pages alone, not on how long a merge takes on a loaded
+//! machine.
 //!
 //! This module does not touch the frontier's or the DUE's internals: the dispatcher and the
 //! workers call it through a few hooks.
@@ -178,13 +179,6 @@ impl Focus {
             self.rerank(n, edges, epoch);
         }
         merge
-    }
-
-    /// The DUE was already merging when asked: ask again at the next page.
-    pub fn merge_refused(&self) {
-        let mut graph = self.graph.lock().unwrap();
-        graph.topical_waiting = true;
-        graph.pages_since_merge = MERGE_PAGES;
     }
 
     /// HITS on a snapshot of the graph, then each page's hub_in from it.

@@ -271,9 +271,21 @@ impl Dispatcher {
         if state.in_flight > 0 {
             return Ok(false);
         }
-        if self.max_pages.is_some_and(|max| state.pages_started >= max) {
+        if self.page_limit(&state) {
             return Ok(true);
         }
+        Self::no_work_left(&state, due)
+    }
+
+    /// Whether `--max-pages` pages have been given out.
+    fn page_limit(&self, state: &State) -> bool {
+        self.max_pages.is_some_and(|max| state.pages_started >= max)
+    }
+
+    /// Whether no URL waits anywhere in this process: frontier, focus window, deferred FIFO,
+    /// host queues, the DUE (unmerged or merging). With nothing in flight too, the crawl (or,
+    /// with `--shard`, this shard until others send more) is over.
+    fn no_work_left(state: &State, due: &Due<Entry>) -> Result<bool> {
         Ok(state.nothing_pending() && state.scheduler.queued() == 0 && due.is_idle()?)
     }
 
@@ -391,8 +403,7 @@ impl Dispatcher {
             if stop.load(Ordering::Relaxed) {
                 return Ok(self.end(&mut state, Ending::Stopped));
             }
-            let page_limit = self.max_pages.is_some_and(|max| state.pages_started >= max);
-            if page_limit {
+            if self.page_limit(&state) {
                 if state.in_flight == 0 && Self::gate_open(&state) {
                     return Ok(self.end(&mut state, Ending::PageLimit));
                 }
@@ -430,7 +441,7 @@ impl Dispatcher {
                     continue;
                 }
                 Next::Empty => {
-                    let idle = state.in_flight == 0 && state.nothing_pending() && due.is_idle()?;
+                    let idle = state.in_flight == 0 && Self::no_work_left(&state, due)?;
                     if idle && Self::gate_open(&state) {
                         return Ok(self.end(&mut state, Ending::Complete));
                     }
@@ -489,7 +500,7 @@ impl Dispatcher {
         stop: &AtomicBool,
     ) -> Result<Option<Entry>> {
         let mut state = self.state.lock().unwrap();
-        let page_limit = self.max_pages.is_some_and(|max| state.pages_started >= max);
+        let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
         let next = if open && !page_limit && !stop.load(Ordering::Relaxed) {

@@ -405,8 +405,8 @@ impl Scheduler {
 
     /// A page fetch on `host` ended at `now` after `response_time`.
     pub fn page_done(&mut self, host: usize, response_time: Duration, now: Instant) {
-        let crawl_delay = self.crawl_delay(host);
-        self.release(host, now + self.rule.delay(response_time, crawl_delay), now);
+        let rest = self.rest(host, response_time);
+        self.release(host, now + rest, now);
     }
 
     /// A page fetch on `host` ended at `now`: when its connection needs no rest (a delay of
@@ -420,8 +420,7 @@ impl Scheduler {
         response_time: Duration,
         now: Instant,
     ) -> Result<Option<Entry>> {
-        let crawl_delay = self.crawl_delay(host);
-        let delay = self.rule.delay(response_time, crawl_delay);
+        let delay = self.rest(host, response_time);
         if delay.is_zero() && self.fresh_robots(host, now) {
             self.promote_due(now);
             let backlog = self.host(host).queue.len();
@@ -477,11 +476,11 @@ impl Scheduler {
         Ok(None)
     }
 
-    fn crawl_delay(&mut self, host: usize) -> Option<Duration> {
-        self.host(host)
-            .robots
-            .as_ref()
-            .and_then(|(r, _)| r.crawl_delay())
+    /// The rest `host`'s connection takes after a response that took `response_time`: the
+    /// delay rule, with its robots.txt's `Crawl-delay` if any.
+    fn rest(&mut self, host: usize, response_time: Duration) -> Duration {
+        let crawl_delay = (self.host(host).robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
+        self.rule.delay(response_time, crawl_delay)
     }
 
     /// The host answered `entry` 429 or 503: it rests until `retry_at` (or longer, by the delay
@@ -494,10 +493,9 @@ impl Scheduler {
         now: Instant,
         retry_at: Instant,
     ) {
-        let crawl_delay = self.crawl_delay(host);
         self.host(host).queue.push_front(entry);
         self.queued += 1;
-        let rule = now + self.rule.delay(response_time, crawl_delay);
+        let rule = now + self.rest(host, response_time);
         self.release(host, rule.max(retry_at), now);
     }
 
@@ -509,11 +507,11 @@ impl Scheduler {
         response_time: Duration,
         now: Instant,
     ) {
-        let crawl_delay = rules.crawl_delay();
         let h = self.host(host);
         h.robots = Some((rules, now));
         h.robots_pending = false;
-        self.release(host, now + self.rule.delay(response_time, crawl_delay), now);
+        let rest = self.rest(host, response_time);
+        self.release(host, now + rest, now);
     }
 
     fn release(&mut self, id: usize, ready_at: Instant, now: Instant) {

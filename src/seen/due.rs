@@ -272,12 +272,29 @@ impl<T: Payload> Due<T> {
 
     /// Blocks until the running merge (if any) is done.
     pub fn wait_for_merge(&self) -> Result<()> {
-        let mut state = self.lock()?;
-        while state.merging {
-            state = self.shared.merged.wait(state).unwrap();
+        let state = self.wait_merged(self.lock()?);
+        drop(state);
+        self.lock().map(drop)
+    }
+
+    /// Merges everything offered so far and returns once it has been delivered to the sink.
+    /// A running merge is waited for first, and what is buffered then merged: unlike `flush`,
+    /// the outcome does not depend on how far a merge started elsewhere has got (its thread
+    /// publishes before it counts as done, so a woken worker can find it still "merging").
+    pub fn merge_now(&self) -> Result<()> {
+        let mut state = self.wait_merged(self.lock()?);
+        if !state.batch.is_empty() && state.failed.is_none() {
+            state = self.wait_merged(self.hand_off(state)?);
         }
         drop(state);
         self.lock().map(drop)
+    }
+
+    fn wait_merged<'a>(&'a self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        while state.merging {
+            state = self.shared.merged.wait(state).unwrap();
+        }
+        state
     }
 
     /// Merges everything still buffered and stops the merge thread.
@@ -464,6 +481,53 @@ mod tests {
         assert_eq!(rx.try_iter().flatten().collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(due.stats().merges, 1);
         assert_eq!(due.stats().cache_hits, 1);
+    }
+
+    /// `merge_now` while another merge is still delivering: it waits for that one, then merges
+    /// what was offered since, and returns only once both are delivered (`flush` refuses and
+    /// returns at once: the focus's early merge used to take that answer, so whether its links
+    /// were merged before the next fetch depended on the merge thread's progress).
+    #[test]
+    fn merge_now_waits_for_a_running_merge_then_merges_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (release, held) = channel::<()>();
+        let (tx, rx) = channel();
+        let sink: Box<dyn Sink<u64>> = Box::new(move |novel: Vec<u64>| {
+            if novel == [1] {
+                held.recv().unwrap(); // the first merge is held in its delivery
+            }
+            tx.send(novel).unwrap();
+            Ok(())
+        });
+        let config = DueConfig {
+            cache_entries: 4,
+            buffer_entries: 1000,
+        };
+        let due = Arc::new(Due::open(dir.path(), config, sink).unwrap());
+        due.offer([(1, 1)]).unwrap();
+        assert!(due.flush().unwrap());
+        due.offer([(2, 2)]).unwrap();
+        let (returned, asked) = channel();
+        let asker = {
+            let due = Arc::clone(&due);
+            std::thread::spawn(move || {
+                due.merge_now().unwrap();
+                returned.send(()).unwrap();
+            })
+        };
+        // Bounded look for an early return (one shows at once; none can come while held).
+        let early = asked.recv_timeout(std::time::Duration::from_millis(200));
+        release.send(()).unwrap(); // first, so that a failed test does not leave the merge held
+        assert!(
+            early.is_err(),
+            "merge_now returned while a merge was running"
+        );
+        asked
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("merge_now returns once both merges are delivered");
+        asker.join().unwrap();
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), [vec![1], vec![2]]);
+        assert_eq!(due.stats().merges, 2);
     }
 
     #[test]

@@ -32,7 +32,7 @@
 //! - Pages are read as a browser with scripts off reads them: the content of `<noscript>`
 //!   (which the tokenizer, like a browser running scripts, sees as text) is parsed as markup
 //!   again, where it ends, with the base in effect there. At most `MAX_NOSCRIPT` bytes of one
-//!   `<noscript>` are read that way; nesting stops at `MAX_NOSCRIPT_DEPTH`, so each byte is
+//!   `<noscript>` are read that way (cut before they are decoded); nesting stops at `MAX_NOSCRIPT_DEPTH`, so each byte is
 //!   scanned at most three times. A `<noscript>` whose content is markup anyway (inside SVG or
 //!   MathML) has its links read as any others (`lol_html` also re-read the text of raw-text
 //!   elements inside such a one: a difference the oracle tests leave out).
@@ -153,18 +153,11 @@ fn scan(
                 }
             }
             Token::Text(text) if std::mem::take(&mut noscript) => {
-                let decoded = encoding.decode_without_bom_handling(&body[text]).0;
-                let mut end = decoded.len().min(MAX_NOSCRIPT);
-                while !decoded.is_char_boundary(end) {
-                    end -= 1;
-                }
-                scan(
-                    &decoded.as_bytes()[..end],
-                    UTF_8,
-                    false,
-                    state,
-                    noscript_depth + 1,
-                );
+                // Cut, then decode: the rest of a huge `<noscript>` is neither decoded nor read
+                // (a character cut in two decodes as U+FFFD, at the end, after every link).
+                let cut = text.start..text.end.min(text.start + MAX_NOSCRIPT);
+                let decoded = encoding.decode_without_bom_handling(&body[cut]).0;
+                scan(decoded.as_bytes(), UTF_8, false, state, noscript_depth + 1);
                 if state.out.truncated {
                     return;
                 }
