@@ -27,6 +27,7 @@
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
 use crate::crawl::note::Note;
+use crate::crawl::offer::Wanted;
 use crate::crawl::run::{Counters, CrawlConfig};
 use crate::fetch::body::Skipped;
 use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
@@ -41,7 +42,6 @@ use crate::schedule::dispatch::Dispatcher;
 use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
-use crate::seen::checksum::checksum;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::directives::Directives;
@@ -608,33 +608,31 @@ impl Worker<'_> {
             depth,
             redirects,
         } = found;
-        let mut wanted = Vec::with_capacity(urls.len());
-        for url in urls {
-            match url.accept(&self.config.filter, depth) {
-                Ok(url) => {
-                    let entry = Entry::new(url, depth, redirects);
-                    wanted.push((checksum(entry.url.as_bytes()), entry));
-                }
-                Err(reason) => {
-                    self.counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
+        let filter = &self.config.filter;
+        let mut wanted = Wanted::of(urls, filter, depth, redirects, self.counters);
         let mut merge = false;
         if let Some((from, topical)) = from {
-            let urls = || wanted.iter().map(|(_, e)| e.url.as_str());
-            self.links.write(from, urls())?;
+            self.links.write(from, wanted.links())?;
             let seen = || self.due.stats().stored;
+            // The focus graph counts each target of a page once: the distinct URLs will do.
+            let urls = wanted.entries.iter().map(|(_, e)| e.url.as_str());
             merge = (self.config.focus.as_ref())
-                .is_some_and(|focus| focus.record(from, topical, urls(), seen()));
+                .is_some_and(|focus| focus.record(from, topical, urls, seen()));
         }
         // With --shard, URLs of other shards' hosts leave here (in their outboxes before the
         // page is done, as the DUE's are).
-        let wanted = match &self.config.exchange {
-            Some(exchange) => exchange.route(wanted)?,
-            None => wanted,
+        let (entries, repeats) = match &self.config.exchange {
+            Some(exchange) => {
+                let mine = exchange.route(std::mem::take(&mut wanted.entries))?;
+                let repeats = wanted.repeats_of(mine.iter().map(|(key, _)| key));
+                (mine, repeats)
+            }
+            None => {
+                let repeats = wanted.repeats.iter().map(|&n| u64::from(n)).sum();
+                (wanted.entries, repeats)
+            }
         };
-        self.due.offer(wanted)?;
+        self.due.offer_repeating(entries, repeats)?;
         if merge {
             // This worker waits for its topical links to reach the focus window before its
             // next fetch (the others go on), after a merge already running if need be: the

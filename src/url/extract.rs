@@ -373,7 +373,10 @@ impl State<'_> {
         let Ok(url) = join(&self.base, value) else {
             return;
         };
-        if DROPPED_SCHEMES.contains(&url.scheme()) {
+        // Text joined without a parse is http(s) (`join`'s fast path takes no other scheme).
+        if let Found::Parsed(parsed) = &url
+            && DROPPED_SCHEMES.contains(&parsed.scheme())
+        {
             return;
         }
         if self.out.links.len() >= self.max_links {

@@ -185,6 +185,9 @@ pub struct Base {
     /// `is_canonical(origin + path)`: then every directory of the path is canonical too, and
     /// the fast join checks only a link's own bytes (`is_canonical_path`).
     canonical_path: bool,
+    /// `is_canonical(origin + path + query)`: a bare `#fragment` link, which is the base
+    /// itself (a third of a documentation page's links), is then its text as it is.
+    canonical_query: bool,
     /// Where each `/` of the path is, as an offset in the path (the first is 0 for a path
     /// that starts with one): a relative link's directory, and each `../` step up from it,
     /// without a search per link.
@@ -194,6 +197,7 @@ pub struct Base {
 impl Base {
     pub fn new(url: Url) -> Base {
         let canonical_path = is_canonical(&url[..url::Position::AfterPath]);
+        let canonical_query = is_canonical(&url[..url::Position::AfterQuery]);
         let slashes = url
             .path()
             .bytes()
@@ -203,6 +207,7 @@ impl Base {
         Base {
             url,
             canonical_path,
+            canonical_query,
             slashes,
         }
     }
@@ -227,7 +232,8 @@ pub fn join(base: &Base, value: &str) -> Result<Found, url::ParseError> {
 
 /// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
 fn join_plain(base: &Base, mut value: &str) -> Option<String> {
-    let (canonical_path, slashes) = (base.canonical_path, &base.slashes);
+    let (canonical_path, canonical_query) = (base.canonical_path, base.canonical_query);
+    let slashes = &base.slashes;
     let base = &base.url;
     if !matches!(base.scheme(), "http" | "https") {
         return None;
@@ -238,8 +244,7 @@ fn join_plain(base: &Base, mut value: &str) -> Option<String> {
     if let Some(hash) = value.find('#') {
         value = &value[..hash];
         if value.is_empty() {
-            let text = &base[..url::Position::AfterQuery];
-            return is_canonical(text).then(|| text.to_owned());
+            return canonical_query.then(|| base[..url::Position::AfterQuery].to_owned());
         }
     }
     if value.starts_with("http://") || value.starts_with("https://") {
