@@ -737,6 +737,44 @@ mod tests {
         );
     }
 
+    /// A robots.txt `Crawl-delay` holds the host after its robots.txt fetch and after each
+    /// page, even when the delay rule alone would give no rest (factor 0), and a page is then
+    /// never handed straight on to the same connection (`page_done_or_next`).
+    #[test]
+    fn a_crawl_delay_holds_the_host_after_robots_and_after_each_page() {
+        let t0 = Instant::now();
+        let delay = Duration::from_secs(3);
+        let mut s = Scheduler::new(rule(0.0));
+        for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
+            s.add(entry(u), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
+            panic!("robots first")
+        };
+        let rules = RobotsRules::from_response("crawl", 200, b"User-agent: *\nCrawl-delay: 3\n");
+        assert_eq!(rules.crawl_delay(), Some(delay));
+        s.robots_done(host, rules, Duration::ZERO, t0);
+        assert!(matches!(s.next(t0).unwrap(), Next::WaitUntil(at) if at == t0 + delay));
+
+        let t1 = t0 + delay;
+        let Next::Work(Work::Page { host, .. }) = s.next(t1).unwrap() else {
+            panic!("the first page once the delay has passed")
+        };
+        assert!(
+            s.page_done_or_next(host, Duration::ZERO, t1)
+                .unwrap()
+                .is_none()
+        );
+        assert!(matches!(s.next(t1).unwrap(), Next::WaitUntil(at) if at == t1 + delay));
+
+        let t2 = t1 + delay;
+        let Next::Work(Work::Page { host, .. }) = s.next(t2).unwrap() else {
+            panic!("the second page once the delay has passed")
+        };
+        s.page_done(host, Duration::ZERO, t2);
+        assert!(matches!(s.next(t2).unwrap(), Next::WaitUntil(at) if at == t2 + delay));
+    }
+
     #[test]
     fn hosts_are_served_in_ready_order() {
         let t0 = Instant::now();
