@@ -22,7 +22,7 @@
 use crate::crawl::note::{Note, SitemapNote};
 use crate::crawl::worker::{Links, MAX_REDIRECTS, PageOutcome, Worker};
 use crate::frontier::Entry;
-use crate::output::archive::{self, PageRecord};
+use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
 use crate::state::recrawl::{self, Generation};
 use crate::url::normalize::{Found, canonicalize};
@@ -180,16 +180,14 @@ impl Worker<'_> {
             self.dispatcher.host_free(host, response.elapsed);
         }
         self.log_response(&response, entry.depth, &entry.url, &Note::Sitemap(note));
-        let archiving = self.archive.is_some();
-        let (head, body) = (&response.response_head, &response.body);
-        let (digest, block_digest) = archive::page_digests(archiving, head, body);
+        let (digest, block_sha1) = self.page_digests(&response);
         if (200..300).contains(&response.status) {
             self.record_fetched(entry, recrawl::capture(None, &response, &digest))?;
         }
         let page = PageRecord {
             key: entry.key(),
             payload_digest: digest,
-            block_digest,
+            block_sha1,
             revisit: None,
         };
         self.archive(&entry.url, response, Some(page))?;

@@ -314,9 +314,7 @@ impl Worker<'_> {
                 false => Note::RetryAfterTooLong,
             });
         }
-        let archiving = self.archive.is_some();
-        let (head, body) = (&response.response_head, &response.body);
-        let (digest, block_digest) = archive::page_digests(archiving, head, body);
+        let (digest, block_sha1) = self.page_digests(&response);
         let outcome = (self.config.generation == Generation::Recrawl)
             .then(|| Outcome::of(entry.previous.as_ref(), response.status, &digest));
         if let Some(outcome) = outcome {
@@ -338,7 +336,7 @@ impl Worker<'_> {
         let page = PageRecord {
             key: entry.key(),
             payload_digest: digest,
-            block_digest,
+            block_sha1,
             revisit,
         };
         self.archive(&entry.url, response, Some(page))?;
@@ -507,6 +505,12 @@ impl Worker<'_> {
             previous: Some(got),
             ..entry.clone()
         })
+    }
+
+    /// The response's payload digest and, if archiving, its record's block SHA-1, in one pass.
+    pub(super) fn page_digests(&self, response: &Response) -> (String, Option<[u8; 20]>) {
+        let (head, body) = (&response.response_head, &response.body);
+        archive::page_digests(self.archive.is_some(), head, body)
     }
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A

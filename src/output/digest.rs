@@ -15,10 +15,12 @@
 
 use sha1::{Digest, Sha1};
 
-/// The payload digest of `body` and the block digest of `head ‖ body`, each `sha1:` and base32.
-pub fn payload_and_block(head: &[u8], body: &[u8]) -> (String, String) {
+/// The payload digest of `body` (`sha1:` and base32, as the URL log, `fetched.tsv` and the
+/// records carry it) and the SHA-1 of `head ‖ body`, which the WARC writer encodes into the
+/// response record's block digest.
+pub fn payload_and_block(head: &[u8], body: &[u8]) -> (String, [u8; 20]) {
     let (payload, block) = sha1_pair(head, body);
-    (warc_digest(&payload), warc_digest(&block))
+    (warc_digest(&payload), block)
 }
 
 /// `sha1:` and the base32 of a SHA-1, as WARC digests are written.
@@ -325,7 +327,7 @@ mod tests {
         let (payload, block) = payload_and_block(head, body);
         assert_eq!(payload, "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
         let (p, b) = reference(head, body);
-        assert_eq!((payload, block), (warc_digest(&p), warc_digest(&b)));
+        assert_eq!((payload, block), (warc_digest(&p), b));
     }
 }
 

@@ -243,25 +243,25 @@ impl WarcWriter {
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &Exchange) -> Result<Written> {
-        let (payload, block) = digest::payload_and_block(ex.response_head, ex.response_body);
-        self.write_response(ex, &payload, Some(&block))
+        let (payload, block_sha1) = digest::payload_and_block(ex.response_head, ex.response_body);
+        self.write_response(ex, &payload, Some(&block_sha1))
     }
 
     /// `write_exchange` with the payload digest already computed (`payload_digest` of the
-    /// body), and the response record's block digest (of head ‖ body) if it was too
+    /// body), and the SHA-1 of the response record's block (head ‖ body) if it was too
     /// (`digest::payload_and_block`, one pass for both): the crawler takes the payload digest
     /// for `fetched.tsv` anyway, so the body is hashed once.
     pub fn write_response(
         &mut self,
         ex: &Exchange,
         payload_digest: &str,
-        block_digest: Option<&str>,
+        block_sha1: Option<&[u8; 20]>,
     ) -> Result<Written> {
         let fields = [
             ("WARC-Payload-Digest", payload_digest),
             ("WARC-Truncated", ex.truncated.unwrap_or("")),
         ];
-        self.write_pair(ex, "response", &fields, block_digest)
+        self.write_pair(ex, "response", &fields, block_sha1)
     }
 
     /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
@@ -328,15 +328,14 @@ impl WarcWriter {
         Ok(())
     }
 
-    /// Writes the response (or revisit) and its request; returns where the first one landed.
-    /// Writes the `kind` record of `ex` (its block digest given by the caller, or taken here)
-    /// and its `request` record.
+    /// Writes the `kind` record of `ex` (response or revisit; its block's SHA-1 given by the
+    /// caller, or taken here) and its `request` record; returns where the first one landed.
     fn write_pair(
         &mut self,
         ex: &Exchange,
         kind: &str,
         extra: &[(&str, &str)],
-        block_digest: Option<&str>,
+        block_sha1: Option<&[u8; 20]>,
     ) -> Result<Written> {
         if let Some(cur) = &self.current
             && cur.bytes >= self.config.max_file_bytes
@@ -377,7 +376,7 @@ impl WarcWriter {
         let (offset, length) = self.write_record(
             &[&response, extra, &content_type],
             &[ex.response_head, ex.response_body],
-            block_digest,
+            block_sha1,
         )?;
         let request = common("request", request_id, response_id);
         let content_type = [("Content-Type", "application/http;msgtype=request")];
@@ -437,25 +436,25 @@ impl WarcWriter {
 
     /// Frames one record (headers, digest, length, block) and queues it as one compressed unit
     /// (written by `flush`, or at once past `PENDING_BYTES`). Fields with an empty value are
-    /// left out. The block digest is `given` (`sha1:` + base32 of the parts of `block`, taken
-    /// by the caller) or taken here. Returns the unit's offset and length.
+    /// left out. The block's SHA-1 is `given` (of the parts of `block`, taken by the caller)
+    /// or taken here. Returns the unit's offset and length.
     fn write_record(
         &mut self,
         fields: &[&[(&str, &str)]],
         block: &[&[u8]],
-        given: Option<&str>,
+        given: Option<&[u8; 20]>,
     ) -> Result<(u64, u64)> {
         let len: usize = block.iter().map(|b| b.len()).sum();
-        let mut digest = [0u8; 32];
-        match given.map(|d| d.strip_prefix("sha1:")) {
-            Some(Some(base32)) if base32.len() == 32 => digest.copy_from_slice(base32.as_bytes()),
-            Some(_) => anyhow::bail!("a block digest given as {given:?}, not sha1: and base32"),
+        let sha1: [u8; 20] = match given {
+            Some(sha1) => *sha1,
             None => {
                 let mut sha = Sha1::new();
                 block.iter().for_each(|b| sha.update(b));
-                data_encoding::BASE32.encode_mut(&sha.finalize(), &mut digest);
+                sha.finalize().into()
             }
-        }
+        };
+        let mut digest = [0u8; 32];
+        data_encoding::BASE32.encode_mut(&sha1, &mut digest);
         let record = &mut self.record;
         record.clear();
         record.reserve(len + 1024);
@@ -629,10 +628,7 @@ fn complete_len(path: &Path, compression: Compression) -> Result<u64> {
 
 /// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written.
 fn sha1_base32(bytes: &[u8]) -> String {
-    let mut digest = String::with_capacity(5 + 32);
-    digest.push_str("sha1:");
-    data_encoding::BASE32.encode_append(&Sha1::digest(bytes), &mut digest);
-    digest
+    digest::warc_digest(&Sha1::digest(bytes).into())
 }
 
 /// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
