@@ -12,9 +12,9 @@
 
 use crate::crawl::run::Counters;
 use crate::frontier::Entry;
-use crate::seen::checksum::{Prehashed, checksum};
+use crate::seen::checksum::checksum;
 use crate::url::normalize::{Filter, Found, Rejection};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;
 
 /// The wanted URLs of one page (or redirect, or sitemap), each once.
@@ -26,7 +26,7 @@ pub(super) struct Wanted {
     /// For each of `entries`, how many later links repeated it.
     pub repeats: Vec<u32>,
     /// What each checksum got the first time: its index in `entries`, or the filter's reason.
-    first: HashMap<u64, Result<u32, Rejection>, Prehashed>,
+    first: FxHashMap<u64, Result<u32, Rejection>>,
 }
 
 impl Wanted {
@@ -43,7 +43,7 @@ impl Wanted {
             entries: Vec::with_capacity(urls.len()),
             occurrences: Vec::with_capacity(urls.len()),
             repeats: Vec::with_capacity(urls.len()),
-            first: HashMap::with_capacity_and_hasher(urls.len(), Prehashed),
+            first: FxHashMap::with_capacity_and_hasher(urls.len(), Default::default()),
         };
         let rejected = |reason: Rejection| {
             counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);

@@ -13,37 +13,6 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
-/// Hashes a checksum as itself, for maps keyed by checksums: XXH3's output is already uniform,
-/// so hashing it again (SipHash, std's default) is work for nothing.
-#[derive(Clone, Copy, Default)]
-pub struct Prehashed;
-
-impl std::hash::BuildHasher for Prehashed {
-    type Hasher = PrehashedHasher;
-    fn build_hasher(&self) -> PrehashedHasher {
-        PrehashedHasher(0)
-    }
-}
-
-/// `Prehashed`'s hasher: the last `u64` written is the hash.
-#[derive(Default)]
-pub struct PrehashedHasher(u64);
-
-impl std::hash::Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `u64` keys are meant; anything else is folded in rather than lost.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, checksum: u64) {
-        self.0 = checksum;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
