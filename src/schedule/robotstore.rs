@@ -36,6 +36,7 @@
 //! constant.
 
 use crate::schedule::robots::RobotsRules;
+use crate::state::durable;
 use anyhow::{Context, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -244,7 +245,7 @@ impl Files {
         let answers_tmp = self.dir.join("answers.tmp");
         let index_tmp = self.dir.join("index.tmp");
         // Step 1: the live answers and an index of their new offsets, beside the old ones.
-        remove_if_there(&answers_tmp)?;
+        durable::remove_if_present(&answers_tmp)?;
         let new_answers = OpenOptions::new()
             .read(true)
             .append(true)
@@ -268,8 +269,8 @@ impl Files {
         drop(out);
         // Step 2: no index names the old log any more, durably before the new log takes its
         // name.
-        remove_if_there(&self.dir.join("index"))?;
-        File::open(&self.dir)?.sync_all()?;
+        durable::remove_if_present(&self.dir.join("index"))?;
+        durable::sync_dir(&self.dir)?;
         // Steps 3 and 4.
         fs::rename(&answers_tmp, self.dir.join("answers"))?;
         fs::rename(&index_tmp, self.dir.join("index"))?;
@@ -347,13 +348,6 @@ fn empty_index(path: &Path, slots: u64) -> std::io::Result<File> {
         .open(path)?;
     index.set_len(slots * SLOT)?;
     Ok(index)
-}
-
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 /// Points `hash`'s slot at `offset`; the offset it named before (none: it took an empty slot).
