@@ -32,8 +32,8 @@
 //! - Pages are read as a browser with scripts off reads them: the content of `<noscript>`
 //!   (which the tokenizer, like a browser running scripts, sees as text) is parsed as markup
 //!   again, where it ends, with the base in effect there. At most `MAX_NOSCRIPT` bytes of one
-//!   `<noscript>` are read that way (cut before they are decoded); nesting stops at `MAX_NOSCRIPT_DEPTH`, so each byte is
-//!   scanned at most three times. A `<noscript>` whose content is markup anyway (inside SVG or
+//!   `<noscript>` are read that way (cut before they are decoded); nesting stops at
+//!   `MAX_NOSCRIPT_DEPTH`, so each byte is scanned at most three times. A `<noscript>` whose content is markup anyway (inside SVG or
 //!   MathML) has its links read as any others (`lol_html` also re-read the text of raw-text
 //!   elements inside such a one: a difference the oracle tests leave out).
 //! - Page-level robots directives are read here, not obeyed: `<meta name="robots">` (and
