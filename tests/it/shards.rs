@@ -590,6 +590,24 @@ fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
     assert_eq!(web.log().len(), requests, "the refused shard fetched");
 }
 
+/// Polls (10 s at most) until every thread of process `pid` is stopped (state `T`).
+fn until_stopped(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stopped = || {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        tasks.flatten().all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // The state follows the command name's closing parenthesis.
+            let state = stat.rsplit_once(") ").map(|(_, rest)| rest.as_bytes()[0]);
+            matches!(state, Some(b'T' | b't') | None)
+        })
+    };
+    while !stopped() {
+        assert!(Instant::now() < deadline, "process {pid} never stopped");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
     const HOSTS: usize = 16;
@@ -620,16 +638,23 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
     let frozen = shards[1].child.id() as i32;
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(frozen, libc::SIGSTOP) };
+    // `kill` returns before every thread has stopped: one may still send an acknowledgement
+    // that deletes batches from the stream. Once all are stopped, nothing leaves the stream.
+    until_stopped(frozen);
     let stream = format!("{}:stream:1", namespace(&web, HOSTS));
     let waiting = || {
         let reply = redis.command(&["XLEN", &stream]).unwrap();
         reply.trim().trim_start_matches(':').parse::<u64>().unwrap()
     };
+    // Two readings in a row: a command the frozen shard sent just before it stopped is
+    // answered by Redis before our second one.
     let deadline = Instant::now() + CRAWL_DEADLINE;
-    while waiting() < 2 && Instant::now() < deadline {
+    let mut in_stream = 0;
+    while (in_stream < 2 || waiting() < 2) && Instant::now() < deadline {
+        in_stream = waiting();
         std::thread::sleep(Duration::from_millis(2));
     }
-    let in_stream = waiting();
+    let in_stream = in_stream.min(waiting());
     redis.kill();
     let fetched = crate::util::page_requests(&web).len();
     let expected = reachable(&graph);
