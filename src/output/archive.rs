@@ -61,24 +61,30 @@ pub fn page_digests(archiving: bool, head: &[u8], body: &[u8]) -> (String, Optio
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
 ///
-/// At most 4 to 16 records (by the number of workers) wait while the thread writes the batch
+/// At most 8 to 32 records (by the number of workers) wait while the thread writes the batch
 /// before them, so a slow disk slows the workers down instead of filling memory with bodies.
 pub struct Archive {
     records: Arc<Handoff<Vec<ArchiveRecord>>>,
     writer: Option<JoinHandle<Result<WarcStats>>>,
 }
 
-/// Records in a batch when the writer is woken, for `workers` workers; a batch holds twice as
-/// many at most. Each holds a whole body: a deep queue is memory, not speed (one thread drains
-/// it). The room between the two matters: a writer woken only once its batch was full found
-/// workers blocked on it by the time a core was free for it; with the room, 0.26-0.47 fewer
-/// context switches per page (BENCHMARKS.md, "Session 9").
+/// Records in a batch when the writer is woken, for `workers` workers; a batch holds
+/// `ROOM` times as many at most. Each holds a whole body: a deep queue is memory, not speed
+/// (one thread drains it). The room between the two matters: a writer woken only once its
+/// batch was full found workers blocked on it by the time a core was free for it; with the
+/// room, 0.26-0.47 fewer context switches per page (BENCHMARKS.md, "Session 9").
 fn batch_records(workers: usize) -> usize {
     workers.clamp(4, 16) / 2
 }
 
 /// How long an idle writer waits for a batch to fill: pages are done this much later at most.
 const LINGER: Duration = Duration::from_millis(5);
+
+/// A batch's room: the records it holds at most, in batches that wake the writer. With 2,
+/// rust-doc at 16 connections still found the batch full 0.7 times a page (perf's
+/// sched_switch; each wait a switch and a wake-up: the writer shares two cores with 64 workers
+/// and the server); with 4, 0.36 times, at 32 bodies queued at most.
+const ROOM: usize = 4;
 
 impl Archive {
     /// Starts the writer thread on an opened archive, after repairing the indexes of its
@@ -90,7 +96,7 @@ impl Archive {
         archived: impl Fn(&[u64]) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
         let batch = batch_records(workers);
-        let records = Arc::new(Handoff::new(2 * batch, batch, LINGER));
+        let records = Arc::new(Handoff::new(ROOM * batch, batch, LINGER));
         let batches = Arc::clone(&records);
         let mut index = CdxjWriter::open(warc.dir())?;
         let writer = std::thread::Builder::new()

@@ -8,6 +8,9 @@
 //! batch rather than once per page (a channel wakes its receiver for every message: three
 //! channels made ~13 futex calls per page, BENCHMARKS.md "Speed at the web's shape").
 //!
+//! A thread is woken after the lock is released, never under it: woken under it, it would
+//! first block again on the lock its waker still holds, a second switch for one wake-up.
+//!
 //! Invariants: a batch holds at most `cap` units (bytes, records) beyond its first item (a
 //! worker waits while it is full, and waiting workers are woken one at a time, each passing the
 //! turn on while there is room), so memory is bounded by two batches: the one being filled and
@@ -79,14 +82,26 @@ impl<B: Default> Handoff<B> {
         let first = shared.size == 0;
         add(&mut shared.batch);
         shared.size += size;
-        if shared.reader_waiting && (first || shared.size >= self.wake_at) {
+        let wake_reader = shared.reader_waiting && (first || shared.size >= self.wake_at);
+        if wake_reader {
             shared.reader_waiting = false; // woken once
+        }
+        // The next waiting worker's turn.
+        let pass_turn = shared.writers_waiting > 0 && shared.size < self.cap;
+        drop(shared);
+        self.notify(wake_reader, pass_turn);
+        Ok(())
+    }
+
+    /// Wakes the writer and/or one waiting worker, after the lock is released: woken under
+    /// it, a thread first blocks again on the lock its waker still holds.
+    fn notify(&self, reader: bool, one_writer: bool) {
+        if reader {
             self.ready.notify_one();
         }
-        if shared.writers_waiting > 0 && shared.size < self.cap {
-            self.room.notify_one(); // the next waiting worker's turn
+        if one_writer {
+            self.room.notify_one();
         }
-        Ok(())
     }
 
     /// The writer's side: the whole batch, waiting for one; `None` once closed and drained.
@@ -107,23 +122,25 @@ impl<B: Default> Handoff<B> {
             shared.reader_waiting = false;
         }
         shared.reader_waiting = false;
-        self.take_locked(&mut shared)
+        self.take_locked(shared)
     }
 
     /// The writer's side without waiting: the batch if there is one.
     pub fn try_take(&self) -> Option<B> {
-        self.take_locked(&mut self.lock())
+        self.take_locked(self.lock())
     }
 
-    fn take_locked(&self, shared: &mut Shared<B>) -> Option<B> {
+    fn take_locked(&self, mut shared: MutexGuard<'_, Shared<B>>) -> Option<B> {
         if shared.size == 0 {
             return None;
         }
         shared.size = 0;
-        if shared.writers_waiting > 0 {
-            self.room.notify_one(); // who gets room passes the turn on (`push`)
-        }
-        Some(std::mem::take(&mut shared.batch))
+        let batch = std::mem::take(&mut shared.batch);
+        // Who gets room passes the turn on (`push`).
+        let waiting = shared.writers_waiting > 0;
+        drop(shared);
+        self.notify(false, waiting);
+        Some(batch)
     }
 
     /// No more pushes: the writer drains the batch, then `take` returns `None`.
@@ -174,21 +191,28 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// The writer's side on its own thread: every item taken and the number of batches, each
+    /// checked against `cap`.
+    fn read_all(
+        handoff: &Arc<Handoff<Vec<u32>>>,
+        cap: usize,
+    ) -> std::thread::JoinHandle<(Vec<u32>, usize)> {
+        let handoff = Arc::clone(handoff);
+        std::thread::spawn(move || {
+            let (mut got, mut batches) = (Vec::new(), 0);
+            while let Some(batch) = handoff.take() {
+                assert!(batch.len() <= cap, "a batch of {}", batch.len());
+                got.extend(batch);
+                batches += 1;
+            }
+            (got, batches)
+        })
+    }
+
     #[test]
     fn the_writer_gets_every_item_in_order_in_few_batches() {
         let handoff = Arc::new(Handoff::<Vec<u32>>::new(64, 16, Duration::from_millis(5)));
-        let reader = {
-            let handoff = Arc::clone(&handoff);
-            std::thread::spawn(move || {
-                let (mut got, mut batches) = (Vec::new(), 0);
-                while let Some(batch) = handoff.take() {
-                    assert!(batch.len() <= 64, "a batch of {}", batch.len());
-                    got.extend(batch);
-                    batches += 1;
-                }
-                (got, batches)
-            })
-        };
+        let reader = read_all(&handoff, 64);
         let writers: Vec<_> = (0..4u32)
             .map(|w| {
                 let handoff = Arc::clone(&handoff);
@@ -211,6 +235,31 @@ mod tests {
             );
         }
         assert!(batches < 40_000, "one batch per item: no batching");
+    }
+
+    #[test]
+    fn workers_waiting_for_room_each_get_their_turn() {
+        // A batch of 2 and 16 workers: most pushes wait for room, and each is let through by
+        // a wake-up sent after the lock is released; a lost one fails on a deadline.
+        let handoff = Arc::new(Handoff::<Vec<u32>>::new(2, 1, Duration::from_millis(1)));
+        let reader = read_all(&handoff, 2);
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..16 {
+            let (handoff, done) = (Arc::clone(&handoff), done.clone());
+            std::thread::spawn(move || {
+                for i in 0..2_000 {
+                    handoff.push(1, |b| b.push(i)).unwrap();
+                }
+                done.send(()).unwrap();
+            });
+        }
+        for _ in 0..16 {
+            finished
+                .recv_timeout(Duration::from_secs(30))
+                .expect("a worker waiting for room was never woken");
+        }
+        handoff.close();
+        assert_eq!(reader.join().unwrap().0.len(), 32_000);
     }
 
     /// Polls (10 s at most) until a worker waits for room.
