@@ -31,62 +31,85 @@ pub(super) struct Wanted {
 
 impl Wanted {
     /// Filters `urls` found at `depth` after `redirects` redirects, counting each rejected one
-    /// (repeats included) in `counters.filtered`.
+    /// (repeats included) in `counters.filtered`. The links are `order`, indices into `urls`
+    /// (`PageLinks`: a repeated text is there once), or else `urls` each once in turn.
     pub fn of(
-        urls: Vec<Found>,
+        mut urls: Vec<Found>,
+        order: Option<&[u32]>,
         filter: &Filter,
         depth: u32,
         redirects: u32,
         counters: &Counters,
     ) -> Wanted {
+        let links = order.map_or(urls.len(), <[u32]>::len);
         let mut wanted = Wanted {
             entries: Vec::with_capacity(urls.len()),
-            occurrences: Vec::with_capacity(urls.len()),
+            occurrences: Vec::with_capacity(links),
             repeats: Vec::with_capacity(urls.len()),
             first: FxHashMap::with_capacity_and_hasher(urls.len(), Default::default()),
         };
-        let rejected = |reason: Rejection| {
-            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-        };
-        for url in urls {
-            // Canonical text is its own key: a repeat is known before the filter reads it. A
-            // parsed URL's canonical text (and key) comes from `accept`.
-            let key = match &url {
-                Found::Canonical(text) => Some(checksum(text.as_bytes())),
-                Found::Parsed(_) => None,
+        // What each of `urls` got when its first link was read.
+        let mut answers: Vec<Option<Result<u32, Rejection>>> = vec![None; urls.len()];
+        for at in 0..links {
+            let i = order.map_or(at, |order| order[at] as usize);
+            let (answer, new) = match answers[i] {
+                Some(answer) => (answer, false),
+                None => {
+                    let url = std::mem::replace(&mut urls[i], Found::Canonical(String::new()));
+                    let (answer, new) = wanted.answer(url, filter, depth, redirects);
+                    answers[i] = Some(answer);
+                    (answer, new)
+                }
             };
-            if let Some(&answer) = key.and_then(|key| wanted.first.get(&key)) {
-                match answer {
-                    Ok(index) => wanted.repeat(index),
-                    Err(reason) => rejected(reason),
-                }
-                continue;
-            }
-            match url.accept(filter, depth) {
-                Ok(text) => {
-                    let key = key.unwrap_or_else(|| checksum(text.as_bytes()));
-                    // A parsed URL may repeat one before it only now that its text is known.
-                    if let Some(&Ok(index)) = wanted.first.get(&key) {
-                        wanted.repeat(index);
-                        continue;
-                    }
-                    let index = wanted.entries.len() as u32;
-                    wanted.first.insert(key, Ok(index));
-                    wanted
-                        .entries
-                        .push((key, Entry::new(text, depth, redirects)));
-                    wanted.occurrences.push(index);
-                    wanted.repeats.push(0);
-                }
+            match answer {
+                Ok(index) if new => wanted.occurrences.push(index),
+                Ok(index) => wanted.repeat(index),
                 Err(reason) => {
-                    if let Some(key) = key {
-                        wanted.first.insert(key, Err(reason));
-                    }
-                    rejected(reason);
+                    counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
         wanted
+    }
+
+    /// What `url` gets: the index of its entry, new (true) or one before it with the same
+    /// text, or the filter's reason.
+    fn answer(
+        &mut self,
+        url: Found,
+        filter: &Filter,
+        depth: u32,
+        redirects: u32,
+    ) -> (Result<u32, Rejection>, bool) {
+        // Canonical text is its own key: a repeat is known before the filter reads it. A
+        // parsed URL's canonical text (and key) comes from `accept`.
+        let key = match &url {
+            Found::Canonical(text) => Some(checksum(text.as_bytes())),
+            Found::Parsed(_) => None,
+        };
+        if let Some(&answer) = key.and_then(|key| self.first.get(&key)) {
+            return (answer, false);
+        }
+        match url.accept(filter, depth) {
+            Ok(text) => {
+                let key = key.unwrap_or_else(|| checksum(text.as_bytes()));
+                // A parsed URL may repeat one before it only now that its text is known.
+                if let Some(&Ok(index)) = self.first.get(&key) {
+                    return (Ok(index), false);
+                }
+                let index = self.entries.len() as u32;
+                self.first.insert(key, Ok(index));
+                self.entries.push((key, Entry::new(text, depth, redirects)));
+                self.repeats.push(0);
+                (Ok(index), true)
+            }
+            Err(reason) => {
+                if let Some(key) = key {
+                    self.first.insert(key, Err(reason));
+                }
+                (Err(reason), false)
+            }
+        }
     }
 
     fn repeat(&mut self, index: u32) {
@@ -150,7 +173,7 @@ mod tests {
             .iter()
             .map(|&(text, parsed)| found(text, parsed))
             .collect();
-        let wanted = Wanted::of(urls, &filter, 2, 0, &counters);
+        let wanted = Wanted::of(urls, None, &filter, 2, 0, &counters);
         let entries: Vec<(u64, &str)> = wanted
             .entries
             .iter()
@@ -164,5 +187,37 @@ mod tests {
         assert_eq!(wanted.repeats_of([keys[1]].iter()), 1);
         let scope = counters.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
         assert_eq!(scope, 3);
+    }
+
+    /// A page's links given as `order` (each text once, `PageLinks`) come out as the same
+    /// links given one by one: the same entries, `links.tsv` lines, repeats and counts.
+    #[test]
+    fn links_by_order_are_links_one_by_one() {
+        let seed = Url::parse(SEED).unwrap();
+        let filter = Filter::new(Scope::Host, &[seed]);
+        let (a, b) = ("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b");
+        let away = "http://elsewhere.test/x";
+        let distinct = [(a, false), (away, false), (b, true), (b, false)];
+        let order = [0, 1, 2, 0, 1, 3, 0, 2];
+        let urls = || distinct.iter().map(|&(t, parsed)| found(t, parsed));
+        let (by_order, one_by_one) = (Counters::default(), Counters::default());
+        let got = Wanted::of(urls().collect(), Some(&order), &filter, 1, 0, &by_order);
+        let each = order
+            .iter()
+            .map(|&i| urls().nth(i as usize).unwrap())
+            .collect();
+        let want = Wanted::of(each, None, &filter, 1, 0, &one_by_one);
+        let entries = |w: &Wanted| -> Vec<(u64, String)> {
+            w.entries.iter().map(|(k, e)| (*k, e.url.clone())).collect()
+        };
+        assert_eq!(entries(&got), entries(&want));
+        assert_eq!(got.links().collect::<Vec<_>>(), [a, b, a, b, a, b]);
+        assert_eq!(
+            got.links().collect::<Vec<_>>(),
+            want.links().collect::<Vec<_>>()
+        );
+        assert_eq!(got.repeats, want.repeats);
+        let scope = |c: &Counters| c.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
+        assert_eq!((scope(&by_order), scope(&one_by_one)), (2, 2));
     }
 }

@@ -202,6 +202,7 @@ impl Worker<'_> {
         // A sitemap's pages are one link from it.
         let links = |urls| Links {
             urls,
+            order: None,
             depth: 1,
             redirects: 0,
         };

@@ -45,7 +45,7 @@ use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::directives::Directives;
-use crate::url::extract::extract_page;
+use crate::url::extract::page_links;
 use crate::url::normalize::{Found, canonicalize};
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,11 +98,13 @@ struct Chain {
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
 /// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
-/// (or text already canonical: `normalize::join`) until then, so each link is parsed once at
-/// most; a page's links are the extractor's own list, not copied into another.
+/// (or text already canonical: `normalize::join_into`) until then, so each link is parsed once
+/// at most; a page's links are the extractor's own list, not copied into another.
 #[derive(Default)]
 pub(super) struct Links {
     pub urls: Vec<Found>,
+    /// A page's links as indices into `urls` (`PageLinks::order`); `None`: `urls` in turn.
+    pub order: Option<Vec<u32>>,
     pub depth: u32,
     pub redirects: u32,
 }
@@ -430,6 +432,7 @@ impl Worker<'_> {
                     let note = Note::Redirect(target.to_string());
                     found.links = Links {
                         urls: vec![Found::Parsed(target)],
+                        order: None,
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
                     };
@@ -447,10 +450,11 @@ impl Worker<'_> {
             }
             if response.is_html() && response.skipped.is_none() {
                 let body = response.decoded_body(self.config.fetch.max_body);
-                let urls;
-                (urls, found.note) = self.links_of(&body, response, page_url, directives);
+                let (urls, order);
+                ((urls, order), found.note) = self.links_of(&body, response, page_url, directives);
                 found.links = Links {
                     urls,
+                    order: Some(order),
                     depth: entry.depth + 1,
                     redirects: 0,
                 };
@@ -552,9 +556,9 @@ impl Worker<'_> {
         response: &Response,
         page_url: &Url,
         header: Directives,
-    ) -> (Vec<Found>, Note) {
+    ) -> ((Vec<Found>, Vec<u32>), Note) {
         let token = &self.config.robots_token;
-        let extracted = extract_page(
+        let extracted = page_links(
             body,
             page_url,
             response.charset(),
@@ -563,7 +567,7 @@ impl Worker<'_> {
         );
         self.counters
             .links
-            .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+            .fetch_add(extracted.order.len() as u64, Ordering::Relaxed);
         let directives = header.union(extracted.directives);
         let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
         let note = if extracted.truncated {
@@ -573,15 +577,16 @@ impl Worker<'_> {
         }
         .merge(self.obey(directives, rel_nofollow));
         if self.config.obey_page_robots && directives.nofollow {
-            return (Vec::new(), note);
+            return ((Vec::new(), Vec::new()), note);
         }
-        let mut links = extracted.links;
+        let mut order = extracted.order;
         if self.config.obey_page_robots && rel_nofollow > 0 {
-            // `retain` visits the links once each, in order: the flags line up.
+            // `retain` visits the links once each, in order: the flags line up. A URL whose
+            // every link is dropped stays in `distinct`, never read.
             let mut nofollow = extracted.rel_nofollow.into_iter();
-            links.retain(|_| !nofollow.next().unwrap_or(false));
+            order.retain(|_| !nofollow.next().unwrap_or(false));
         }
-        (links, note)
+        ((extracted.distinct, order), note)
     }
 
     /// Counts what a page's directives (and its `rel_nofollow` links) keep from being followed,
@@ -609,11 +614,13 @@ impl Worker<'_> {
     pub(super) fn offer(&self, found: Links, from: Option<(&str, bool)>) -> Result<()> {
         let Links {
             urls,
+            order,
             depth,
             redirects,
         } = found;
         let filter = &self.config.filter;
-        let mut wanted = Wanted::of(urls, filter, depth, redirects, self.counters);
+        let order = order.as_deref();
+        let mut wanted = Wanted::of(urls, order, filter, depth, redirects, self.counters);
         let mut merge = false;
         if let Some((from, topical)) = from {
             self.links.write(from, wanted.links())?;
