@@ -232,7 +232,19 @@ impl<T: Payload> Due<T> {
         &self,
         items: impl IntoIterator<Item = (u64, &'b [u8])>,
     ) -> Result<()> {
+        self.offer_encoded_repeating(items, 0)
+    }
+
+    /// `offer_encoded` with `repeats` as in `offer_repeating` (a page's links, encoded by
+    /// `crawl::offer` without a `T` per link).
+    pub fn offer_encoded_repeating<'b>(
+        &self,
+        items: impl IntoIterator<Item = (u64, &'b [u8])>,
+        repeats: u64,
+    ) -> Result<()> {
         let mut state = self.lock()?;
+        state.stats.lookups += repeats;
+        state.stats.cache_hits += repeats;
         for (key, encoded) in items {
             if !Self::lookup(&mut state, key) {
                 state.batch.push_encoded(key, encoded)?;

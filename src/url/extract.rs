@@ -50,6 +50,7 @@ use crate::url::normalize::{Base, Found, join_into};
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::ops::Range;
 use url::Url;
 
 #[cfg(any(test, feature = "oracle"))]
@@ -63,6 +64,8 @@ const MAX_NOSCRIPT: usize = 1024 * 1024;
 const MAX_EXPECTED_LINKS: usize = 1024;
 /// Bytes of a joined link the buffer has room for before it grows (most URLs are shorter).
 const LINK_ROOM: usize = 256;
+/// Bytes of text a page's expected links are given room for (rust-doc's are ~70 bytes).
+const LINK_TEXT: usize = 64;
 /// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
 const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
@@ -82,11 +85,14 @@ pub struct Extracted {
 
 /// The links of one page as the crawler reads them: each distinct URL once, and the page's
 /// links as indices into those. Half the links of a documentation page repeat one before them
-/// (rust-doc: 78 links a page, 39 distinct); a repeat costs no `String` of its own.
+/// (rust-doc: 78 links a page, 39 distinct); no link costs a `String` of its own: canonical
+/// text is written once into `text`, which the distinct URLs point into.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageLinks {
+    /// The canonical text of the distinct URLs joined without a parse, one after another.
+    pub text: String,
     /// The URLs in the order first found: canonical text once each, parsed ones as found.
-    pub distinct: Vec<Found>,
+    pub distinct: Vec<PageLink>,
     /// The page's links in document order, repeats included: indices into `distinct`.
     pub order: Vec<u32>,
     /// For each of `order`, whether its element said `rel="nofollow"`.
@@ -97,13 +103,25 @@ pub struct PageLinks {
     pub truncated: bool,
 }
 
+/// One of `PageLinks::distinct`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageLink {
+    /// Canonical text (`Found::Canonical`): where it is in `PageLinks::text`.
+    Canonical(Range<usize>),
+    Parsed(Url),
+}
+
 impl PageLinks {
-    /// The links one by one, each repeat its own copy (`Extracted`).
+    /// The links one by one, each its own `Found` (`Extracted`).
     pub fn into_extracted(self) -> Extracted {
+        let found = |link| match link {
+            PageLink::Canonical(at) => Found::Canonical(self.text[at].to_owned()),
+            PageLink::Parsed(url) => Found::Parsed(url),
+        };
         if self.order.len() == self.distinct.len() {
             // No repeat: the order is 0, 1, 2, ...
             return Extracted {
-                links: self.distinct,
+                links: self.distinct.into_iter().map(found).collect(),
                 rel_nofollow: self.rel_nofollow,
                 directives: self.directives,
                 truncated: self.truncated,
@@ -111,14 +129,14 @@ impl PageLinks {
         }
         // Each distinct URL moves to its first place; a repeat is a clone of that.
         let mut first = vec![u32::MAX; self.distinct.len()];
-        let mut distinct: Vec<Option<Found>> = self.distinct.into_iter().map(Some).collect();
+        let mut distinct: Vec<Option<PageLink>> = self.distinct.into_iter().map(Some).collect();
         let mut links: Vec<Found> = Vec::with_capacity(self.order.len());
         for &i in &self.order {
             let i = i as usize;
             match distinct[i].take() {
-                Some(found) => {
+                Some(link) => {
                     first[i] = links.len() as u32;
-                    links.push(found);
+                    links.push(found(link));
                 }
                 None => links.push(links[first[i] as usize].clone()),
             }
@@ -308,7 +326,8 @@ struct State<'a> {
     out: PageLinks,
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
-    /// The buffer each link is joined into (`join_into`); only a first occurrence is copied.
+    /// The buffer each link is joined into (`join_into`); only a first occurrence is copied
+    /// (to `out.text`).
     text: String,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
@@ -323,6 +342,7 @@ impl<'a> State<'a> {
         // most of the growing (a reallocation and a copy of every link each time).
         let expected = (body_len / 256).min(max_links).min(MAX_EXPECTED_LINKS);
         let out = PageLinks {
+            text: String::with_capacity(expected * LINK_TEXT),
             distinct: Vec::with_capacity(expected),
             order: Vec::with_capacity(expected),
             rel_nofollow: Vec::with_capacity(expected),
@@ -460,18 +480,26 @@ impl State<'_> {
             self.out.truncated = true;
             return;
         }
-        let distinct = &mut self.out.distinct;
+        let PageLinks { text, distinct, .. } = &mut self.out;
         let index = match parsed {
             Some(url) => {
-                distinct.push(Found::Parsed(url));
+                distinct.push(PageLink::Parsed(url));
                 distinct.len() - 1
             }
             None => {
                 let key = checksum(self.text.as_bytes());
-                match self.first.get(&key) {
-                    Some(&i) if distinct[i as usize].as_str() == self.text => i as usize,
-                    _ => {
-                        distinct.push(Found::Canonical(self.text.clone()));
+                // The same text, not only the same checksum.
+                let same = |i: &&u32| match &distinct[**i as usize] {
+                    PageLink::Canonical(at) => text[at.clone()] == self.text,
+                    PageLink::Parsed(_) => false,
+                };
+                let known = self.first.get(&key).filter(same);
+                match known {
+                    Some(&i) => i as usize,
+                    None => {
+                        let at = text.len()..text.len() + self.text.len();
+                        text.push_str(&self.text);
+                        distinct.push(PageLink::Canonical(at));
                         let i = distinct.len() - 1;
                         self.first.entry(key).or_insert(i as u32);
                         i
@@ -599,9 +627,19 @@ mod tests {
         let body = r#"<a href="/a">1</a><a href="b#x">2</a><a href="/a#top" rel=nofollow>3</a>
             <a href="HTTP://Example.com/c">4</a><a href="/dir/b">5</a><a href="HTTP://Example.com/c">6</a>"#;
         let got = page_links(body.as_bytes(), &page, None, 1000, "robots");
-        let distinct: Vec<&str> = got.distinct.iter().map(path).collect();
-        assert_eq!(distinct, ["/a", "/dir/b", "/c", "/c"]);
-        assert!(matches!(got.distinct[2], Found::Parsed(_)));
+        let distinct: Vec<&str> = (got.distinct.iter())
+            .map(|link| match link {
+                PageLink::Canonical(at) => &got.text[at.clone()],
+                PageLink::Parsed(url) => url.as_str(),
+            })
+            .collect();
+        let c = "http://example.com/c";
+        assert_eq!(
+            distinct,
+            ["http://example.com/a", "http://example.com/dir/b", c, c]
+        );
+        assert_eq!(got.text, "http://example.com/ahttp://example.com/dir/b");
+        assert!(matches!(got.distinct[2], PageLink::Parsed(_)));
         assert_eq!(got.order, [0, 1, 0, 2, 1, 3]);
         assert_eq!(got.rel_nofollow, [false, false, true, false, false, false]);
         let expanded = got.clone().into_extracted();
