@@ -160,17 +160,10 @@ impl Wanted {
             .collect()
     }
 
-    /// Each entry as the DUE spools an `Entry` (`Payload::encode`: `Entry::to_line`), into
-    /// `lines`; the checksums and where each line is.
-    pub fn encode(&self, lines: &mut Vec<u8>) -> Vec<(u64, Range<usize>)> {
-        (0..self.entries.len())
-            .map(|i| {
-                let start = lines.len();
-                let (depth, redirects, url) = (self.depth, self.redirects, self.url(i));
-                write!(lines, "{depth}\t{redirects}\t{url}").expect("a Vec takes every write");
-                (self.entries[i].0, start..lines.len())
-            })
-            .collect()
+    /// Entry `index` as the DUE spools an `Entry` (`Payload::encode`: `Entry::to_line`).
+    pub fn encode(&self, index: usize, out: &mut Vec<u8>) {
+        let (depth, redirects, url) = (self.depth, self.redirects, self.url(index));
+        write!(out, "{depth}\t{redirects}\t{url}").expect("a Vec takes every write");
     }
 
     /// The repeats of the entries with these checksums (those offered to this shard's DUE).
@@ -242,12 +235,11 @@ mod tests {
         let scope = counters.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
         assert_eq!(scope, 3);
         // Encoded as the DUE spools each `Entry`.
-        let mut lines = b"before".to_vec();
-        let at = wanted.encode(&mut lines);
-        for ((key, at), entry) in at.into_iter().zip(&want) {
-            let mut spooled = Vec::new();
+        for (i, entry) in want.iter().enumerate() {
+            let (mut line, mut spooled) = (b"before".to_vec(), b"before".to_vec());
+            wanted.encode(i, &mut line);
             crate::seen::batch::Payload::encode(entry, &mut spooled);
-            assert_eq!((key, &lines[at]), (entry.key(), &spooled[..]));
+            assert_eq!((wanted.entries[i].0, line), (entry.key(), spooled));
         }
     }
 

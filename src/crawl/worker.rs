@@ -643,10 +643,9 @@ impl Worker<'_> {
             }
             None => {
                 let repeats = wanted.repeats.iter().map(|&n| u64::from(n)).sum();
-                let mut lines = Vec::with_capacity(text.len() + 8 * wanted.entries.len());
-                let at = wanted.encode(&mut lines);
-                let lines = at.into_iter().map(|(key, at)| (key, &lines[at]));
-                self.due.offer_encoded_repeating(lines, repeats)?;
+                let keys = wanted.entries.iter().map(|(key, _)| *key);
+                let encode = |i, out: &mut Vec<u8>| wanted.encode(i, out);
+                self.due.offer_keys_repeating(keys, repeats, encode)?;
             }
         }
         if merge {

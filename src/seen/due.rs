@@ -232,22 +232,34 @@ impl<T: Payload> Due<T> {
         &self,
         items: impl IntoIterator<Item = (u64, &'b [u8])>,
     ) -> Result<()> {
-        self.offer_encoded_repeating(items, 0)
-    }
-
-    /// `offer_encoded` with `repeats` as in `offer_repeating` (a page's links, encoded by
-    /// `crawl::offer` without a `T` per link).
-    pub fn offer_encoded_repeating<'b>(
-        &self,
-        items: impl IntoIterator<Item = (u64, &'b [u8])>,
-        repeats: u64,
-    ) -> Result<()> {
         let mut state = self.lock()?;
-        state.stats.lookups += repeats;
-        state.stats.cache_hits += repeats;
         for (key, encoded) in items {
             if !Self::lookup(&mut state, key) {
                 state.batch.push_encoded(key, encoded)?;
+                state = self.close_if_due(state)?;
+            }
+        }
+        state.batch.flush()
+    }
+
+    /// `offer_repeating` for items known by their checksums, the `i`th encoded by
+    /// `encode(i, out)` only when the cache misses it: a page's links (`crawl::offer`), nearly
+    /// all of them seen, are neither built as a `T` nor encoded.
+    pub fn offer_keys_repeating(
+        &self,
+        keys: impl IntoIterator<Item = u64>,
+        repeats: u64,
+        mut encode: impl FnMut(usize, &mut Vec<u8>),
+    ) -> Result<()> {
+        let mut encoded = Vec::new();
+        let mut state = self.lock()?;
+        state.stats.lookups += repeats;
+        state.stats.cache_hits += repeats;
+        for (i, key) in keys.into_iter().enumerate() {
+            if !Self::lookup(&mut state, key) {
+                encoded.clear();
+                encode(i, &mut encoded);
+                state.batch.push_encoded(key, &encoded)?;
                 state = self.close_if_due(state)?;
             }
         }
