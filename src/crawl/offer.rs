@@ -13,80 +13,123 @@
 use crate::crawl::run::Counters;
 use crate::frontier::Entry;
 use crate::seen::checksum::checksum;
+use crate::url::extract::PageLink;
 use crate::url::normalize::{Filter, Found, Rejection};
 use rustc_hash::FxHashMap;
+use std::io::Write;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 
-/// The wanted URLs of one page (or redirect, or sitemap), each once.
+/// The wanted URLs of one page (or redirect, or sitemap), each once. Their text is one
+/// `String`, not one each: nearly all of them are URLs the DUE has seen (rust-doc: 99 % of
+/// lookups hit), which need no `Entry`; those it has not are offered as encoded lines.
 pub(super) struct Wanted {
-    /// The distinct accepted URLs with their checksums, in the order first found.
-    pub entries: Vec<(u64, Entry)>,
+    /// The text of the distinct accepted URLs, one after another.
+    text: String,
+    /// The distinct accepted URLs, in the order first found: checksum and text in `text`.
+    pub entries: Vec<(u64, Range<usize>)>,
     /// Each accepted link in found order, repeats included, as an index into `entries`.
     pub occurrences: Vec<u32>,
     /// For each of `entries`, how many later links repeated it.
     pub repeats: Vec<u32>,
     /// What each checksum got the first time: its index in `entries`, or the filter's reason.
     first: FxHashMap<u64, Result<u32, Rejection>>,
+    depth: u32,
+    redirects: u32,
 }
 
 impl Wanted {
-    /// Filters `urls` found at `depth` after `redirects` redirects, counting each rejected one
-    /// (repeats included) in `counters.filtered`.
+    /// Filters `urls` (canonical ones in `text`) found at `depth` after `redirects` redirects,
+    /// counting each rejected one (repeats included) in `counters.filtered`. The links are
+    /// `order`, indices into `urls` (`PageLinks`: a repeated text is there once), or else
+    /// `urls` each once in turn.
     pub fn of(
-        urls: Vec<Found>,
+        text: &str,
+        mut urls: Vec<PageLink>,
+        order: Option<&[u32]>,
         filter: &Filter,
-        depth: u32,
-        redirects: u32,
+        (depth, redirects): (u32, u32),
         counters: &Counters,
     ) -> Wanted {
+        let links = order.map_or(urls.len(), <[u32]>::len);
         let mut wanted = Wanted {
+            text: String::with_capacity(text.len()),
             entries: Vec::with_capacity(urls.len()),
-            occurrences: Vec::with_capacity(urls.len()),
+            occurrences: Vec::with_capacity(links),
             repeats: Vec::with_capacity(urls.len()),
             first: FxHashMap::with_capacity_and_hasher(urls.len(), Default::default()),
+            depth,
+            redirects,
         };
-        let rejected = |reason: Rejection| {
-            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-        };
-        for url in urls {
-            // Canonical text is its own key: a repeat is known before the filter reads it. A
-            // parsed URL's canonical text (and key) comes from `accept`.
-            let key = match &url {
-                Found::Canonical(text) => Some(checksum(text.as_bytes())),
-                Found::Parsed(_) => None,
+        // What each of `urls` got when its first link was read.
+        let mut answers: Vec<Option<Result<u32, Rejection>>> = vec![None; urls.len()];
+        for at in 0..links {
+            let i = order.map_or(at, |order| order[at] as usize);
+            let (answer, new) = match answers[i] {
+                Some(answer) => (answer, false),
+                None => {
+                    let url = std::mem::replace(&mut urls[i], PageLink::Canonical(0..0));
+                    let (answer, new) = wanted.answer(text, url, filter);
+                    answers[i] = Some(answer);
+                    (answer, new)
+                }
             };
-            if let Some(&answer) = key.and_then(|key| wanted.first.get(&key)) {
-                match answer {
-                    Ok(index) => wanted.repeat(index),
-                    Err(reason) => rejected(reason),
-                }
-                continue;
-            }
-            match url.accept(filter, depth) {
-                Ok(text) => {
-                    let key = key.unwrap_or_else(|| checksum(text.as_bytes()));
-                    // A parsed URL may repeat one before it only now that its text is known.
-                    if let Some(&Ok(index)) = wanted.first.get(&key) {
-                        wanted.repeat(index);
-                        continue;
-                    }
-                    let index = wanted.entries.len() as u32;
-                    wanted.first.insert(key, Ok(index));
-                    wanted
-                        .entries
-                        .push((key, Entry::new(text, depth, redirects)));
-                    wanted.occurrences.push(index);
-                    wanted.repeats.push(0);
-                }
+            match answer {
+                Ok(index) if new => wanted.occurrences.push(index),
+                Ok(index) => wanted.repeat(index),
                 Err(reason) => {
-                    if let Some(key) = key {
-                        wanted.first.insert(key, Err(reason));
-                    }
-                    rejected(reason);
+                    counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
         wanted
+    }
+
+    /// What `url` gets: the index of its entry, new (true) or one before it with the same
+    /// text, or the filter's reason.
+    fn answer(
+        &mut self,
+        text: &str,
+        url: PageLink,
+        filter: &Filter,
+    ) -> (Result<u32, Rejection>, bool) {
+        let accepted = match url {
+            // Canonical text is its own key: a repeat is known before the filter reads it.
+            PageLink::Canonical(at) => {
+                let text = &text[at];
+                let key = checksum(text.as_bytes());
+                if let Some(&answer) = self.first.get(&key) {
+                    return (answer, false);
+                }
+                if let Err(reason) = filter.check_canonical(text, self.depth) {
+                    self.first.insert(key, Err(reason));
+                    return (Err(reason), false);
+                }
+                return (Ok(self.add(key, text)), true);
+            }
+            // A parsed URL's canonical text (and key) comes from `accept`.
+            PageLink::Parsed(url) => match Found::Parsed(url).accept(filter, self.depth) {
+                Ok(text) => text,
+                Err(reason) => return (Err(reason), false),
+            },
+        };
+        let key = checksum(accepted.as_bytes());
+        // A parsed URL may repeat one before it only now that its text is known.
+        if let Some(&Ok(index)) = self.first.get(&key) {
+            return (Ok(index), false);
+        }
+        (Ok(self.add(key, &accepted)), true)
+    }
+
+    /// A new entry for `url`; its index.
+    fn add(&mut self, key: u64, url: &str) -> u32 {
+        let index = self.entries.len() as u32;
+        self.first.insert(key, Ok(index));
+        let at = self.text.len()..self.text.len() + url.len();
+        self.text.push_str(url);
+        self.entries.push((key, at));
+        self.repeats.push(0);
+        index
     }
 
     fn repeat(&mut self, index: u32) {
@@ -94,11 +137,33 @@ impl Wanted {
         self.repeats[index as usize] += 1;
     }
 
+    /// The URL of entry `index`.
+    pub fn url(&self, index: usize) -> &str {
+        &self.text[self.entries[index].1.clone()]
+    }
+
+    /// The distinct accepted URLs, in the order first found.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        (0..self.entries.len()).map(|i| self.url(i))
+    }
+
     /// Every accepted link's URL in found order, repeats included (`links.tsv`).
     pub fn links(&self) -> impl Iterator<Item = &str> {
-        self.occurrences
-            .iter()
-            .map(|&i| self.entries[i as usize].1.url.as_str())
+        self.occurrences.iter().map(|&i| self.url(i as usize))
+    }
+
+    /// The entries, each its own `Entry` (for the shard exchange).
+    pub fn entries(&self) -> Vec<(u64, Entry)> {
+        let entry = |i| Entry::new(self.url(i).to_owned(), self.depth, self.redirects);
+        (0..self.entries.len())
+            .map(|i| (self.entries[i].0, entry(i)))
+            .collect()
+    }
+
+    /// Entry `index` as the DUE spools an `Entry` (`Payload::encode`: `Entry::to_line`).
+    pub fn encode(&self, index: usize, out: &mut Vec<u8>) {
+        let (depth, redirects, url) = (self.depth, self.redirects, self.url(index));
+        write!(out, "{depth}\t{redirects}\t{url}").expect("a Vec takes every write");
     }
 
     /// The repeats of the entries with these checksums (those offered to this shard's DUE).
@@ -118,11 +183,19 @@ mod tests {
 
     const SEED: &str = "http://127.0.0.1:8080/";
 
-    fn found(text: &str, parsed: bool) -> Found {
-        match parsed {
-            true => Found::Parsed(Url::parse(text).unwrap()),
-            false => Found::Canonical(text.to_owned()),
-        }
+    /// A page's links as `Wanted::of` takes them: (text, whether it comes parsed) each.
+    fn links(page: &[(&str, bool)]) -> (String, Vec<PageLink>) {
+        let mut text = String::new();
+        let urls = (page.iter())
+            .map(|&(url, parsed)| match parsed {
+                true => PageLink::Parsed(Url::parse(url).unwrap()),
+                false => {
+                    text.push_str(url);
+                    PageLink::Canonical(text.len() - url.len()..text.len())
+                }
+            })
+            .collect();
+        (text, urls)
     }
 
     /// A page's repeats are answered from their first occurrence: each distinct URL is one
@@ -146,23 +219,54 @@ mod tests {
             (a, true),
             (away, true),
         ];
-        let urls = page
-            .iter()
-            .map(|&(text, parsed)| found(text, parsed))
-            .collect();
-        let wanted = Wanted::of(urls, &filter, 2, 0, &counters);
-        let entries: Vec<(u64, &str)> = wanted
-            .entries
-            .iter()
-            .map(|(key, e)| (*key, e.url.as_str()))
-            .collect();
+        let (text, urls) = links(&page);
+        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), &counters);
         let keys = [a, b].map(|u| checksum(u.as_bytes()));
-        assert_eq!(entries, vec![(keys[0], a), (keys[1], b)]);
-        assert!(wanted.entries.iter().all(|(_, e)| e.depth == 2));
+        let entries: Vec<(u64, Entry)> = wanted.entries();
+        let want = [a, b].map(|u| Entry::new(u.to_owned(), 2, 0));
+        assert_eq!(
+            entries,
+            vec![(keys[0], want[0].clone()), (keys[1], want[1].clone())]
+        );
+        assert_eq!(wanted.urls().collect::<Vec<_>>(), vec![a, b]);
         assert_eq!(wanted.links().collect::<Vec<_>>(), vec![a, b, a, b, a]);
         assert_eq!(wanted.repeats, vec![2, 1]);
         assert_eq!(wanted.repeats_of([keys[1]].iter()), 1);
         let scope = counters.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
         assert_eq!(scope, 3);
+        // Encoded as the DUE spools each `Entry`.
+        for (i, entry) in want.iter().enumerate() {
+            let (mut line, mut spooled) = (b"before".to_vec(), b"before".to_vec());
+            wanted.encode(i, &mut line);
+            crate::seen::batch::Payload::encode(entry, &mut spooled);
+            assert_eq!((wanted.entries[i].0, line), (entry.key(), spooled));
+        }
+    }
+
+    /// A page's links given as `order` (each text once, `PageLinks`) come out as the same
+    /// links given one by one: the same entries, `links.tsv` lines, repeats and counts.
+    #[test]
+    fn links_by_order_are_links_one_by_one() {
+        let seed = Url::parse(SEED).unwrap();
+        let filter = Filter::new(Scope::Host, &[seed]);
+        let (a, b) = ("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b");
+        let away = "http://elsewhere.test/x";
+        let distinct = [(a, false), (away, false), (b, true), (b, false)];
+        let order = [0, 1, 2, 0, 1, 3, 0, 2];
+        let (by_order, one_by_one) = (Counters::default(), Counters::default());
+        let (text, urls) = links(&distinct);
+        let got = Wanted::of(&text, urls, Some(&order), &filter, (1, 0), &by_order);
+        let each: Vec<(&str, bool)> = order.iter().map(|&i| distinct[i as usize]).collect();
+        let (text, urls) = links(&each);
+        let want = Wanted::of(&text, urls, None, &filter, (1, 0), &one_by_one);
+        assert_eq!(got.entries(), want.entries());
+        assert_eq!(got.links().collect::<Vec<_>>(), [a, b, a, b, a, b]);
+        assert_eq!(
+            got.links().collect::<Vec<_>>(),
+            want.links().collect::<Vec<_>>()
+        );
+        assert_eq!(got.repeats, want.repeats);
+        let scope = |c: &Counters| c.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
+        assert_eq!((scope(&by_order), scope(&one_by_one)), (2, 2));
     }
 }

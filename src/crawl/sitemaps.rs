@@ -25,7 +25,8 @@ use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
 use crate::state::recrawl::{self, Generation};
-use crate::url::normalize::{Found, canonicalize};
+use crate::url::extract::PageLink;
+use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;
 use rustc_hash::FxHashSet;
@@ -198,10 +199,12 @@ impl Worker<'_> {
     fn read_sitemap(&self, entry: &Entry, level: u32, body: &[u8]) -> Result<SitemapNote> {
         let counters = &self.counters.sitemaps;
         let base = Url::parse(&entry.url).ok();
-        let mut pages: Vec<Found> = Vec::new();
+        let mut pages: Vec<PageLink> = Vec::new();
         // A sitemap's pages are one link from it.
         let links = |urls| Links {
+            text: String::new(),
             urls,
+            order: None,
             depth: 1,
             redirects: 0,
         };
@@ -225,7 +228,7 @@ impl Worker<'_> {
                         let page = Entry::new(url.as_str().to_owned(), 1, 0);
                         self.lastmods.note(page.key(), lastmod);
                     }
-                    pages.push(Found::Parsed(url));
+                    pages.push(PageLink::Parsed(url));
                     if pages.len() >= BATCH {
                         counters
                             .urls

@@ -45,8 +45,8 @@ use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::directives::Directives;
-use crate::url::extract::extract_page;
-use crate::url::normalize::{Found, canonicalize};
+use crate::url::extract::{PageLink, PageLinks, page_links};
+use crate::url::normalize::canonicalize;
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -98,11 +98,15 @@ struct Chain {
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
 /// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
-/// (or text already canonical: `normalize::join`) until then, so each link is parsed once at
-/// most; a page's links are the extractor's own list, not copied into another.
+/// (or text already canonical: `normalize::join_into`) until then, so each link is parsed once
+/// at most; a page's links are the extractor's own list, not copied into another.
 #[derive(Default)]
 pub(super) struct Links {
-    pub urls: Vec<Found>,
+    /// The canonical text `urls` point into (`PageLinks::text`).
+    pub text: String,
+    pub urls: Vec<PageLink>,
+    /// A page's links as indices into `urls` (`PageLinks::order`); `None`: `urls` in turn.
+    pub order: Option<Vec<u32>>,
     pub depth: u32,
     pub redirects: u32,
 }
@@ -429,7 +433,9 @@ impl Worker<'_> {
                     let target = canonicalize(target);
                     let note = Note::Redirect(target.to_string());
                     found.links = Links {
-                        urls: vec![Found::Parsed(target)],
+                        text: String::new(),
+                        urls: vec![PageLink::Parsed(target)],
+                        order: None,
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
                     };
@@ -447,10 +453,12 @@ impl Worker<'_> {
             }
             if response.is_html() && response.skipped.is_none() {
                 let body = response.decoded_body(self.config.fetch.max_body);
-                let urls;
-                (urls, found.note) = self.links_of(&body, response, page_url, directives);
+                let links;
+                (links, found.note) = self.links_of(&body, response, page_url, directives);
                 found.links = Links {
-                    urls,
+                    text: links.text,
+                    urls: links.distinct,
+                    order: Some(links.order),
                     depth: entry.depth + 1,
                     redirects: 0,
                 };
@@ -552,9 +560,9 @@ impl Worker<'_> {
         response: &Response,
         page_url: &Url,
         header: Directives,
-    ) -> (Vec<Found>, Note) {
+    ) -> (PageLinks, Note) {
         let token = &self.config.robots_token;
-        let extracted = extract_page(
+        let extracted = page_links(
             body,
             page_url,
             response.charset(),
@@ -563,7 +571,7 @@ impl Worker<'_> {
         );
         self.counters
             .links
-            .fetch_add(extracted.links.len() as u64, Ordering::Relaxed);
+            .fetch_add(extracted.order.len() as u64, Ordering::Relaxed);
         let directives = header.union(extracted.directives);
         let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
         let note = if extracted.truncated {
@@ -572,14 +580,14 @@ impl Worker<'_> {
             Note::None
         }
         .merge(self.obey(directives, rel_nofollow));
+        let mut links = extracted;
         if self.config.obey_page_robots && directives.nofollow {
-            return (Vec::new(), note);
-        }
-        let mut links = extracted.links;
-        if self.config.obey_page_robots && rel_nofollow > 0 {
-            // `retain` visits the links once each, in order: the flags line up.
-            let mut nofollow = extracted.rel_nofollow.into_iter();
-            links.retain(|_| !nofollow.next().unwrap_or(false));
+            links.order.clear();
+        } else if self.config.obey_page_robots && rel_nofollow > 0 {
+            // `retain` visits the links once each, in order: the flags line up. A URL whose
+            // every link is dropped stays in `distinct`, never read.
+            let mut nofollow = std::mem::take(&mut links.rel_nofollow).into_iter();
+            links.order.retain(|_| !nofollow.next().unwrap_or(false));
         }
         (links, note)
     }
@@ -608,35 +616,38 @@ impl Worker<'_> {
     /// others to their shards).
     pub(super) fn offer(&self, found: Links, from: Option<(&str, bool)>) -> Result<()> {
         let Links {
+            text,
             urls,
+            order,
             depth,
             redirects,
         } = found;
         let filter = &self.config.filter;
-        let mut wanted = Wanted::of(urls, filter, depth, redirects, self.counters);
+        let (order, found_at) = (order.as_deref(), (depth, redirects));
+        let wanted = Wanted::of(&text, urls, order, filter, found_at, self.counters);
         let mut merge = false;
         if let Some((from, topical)) = from {
             self.links.write(from, wanted.links())?;
             let seen = || self.due.stats().stored;
             // The focus graph counts each target of a page once: the distinct URLs will do.
-            let urls = wanted.entries.iter().map(|(_, e)| e.url.as_str());
             merge = (self.config.focus.as_ref())
-                .is_some_and(|focus| focus.record(from, topical, urls, seen()));
+                .is_some_and(|focus| focus.record(from, topical, wanted.urls(), seen()));
         }
         // With --shard, URLs of other shards' hosts leave here (in their outboxes before the
         // page is done, as the DUE's are).
-        let (entries, repeats) = match &self.config.exchange {
+        match &self.config.exchange {
             Some(exchange) => {
-                let mine = exchange.route(std::mem::take(&mut wanted.entries))?;
+                let mine = exchange.route(wanted.entries())?;
                 let repeats = wanted.repeats_of(mine.iter().map(|(key, _)| key));
-                (mine, repeats)
+                self.due.offer_repeating(mine, repeats)?;
             }
             None => {
                 let repeats = wanted.repeats.iter().map(|&n| u64::from(n)).sum();
-                (wanted.entries, repeats)
+                let keys = wanted.entries.iter().map(|(key, _)| *key);
+                let encode = |i, out: &mut Vec<u8>| wanted.encode(i, out);
+                self.due.offer_keys_repeating(keys, repeats, encode)?;
             }
-        };
-        self.due.offer_repeating(entries, repeats)?;
+        }
         if merge {
             // This worker waits for its topical links to reach the focus window before its
             // next fetch (the others go on), after a merge already running if need be: the

@@ -242,6 +242,30 @@ impl<T: Payload> Due<T> {
         state.batch.flush()
     }
 
+    /// `offer_repeating` for items known by their checksums, the `i`th encoded by
+    /// `encode(i, out)` only when the cache misses it: a page's links (`crawl::offer`), nearly
+    /// all of them seen, are neither built as a `T` nor encoded.
+    pub fn offer_keys_repeating(
+        &self,
+        keys: impl IntoIterator<Item = u64>,
+        repeats: u64,
+        mut encode: impl FnMut(usize, &mut Vec<u8>),
+    ) -> Result<()> {
+        let mut encoded = Vec::new();
+        let mut state = self.lock()?;
+        state.stats.lookups += repeats;
+        state.stats.cache_hits += repeats;
+        for (i, key) in keys.into_iter().enumerate() {
+            if !Self::lookup(&mut state, key) {
+                encoded.clear();
+                encode(i, &mut encoded);
+                state.batch.push_encoded(key, &encoded)?;
+                state = self.close_if_due(state)?;
+            }
+        }
+        state.batch.flush()
+    }
+
     /// The cache lookup; true when the key counts as seen.
     fn lookup(state: &mut State, key: u64) -> bool {
         state.stats.lookups += 1;

@@ -5,9 +5,11 @@
 //! `meta[http-equiv=refresh]` — and resolving them against the page's effective base
 //! (`<base href>`), as Mercator did: every reference is a candidate, not only anchors. It does
 //! not normalize, filter by scope, or deduplicate: the URLs come back in document order with
-//! duplicates kept, for the normalizer, the filter and the DUE downstream. A reference of the
-//! plain shapes most links have comes back as text, joined without the URL parser
-//! (`normalize::join`, whose fast path takes only text already canonical); the rest parsed.
+//! duplicates kept, for the normalizer, the filter and the DUE downstream (`page_links` keeps
+//! a repeated text once, with the document order as indices, so a repeat costs no `String`).
+//! A reference of the plain shapes most links have comes back as text, joined without the URL
+//! parser (`normalize::join_into`, whose fast path takes only text already canonical); the
+//! rest parsed.
 //!
 //! Choices worth knowing:
 //! - The body is read by `url::html`, a tokenizer that finds start tags and the text of
@@ -41,11 +43,14 @@
 //!   carries whether its `rel` says `nofollow` (`a`, `area`, `link`, `form`). The worker decides
 //!   what to follow (`--ignore-page-robots`). `url::directives` reads the header form.
 
+use crate::seen::checksum::checksum;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer};
-use crate::url::normalize::{Base, Found, join};
+use crate::url::normalize::{Base, Found, join_into};
 use encoding_rs::{Encoding, UTF_8};
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::ops::Range;
 use url::Url;
 
 #[cfg(any(test, feature = "oracle"))]
@@ -57,6 +62,10 @@ const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
 const MAX_NOSCRIPT: usize = 1024 * 1024;
 /// Links a page is given room for before its first one is found (it grows past them).
 const MAX_EXPECTED_LINKS: usize = 1024;
+/// Bytes of a joined link the buffer has room for before it grows (most URLs are shorter).
+const LINK_ROOM: usize = 256;
+/// Bytes of text a page's expected links are given room for (rust-doc's are ~70 bytes).
+const LINK_TEXT: usize = 64;
 /// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
 const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
@@ -64,7 +73,7 @@ const MAX_NOSCRIPT_DEPTH: u8 = 2;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extracted {
     /// Absolute URLs in document order, duplicates kept; those of the plain shapes most links
-    /// have are joined without a parse (`normalize::join`), the others parsed.
+    /// have are joined without a parse (`normalize::join_into`), the others parsed.
     pub links: Vec<Found>,
     /// For each of `links`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
@@ -72,6 +81,73 @@ pub struct Extracted {
     pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
     pub truncated: bool,
+}
+
+/// The links of one page as the crawler reads them: each distinct URL once, and the page's
+/// links as indices into those. Half the links of a documentation page repeat one before them
+/// (rust-doc: 78 links a page, 39 distinct); no link costs a `String` of its own: canonical
+/// text is written once into `text`, which the distinct URLs point into.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageLinks {
+    /// The canonical text of the distinct URLs joined without a parse, one after another.
+    pub text: String,
+    /// The URLs in the order first found: canonical text once each, parsed ones as found.
+    pub distinct: Vec<PageLink>,
+    /// The page's links in document order, repeats included: indices into `distinct`.
+    pub order: Vec<u32>,
+    /// For each of `order`, whether its element said `rel="nofollow"`.
+    pub rel_nofollow: Vec<bool>,
+    /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
+    pub directives: Directives,
+    /// More than `max_links` links were found; the rest were dropped.
+    pub truncated: bool,
+}
+
+/// One of `PageLinks::distinct`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageLink {
+    /// Canonical text (`Found::Canonical`): where it is in `PageLinks::text`.
+    Canonical(Range<usize>),
+    Parsed(Url),
+}
+
+impl PageLinks {
+    /// The links one by one, each its own `Found` (`Extracted`).
+    pub fn into_extracted(self) -> Extracted {
+        let found = |link| match link {
+            PageLink::Canonical(at) => Found::Canonical(self.text[at].to_owned()),
+            PageLink::Parsed(url) => Found::Parsed(url),
+        };
+        if self.order.len() == self.distinct.len() {
+            // No repeat: the order is 0, 1, 2, ...
+            return Extracted {
+                links: self.distinct.into_iter().map(found).collect(),
+                rel_nofollow: self.rel_nofollow,
+                directives: self.directives,
+                truncated: self.truncated,
+            };
+        }
+        // Each distinct URL moves to its first place; a repeat is a clone of that.
+        let mut first = vec![u32::MAX; self.distinct.len()];
+        let mut distinct: Vec<Option<PageLink>> = self.distinct.into_iter().map(Some).collect();
+        let mut links: Vec<Found> = Vec::with_capacity(self.order.len());
+        for &i in &self.order {
+            let i = i as usize;
+            match distinct[i].take() {
+                Some(link) => {
+                    first[i] = links.len() as u32;
+                    links.push(found(link));
+                }
+                None => links.push(links[first[i] as usize].clone()),
+            }
+        }
+        Extracted {
+            links,
+            rel_nofollow: self.rel_nofollow,
+            directives: self.directives,
+            truncated: self.truncated,
+        }
+    }
 }
 
 /// Extracts the links of an HTML `body` fetched from `page_url`, reading the robots
@@ -98,6 +174,17 @@ pub fn extract_page(
     max_links: usize,
     token: &str,
 ) -> Extracted {
+    page_links(body, page_url, charset, max_links, token).into_extracted()
+}
+
+/// `extract_page`, each distinct URL once (`PageLinks`): what the crawler takes.
+pub fn page_links(
+    body: &[u8],
+    page_url: &Url,
+    charset: Option<&str>,
+    max_links: usize,
+    token: &str,
+) -> PageLinks {
     // Only encodings in which ASCII bytes mean ASCII can be tokenized as bytes.
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
@@ -236,7 +323,12 @@ struct State<'a> {
     max_links: usize,
     /// The robots token whose `<meta name>` is read besides `robots`.
     token: &'a str,
-    out: Extracted,
+    out: PageLinks,
+    /// The first of `out.distinct` with each canonical text, by the text's checksum.
+    first: FxHashMap<u64, u32>,
+    /// The buffer each link is joined into (`join_into`); only a first occurrence is copied
+    /// (to `out.text`).
+    text: String,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
@@ -249,10 +341,12 @@ impl<'a> State<'a> {
         // Documentation pages have a link every ~250 bytes; room for one every 256 spares
         // most of the growing (a reallocation and a copy of every link each time).
         let expected = (body_len / 256).min(max_links).min(MAX_EXPECTED_LINKS);
-        let out = Extracted {
-            links: Vec::with_capacity(expected),
+        let out = PageLinks {
+            text: String::with_capacity(expected * LINK_TEXT),
+            distinct: Vec::with_capacity(expected),
+            order: Vec::with_capacity(expected),
             rel_nofollow: Vec::with_capacity(expected),
-            ..Extracted::default()
+            ..PageLinks::default()
         };
         State {
             page_url,
@@ -261,6 +355,8 @@ impl<'a> State<'a> {
             max_links,
             token,
             out,
+            first: FxHashMap::with_capacity_and_hasher(expected, Default::default()),
+            text: String::with_capacity(LINK_ROOM),
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }
@@ -336,9 +432,9 @@ impl State<'_> {
 
     /// `attr`, marking the link `nofollow` when the element's `rel` has that keyword.
     fn attr_rel(&mut self, el: &impl StartTag, name: &str) {
-        let before = self.out.links.len();
+        let before = self.out.order.len();
         self.attr(el, name);
-        if self.out.links.len() > before
+        if self.out.order.len() > before
             && let Some(rel) = el.get("rel")
             && rel
                 .split(is_ascii_ws)
@@ -368,23 +464,51 @@ impl State<'_> {
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }
-        // `join` also strips embedded tabs and newlines, as the URL standard says (its fast
-        // path takes no value that has them).
-        let Ok(url) = join(&self.base, value) else {
+        // `join_into` also strips embedded tabs and newlines, as the URL standard says (its
+        // fast path takes no value that has them).
+        let Ok(parsed) = join_into(&self.base, value, &mut self.text) else {
             return;
         };
-        // Text joined without a parse is http(s) (`join`'s fast path takes no other scheme).
-        if let Found::Parsed(parsed) = &url
+        // Text joined without a parse is http(s) (`join_into`'s fast path takes no other
+        // scheme).
+        if let Some(parsed) = &parsed
             && DROPPED_SCHEMES.contains(&parsed.scheme())
         {
             return;
         }
-        if self.out.links.len() >= self.max_links {
+        if self.out.order.len() >= self.max_links {
             self.out.truncated = true;
-        } else {
-            self.out.links.push(url);
-            self.out.rel_nofollow.push(false);
+            return;
         }
+        let PageLinks { text, distinct, .. } = &mut self.out;
+        let index = match parsed {
+            Some(url) => {
+                distinct.push(PageLink::Parsed(url));
+                distinct.len() - 1
+            }
+            None => {
+                let key = checksum(self.text.as_bytes());
+                // The same text, not only the same checksum.
+                let same = |i: &&u32| match &distinct[**i as usize] {
+                    PageLink::Canonical(at) => text[at.clone()] == self.text,
+                    PageLink::Parsed(_) => false,
+                };
+                let known = self.first.get(&key).filter(same);
+                match known {
+                    Some(&i) => i as usize,
+                    None => {
+                        let at = text.len()..text.len() + self.text.len();
+                        text.push_str(&self.text);
+                        distinct.push(PageLink::Canonical(at));
+                        let i = distinct.len() - 1;
+                        self.first.entry(key).or_insert(i as u32);
+                        i
+                    }
+                }
+            }
+        };
+        self.out.order.push(index as u32);
+        self.out.rel_nofollow.push(false);
     }
 }
 
@@ -492,6 +616,38 @@ mod tests {
 
     fn links(body: &str) -> Vec<String> {
         links_with(body.as_bytes(), None)
+    }
+
+    /// `page_links` keeps each canonical text once and the document order as indices (a
+    /// parsed URL once per link); expanded, it is `extract_links`' list, repeats and
+    /// `rel=nofollow` flags where the page has them; the limit counts repeats.
+    #[test]
+    fn repeated_links_are_kept_once_with_their_order() {
+        let page = Url::parse(PAGE).unwrap();
+        let body = r#"<a href="/a">1</a><a href="b#x">2</a><a href="/a#top" rel=nofollow>3</a>
+            <a href="HTTP://Example.com/c">4</a><a href="/dir/b">5</a><a href="HTTP://Example.com/c">6</a>"#;
+        let got = page_links(body.as_bytes(), &page, None, 1000, "robots");
+        let distinct: Vec<&str> = (got.distinct.iter())
+            .map(|link| match link {
+                PageLink::Canonical(at) => &got.text[at.clone()],
+                PageLink::Parsed(url) => url.as_str(),
+            })
+            .collect();
+        let c = "http://example.com/c";
+        assert_eq!(
+            distinct,
+            ["http://example.com/a", "http://example.com/dir/b", c, c]
+        );
+        assert_eq!(got.text, "http://example.com/ahttp://example.com/dir/b");
+        assert!(matches!(got.distinct[2], PageLink::Parsed(_)));
+        assert_eq!(got.order, [0, 1, 0, 2, 1, 3]);
+        assert_eq!(got.rel_nofollow, [false, false, true, false, false, false]);
+        let expanded = got.clone().into_extracted();
+        let links: Vec<&str> = expanded.links.iter().map(path).collect();
+        assert_eq!(links, ["/a", "/dir/b", "/a", "/c", "/dir/b", "/c"]);
+        assert_eq!(expanded.rel_nofollow, got.rel_nofollow);
+        let cut = page_links(body.as_bytes(), &page, None, 3, "robots");
+        assert_eq!((cut.order, cut.truncated), (vec![0, 1, 0], true));
     }
 
     #[test]

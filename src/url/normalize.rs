@@ -125,7 +125,7 @@ fn rewrite_escapes_and_sessions(mut url: Url) -> Url {
 }
 
 /// A URL found in a page or a header, resolved against its base: parsed, or — for the plain
-/// shapes most links have — its text, already canonical, built without a parse ([`join`]).
+/// shapes most links have — its text, already canonical, built without a parse ([`join_into`]).
 /// Either way its text is what `Url::join` gives, less the fragment: the canonical form has
 /// none, so no consumer keeps it, and a link's fragment (`#section`, two in five links of a
 /// documentation tree) then costs no parse.
@@ -178,7 +178,7 @@ impl From<Found> for String {
     }
 }
 
-/// The base links are joined to ([`join`]): its URL, and whether its origin and path are
+/// The base links are joined to ([`join_into`]): its URL, and whether its origin and path are
 /// canonical text, checked once a page instead of once a link.
 pub struct Base {
     url: Url,
@@ -220,43 +220,65 @@ impl Base {
 /// path followed by `value`, which the URL parser would leave as it is (only `pchar`s, no dot
 /// segment, no tab or newline: `is_canonical` scans for that). Anything else is parsed.
 /// Differential tests hold this to `canonicalize(base.join(value))` byte for byte.
-pub fn join(base: &Base, value: &str) -> Result<Found, url::ParseError> {
-    match join_plain(base, value) {
-        Some(text) => Ok(Found::Canonical(text)),
-        None => base.url.join(value).map(|mut url| {
-            url.set_fragment(None);
-            Found::Parsed(url)
-        }),
+///
+/// The canonical text is written into `text` (cleared first), and `None` returned; else the
+/// parsed URL. The link extractor joins every link into one buffer and copies out only a
+/// page's first occurrence of each URL (`extract::PageLinks`).
+pub fn join_into(
+    base: &Base,
+    value: &str,
+    text: &mut String,
+) -> Result<Option<Url>, url::ParseError> {
+    text.clear();
+    if join_plain(base, value, text) {
+        return Ok(None);
     }
+    base.url.join(value).map(|mut url| {
+        url.set_fragment(None);
+        Some(url)
+    })
 }
 
-/// The text of `base.join(value)` when it is one of `join`'s plain shapes and canonical.
-fn join_plain(base: &Base, mut value: &str) -> Option<String> {
+/// Writes the text of `base.join(value)` into `text` (empty) when it is one of `join_into`'s
+/// plain shapes and canonical; false, with `text` left empty, otherwise.
+fn join_plain(base: &Base, mut value: &str, text: &mut String) -> bool {
     let (canonical_path, canonical_query) = (base.canonical_path, base.canonical_query);
     let slashes = &base.slashes;
     let base = &base.url;
     if !matches!(base.scheme(), "http" | "https") {
-        return None;
+        return false;
     }
     // The fragment goes (everything after the first `#`; a tab or newline before it, which
     // the parser would remove, makes `is_canonical` refuse the text). A bare `#section` is
     // the base itself, less its own fragment.
-    if let Some(hash) = value.find('#') {
+    // Byte searches (`memchr`): `str::find` with a `char` or a set of them costs more per
+    // link than the rest of the join.
+    if let Some(hash) = memchr::memchr(b'#', value.as_bytes()) {
         value = &value[..hash];
         if value.is_empty() {
-            return canonical_query.then(|| base[..url::Position::AfterQuery].to_owned());
+            if canonical_query {
+                text.push_str(&base[..url::Position::AfterQuery]);
+            }
+            return canonical_query;
         }
     }
     if value.starts_with("http://") || value.starts_with("https://") {
-        return is_canonical(value).then(|| value.to_owned());
+        let canonical = is_canonical(value);
+        if canonical {
+            text.push_str(value);
+        }
+        return canonical;
     }
     let bytes = value.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
     // The text's beginning taken from the base, and whether the whole is canonical: with a
     // canonical base path, what `value` adds decides (`is_canonical_path`).
-    let (prefix, canonical) = match *bytes.first()? {
+    let (prefix, canonical) = match first {
         // `//host` takes the base's scheme only (`/\`, the same for http(s), has a byte
         // `is_canonical` rejects).
-        b'/' if bytes.get(1) == Some(&b'/') => return None,
+        b'/' if bytes.get(1) == Some(&b'/') => return false,
         b'/' => (
             &base[..url::Position::BeforePath],
             canonical_path.then(|| is_canonical_path(bytes, 1)),
@@ -264,9 +286,9 @@ fn join_plain(base: &Base, mut value: &str) -> Option<String> {
         b'?' => (&base[..url::Position::AfterPath], None),
         _ => {
             // A scheme ends at a `:` before any `/` or `?`: such a value is absolute.
-            let first_part = &value[..value.find(['/', '?']).unwrap_or(value.len())];
-            if first_part.contains(':') {
-                return None;
+            let end = memchr::memchr2(b'/', b'?', value.as_bytes()).unwrap_or(value.len());
+            if memchr::memchr(b':', &value.as_bytes()[..end]).is_some() {
+                return false;
             }
             // Leading `./` and `../` segments (documentation trees link `../../std/`)
             // step within the base's directory, never above its root, as the parser
@@ -284,12 +306,14 @@ fn join_plain(base: &Base, mut value: &str) -> Option<String> {
                 }
             }
             if value.starts_with('/') {
-                return None;
+                return false;
             }
             let path_start = base[..url::Position::BeforePath].len();
             // The directory ends after the path's last `/`; each `../` ends it after the one
             // before, and the root's `/` is as far up as it goes.
-            let last = slashes.len().checked_sub(1)?;
+            let Some(last) = slashes.len().checked_sub(1) else {
+                return false;
+            };
             let directory = slashes[last.saturating_sub(up)] + 1;
             (
                 &base.as_str()[..path_start + directory],
@@ -297,16 +321,16 @@ fn join_plain(base: &Base, mut value: &str) -> Option<String> {
             )
         }
     };
-    let text = || {
-        let mut text = String::with_capacity(prefix.len() + value.len());
-        text.push_str(prefix);
-        text.push_str(value);
-        text
-    };
-    match canonical {
-        Some(canonical) => canonical.then(text),
-        None => Some(text()).filter(|text| is_canonical(text)),
+    if canonical == Some(false) {
+        return false;
     }
+    text.push_str(prefix);
+    text.push_str(value);
+    if canonical.is_none() && !is_canonical(text) {
+        text.clear();
+        return false;
+    }
+    true
 }
 
 /// Whether `text` is certainly already in the canonical form `canonicalize(Url::parse(text))`
@@ -778,7 +802,7 @@ impl Filter {
             return Err(Rejection::Scope);
         }
         let rest = &text[origin.len()..];
-        let path = &rest[..rest.find('?').unwrap_or(rest.len())];
+        let path = &rest[..memchr::memchr(b'?', rest.as_bytes()).unwrap_or(rest.len())];
         self.check_rules(text, Some(path), depth)
     }
 
@@ -866,9 +890,16 @@ fn registrable_domain(url: &Url) -> String {
 mod tests {
     use super::*;
 
-    /// `join` against a base given as a URL (its canonical path checked at each call).
+    /// `join_into` against a base given as a URL (its canonical path checked at each call),
+    /// the text in a `String` of its own.
     fn join_url(base: &Url, value: &str) -> Result<Found, url::ParseError> {
-        join(&Base::new(base.clone()), value)
+        let mut text = String::from("left from an earlier link");
+        Ok(
+            match join_into(&Base::new(base.clone()), value, &mut text)? {
+                None => Found::Canonical(text),
+                Some(url) => Found::Parsed(url),
+            },
+        )
     }
     use proptest::prelude::*;
 

@@ -141,8 +141,10 @@ fn checking_a_canonical_link_allocates_nothing() {
 }
 
 /// A page's links are gathered into room sized from the page (`url::extract`): one String per
-/// link (its joined text) and a few allocations per page, not a reallocation and a copy of every
-/// link found so far each time the list doubles.
+/// link (`extract_links` copies each out of the page's text, where the crawler reads them in
+/// place) and a few allocations per page (among them that text, the order of the links and the
+/// map of texts found), not a reallocation and a copy of every link found so far each time the
+/// list doubles.
 #[test]
 fn extracting_links_allocates_once_per_link_and_a_few_times_per_page() {
     let page = Url::parse("http://127.0.0.1:8080/std/collections/index.html").unwrap();
@@ -159,7 +161,7 @@ fn extracting_links_allocates_once_per_link_and_a_few_times_per_page() {
     let (extracted, n) = allocations(|| crawl::extract_links(body.as_bytes(), &page, None, 20_000));
     assert_eq!(extracted.links.len(), links);
     assert!(
-        n <= links + 10,
+        n <= links + 14,
         "{n} allocations for {links} links ({} bytes)",
         body.len()
     );

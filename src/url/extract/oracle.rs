@@ -40,7 +40,7 @@ fn scanned(body: &[u8], charset: Option<&str>, max_links: usize) -> (Extracted, 
     let encoding = header_encoding.unwrap_or(UTF_8);
     scan(body, encoding, header_encoding.is_none(), &mut state, 0);
     // What `extract_page` returns is this state's `out`.
-    (state.out, state.unlike_lol_html)
+    (state.out.into_extracted(), state.unlike_lol_html)
 }
 
 /// Whether the tokenizer and the oracle agree on `body`: `Ok(true)`, or `Err` with both
@@ -81,7 +81,7 @@ pub(super) fn extract_page(
     let encoding = header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8);
     let ended = parse(body, encoding, header_encoding.is_none(), &mut state, 0);
     let stopped = !ended && !state.out.truncated;
-    (state.out, stopped)
+    (state.out.into_extracted(), stopped)
 }
 
 impl StartTag for Element<'_, '_> {
