@@ -95,11 +95,11 @@ pub struct Counters {
     pub nofollow_links: AtomicU64,
     /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
     pub noindex_pages: AtomicU64,
-    /// Pages a host handed straight to the worker that received its previous page
+    /// Pages handed to the worker that received the page before, its host's or a ready host's
     /// (`Dispatcher::host_free_or_next`), no other worker woken for them.
     pub pages_ahead: AtomicU64,
     /// Of those, the pages whose request went before the previous page was processed
-    /// (`Fetcher::send_ahead`, on the connection just used).
+    /// (`Fetcher::send_ahead`, on its host's kept connection).
     pub requests_ahead: AtomicU64,
     /// By `Rejection` (in `Rejection::ALL` order).
     pub filtered: [AtomicU64; Rejection::ALL.len()],

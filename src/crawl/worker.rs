@@ -7,11 +7,12 @@
 //!    error.
 //! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
-//!    Outside a recrawl, when the host needs no rest (`--delay-factor 0`), it hands this
-//!    worker its next page instead (`Dispatcher::host_free_or_next`), which the worker fetches
-//!    right after this one's steps, without a hand-over to another worker; its request is
-//!    sent at once on the connection just used (`Fetcher::send_ahead`), so the server works on
-//!    it while this page is processed, and its response is read then (`Fetcher::finish`).
+//!    Outside a recrawl, this worker is handed its next page now (`Dispatcher::host_free_or_next`):
+//!    the host's own when it needs no rest (`--delay-factor 0`), else a ready host's. The worker
+//!    fetches it right after this one's steps, without a hand-over to another worker; its
+//!    request is sent at once on its host's kept connection (`Fetcher::send_ahead`), so the
+//!    server works on it while this page is processed, and its response is read then
+//!    (`Fetcher::finish`).
 //! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
 //!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
 //!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
@@ -87,13 +88,14 @@ pub(super) enum PageOutcome {
     Retry { elapsed: Duration, at: Instant },
 }
 
-/// The page a host handed straight to the worker that just received its previous one
-/// (`Dispatcher::host_free_or_next`; not while stopping: `Worker::stopped`).
+/// The page handed to the worker that just received its previous one: the same host's next,
+/// or the first ready host's (`Dispatcher::host_free_or_next`; not while stopping:
+/// `Worker::stopped`).
 struct Chain {
     /// The request for the page being crawled, if it was sent ahead.
     sent: Option<Sent>,
-    /// The host's next page for this worker, and its request if sent ahead.
-    next: Option<(Entry, Option<Sent>)>,
+    /// The next page for this worker, its host, and its request if sent ahead.
+    next: Option<(usize, Entry, Option<Sent>)>,
 }
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
@@ -154,9 +156,9 @@ impl Worker<'_> {
         }
     }
 
-    /// A page, then each next page its host hands this worker (`free_host`). Whether the last
-    /// one is finished (not to be asked for again, as a retry is).
-    fn crawl_chain(&self, host: usize, mut entry: Entry) -> Result<bool> {
+    /// A page, then each next page handed to this worker as it frees the host (`free_host`).
+    /// Whether the last one is finished (not to be asked for again, as a retry is).
+    fn crawl_chain(&self, mut host: usize, mut entry: Entry) -> Result<bool> {
         let mut sent = None;
         loop {
             let mut chain = Chain {
@@ -164,10 +166,10 @@ impl Worker<'_> {
                 next: None,
             };
             match self.crawl(host, &entry, &mut chain)? {
-                // The host handed this worker its next page (its request probably answered by
-                // now): straight on to it.
+                // This worker was handed its next page (its request probably answered by now):
+                // straight on to it.
                 PageOutcome::Done if chain.next.is_some() => {
-                    (entry, sent) = chain.next.take().expect("checked");
+                    (host, entry, sent) = chain.next.take().expect("checked");
                 }
                 PageOutcome::Done => return Ok(true),
                 PageOutcome::Retry { elapsed, at } => {
@@ -190,22 +192,23 @@ impl Worker<'_> {
         }
     }
 
-    /// Frees the page's host, or, outside a recrawl, takes the host's next page for this
-    /// worker when the host may serve it now (`Dispatcher::host_free_or_next`).
+    /// Frees the page's host and, outside a recrawl, takes this worker's next page now, the
+    /// host's own or a ready host's (`Dispatcher::host_free_or_next`).
     fn free_host(&self, host: usize, elapsed: Duration, chain: &mut Chain) -> Result<()> {
         if self.config.generation == Generation::Recrawl {
             self.dispatcher.host_free(host, elapsed);
             return Ok(());
         }
         self.check_stop();
-        let Some(next) = self
-            .dispatcher
-            .host_free_or_next(host, elapsed, self.stopped)?
+        let Some((next_host, next)) =
+            self.dispatcher
+                .host_free_or_next(host, elapsed, self.stopped)?
         else {
             return Ok(());
         };
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
-        // Its request goes now, on the connection just used, while this page is processed.
+        // Its request goes now, on its host's kept connection (the one just used, for the same
+        // host), while this page is processed.
         let sent = match next.sitemap {
             None => crate::fetch::client::parse(&next.url)
                 .ok()
@@ -215,7 +218,7 @@ impl Worker<'_> {
         if sent.is_some() {
             self.counters.requests_ahead.fetch_add(1, Ordering::Relaxed);
         }
-        chain.next = Some((next, sent));
+        chain.next = Some((next_host, next, sent));
         Ok(())
     }
 

@@ -356,25 +356,48 @@ impl Scheduler {
 
     /// The next piece of work whose host may be contacted at `now`.
     pub fn next(&mut self, now: Instant) -> Result<Next> {
+        if let Some(work) = self.next_ready(now, true)? {
+            return Ok(Next::Work(work));
+        }
+        Ok(match self.waiting.peek() {
+            Some(&Reverse((at, _))) => Next::WaitUntil(at),
+            None => Next::Empty,
+        })
+    }
+
+    /// The page `next` would hand out now, but only if it is a page: a ready host that must
+    /// fetch robots.txt first is left in the heap for `next` (`Dispatcher::host_free_or_next`,
+    /// which sends the page's request ahead on the host's kept connection).
+    pub fn next_page(&mut self, now: Instant) -> Result<Option<(usize, Entry)>> {
+        Ok(match self.next_ready(now, false)? {
+            Some(Work::Page { host, entry }) => Some((host, entry)),
+            _ => None,
+        })
+    }
+
+    /// The ready heap's first host's work (its robots.txt fetch only if `robots`), or None.
+    fn next_ready(&mut self, now: Instant, robots: bool) -> Result<Option<Work>> {
         loop {
             self.promote_due(now);
-            let Some((_, _, id)) = self.ready.pop() else {
-                return Ok(match self.waiting.peek() {
-                    Some(&Reverse((at, _))) => Next::WaitUntil(at),
-                    None => Next::Empty,
-                });
+            let Some(&(_, _, id)) = self.ready.peek() else {
+                return Ok(None);
             };
+            let fresh = self.fresh_robots(id, now);
+            if !fresh && !robots {
+                return Ok(None);
+            }
+            self.ready.pop();
             self.host(id).scheduled = false;
-            if !self.fresh_robots(id, now) {
+            if !fresh {
                 let host = self.host(id);
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
                 self.take_connection(id);
-                return Ok(Next::Work(Work::Robots { host: id, url }));
+                return Ok(Some(Work::Robots { host: id, url }));
             }
             if let Some(entry) = self.pop_allowed(id)? {
                 self.take_connection(id);
-                return Ok(Next::Work(Work::Page { host: id, entry }));
+                return Ok(Some(Work::Page { host: id, entry }));
             }
             // Robots.txt dropped all it had queued.
             self.retire_if_idle(id, now);
