@@ -39,8 +39,21 @@ struct Shared<B> {
     size: usize,
     reader_waiting: bool,
     writers_waiting: usize,
+    /// Of those, woken and not yet running: no further wake-up is sent for them (std's
+    /// `notify_one` is a futex call even when the one it would wake is already woken).
+    writers_woken: usize,
     closed: bool,
     reader_gone: bool,
+}
+
+impl<B> Shared<B> {
+    /// Whether a worker waits for room that no earlier wake-up is meant for; if so it counts
+    /// as woken, and the caller wakes it once the lock is released.
+    fn wake_a_writer(&mut self) -> bool {
+        let wake = self.writers_waiting > self.writers_woken;
+        self.writers_woken += usize::from(wake);
+        wake
+    }
 }
 
 /// The writer thread has stopped: nothing pushed now will be written.
@@ -57,6 +70,7 @@ impl<B: Default> Handoff<B> {
                 size: 0,
                 reader_waiting: false,
                 writers_waiting: 0,
+                writers_woken: 0,
                 closed: false,
                 reader_gone: false,
             }),
@@ -75,6 +89,7 @@ impl<B: Default> Handoff<B> {
             shared.writers_waiting += 1;
             shared = self.room.wait(shared).unwrap();
             shared.writers_waiting -= 1;
+            shared.writers_woken = shared.writers_woken.saturating_sub(1);
         }
         if shared.reader_gone {
             return Err(ReaderGone);
@@ -87,7 +102,7 @@ impl<B: Default> Handoff<B> {
             shared.reader_waiting = false; // woken once
         }
         // The next waiting worker's turn.
-        let pass_turn = shared.writers_waiting > 0 && shared.size < self.cap;
+        let pass_turn = shared.size < self.cap && shared.wake_a_writer();
         drop(shared);
         self.notify(wake_reader, pass_turn);
         Ok(())
@@ -137,7 +152,7 @@ impl<B: Default> Handoff<B> {
         shared.size = 0;
         let batch = std::mem::take(&mut shared.batch);
         // Who gets room passes the turn on (`push`).
-        let waiting = shared.writers_waiting > 0;
+        let waiting = shared.wake_a_writer();
         drop(shared);
         self.notify(false, waiting);
         Some(batch)
@@ -335,6 +350,26 @@ mod tests {
         }
         let first = reader.join().unwrap().unwrap();
         assert_eq!(first, (0..16).collect::<Vec<_>>(), "taken before it filled");
+    }
+
+    #[test]
+    fn a_worker_already_woken_is_not_woken_again() {
+        // Two workers wait for room (a lost wake-up is what
+        // `workers_waiting_for_room_each_get_their_turn` catches; this one counts them).
+        let handoff = Handoff::<Vec<u8>>::new(2, 2, Duration::from_millis(5));
+        let mut shared = handoff.lock();
+        shared.writers_waiting = 2;
+        assert!(shared.wake_a_writer(), "the first waiting worker");
+        assert!(shared.wake_a_writer(), "the second");
+        assert!(
+            !shared.wake_a_writer(),
+            "both are woken already: no futex call"
+        );
+        // One runs (`push` counts it out), finds the batch full and waits again.
+        shared.writers_waiting -= 1;
+        shared.writers_woken -= 1;
+        shared.writers_waiting += 1;
+        assert!(shared.wake_a_writer(), "waiting again, it is woken again");
     }
 
     #[test]
