@@ -52,13 +52,15 @@ pub use url::normalize::{Filter, Scope, canonicalize, is_canonical};
 pub use url::seeds::parse_seeds;
 pub use url::sitemap;
 
-/// The scheduler and its record, for `examples/host_memory.rs` (memory per known host). Not a
-/// stable interface.
+/// The scheduler and its record, for `examples/host_memory.rs` (memory per known host), and
+/// the crawler's own reading of a page's links, for the allocation tests. Not a stable
+/// interface.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
+    pub use crate::url::extract::page_links;
 }
 
 /// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record),

@@ -68,7 +68,8 @@ impl Wanted {
             let (answer, new) = match answers[i] {
                 Some(answer) => (answer, false),
                 None => {
-                    let url = std::mem::replace(&mut urls[i], PageLink::Canonical(0..0));
+                    let url =
+                        std::mem::replace(&mut urls[i], PageLink::Canonical { at: 0..0, key: 0 });
                     let (answer, new) = wanted.answer(text, url, filter);
                     answers[i] = Some(answer);
                     (answer, new)
@@ -94,10 +95,10 @@ impl Wanted {
         filter: &Filter,
     ) -> (Result<u32, Rejection>, bool) {
         let accepted = match url {
-            // Canonical text is its own key: a repeat is known before the filter reads it.
-            PageLink::Canonical(at) => {
+            // Canonical text comes with its key (the extractor's): a repeat is known before the
+            // filter reads it.
+            PageLink::Canonical { at, key } => {
                 let text = &text[at];
-                let key = checksum(text.as_bytes());
                 if let Some(&answer) = self.first.get(&key) {
                     return (answer, false);
                 }
@@ -191,7 +192,11 @@ mod tests {
                 true => PageLink::Parsed(Url::parse(url).unwrap()),
                 false => {
                     text.push_str(url);
-                    PageLink::Canonical(text.len() - url.len()..text.len())
+                    let at = text.len() - url.len()..text.len();
+                    PageLink::Canonical {
+                        at,
+                        key: checksum(url.as_bytes()),
+                    }
                 }
             })
             .collect();

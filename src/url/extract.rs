@@ -62,8 +62,6 @@ const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
 const MAX_NOSCRIPT: usize = 1024 * 1024;
 /// Links a page is given room for before its first one is found (it grows past them).
 const MAX_EXPECTED_LINKS: usize = 1024;
-/// Bytes of a joined link the buffer has room for before it grows (most URLs are shorter).
-const LINK_ROOM: usize = 256;
 /// Bytes of text a page's expected links are given room for (rust-doc's are ~70 bytes).
 const LINK_TEXT: usize = 64;
 /// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
@@ -106,8 +104,12 @@ pub struct PageLinks {
 /// One of `PageLinks::distinct`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageLink {
-    /// Canonical text (`Found::Canonical`): where it is in `PageLinks::text`.
-    Canonical(Range<usize>),
+    /// Canonical text (`Found::Canonical`): where it is in `PageLinks::text`, and its checksum
+    /// (the page's key for it, and the DUE's: `crawl::offer` takes it as it is).
+    Canonical {
+        at: Range<usize>,
+        key: u64,
+    },
     Parsed(Url),
 }
 
@@ -115,7 +117,7 @@ impl PageLinks {
     /// The links one by one, each its own `Found` (`Extracted`).
     pub fn into_extracted(self) -> Extracted {
         let found = |link| match link {
-            PageLink::Canonical(at) => Found::Canonical(self.text[at].to_owned()),
+            PageLink::Canonical { at, .. } => Found::Canonical(self.text[at].to_owned()),
             PageLink::Parsed(url) => Found::Parsed(url),
         };
         if self.order.len() == self.distinct.len() {
@@ -326,9 +328,6 @@ struct State<'a> {
     out: PageLinks,
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
-    /// The buffer each link is joined into (`join_into`); only a first occurrence is copied
-    /// (to `out.text`).
-    text: String,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
@@ -356,7 +355,6 @@ impl<'a> State<'a> {
             token,
             out,
             first: FxHashMap::with_capacity_and_hasher(expected, Default::default()),
-            text: String::with_capacity(LINK_ROOM),
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }
@@ -465,8 +463,10 @@ impl State<'_> {
             return;
         }
         // `join_into` also strips embedded tabs and newlines, as the URL standard says (its
-        // fast path takes no value that has them).
-        let Ok(parsed) = join_into(&self.base, value, &mut self.text) else {
+        // fast path takes no value that has them). Canonical text goes onto the end of the
+        // page's text, kept there if it is the URL's first occurrence.
+        let start = self.out.text.len();
+        let Ok(parsed) = join_into(&self.base, value, &mut self.out.text) else {
             return;
         };
         // Text joined without a parse is http(s) (`join_into`'s fast path takes no other
@@ -477,6 +477,7 @@ impl State<'_> {
             return;
         }
         if self.out.order.len() >= self.max_links {
+            self.out.text.truncate(start);
             self.out.truncated = true;
             return;
         }
@@ -487,19 +488,20 @@ impl State<'_> {
                 distinct.len() - 1
             }
             None => {
-                let key = checksum(self.text.as_bytes());
+                let at = start..text.len();
+                let key = checksum(text[at.clone()].as_bytes());
                 // The same text, not only the same checksum.
                 let same = |i: &&u32| match &distinct[**i as usize] {
-                    PageLink::Canonical(at) => text[at.clone()] == self.text,
+                    PageLink::Canonical { at: first, .. } => text[first.clone()] == text[start..],
                     PageLink::Parsed(_) => false,
                 };
-                let known = self.first.get(&key).filter(same);
-                match known {
-                    Some(&i) => i as usize,
+                match self.first.get(&key).filter(same) {
+                    Some(&i) => {
+                        text.truncate(start);
+                        i as usize
+                    }
                     None => {
-                        let at = text.len()..text.len() + self.text.len();
-                        text.push_str(&self.text);
-                        distinct.push(PageLink::Canonical(at));
+                        distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
                         self.first.entry(key).or_insert(i as u32);
                         i
@@ -629,7 +631,10 @@ mod tests {
         let got = page_links(body.as_bytes(), &page, None, 1000, "robots");
         let distinct: Vec<&str> = (got.distinct.iter())
             .map(|link| match link {
-                PageLink::Canonical(at) => &got.text[at.clone()],
+                PageLink::Canonical { at, key } => {
+                    assert_eq!(*key, checksum(got.text[at.clone()].as_bytes()));
+                    &got.text[at.clone()]
+                }
                 PageLink::Parsed(url) => url.as_str(),
             })
             .collect();

@@ -221,15 +221,14 @@ impl Base {
 /// segment, no tab or newline: `is_canonical` scans for that). Anything else is parsed.
 /// Differential tests hold this to `canonicalize(base.join(value))` byte for byte.
 ///
-/// The canonical text is written into `text` (cleared first), and `None` returned; else the
-/// parsed URL. The link extractor joins every link into one buffer and copies out only a
-/// page's first occurrence of each URL (`extract::PageLinks`).
+/// The canonical text is appended to `text`, and `None` returned; else `text` is left as it
+/// was and the parsed URL returned. The link extractor joins every link onto the end of its
+/// page's text and keeps it there only at its first occurrence (`extract::PageLinks`).
 pub fn join_into(
     base: &Base,
     value: &str,
     text: &mut String,
 ) -> Result<Option<Url>, url::ParseError> {
-    text.clear();
     if join_plain(base, value, text) {
         return Ok(None);
     }
@@ -239,8 +238,8 @@ pub fn join_into(
     })
 }
 
-/// Writes the text of `base.join(value)` into `text` (empty) when it is one of `join_into`'s
-/// plain shapes and canonical; false, with `text` left empty, otherwise.
+/// Appends the text of `base.join(value)` to `text` when it is one of `join_into`'s plain
+/// shapes and canonical; false, with `text` left as it was, otherwise.
 fn join_plain(base: &Base, mut value: &str, text: &mut String) -> bool {
     let (canonical_path, canonical_query) = (base.canonical_path, base.canonical_query);
     let slashes = &base.slashes;
@@ -324,10 +323,11 @@ fn join_plain(base: &Base, mut value: &str, text: &mut String) -> bool {
     if canonical == Some(false) {
         return false;
     }
+    let start = text.len();
     text.push_str(prefix);
     text.push_str(value);
-    if canonical.is_none() && !is_canonical(text) {
-        text.clear();
+    if canonical.is_none() && !is_canonical(&text[start..]) {
+        text.truncate(start);
         return false;
     }
     true
@@ -891,15 +891,21 @@ mod tests {
     use super::*;
 
     /// `join_into` against a base given as a URL (its canonical path checked at each call),
-    /// the text in a `String` of its own.
+    /// onto a buffer that already holds an earlier link, which it must leave as it was.
     fn join_url(base: &Url, value: &str) -> Result<Found, url::ParseError> {
-        let mut text = String::from("left from an earlier link");
-        Ok(
-            match join_into(&Base::new(base.clone()), value, &mut text)? {
-                None => Found::Canonical(text),
-                Some(url) => Found::Parsed(url),
-            },
-        )
+        const EARLIER: &str = "left from an earlier link";
+        let mut text = String::from(EARLIER);
+        let joined = join_into(&Base::new(base.clone()), value, &mut text);
+        let (earlier, appended) = text.split_at(EARLIER.len());
+        assert_eq!(earlier, EARLIER, "{value:?} against {base}");
+        if let Ok(None) = joined {
+            return Ok(Found::Canonical(appended.to_owned()));
+        }
+        assert_eq!(
+            appended, "",
+            "{value:?} against {base}: not joined as text, yet appended"
+        );
+        joined.map(|url| Found::Parsed(url.expect("not None")))
     }
     use proptest::prelude::*;
 

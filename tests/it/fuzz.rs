@@ -140,6 +140,18 @@ fn checking_a_canonical_link_allocates_nothing() {
     }
 }
 
+/// A documentation-like page of `links` distinct links, about 250 bytes a link.
+fn page_of_links(links: usize) -> String {
+    let mut body = String::from("<!doctype html><html><head><title>t</title></head><body>");
+    for i in 0..links {
+        body += &format!(
+            "<p class=\"docblock item-table\">Some words about the item, then its link: \
+             <a href=\"../../std/module{i}/struct.Item{i}.html#method.name\">Item{i}</a></p>\n"
+        );
+    }
+    body + "</body></html>"
+}
+
 /// A page's links are gathered into room sized from the page (`url::extract`): one String per
 /// link (`extract_links` copies each out of the page's text, where the crawler reads them in
 /// place) and a few allocations per page (among them that text, the order of the links and the
@@ -149,22 +161,35 @@ fn checking_a_canonical_link_allocates_nothing() {
 fn extracting_links_allocates_once_per_link_and_a_few_times_per_page() {
     let page = Url::parse("http://127.0.0.1:8080/std/collections/index.html").unwrap();
     let links = 200;
-    let mut body = String::from("<!doctype html><html><head><title>t</title></head><body>");
-    for i in 0..links {
-        // About 250 bytes a link, as in a documentation tree.
-        body += &format!(
-            "<p class=\"docblock item-table\">Some words about the item, then its link: \
-             <a href=\"../../std/module{i}/struct.Item{i}.html#method.name\">Item{i}</a></p>\n"
-        );
-    }
-    body += "</body></html>";
+    let body = page_of_links(links);
     let (extracted, n) = allocations(|| crawl::extract_links(body.as_bytes(), &page, None, 20_000));
     assert_eq!(extracted.links.len(), links);
     assert!(
-        n <= links + 14,
+        n <= links + 13,
         "{n} allocations for {links} links ({} bytes)",
         body.len()
     );
+}
+
+/// The crawler reads a page's links (`page_links`) with none allocated per link: canonical text
+/// is joined onto the end of one buffer sized from the page, so 200 links cost no more
+/// allocations than 20.
+#[test]
+fn the_crawler_reads_a_pages_links_in_the_same_few_allocations_whatever_their_number() {
+    use crawl::internals::page_links;
+    let page = Url::parse("http://127.0.0.1:8080/std/collections/index.html").unwrap();
+    let read = |links| {
+        let body = page_of_links(links);
+        let (got, n) = allocations(|| page_links(body.as_bytes(), &page, None, 20_000, "crawl"));
+        assert_eq!(got.order.len(), links);
+        n
+    };
+    let (few, many) = (read(20), read(200));
+    assert!(
+        many <= few,
+        "{few} allocations for 20 links, {many} for 200"
+    );
+    assert!(many <= 13, "{many} allocations for a page of 200 links");
 }
 
 fn cases() -> u32 {
