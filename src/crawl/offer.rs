@@ -12,6 +12,7 @@
 
 use crate::crawl::run::Counters;
 use crate::frontier::Entry;
+use crate::frontier::entry::FoundLine;
 use crate::seen::checksum::checksum;
 use crate::url::extract::PageLink;
 use crate::url::normalize::{Filter, Found, Rejection};
@@ -163,8 +164,12 @@ impl Wanted {
 
     /// Entry `index` as the DUE spools an `Entry` (`Payload::encode`: `Entry::to_line`).
     pub fn encode(&self, index: usize, out: &mut Vec<u8>) {
-        let (depth, redirects, url) = (self.depth, self.redirects, self.url(index));
-        write!(out, "{depth}\t{redirects}\t{url}").expect("a Vec takes every write");
+        let line = FoundLine {
+            url: self.url(index),
+            depth: self.depth,
+            redirects: self.redirects,
+        };
+        write!(out, "{line}").expect("a Vec takes every write");
     }
 
     /// The repeats of the entries with these checksums (those offered to this shard's DUE).

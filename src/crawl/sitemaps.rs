@@ -202,11 +202,10 @@ impl Worker<'_> {
         let mut pages: Vec<PageLink> = Vec::new();
         // A sitemap's pages are one link from it.
         let links = |urls| Links {
-            text: String::new(),
             urls,
-            order: None,
             depth: 1,
             redirects: 0,
+            ..Links::default()
         };
         let mut children: Vec<(Url, u32, u32)> = Vec::new();
         let mut too_deep = 0u64;

@@ -436,11 +436,10 @@ impl Worker<'_> {
                     let target = canonicalize(target);
                     let note = Note::Redirect(target.to_string());
                     found.links = Links {
-                        text: String::new(),
                         urls: vec![PageLink::Parsed(target)],
-                        order: None,
                         depth: entry.depth,
                         redirects: entry.redirects + 1,
+                        ..Links::default()
                     };
                     note
                 }

@@ -70,7 +70,12 @@ impl Entry {
     /// The entry as a line without its newline (the segment, spool and `fetched.tsv` format).
     pub fn to_line(&self) -> String {
         let mut line = match self.sitemap {
-            None => format!("{}\t{}\t{}", self.depth, self.redirects, self.url),
+            None => FoundLine {
+                url: &self.url,
+                depth: self.depth,
+                redirects: self.redirects,
+            }
+            .to_string(),
             Some(level) => format!("s{level}\t{}\t{}", self.redirects, self.url),
         };
         if let Some(previous) = &self.previous {
@@ -99,6 +104,20 @@ impl Entry {
             retries: 0,
             sitemap,
         })
+    }
+}
+
+/// The line of `Entry::new(url, depth, redirects)` (`to_line`), written without building the
+/// entry: a page's links reach the DUE this way (`crawl::offer`), nearly all never needing one.
+pub struct FoundLine<'a> {
+    pub url: &'a str,
+    pub depth: u32,
+    pub redirects: u32,
+}
+
+impl std::fmt::Display for FoundLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\t{}\t{}", self.depth, self.redirects, self.url)
     }
 }
 
