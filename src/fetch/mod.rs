@@ -5,7 +5,7 @@
 //! head parsed by httparse, the body framed and capped) and `pool` keeps idle ones per origin;
 //! `dns` caches name look-ups in front of it and refuses private addresses (`private`); `tls`
 //! is the one rustls configuration; `cookies` is the one cookie jar; `proxy` opens tunnels
-//! (CONNECT, SOCKS) whose targets pass the same check. See ARCHITECTURE.md, "Fetch".
+//! (CONNECT, SOCKS) whose targets pass the same check. See ARCHITECTURE.md, "fetch/".
 
 pub mod body;
 pub mod client;

@@ -2,7 +2,8 @@
 //!
 //! `dispatch` owns the frontier and the per-host `politeness` queues under one lock; `robots`
 //! turns a host's robots.txt into answers; `robotstore` keeps those answers on disk for
-//! hosts that left memory and across runs, `hoststate` the hosts' resting times. See ARCHITECTURE.md, "Scheduler".
+//! hosts that left memory and across runs, `hoststate` the hosts' resting times, and `budget`
+//! is `--max-pages-per-host`. See ARCHITECTURE.md, "schedule/".
 
 pub mod budget;
 pub mod dispatch;

@@ -3,7 +3,7 @@
 //! A URL becomes its `checksum`; the `clock` cache answers most "seen?" questions in memory;
 //! misses wait in a `batch` spooled to disk, and `due` merges each batch into the sorted
 //! checksum file of `store`, handing the URLs that were really new to the frontier.
-//! See ARCHITECTURE.md, "Seen set".
+//! See ARCHITECTURE.md, "seen/".
 
 pub mod batch;
 pub mod checksum;

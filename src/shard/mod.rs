@@ -1,5 +1,5 @@
 //! Shards: many crawl processes, each owning the hosts that hash to it, exchanging the URLs
-//! they discover for each other's hosts through a broker (issue #16). A stage between `url`
+//! they discover for each other's hosts through a broker. A stage between `url`
 //! and `seen` for discovered URLs: those of hosts owned elsewhere leave here.
 //!
 //! - `owner`: `--shard K/N` and which shard owns a host (jump consistent hash);
@@ -14,7 +14,7 @@
 //!
 //! On disk (`DIR/shard/`): `id` (`K/N` and this directory's lease token: a resume with another
 //! K/N is refused, and a restart after a kill takes its own lease back at once), and
-//! `outbox/<dest>/` (see `outbox`).
+//! `outbox/<dest>/` (see `outbox`). See ARCHITECTURE.md, "shard/".
 
 pub mod broker;
 pub mod exchange;

@@ -2,7 +2,8 @@
 //!
 //! `statedir` creates and locks `--out`; `durable` is the one way a state file is replaced;
 //! `recrawl` starts a new generation on a completed crawl; `failpoint` crashes the process
-//! on purpose for the resume tests. See ARCHITECTURE.md, "What is durable when".
+//! on purpose for the resume tests. See ARCHITECTURE.md, "state/" and
+//! "What is durable when".
 
 pub mod durable;
 pub mod failpoint;

@@ -1,5 +1,5 @@
 //! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim`, `crawl rank` and `crawl wacz`
-//! (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "Tools".
+//! (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "tools/".
 
 pub mod cachesim;
 pub mod dedupe;

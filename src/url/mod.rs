@@ -1,7 +1,8 @@
 //! URLs in: seed files, links extracted from pages, and the canonical form both are put in.
 //!
-//! `seeds` reads the seed list, `extract` finds links in a page, `normalize` makes the
-//! canonical form and applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "URLs".
+//! `seeds` reads the seed list, `extract` finds links in a page over `html` (the tokenizer),
+//! `directives` reads a page's robots directives, `normalize` makes the canonical form and
+//! applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "url/".
 
 pub mod directives;
 pub mod extract;

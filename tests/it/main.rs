@@ -7,6 +7,7 @@ mod cachesim;
 mod crawling;
 mod dedupe;
 mod directives;
+mod docs;
 mod focus;
 mod fuzz;
 mod hostile;
