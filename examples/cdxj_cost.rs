@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use crawl::SplitMix;
 use crawl::archive_internals::{
-    Capture, CdxjWriter, Compression, Exchange, WarcConfig, WarcWriter, payload_digest,
+    Capture, CdxjWriter, Compression, RequestResponse, WarcConfig, WarcWriter, payload_digest,
 };
 
 /// Writes `records` responses; with `index`, also their index lines. Returns the time spent in
@@ -46,7 +46,7 @@ fn write(dir: &Path, compression: Compression, records: u64, index: bool) -> (Du
             rng.next_u64() % 100
         );
         let digest = payload_digest(body.as_bytes());
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: &url,
             date: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i),
             ip: None,

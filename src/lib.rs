@@ -69,7 +69,9 @@ pub mod internals {
 pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
     pub use crate::output::digest::{sha1_pair, sha1_pair_portable};
-    pub use crate::output::warc::{Compression, Exchange, WarcConfig, WarcWriter, payload_digest};
+    pub use crate::output::warc::{
+        Compression, RequestResponse, WarcConfig, WarcWriter, payload_digest,
+    };
 }
 
 /// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,

@@ -6,6 +6,7 @@
 //! `Display` the one place that spells it. The text is part of the log's stable format.
 
 use crate::fetch::body::Skipped;
+use crate::fetch::error::ErrorKind;
 use crate::state::recrawl::Outcome;
 use crate::url::directives::Directives;
 use std::fmt;
@@ -17,8 +18,8 @@ pub enum Note {
     None,
     /// A robots.txt fetch.
     Robots,
-    /// No response: the fetch error's kind (`timeout`, `reset`, `tls`, ...).
-    Error(&'static str),
+    /// No response: the fetch error's kind, written as its word (`timeout`, `reset`, ...).
+    Error(ErrorKind),
     /// A 3xx whose Location is the (canonical) target, offered like a link.
     Redirect(String),
     /// A 3xx past the redirect limit: its target is not followed.
@@ -88,7 +89,7 @@ impl fmt::Display for Note {
         match self {
             Note::None => Ok(()),
             Note::Robots => f.write_str("robots"),
-            Note::Error(kind) => f.write_str(kind),
+            Note::Error(kind) => f.write_str(kind.as_str()),
             Note::Redirect(target) => write!(f, "redirect:{target}"),
             Note::TooManyRedirects => f.write_str("too-many-redirects"),
             Note::BadLocation => f.write_str("bad-location"),
@@ -128,7 +129,7 @@ mod tests {
         let cases = [
             (Note::None, ""),
             (Note::Robots, "robots"),
-            (Note::Error("timeout"), "timeout"),
+            (Note::Error(ErrorKind::Timeout), "timeout"),
             (
                 Note::Redirect("http://a.test/b".into()),
                 "redirect:http://a.test/b",

@@ -32,7 +32,7 @@ use crate::crawl::offer::Wanted;
 use crate::crawl::run::{Counters, CrawlConfig};
 use crate::fetch::body::Skipped;
 use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
-use crate::fetch::private;
+use crate::fetch::error::ErrorKind;
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
 use crate::output::archive::{self, Archive, ArchiveRecord, PageRecord};
@@ -238,7 +238,7 @@ impl Worker<'_> {
         Ok(match self.fetcher.get_robots(url) {
             // Refused before any packet: no rules to read, and the host's pages are each
             // refused (and logged) in their turn. Not saved: a resume with --allow-private asks.
-            Err(e) if e.kind == private::KIND => {
+            Err(e) if e.kind == ErrorKind::PrivateAddress => {
                 self.log_error(&e, 0, url);
                 self.counters
                     .private_refused
@@ -389,7 +389,7 @@ impl Worker<'_> {
     /// recrawl compares with. The page is done (there is nothing to archive).
     fn fetch_failed(&self, entry: &Entry, e: &FetchError) -> Result<()> {
         self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
-        if e.kind == private::KIND {
+        if e.kind == ErrorKind::PrivateAddress {
             self.counters
                 .private_refused
                 .fetch_add(1, Ordering::Relaxed);

@@ -26,9 +26,10 @@
 //! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
-use crate::fetch::conn::{Connection, Fail, Framing, Head, Headers, PER_READ, Stream};
+use crate::fetch::conn::{Connection, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::{CachingResolver, unbracketed};
+use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::pool::Pool;
 use crate::fetch::private::AddressPolicy;
 use crate::fetch::proxy::{Protocol, Proxy, Target};
@@ -106,8 +107,7 @@ pub const MAX_IDLE_HOSTS: usize = 4096;
 /// Hosts whose idle connections are kept for a crawl of `jobs` workers: enough for every host
 /// with queued work, a quarter of the open-file limit, at most `MAX_IDLE_HOSTS`, and never
 /// fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The scheduler cycles through all hosts with
-/// work, so a pool smaller than their number is an LRU that always misses: at 2,000 hosts × 11
-/// requests, 128 kept hosts made 15,418 connections, 2,048 made 2,000 (BENCHMARKS.md).
+/// work, so a pool smaller than their number is an LRU that always misses (BENCHMARKS.md).
 pub fn idle_hosts(jobs: usize) -> usize {
     let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
     let share = usize::try_from(files / 4).unwrap_or(usize::MAX);
@@ -139,17 +139,11 @@ pub struct Response {
     pub response_head: Vec<u8>,
 }
 
-/// Why a fetch produced no response; `kind` is the stable word the URL log shows: `timeout`
-/// (the `--timeout` for the whole request passed, or no byte came for 20 s), `dns`, `connect`
-/// (refused, unreachable, or a proxy refused the tunnel), `reset` (the server reset the
-/// connection), `closed` (it closed the connection before answering; while reading the body
-/// this becomes `short-body`: fewer bytes than its Content-Length or chunking promised), `io`,
-/// `body` (another error inside the body), `bad-url`, `protocol` (not HTTP, or a bad length or
-/// chunk), `too-large` (a head over 64 KiB), `tls` (a handshake failed: a certificate refused,
-/// say), `private-address` (the address is refused: `fetch::private`).
+/// Why a fetch produced no response: `kind` is what went wrong (its word is the URL log's
+/// note), `message` the details for a person, `elapsed` the time spent until it failed.
 #[derive(Debug)]
 pub struct FetchError {
-    pub kind: &'static str,
+    pub kind: ErrorKind,
     pub message: String,
     pub elapsed: Duration,
 }
@@ -168,7 +162,7 @@ impl Fail {
 /// `url` parsed, or the `bad-url` failure a fetch of it ends with.
 pub fn parse(url: &str) -> Result<Url, FetchError> {
     Url::parse(url).map_err(|e| FetchError {
-        kind: "bad-url",
+        kind: ErrorKind::BadUrl,
         message: e.to_string(),
         elapsed: Duration::ZERO,
     })
@@ -205,12 +199,16 @@ fn origin_of(url: &Url) -> Result<(&str, u16, String), Fail> {
         ("http" | "https", Some(host), Some(port)) if !host.is_empty() => {
             Ok((host, port, format!("{}://{host}:{port}", url.scheme())))
         }
-        _ => Err(Fail::new("bad-url", format!("not an http(s) URL: {url}"))),
+        _ => Err(Fail::new(
+            ErrorKind::BadUrl,
+            format!("not an http(s) URL: {url}"),
+        )),
     }
 }
 
-/// One exchange's result before it becomes a `Response`.
-struct Exchange {
+/// A response as read on one connection (one hop of a redirect chain), with the request head
+/// sent: a `Response` but for when it started, how long it took and where redirects led.
+struct RawResponse {
     head: Head,
     body: Vec<u8>,
     truncated: bool,
@@ -219,7 +217,7 @@ struct Exchange {
     request_head: Vec<u8>,
 }
 
-impl Exchange {
+impl RawResponse {
     /// The response, `start` and `started` being when its request (the first of a redirect
     /// chain) was sent.
     fn into_response(
@@ -305,11 +303,11 @@ impl Fetcher {
         let mut hops = 0;
         loop {
             let current = redirected.as_ref().unwrap_or(url);
-            let exchange = self
+            let raw = self
                 .exchange(current, extra, filtered, deadline)
                 .map_err(fail)?;
-            let location = (hops < redirects && (300..400).contains(&exchange.head.status))
-                .then(|| exchange.head.headers.get("location"))
+            let location = (hops < redirects && (300..400).contains(&raw.head.status))
+                .then(|| raw.head.headers.get("location"))
                 .flatten()
                 .and_then(|to| current.join(to).ok())
                 .filter(|to| matches!(to.scheme(), "http" | "https"));
@@ -318,7 +316,7 @@ impl Fetcher {
                 hops += 1;
                 continue;
             }
-            return Ok(exchange.into_response(redirected.map(String::from), start, started));
+            return Ok(raw.into_response(redirected.map(String::from), start, started));
         }
     }
 
@@ -357,10 +355,10 @@ impl Fetcher {
         } = sent;
         let deadline = start + self.timeout;
         let answer = self.receive(conn, &url, true, deadline);
-        let exchange = self
+        let raw = self
             .settle(answer, true, &url, origin, request_head, true, deadline)
             .map_err(|f| f.into_error(start))?;
-        Ok((url, exchange.into_response(None, start, started)))
+        Ok((url, raw.into_response(None, start, started)))
     }
 
     /// One request and its response, over a kept connection or a new one; a kept one that
@@ -371,7 +369,7 @@ impl Fetcher {
         extra: &[(&'static str, String)],
         filtered: bool,
         deadline: Instant,
-    ) -> Result<Exchange, Fail> {
+    ) -> Result<RawResponse, Fail> {
         let (host, port, origin) = origin_of(url)?;
         let request_head = self.request_head(url, extra);
         let https = url.scheme() == "https";
@@ -393,22 +391,22 @@ impl Fetcher {
         )
     }
 
-    /// The exchange of `request_head`, given the `answer` read on the connection it was first
+    /// The response to `request_head`, given the `answer` read on the connection it was first
     /// sent on: when the server had closed that kept (`reused`) connection before answering,
     /// once more on a new one. The connection goes back to the pool when it can carry another
     /// request. Shared by a request sent now (`exchange`) and one sent ahead (`finish`).
     #[allow(clippy::too_many_arguments)]
     fn settle(
         &self,
-        answer: Result<(Exchange, Option<Connection>), Fail>,
+        answer: Result<(RawResponse, Option<Connection>), Fail>,
         reused: bool,
         url: &Url,
         origin: String,
         request_head: Vec<u8>,
         filtered: bool,
         deadline: Instant,
-    ) -> Result<Exchange, Fail> {
-        let (exchange, conn) = match answer {
+    ) -> Result<RawResponse, Fail> {
+        let (raw, conn) = match answer {
             Err(f) if f.stale && reused => {
                 let (host, port, _) = origin_of(url)?;
                 let conn = self.connect(url.scheme() == "https", host, port, deadline)?;
@@ -419,9 +417,9 @@ impl Fetcher {
         if let Some(conn) = conn {
             self.pool.put(origin, conn);
         }
-        Ok(Exchange {
+        Ok(RawResponse {
             request_head,
-            ..exchange
+            ..raw
         })
     }
 
@@ -434,7 +432,7 @@ impl Fetcher {
         url: &Url,
         filtered: bool,
         deadline: Instant,
-    ) -> Result<(Exchange, Option<Connection>), Fail> {
+    ) -> Result<(RawResponse, Option<Connection>), Fail> {
         conn.send(request_head)?;
         self.receive(conn, url, filtered, deadline)
     }
@@ -447,7 +445,7 @@ impl Fetcher {
         url: &Url,
         filtered: bool,
         deadline: Instant,
-    ) -> Result<(Exchange, Option<Connection>), Fail> {
+    ) -> Result<(RawResponse, Option<Connection>), Fail> {
         let mut head = conn.read_head(deadline)?;
         if let Some(jar) = &self.cookies {
             let set = head.headers.values("set-cookie");
@@ -470,11 +468,7 @@ impl Fetcher {
             reusable = conn
                 .read_body(&head, framing, self.max_body, deadline, &mut body)
                 .map_err(|mut f| {
-                    f.kind = match f.kind {
-                        "closed" => "short-body",
-                        "io" => "body",
-                        kind => kind,
-                    };
+                    f.kind = f.kind.in_body();
                     f.message = format!(
                         "reading the body (after {} bytes): {}",
                         body.len(),
@@ -489,7 +483,7 @@ impl Fetcher {
             rename_transfer_encoding(&mut head.raw);
         }
         let ip = conn.ip;
-        let exchange = Exchange {
+        let raw = RawResponse {
             head,
             body,
             truncated,
@@ -497,7 +491,7 @@ impl Fetcher {
             ip,
             request_head: Vec::new(),
         };
-        Ok((exchange, reusable.then_some(conn)))
+        Ok((raw, reusable.then_some(conn)))
     }
 
     /// The request head: the request line, `Host`, ours (`User-Agent`, `Accept`,
@@ -610,10 +604,14 @@ impl Fetcher {
 
     /// TLS over `stream` to `name` (SNI and the certificate check), the handshake done.
     fn tls(&self, mut stream: Stream, name: &str) -> Result<Stream, Fail> {
-        let server = ServerName::try_from(name.to_owned())
-            .map_err(|e| Fail::new("bad-url", format!("{name:?} is not a TLS server name: {e}")))?;
+        let server = ServerName::try_from(name.to_owned()).map_err(|e| {
+            Fail::new(
+                ErrorKind::BadUrl,
+                format!("{name:?} is not a TLS server name: {e}"),
+            )
+        })?;
         let mut conn = ClientConnection::new(Arc::clone(&self.tls), server)
-            .map_err(|e| Fail::new("tls", e.to_string()))?;
+            .map_err(|e| Fail::new(ErrorKind::Tls, e.to_string()))?;
         while conn.is_handshaking() {
             conn.complete_io(&mut stream)
                 .map_err(|e| Fail::io(&e, "TLS handshake"))?;
@@ -629,12 +627,12 @@ fn connect_any(
     addrs: &[SocketAddr],
     deadline: Instant,
 ) -> Result<(TcpStream, SocketAddr, Duration), Fail> {
-    let mut last = Fail::new("dns", "no address");
+    let mut last = Fail::new(ErrorKind::Dns, "no address");
     for addr in addrs {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(Fail::new(
-                "timeout",
+                ErrorKind::Timeout,
                 "the request took longer than --timeout",
             ));
         }
@@ -651,8 +649,8 @@ fn connect_any(
             }
             Err(e) => {
                 let kind = match e.kind() {
-                    std::io::ErrorKind::TimedOut => "timeout",
-                    _ => "connect",
+                    std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
+                    _ => ErrorKind::Connect,
                 };
                 last = Fail::new(kind, format!("connecting to {addr}: {e}"));
             }
@@ -1078,7 +1076,10 @@ mod tests {
         assert_eq!(fetcher.get(&url("/b")).unwrap().body, b"hi");
         // Kept and closed again, and the new one closes too: an error, no third attempt.
         let e = fetcher.get(&url("/c")).unwrap_err();
-        assert!(["closed", "reset"].contains(&e.kind), "{e:?}");
+        assert!(
+            [ErrorKind::Closed, ErrorKind::Reset].contains(&e.kind),
+            "{e:?}"
+        );
         assert_eq!(server.join().unwrap(), 3);
     }
 
@@ -1153,9 +1154,9 @@ mod tests {
         let (base, server) = serve_once(big.leak());
         let e = fetcher("t").get(&format!("{base}/")).unwrap_err();
         let _ = server.join();
-        assert_eq!(e.kind, "too-large", "{e:?}");
+        assert_eq!(e.kind, ErrorKind::TooLarge, "{e:?}");
         let e = fetcher("t").get("ftp://127.0.0.1/").unwrap_err();
-        assert_eq!(e.kind, "bad-url", "{e:?}");
+        assert_eq!(e.kind, ErrorKind::BadUrl, "{e:?}");
     }
 
     #[test]

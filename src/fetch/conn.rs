@@ -12,12 +12,13 @@
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
 //! and a read that timed out early is retried until one of the two limits really passed.
 //!
-//! Errors carry the URL log's stable words (`Fail::kind`); a failure before any byte of the
+//! Errors are `error::Fail`s, their kind the URL log's word; a failure before any byte of the
 //! response on a reused connection is marked `stale`: the server closed it while idle, and the
 //! request is sent again once on a fresh connection (`client`).
 
+use crate::fetch::error::{ErrorKind, Fail};
 use rustls::{ClientConnection, StreamOwned};
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -59,47 +60,6 @@ pub fn recycle_body(mut body: Vec<u8>) {
     if body.capacity() <= MAX_SPARE_BODY {
         body.clear();
         SPARE_BODY.set(body);
-    }
-}
-
-/// Why a request failed: `kind` is the URL log's word.
-#[derive(Debug)]
-pub struct Fail {
-    pub kind: &'static str,
-    pub message: String,
-    /// Failed on a reused connection before any byte of the response: worth one more try on a
-    /// fresh connection.
-    pub stale: bool,
-}
-
-impl Fail {
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Fail {
-        Fail {
-            kind,
-            message: message.into(),
-            stale: false,
-        }
-    }
-
-    /// An I/O error, named by what was being done.
-    pub fn io(e: &io::Error, doing: &str) -> Fail {
-        Fail::new(io_kind(e), format!("{doing}: {e}"))
-    }
-}
-
-/// The URL log's word for an I/O error (see `client::FetchError`).
-pub fn io_kind(e: &io::Error) -> &'static str {
-    if e.get_ref().is_some_and(|e| e.is::<rustls::Error>()) {
-        return "tls";
-    }
-    match e.kind() {
-        ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout",
-        ErrorKind::ConnectionRefused => "connect",
-        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe => {
-            "reset"
-        }
-        ErrorKind::UnexpectedEof => "closed",
-        _ => "io",
     }
 }
 
@@ -259,12 +219,14 @@ impl Head {
             .values("content-length")
             .flat_map(|v| v.split(','))
         {
-            let n = value
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| Fail::new("protocol", format!("bad Content-Length {value:?}")))?;
+            let n = value.trim().parse::<u64>().map_err(|_| {
+                Fail::new(ErrorKind::Protocol, format!("bad Content-Length {value:?}"))
+            })?;
             if length.is_some_and(|l| l != n) {
-                return Err(Fail::new("protocol", "conflicting Content-Length values"));
+                return Err(Fail::new(
+                    ErrorKind::Protocol,
+                    "conflicting Content-Length values",
+                ));
             }
             length = Some(n);
         }
@@ -333,7 +295,7 @@ impl Connection {
 
     /// Marks `fail` stale when nothing of the response came on a reused connection.
     fn stale(&self, mut fail: Fail) -> Fail {
-        fail.stale = self.answered > 0 && !self.heard && fail.kind != "timeout";
+        fail.stale = self.answered > 0 && !self.heard && fail.kind != ErrorKind::Timeout;
         fail
     }
 
@@ -364,7 +326,7 @@ impl Connection {
                 .filter(|d| !d.is_zero())
             else {
                 break Err(Fail::new(
-                    "timeout",
+                    ErrorKind::Timeout,
                     "the request took longer than --timeout",
                 ));
             };
@@ -372,7 +334,10 @@ impl Connection {
                 .checked_sub(began.elapsed())
                 .filter(|d| !d.is_zero())
             else {
-                break Err(Fail::new("timeout", format!("no byte for {PER_READ:?}")));
+                break Err(Fail::new(
+                    ErrorKind::Timeout,
+                    format!("no byte for {PER_READ:?}"),
+                ));
             };
             let want = left.min(per_read).max(Duration::from_millis(1));
             // Set only when the socket's would overshoot by more than `SLACK`: once per
@@ -385,10 +350,15 @@ impl Connection {
             }
             match self.stream.read(&mut self.buf[end..]) {
                 Ok(n) => break Ok(n),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // Timed out early (a shorter timeout set for an earlier request), or really:
                 // the checks above tell, with the timeout set again from what is left.
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
                     self.read_timeout = None;
                 }
                 Err(e) => break Err(Fail::io(&e, "reading the response")),
@@ -465,7 +435,10 @@ impl Connection {
                     Ok(httparse::Status::Partial) => {}
                     Err(httparse::Error::TooManyHeaders) => return Err(too_large()),
                     Err(e) => {
-                        return Err(Fail::new("protocol", format!("not an HTTP response: {e}")));
+                        return Err(Fail::new(
+                            ErrorKind::Protocol,
+                            format!("not an HTTP response: {e}"),
+                        ));
                     }
                 }
             }
@@ -476,10 +449,13 @@ impl Connection {
             if self.fill(deadline)? == 0 {
                 let fail = match scanned {
                     0 => Fail::new(
-                        "closed",
+                        ErrorKind::Closed,
                         "the server closed the connection without answering",
                     ),
-                    _ => Fail::new("closed", "the server closed the connection inside the head"),
+                    _ => Fail::new(
+                        ErrorKind::Closed,
+                        "the server closed the connection inside the head",
+                    ),
                 };
                 return Err(self.stale(fail));
             }
@@ -508,7 +484,7 @@ impl Connection {
                 while (body.len() as u64) < want {
                     if self.pos == self.end && self.fill(deadline)? == 0 {
                         return Err(Fail::new(
-                            "closed",
+                            ErrorKind::Closed,
                             format!("the body ended at {} of {n} bytes", body.len()),
                         ));
                     }
@@ -522,7 +498,7 @@ impl Connection {
                         match self.fill(deadline) {
                             Ok(0) => break,
                             // TLS without close_notify: the end of the body all the same.
-                            Err(f) if f.kind == "closed" => break,
+                            Err(f) if f.kind == ErrorKind::Closed => break,
                             Err(f) => return Err(f),
                             Ok(_) => {}
                         }
@@ -556,8 +532,9 @@ impl Connection {
             let line = self.line(deadline)?;
             let digits = line.split(|&b| b == b';').next().unwrap_or_default();
             let digits = std::str::from_utf8(digits).unwrap_or("").trim();
-            let size = u64::from_str_radix(digits, 16)
-                .map_err(|_| Fail::new("protocol", format!("bad chunk size {digits:?}")))?;
+            let size = u64::from_str_radix(digits, 16).map_err(|_| {
+                Fail::new(ErrorKind::Protocol, format!("bad chunk size {digits:?}"))
+            })?;
             if size == 0 {
                 let mut trailers = 0;
                 while !self.line(deadline)?.is_empty() {
@@ -572,7 +549,10 @@ impl Connection {
             let want = end.min(limit);
             while (body.len() as u64) < want {
                 if self.pos == self.end && self.fill(deadline)? == 0 {
-                    return Err(Fail::new("closed", "the body ended inside a chunk"));
+                    return Err(Fail::new(
+                        ErrorKind::Closed,
+                        "the body ended inside a chunk",
+                    ));
                 }
                 self.take(body, want);
             }
@@ -580,7 +560,10 @@ impl Connection {
                 return Ok(false);
             }
             if !self.line(deadline)?.is_empty() {
-                return Err(Fail::new("protocol", "a chunk longer than its size"));
+                return Err(Fail::new(
+                    ErrorKind::Protocol,
+                    "a chunk longer than its size",
+                ));
             }
         }
     }
@@ -601,10 +584,13 @@ impl Connection {
             }
             scanned = data.len();
             if scanned > MAX_LINE {
-                return Err(Fail::new("protocol", "a chunk line too long"));
+                return Err(Fail::new(ErrorKind::Protocol, "a chunk line too long"));
             }
             if self.fill(deadline)? == 0 {
-                return Err(Fail::new("closed", "the body ended inside a chunk line"));
+                return Err(Fail::new(
+                    ErrorKind::Closed,
+                    "the body ended inside a chunk line",
+                ));
             }
         }
     }
@@ -612,7 +598,7 @@ impl Connection {
 
 fn too_large() -> Fail {
     Fail::new(
-        "too-large",
+        ErrorKind::TooLarge,
         format!("the response head is over {MAX_HEAD} bytes or {MAX_HEADERS} headers"),
     )
 }
@@ -680,12 +666,12 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n",
             100,
         );
-        assert_eq!(bad.err().map(|f| f.kind), Some("protocol"));
+        assert_eq!(bad.err().map(|f| f.kind), Some(ErrorKind::Protocol));
         let short = read(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nhello",
             100,
         );
-        assert_eq!(short.err().map(|f| f.kind), Some("closed"));
+        assert_eq!(short.err().map(|f| f.kind), Some(ErrorKind::Closed));
     }
 
     #[test]
@@ -710,14 +696,14 @@ mod tests {
         assert_eq!(head.framing().unwrap(), Framing::Close);
         assert_eq!((body.as_slice(), reuse), (&b"to the end"[..], false));
         let short = read(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhello", 100);
-        assert_eq!(short.err().map(|f| f.kind), Some("closed"));
+        assert_eq!(short.err().map(|f| f.kind), Some(ErrorKind::Closed));
         let conflicting = read(
             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
             100,
         );
-        assert_eq!(conflicting.err().map(|f| f.kind), Some("protocol"));
+        assert_eq!(conflicting.err().map(|f| f.kind), Some(ErrorKind::Protocol));
         let garbage = read(b"SSH-2.0-OpenSSH\r\n\r\n", 100);
-        assert_eq!(garbage.err().map(|f| f.kind), Some("protocol"));
+        assert_eq!(garbage.err().map(|f| f.kind), Some(ErrorKind::Protocol));
     }
 
     #[test]
@@ -755,13 +741,16 @@ mod tests {
         }
         big.extend_from_slice(b"\r\n");
         let big: &'static [u8] = big.leak();
-        assert_eq!(read(big, 100).err().map(|f| f.kind), Some("too-large"));
+        assert_eq!(
+            read(big, 100).err().map(|f| f.kind),
+            Some(ErrorKind::TooLarge)
+        );
         // One that never ends is cut at the cap too, not read on.
         let endless: &'static [u8] = vec![b'x'; 3 * MAX_HEAD].leak();
         let (mut conn, server) = answered_by(endless);
         assert_eq!(
             conn.read_head(soon()).err().map(|f| f.kind),
-            Some("too-large")
+            Some(ErrorKind::TooLarge)
         );
         drop(conn);
         let _ = server.join();

@@ -17,8 +17,8 @@
 //! `CRAWL_TEST_HOSTS=name=127.0.0.2,...` (a hidden test knob) answers those names without the
 //! system resolver; it accepts loopback addresses only, so a test can never reach further.
 
-use crate::fetch::conn::Fail;
-use crate::fetch::private::{AddressPolicy, KIND};
+use crate::fetch::error::{ErrorKind, Fail};
+use crate::fetch::private::AddressPolicy;
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ impl CachingResolver {
             }
         }
         match refused {
-            Some(e) if kept.is_empty() => Err(Fail::new(KIND, e.to_string())),
+            Some(e) if kept.is_empty() => Err(Fail::new(ErrorKind::PrivateAddress, e.to_string())),
             _ => Ok(kept.into()),
         }
     }
@@ -129,13 +129,18 @@ fn system_lookup(host: &str, port: u16, timeout: Duration) -> Result<Addrs, Fail
         .spawn(move || {
             let _ = tx.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
         })
-        .map_err(|e| Fail::new("dns", format!("cannot start a look-up of {host}: {e}")))?;
+        .map_err(|e| {
+            Fail::new(
+                ErrorKind::Dns,
+                format!("cannot start a look-up of {host}: {e}"),
+            )
+        })?;
     match rx.recv_timeout(timeout) {
         Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs.into()),
-        Ok(Ok(_)) => Err(Fail::new("dns", format!("{host} has no address"))),
-        Ok(Err(e)) => Err(Fail::new("dns", format!("looking up {host}: {e}"))),
+        Ok(Ok(_)) => Err(Fail::new(ErrorKind::Dns, format!("{host} has no address"))),
+        Ok(Err(e)) => Err(Fail::new(ErrorKind::Dns, format!("looking up {host}: {e}"))),
         Err(_) => Err(Fail::new(
-            "timeout",
+            ErrorKind::Timeout,
             format!("looking up {host} took over {timeout:?}"),
         )),
     }
@@ -190,7 +195,7 @@ mod tests {
             "http://meta.test:9/x",
         ] {
             let e = resolve(&r, url).unwrap_err();
-            assert_eq!(e.kind, KIND, "{url}: {e:?}");
+            assert_eq!(e.kind, ErrorKind::PrivateAddress, "{url}: {e:?}");
             assert!(e.message.contains("refused to connect"), "{e:?}");
         }
         // A loopback seed opens loopback: the same answers come back.

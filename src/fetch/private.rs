@@ -6,7 +6,8 @@
 //! crawler on a cloud server would fetch it and archive the answer. So every address a fetch
 //! would connect to is checked here after DNS (`dns::CachingResolver` filters each answer,
 //! names, IP literals, redirect targets and cached answers alike; the client connects only to
-//! what the resolver returns). A refused fetch is the URL-log error `private-address`.
+//! what the resolver returns). A refused fetch is the URL-log error `private-address`
+//! (`error::ErrorKind::PrivateAddress`).
 //!
 //! The refused ranges ([`RANGES`]) are the IANA IPv4 and IPv6 Special-Purpose Address
 //! Registries' entries that are not globally reachable, plus multicast and the reserved
@@ -29,9 +30,6 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 use url::{Host, Url};
-
-/// The URL log's error kind for a refused address.
-pub const KIND: &str = "private-address";
 
 /// One special-purpose range: a prefix and its name (the IANA registry's, shortened).
 #[derive(Debug, PartialEq, Eq)]

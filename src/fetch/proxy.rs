@@ -15,8 +15,8 @@
 //! could resolve and this machine cannot (an internal DNS behind the proxy) fails here;
 //! `--allow-private` leaves names to the proxy again.
 
-use crate::fetch::conn::Fail;
 use crate::fetch::dns::unbracketed;
+use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::private::AddressPolicy;
 use base64::Engine;
 use std::io::{Read, Write};
@@ -141,7 +141,7 @@ impl Proxy {
         target: &Target,
         user_agent: &str,
     ) -> Result<(), Fail> {
-        let refused = |what: String| Fail::new("connect", format!("the proxy {what}"));
+        let refused = |what: String| Fail::new(ErrorKind::Connect, format!("the proxy {what}"));
         let io_fail = |e: std::io::Error| Fail::io(&e, "talking to the proxy");
         match self.protocol {
             Protocol::Http | Protocol::Https => {
@@ -538,7 +538,7 @@ mod tests {
             sent: Vec::new(),
         };
         let e = p.handshake(&mut peer, &name, "ua").unwrap_err();
-        assert_eq!(e.kind, "connect");
+        assert_eq!(e.kind, ErrorKind::Connect);
         assert_eq!(
             peer.sent[3..],
             [&[5, 1, 0, 3, 8][..], b"www.test", &[0, 80]].concat()

@@ -12,7 +12,7 @@
 use crate::output::cdxj::{Capture, CdxjWriter};
 use crate::output::digest::payload_and_block;
 use crate::output::handoff::Handoff;
-use crate::output::warc::{Exchange, Revisit, WarcStats, WarcWriter, payload_digest};
+use crate::output::warc::{RequestResponse, Revisit, WarcStats, WarcWriter, payload_digest};
 use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
 use std::net::IpAddr;
@@ -158,7 +158,7 @@ fn write_batches(
     while let Some(batch) = batches.take() {
         done.clear();
         for r in batch {
-            let exchange = Exchange {
+            let exchange = RequestResponse {
                 target_uri: &r.target_uri,
                 date: r.date,
                 ip: r.ip,

@@ -22,8 +22,8 @@
 //!
 //! A record under `SMALL_RECORD` bytes (a request, a short redirect) is compressed with its
 //! literals stored raw: building a Huffman table per frame is most of what zstd spends on such a
-//! record and saves little of it (`examples/zstd_options`, on a crawl of the 50-host test web:
-//! zstd CPU −35 %, archive bytes +7 %). Larger records keep literal compression.
+//! record and saves little of it (`examples/zstd_options`; figures in BENCHMARKS.md). Larger
+//! records keep literal compression.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, Write};
@@ -41,9 +41,9 @@ use crate::output::digest;
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
-/// zstd's fastest regular level: a record of a few KB is mostly headers and HTML, where
-/// level 1 compresses within a few percent of the default 3 at about half its CPU, and the
-/// archive writer is one thread (BENCHMARKS.md, "Speed at the web's shape").
+/// zstd's fastest regular level: a record of a few KB is mostly headers and HTML, where higher
+/// levels save little space for much more CPU, and the archive writer is one thread
+/// (BENCHMARKS.md, "Speed at the web's shape").
 const ZSTD_LEVEL: i32 = 1;
 /// Records shorter than this are compressed with raw literals (see the module doc).
 const SMALL_RECORD: usize = 1024;
@@ -92,9 +92,10 @@ pub struct WarcConfig {
     pub software: String,
 }
 
-/// One HTTP request and its response, as sent and as received.
+/// One HTTP request and its response, as sent and as received: what a `request` record and
+/// its `response` (or `revisit`) record hold.
 #[derive(Clone, Debug)]
-pub struct Exchange<'a> {
+pub struct RequestResponse<'a> {
     /// The URL fetched (`WARC-Target-URI`).
     pub target_uri: &'a str,
     /// When the request was sent.
@@ -242,7 +243,7 @@ impl WarcWriter {
 
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
-    pub fn write_exchange(&mut self, ex: &Exchange) -> Result<Written> {
+    pub fn write_exchange(&mut self, ex: &RequestResponse) -> Result<Written> {
         let (payload, block_sha1) = digest::payload_and_block(ex.response_head, ex.response_body);
         self.write_response(ex, &payload, Some(&block_sha1))
     }
@@ -253,7 +254,7 @@ impl WarcWriter {
     /// for `fetched.tsv` anyway, so the body is hashed once.
     pub fn write_response(
         &mut self,
-        ex: &Exchange,
+        ex: &RequestResponse,
         payload_digest: &str,
         block_sha1: Option<&[u8; 20]>,
     ) -> Result<Written> {
@@ -267,7 +268,7 @@ impl WarcWriter {
     /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
     /// previous capture of the same URI, and its `request` record. With the identical-payload
     /// profile the record holds the response head only; the payload digest says what it was.
-    pub fn write_revisit(&mut self, ex: &Exchange, revisit: &Revisit) -> Result<Written> {
+    pub fn write_revisit(&mut self, ex: &RequestResponse, revisit: &Revisit) -> Result<Written> {
         let (profile, digest, date) = match revisit {
             Revisit::NotModified { refers_to_date } => (REVISIT_PROFILE, None, refers_to_date),
             Revisit::IdenticalPayload {
@@ -282,7 +283,7 @@ impl WarcWriter {
             ("WARC-Refers-To-Date", date.as_str()),
             ("WARC-Payload-Digest", digest.unwrap_or("")),
         ];
-        let ex = Exchange {
+        let ex = RequestResponse {
             response_body: if digest.is_some() {
                 b""
             } else {
@@ -332,7 +333,7 @@ impl WarcWriter {
     /// caller, or taken here) and its `request` record; returns where the first one landed.
     fn write_pair(
         &mut self,
-        ex: &Exchange,
+        ex: &RequestResponse,
         kind: &str,
         extra: &[(&str, &str)],
         block_sha1: Option<&[u8; 20]>,
@@ -769,7 +770,7 @@ mod tests {
     fn write_all(w: &mut WarcWriter) {
         for (i, (uri, head, body)) in bodies().iter().enumerate() {
             let request = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", &uri[7..13]);
-            let ex = Exchange {
+            let ex = RequestResponse {
                 target_uri: uri,
                 date: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i as u64),
                 ip: Some("127.0.0.1".parse().unwrap()),
@@ -824,7 +825,7 @@ mod tests {
             body += &format!("<p>{word} {}</p>\n", noise.next_u64() % 1000);
         }
         let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
-        w.write_exchange(&Exchange {
+        w.write_exchange(&RequestResponse {
             target_uri: "http://a.test:8080/docs/section/page-0123.html",
             date: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             ip: Some("127.0.0.1".parse().unwrap()),
@@ -1094,7 +1095,7 @@ mod tests {
         let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
         let mut written = Vec::new();
         for (uri, head, body) in bodies() {
-            let ex = Exchange {
+            let ex = RequestResponse {
                 target_uri: &uri,
                 date: UNIX_EPOCH,
                 ip: None,
@@ -1127,7 +1128,7 @@ mod tests {
         let body: Vec<u8> = (0..2 * PENDING_BYTES)
             .map(|_| noise.next_u64() as u8)
             .collect();
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: "http://a.test/big",
             date: UNIX_EPOCH,
             ip: None,
@@ -1158,7 +1159,7 @@ mod tests {
     fn revisit_refers_to_the_original_capture() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: "http://a.test/",
             date: SystemTime::now(),
             ip: None,
@@ -1192,7 +1193,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
         let head: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n";
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: "http://a.test/",
             date: SystemTime::now(),
             ip: None,
@@ -1231,7 +1232,7 @@ mod tests {
             assert!(WarcWriter::open(c).is_err(), "{prefix:?}");
         }
         let mut w = WarcWriter::open(config(dir.path(), Compression::Gzip, 1)).unwrap();
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: "http://a.test/\r\nWARC-Type: x",
             date: SystemTime::now(),
             ip: None,
@@ -1285,7 +1286,7 @@ mod tests {
         let mut w = WarcWriter::open(config(dir, compression, 1 << 30)).unwrap();
         write_all(&mut w);
         let (uri, _, _) = &bodies()[0];
-        let ex = Exchange {
+        let ex = RequestResponse {
             target_uri: uri,
             date: SystemTime::now(),
             ip: None,
