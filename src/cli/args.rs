@@ -356,6 +356,12 @@ pub struct Args {
     pub verbose: bool,
 }
 
+/// The whole command line as clap sees it, for the manual's generator (`examples/manual/`):
+/// the man page, the shell completions and the README's option table are rendered from it.
+pub fn cli_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// What `--save` writes besides the WARC archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Save {
