@@ -25,10 +25,10 @@ function __fish_crawl_using_subcommand
 end
 
 complete -c crawl -n "__fish_crawl_needs_command" -l out -d 'State directory: seen set, frontier, WARC files, summary' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Worker threads' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard)' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port)' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default 100' -r
+complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Worker threads (1 to 4096)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default: 100' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l find -d 'Stop at the first fetched page that contains TEXT and print where (at most 100 characters)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l scope -d 'Which hosts the crawl may visit beyond the seeds' -r -f -a "host\t'Only the seeds\' hosts (host and port)'
 domain\t'The seeds\' registrable domains (example.com covers www.example.com), any port'
@@ -37,17 +37,17 @@ complete -c crawl -n "__fish_crawl_needs_command" -l include -d 'Only crawl URLs
 complete -c crawl -n "__fish_crawl_needs_command" -l exclude -d 'Never crawl URLs matching this regular expression (repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l delay-factor -d 'Wait this many times the last response time before the next request to a host' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l min-delay -d 'Never contact a host sooner than this many seconds after its last response' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l max-delay -d 'Cap the delay rule at this many seconds (robots.txt Crawl-delay may still ask for more)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-delay -d 'Cap the delay rule at this many seconds' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l host-connections -d 'At most N requests in flight per host, each connection resting by the delay rule' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l user-agent -d 'User-Agent header; its first word (before `/`) is the robots.txt token' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l header -d 'Send this header with every request, as `Name: value` (repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l load-cookies -d 'Send the cookies of FILE (a Netscape cookie file, as curl and wget write them)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l cookie-jar -d 'Keep cookies in FILE: read at the start if it exists, written back at each checkpoint and at the end (and at the start: an unwritable FILE is an error)' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT) or socks5://' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or socks5h://. Default: the environment' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l ca-cert -d 'Also trust the certificates of this PEM file as roots (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l timeout -d 'Give up on a request after this many seconds (connect, headers and body together)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-body -d 'Keep at most this many bytes of a response body (suffixes K, M, G)' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match). Default: any' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read bodies of this media type (`image/*`, `application/pdf`; repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-compression -d 'How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz)' -r -f -a "zstd\t'One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader'
 gzip\t'One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page'"
@@ -56,13 +56,13 @@ complete -c crawl -n "__fish_crawl_needs_command" -l cache-entries -d 'Entries i
 complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache misses buffered before they are merged into the on-disk seen set' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines)' -r -f -a "tsv\t'Tab-separated columns'
 jsonl\t'One JSON object per line'"
-complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
 complete -c crawl -n "__fish_crawl_needs_command" -l focus -d 'Focused crawl: favour URLs linked from pages containing TEXT and from good hubs' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l focus-window -d 'URLs held in the --focus priority window, in memory (about 100 bytes each)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l shard -d 'Crawl as shard K of N (counted from 0): only the hosts that hash to K' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l exchange -d 'The broker the shards exchange URLs through: redis://HOST:PORT[/DB] (with --shard)' -r
-complete -c crawl -n "__fish_crawl_needs_command" -s i -l ignore-case -d 'Match --find\'s TEXT regardless of case (Unicode case folding)'
+complete -c crawl -n "__fish_crawl_needs_command" -s i -l ignore-case -d 'Match --find\'s TEXT regardless of case (Unicode case folding). Needs --find'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-sitemaps -d 'Do not read sitemaps'
 complete -c crawl -n "__fish_crawl_needs_command" -l ignore-page-robots -d 'Follow links regardless of page-level robots directives (for archiving)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-proxy -d 'Use no proxy, whatever the environment says'

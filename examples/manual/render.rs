@@ -69,11 +69,12 @@ fn man_page(cmd: &Command, prose: &str, root: &Path) -> Result<Vec<u8>, String> 
         ".TH CRAWL 1 \"\" \"crawl {version}\" \"User Commands\""
     ));
     line(".SH NAME".into());
+    // The about line as a NAME line is written: "crawl - crawl the web ...", no full stop.
     let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
-    line(format!(
-        "crawl \\- {}",
-        roff_text(about.trim_end_matches('.'))
-    ));
+    let mut chars = about.trim_end_matches('.').chars();
+    let first = chars.next().map(|c| c.to_lowercase().to_string());
+    let about = first.unwrap_or_default() + chars.as_str();
+    line(format!("crawl \\- {}", roff_text(&about)));
     // `--help`'s own usage lines, one form per line.
     line(".SH SYNOPSIS".into());
     let usage = cmd.clone().render_usage().to_string();
@@ -86,7 +87,9 @@ fn man_page(cmd: &Command, prose: &str, root: &Path) -> Result<Vec<u8>, String> 
     out.extend_from_slice(before.as_bytes());
     man.render_options_section(&mut out).map_err(io)?;
     out.extend_from_slice(b".SH SUBCOMMANDS\n");
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+    // clap's own `help` subcommand is `--help` by another name.
+    let subcommands = cmd.get_subcommands().filter(|s| !s.is_hide_set());
+    for sub in subcommands.filter(|s| s.get_name() != "help") {
         let name = sub.get_name();
         out.extend_from_slice(format!(".TP\n.B crawl {name}\n").as_bytes());
         // The one-line about: the longer text names the subcommand's own options.
@@ -218,7 +221,8 @@ fn takes_value(arg: &Arg) -> bool {
     arg.get_num_args().is_some_and(|n| n.takes_values())
 }
 
-/// Help text as one table cell: paragraphs joined, `|` escaped.
+/// Help text as one table cell: paragraphs joined, `|` escaped, `<` too (`<meta name="robots">`
+/// would be taken for HTML).
 fn flatten(help: Option<&clap::builder::StyledStr>) -> String {
     let text = help.map(|h| h.to_string()).unwrap_or_default();
     let mut cell = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -226,5 +230,5 @@ fn flatten(help: Option<&clap::builder::StyledStr>) -> String {
     if cell.ends_with(|c: char| c.is_alphanumeric() || c == ')' || c == '`') {
         cell.push('.');
     }
-    cell.replace('|', "\\|")
+    cell.replace('|', "\\|").replace('<', "&lt;")
 }
