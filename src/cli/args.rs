@@ -1,5 +1,11 @@
 //! The command line: every option with a one-line help and a longer explanation.
 //!
+//! These doc comments are the only text of an option: `--help` prints them, and
+//! `cargo run --example manual` renders them into man/crawl.1, the shell completions and the
+//! README's option table (tests/it/manpage.rs fails until that has been run). An option whose
+//! default clap cannot show (an `Option` whose absence means something) ends its one-line help
+//! with `Default: WHAT.`, which the README's Default column takes.
+//!
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
 
