@@ -30,6 +30,9 @@ mod tools;
 mod url;
 
 // The binary's entry points.
+/// The command line's definition, from which `examples/manual` renders the man page, the shell
+/// completions and the README's option table.
+pub use cli::args::cli_command;
 pub use cli::command::main;
 pub use sys::tune_allocator;
 

@@ -1,5 +1,11 @@
 //! The command line: every option with a one-line help and a longer explanation.
 //!
+//! These doc comments are the only text of an option: `--help` prints them, and
+//! `cargo run --example manual` renders them into man/crawl.1, the shell completions and the
+//! README's option table (tests/it/manpage.rs fails until that has been run). An option whose
+//! default clap cannot show (an `Option` whose absence means something) ends its one-line help
+//! with `Default: WHAT.`, which the README's Default column takes.
+//!
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
 
@@ -63,31 +69,33 @@ pub struct Args {
     /// State directory: seen set, frontier, WARC files, summary.
     ///
     /// Created if missing. Nothing the crawl writes lands outside it (apart from stdout,
-    /// stderr and --log FILE). Two crawls cannot share one directory at the same time.
+    /// stderr, --log FILE and --cookie-jar FILE). Two crawls cannot share one directory at the
+    /// same time.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
-    /// Worker threads.
+    /// Worker threads (1 to 4096).
     ///
     /// At most one request is in flight per host at any time, whatever the number of workers,
     /// so more workers than hosts gains nothing.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: u32,
 
-    /// Stop after this many pages have been fetched (with --shard: by this shard).
+    /// Stop after this many pages have been fetched (with --shard: by this shard). Default: no
+    /// limit.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
-    /// Fetch at most this many pages from one host (host:port).
+    /// Fetch at most this many pages from one host (host:port). Default: no limit.
     ///
     /// Once a host's pages reach N, its further URLs are not fetched: each gets a URL-log line
-    /// with status 0 and the note host-budget, and is counted in summary.json (filtered,
-    /// host_budget). Ends crawler traps such as endless calendars without relying on depth.
-    /// The counts survive a resume.
+    /// with status 0 and the note host-budget, and is counted in summary.json
+    /// (filtered.host_budget). Ends crawler traps such as endless calendars without relying on
+    /// depth. The counts survive a resume (DIR/budget/).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages_per_host: Option<u64>,
 
-    /// Follow links at most this many hops from a seed (seeds are depth 0). Default 100.
+    /// Follow links at most this many hops from a seed (seeds are depth 0). Default: 100.
     ///
     /// The default ends traps that make a new URL of every link (a calendar linking each month
     /// to the next) after 100 pages per direction. With --find the default is 4 (depth 5 when
@@ -97,23 +105,29 @@ pub struct Args {
 
     /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
     ///
-    /// Pages (2xx HTML or plain text, decoded) are searched line by line in their source, markup
-    /// included. stdout then carries only the result, `URL TAB LINE_NO TAB LINE` (the URL log
-    /// goes to --log FILE if given); not finding TEXT within the depth limit is said on stderr.
-    /// Either way the exit status is 0. The crawl is otherwise an ordinary one: polite, obeying
-    /// robots.txt, archiving to --out. With several workers the first match fetched wins; -j 1
-    /// gives strict breadth-first order.
+    /// A keyword hunt. TEXT is a literal of 1 to 100 characters on one line, matched
+    /// case-sensitively unless -i. The source of every 2xx page of type HTML or text/plain is
+    /// searched line by line, markup included, after its content encoding (gzip) and its
+    /// charset (the Content-Type's, else a <meta charset> near the top, else UTF-8) are undone.
+    ///
+    /// stdout then carries only the result, one line `URL TAB LINE_NO TAB LINE`, with control
+    /// characters in the line escaped (a tab as \t); a line longer than 400 characters is shown
+    /// as a window around the match. The URL log goes to --log FILE if given, and nowhere
+    /// otherwise. If nothing matches within the depth limit, stdout stays empty and stderr says
+    /// so (unless -q). Either way the exit status is 0. The crawl is otherwise an ordinary one:
+    /// polite, obeying robots.txt, archiving to --out. With several workers the first match
+    /// fetched wins; -j 1 gives strict breadth-first order.
     #[arg(long, value_name = "TEXT", value_parser = crate::crawl::hunt::parse_text)]
     pub find: Option<String>,
 
-    /// Match --find's TEXT regardless of case (Unicode case folding).
+    /// Match --find's TEXT regardless of case (Unicode case folding). Needs --find.
     #[arg(short = 'i', long, requires = "find")]
     pub ignore_case: bool,
 
     /// Which hosts the crawl may visit beyond the seeds.
     ///
     /// `host`: the seeds' hosts (host and port) only. `domain`: the seeds' registrable
-    /// domains (www.example.com also covers shop.example.com). `any`: no limit.
+    /// domains (www.example.com also covers shop.example.com), any port. `any`: no limit.
     #[arg(long, value_enum, default_value_t = Scope::Host)]
     pub scope: Scope,
 
@@ -127,37 +141,49 @@ pub struct Args {
 
     /// Wait this many times the last response time before the next request to a host.
     ///
-    /// Mercator's politeness rule. 0 turns it off (for benchmarks of your own servers);
-    /// robots.txt Crawl-delay and --min-delay still apply.
+    /// Mercator's politeness rule: after a response that took t, the host rests
+    /// clamp(F × t, --min-delay, --max-delay), or its robots.txt Crawl-delay if that is
+    /// longer. 0 turns it off (for benchmarks of your own servers); robots.txt Crawl-delay and
+    /// --min-delay still apply.
     #[arg(long, value_name = "F", default_value_t = 10.0, value_parser = non_negative)]
     pub delay_factor: f64,
 
     /// Never contact a host sooner than this many seconds after its last response.
+    ///
+    /// Seconds may be fractional (0.5).
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = seconds)]
     pub min_delay: Duration,
 
-    /// Cap the delay rule at this many seconds (robots.txt Crawl-delay may still ask for more).
+    /// Cap the delay rule at this many seconds.
+    ///
+    /// robots.txt Crawl-delay may still ask for more, up to an hour.
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     pub max_delay: Duration,
 
     /// At most N requests in flight per host, each connection resting by the delay rule.
     ///
     /// For crawling your own server fast; the default is Mercator's one request at a time.
+    /// Each connection rests by the delay rule after its own responses.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub host_connections: u32,
 
     /// Do not read sitemaps.
     ///
-    /// By default each host's robots.txt `Sitemap:` lines are read (a seed's host whose
-    /// robots.txt names none: its /sitemap.xml), and the pages they list are crawled at depth 1.
+    /// By default each host's robots.txt `Sitemap:` lines are read (for a seed's host whose
+    /// robots.txt names none, its /sitemap.xml): XML, sitemap indexes (nested down to level 3),
+    /// gzip and plain text, at most 50,000 URLs and 50 MiB of text per file. The pages they
+    /// list are crawled at depth 1 through the same scope, filters and seen set as links. A
+    /// sitemap is fetched through its host's queue, logged and archived; it is not a page for
+    /// --max-pages.
     #[arg(long)]
     pub no_sitemaps: bool,
+
     /// Follow links regardless of page-level robots directives (for archiving).
     ///
     /// By default a page whose <meta name="robots"> (or <meta name="TOKEN">, TOKEN being the
-    /// robots.txt token) or X-Robots-Tag header says nofollow or none has none of its links
-    /// followed, and a link with rel="nofollow" is not followed. noindex is only noted in the
-    /// URL log: the page is archived all the same.
+    /// robots.txt token) or X-Robots-Tag header (also in its `TOKEN: directives` form) says
+    /// nofollow or none has none of its links followed, and a link with rel="nofollow" is not
+    /// followed. noindex is only noted in the URL log: the page is archived all the same.
     #[arg(long)]
     pub ignore_page_robots: bool,
 
@@ -167,35 +193,45 @@ pub struct Args {
 
     /// Send this header with every request, as `Name: value` (repeatable).
     ///
-    /// Sent after the crawler's own headers; a `User-Agent` here replaces --user-agent's on the
-    /// wire (robots.txt still uses --user-agent's token). Values are never printed (only the
-    /// WARC request records keep them).
+    /// Sent with every request, robots.txt included, after the crawler's own headers; a
+    /// `User-Agent` here replaces --user-agent's on the wire (robots.txt still uses
+    /// --user-agent's token). Host cannot be set; a malformed header is exit status 2. Values
+    /// are never printed (errors name a header by its name or position); the WARC request
+    /// records keep them, as sent.
     #[arg(long = "header", value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
 
     /// Send the cookies of FILE (a Netscape cookie file, as curl and wget write them).
     ///
-    /// Cookies are sent by the domain, path, Secure and expiry rules of RFC 6265. Cookies that
-    /// servers set during the crawl are kept and sent too (in memory; see --cookie-jar).
+    /// A malformed line is exit status 2, reported as FILE:LINE (never with its value).
+    /// Cookies are one jar for the whole crawl, sent by the domain, path, Secure and expiry
+    /// rules of RFC 6265 (a cookie for Domain=example.com reaches every host under it); a
+    /// Domain that is a public suffix is refused. Cookies that servers set during the crawl are
+    /// kept and sent too (in memory; see --cookie-jar).
     #[arg(long, value_name = "FILE")]
     pub load_cookies: Option<PathBuf>,
 
     /// Keep cookies in FILE: read at the start if it exists, written back at each checkpoint
     /// and at the end (and at the start: an unwritable FILE is an error).
     ///
-    /// A Netscape cookie file (curl -b and wget --load-cookies read it), session cookies
-    /// included, replaced atomically; running the same command again (a resume) starts with
-    /// the cookies it holds.
+    /// A Netscape cookie file (curl -b and wget --load-cookies read it). Written at once at the
+    /// start (a FILE that cannot be written is exit status 2), then replaced atomically
+    /// (temporary file, fsync, rename) at each checkpoint (every 2 s while servers set
+    /// cookies) and at the end, session cookies included (expiry 0); running the same command
+    /// again (a resume) starts with the cookies it holds.
     #[arg(long, value_name = "FILE")]
     pub cookie_jar: Option<PathBuf>,
 
-    /// Fetch everything through this proxy: http://, https:// (CONNECT) or socks5://.
+    /// Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or
+    /// socks5h://. Default: the environment.
     ///
-    /// Overrides the environment: without it, ALL_PROXY, then HTTPS_PROXY, then HTTP_PROXY
-    /// (or their lower-case forms) name the proxy for every URL, and NO_PROXY lists hosts
-    /// reached directly. Host names are resolved here and checked, and the proxy is sent the
-    /// address; with --allow-private, CONNECT and socks5h:// proxies resolve names
-    /// themselves. user:password@ works for every kind.
+    /// http:// and https:// proxies are CONNECT tunnels, for http and https URLs alike;
+    /// user:password@ works for every kind. Host names are resolved here and checked (see
+    /// --allow-private), and the proxy is sent the address; with --allow-private, CONNECT and
+    /// socks5h:// proxies resolve names themselves. Overrides the environment: without it, the
+    /// first of ALL_PROXY, HTTPS_PROXY, HTTP_PROXY (or their lower-case forms) names the proxy
+    /// for every URL, and NO_PROXY (comma-separated hosts, .domain, *.domain, *) lists hosts
+    /// reached directly. A bad URL is exit status 2 (shown without its password).
     #[arg(long, value_name = "URL", conflicts_with = "no_proxy")]
     pub proxy: Option<String>,
 
@@ -209,7 +245,8 @@ pub struct Args {
 
     /// Also trust the certificates of this PEM file as roots (repeatable).
     ///
-    /// Mozilla's roots stay trusted: this adds an internal or test certificate authority.
+    /// Mozilla's roots stay trusted: this adds an internal or test certificate authority. A
+    /// file with no certificate is exit status 2.
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Vec<PathBuf>,
 
@@ -218,15 +255,21 @@ pub struct Args {
     pub timeout: Duration,
 
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
+    ///
+    /// The suffixes are powers of 1024. A body whose Content-Length is over it is not read at
+    /// all (note too-long), unless --keep-truncated.
     #[arg(long, value_name = "BYTES", default_value = "10M", value_parser = bytes)]
     pub max_body: u64,
 
     /// Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match).
+    /// Default: any.
     ///
-    /// Decided from the response's Content-Type (none is application/octet-stream), never from
-    /// the URL. Any other body is not read: the connection is closed after the headers, which
-    /// are archived as a record marked WARC-Truncated, and the URL log notes `type-rejected`.
-    /// robots.txt is always read.
+    /// A pattern is a type, `type/*` or `*/*`, without parameters. Decided from the response's
+    /// Content-Type (none counts as application/octet-stream), never from the URL's name. Any
+    /// other body is not read: the connection is closed right after the headers, which are
+    /// archived as a response record marked `WARC-Truncated: unspecified`, and the URL log
+    /// notes `type-rejected`. robots.txt is always read; responses without a body (1xx, 204,
+    /// 304) are taken as they are.
     #[arg(long, value_name = "PATTERN")]
     pub accept_type: Vec<TypePattern>,
 
@@ -238,26 +281,44 @@ pub struct Args {
 
     /// Read the first --max-body bytes of a body whose Content-Length is over --max-body.
     ///
-    /// Without it such a body is not read at all: the connection is closed after the headers,
-    /// the record is marked WARC-Truncated: length, and the URL log notes `too-long`. A body
-    /// without a Content-Length is cut at --max-body either way (`truncated`).
+    /// The URL log then notes `truncated`. Without it such a body is not read at all: the
+    /// connection is closed after the headers, the record is marked `WARC-Truncated: length`,
+    /// and the URL log notes `too-long`. A body without a Content-Length is cut at --max-body
+    /// either way (`truncated`).
     #[arg(long)]
     pub keep_truncated: bool,
 
     /// Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …).
     ///
-    /// By default an address in a special-purpose range is refused after DNS (URL log
-    /// `private-address`), links, redirects and names alike, unless a seed's host is itself
-    /// an address in that range (or `localhost`), which opens that range. Through a proxy too:
-    /// names are resolved here unless this is given. See the man page.
+    /// By default the crawler refuses, after DNS, every address in a special-purpose range of
+    /// the IANA registries: loopback (127.0.0.0/8, ::1), private (10/8, 172.16/12,
+    /// 192.168/16), link-local (169.254/16, including the cloud metadata address
+    /// 169.254.169.254, and fe80::/10), shared CGNAT (100.64/10), unique-local (fc00::/7),
+    /// unspecified (0.0.0.0/8, ::), documentation, benchmarking, multicast and reserved ranges,
+    /// and IPv6 addresses that embed one of these (IPv4-mapped, NAT64 64:ff9b::/96, 6to4
+    /// 2002::/16). Links, redirect targets and names that resolve to such an address alike are
+    /// refused without a packet sent (URL log `private-address`, counted in summary.json).
+    ///
+    /// A range is open when a seed's host is itself an address in it (a seed on 10.1.2.3 opens
+    /// 10.0.0.0/8, a seed on 127.0.0.1 opens 127.0.0.0/8, nothing else) or is `localhost` (the
+    /// loopback ranges); a seed given by another name opens nothing, whatever it resolves to.
+    /// To crawl an intranet by name, give --allow-private.
+    ///
+    /// A proxy's own address is never refused. A proxy's targets are resolved here and
+    /// checked, and every proxy is sent the checked address, never the name: an HTTP(S)
+    /// CONNECT or socks5h:// proxy too (TLS through the tunnel still checks the name's
+    /// certificate), so a name only the proxy's DNS knows fails. With --allow-private names are
+    /// left to CONNECT and socks5h:// proxies to resolve.
     #[arg(long)]
     pub allow_private: bool,
 
     /// How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz).
     ///
-    /// Every response (robots.txt included) and its request are archived under DIR/warc/, each
-    /// record its own zstd frame or gzip member. Read .warc.zst with FastWARC, or with
-    /// `zstdcat FILE | warcio ...`; choose gzip for pywb and replayweb.page.
+    /// Every response (robots.txt included) and its request are archived under DIR/warc/.
+    /// `zstd`: one zstd frame per record, with content size and checksum (.warc.zst, the
+    /// warc-zstd convention, no dictionary); read .warc.zst with FastWARC, or with any WARC
+    /// reader through `zstdcat FILE | warcio ...`. `gzip`: one gzip member per record
+    /// (.warc.gz), for warcio, pywb and replayweb.page.
     #[arg(long, value_enum, value_name = "KIND", default_value_t = Compression::Zstd)]
     pub warc_compression: Compression,
 
@@ -269,6 +330,8 @@ pub struct Args {
     pub warc_max_size: u64,
 
     /// Do not write WARC files (the URL log and the crawl are unchanged).
+    ///
+    /// Cannot be combined with --warc-compression or --warc-max-size.
     #[arg(long, conflicts_with_all = ["warc_compression", "warc_max_size"])]
     pub no_warc: bool,
 
@@ -289,19 +352,21 @@ pub struct Args {
     ///
     /// tsv columns: status, depth, bytes, ms, content type, URL, note. jsonl objects have the
     /// keys status, depth, bytes, ms, content_type, url, note and error (the error kind when
-    /// there was no response); absent values are null.
+    /// there was no response); absent values are null. See URL LOG in the man page.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Tsv)]
     pub log_format: LogFormat,
 
-    /// Write the URL log to FILE (created or truncated) instead of stdout.
+    /// Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout.
+    ///
+    /// A FILE that cannot be opened is bad input (exit status 2).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
     /// Also save each fetched HTML page as a plain file: `files` writes DIR/pages/.
     ///
     /// Pages answered 2xx with an HTML type are written, content encoding (gzip) decoded, as
-    /// DIR/pages/HOST_PORT/PATH, every name made safe (see the man page). WARC files are
-    /// written as well.
+    /// DIR/pages/HOST_PORT/PATH, every name made safe (see STATE DIRECTORY in the man page).
+    /// WARC files are written as well.
     #[arg(long, value_enum, value_name = "WHAT")]
     pub save: Option<Save>,
 
@@ -309,18 +374,29 @@ pub struct Args {
     ///
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
-    /// gone. --restart forgets the previous crawl instead (seen set, frontier, fetched pages,
-    /// robots.txt answers; the WARC files stay). On an unfinished crawl it also discards the
-    /// progress made.
+    /// gone. --restart forgets the previous crawl instead (seen set, frontier, the record of
+    /// fetched pages, robots.txt answers; the WARC files stay). A recrawl forgets only the
+    /// robots.txt answers that could not be had (no answer, 5xx), so a host that was
+    /// unreachable is asked again at once. On an unfinished crawl --restart also discards the
+    /// progress made. See RESUME AND RECRAWL in the man page.
     #[arg(long)]
     pub restart: bool,
 
     /// Focused crawl: favour URLs linked from pages containing TEXT and from good hubs.
     ///
-    /// TEXT is matched in each page's HTML, ignoring ASCII case. A URL scores 1 per linking
-    /// page that matched, plus that page's hub score (HITS over the link graph seen so far,
-    /// recomputed every 100 pages or more; the best hub counts 1). Up to --focus-window URLs
-    /// wait in memory, best first; the rest stay in the disk frontier, first in first out.
+    /// TEXT is matched in each page's HTML, ignoring ASCII case. A URL scores, for each such
+    /// page linking to it, 1 plus the page's hub score (HITS over the links of the matching
+    /// pages seen so far, recomputed every 100 pages or more; the best hub counts 1). Links of
+    /// other pages score 0, so until a matching page is found the crawl is breadth-first.
+    ///
+    /// Up to --focus-window URLs wait in memory, best first (equal scores first in, first
+    /// out); the rest stay in the disk frontier, first in first out. The window tops itself up
+    /// from the frontier's head, so it looks that many URLs ahead of breadth-first order; newly
+    /// found URLs reach the disk frontier first, so a kill loses none. The per-host queues then
+    /// hold at most 4 URLs per worker (at least 16), so that the order comes from the window;
+    /// and when links of matching pages wait in the duplicate eliminator, it is asked to merge
+    /// early (at most once per max(16, seen/64) pages); the worker that asked waits for that
+    /// merge, so with -j 1 the order does not depend on how long a merge takes.
     #[arg(long, value_name = "TEXT", value_parser = non_empty)]
     pub focus: Option<String>,
 
@@ -330,18 +406,36 @@ pub struct Args {
 
     /// Crawl as shard K of N (counted from 0): only the hosts that hash to K.
     ///
-    /// Every shard reads the whole seed file (the scope comes from all seeds) and crawls the
-    /// seeds whose host:port it owns (jump consistent hash); URLs it finds for other shards'
-    /// hosts are sent to them through --exchange. Each shard has its own --out; the crawl ends
-    /// when every shard is idle and every URL sent has been received. --max-pages counts this
-    /// shard's pages; --find stops every shard. The state directory keeps K/N: a resume with another is refused.
+    /// Needs --exchange. This process crawls only the hosts whose host:port hash to K (jump
+    /// consistent hash of XXH3). Every shard reads the whole seed file (the scope comes from
+    /// all seeds) and crawls the seeds it owns; a URL found for another shard's host is checked
+    /// against a cache of URLs recently sent (CLOCK, 131,072 entries), written to that shard's
+    /// outbox under DIR/shard/outbox/ before the page counts as done, and sent through the
+    /// broker, where the other shard reads it, offers it to its seen set at the depth it had,
+    /// and only then acknowledges it.
+    ///
+    /// Each shard has its own --out, which records K/N: another K/N on resume is refused (exit
+    /// status 2), and so is an N the broker holds for these seeds already; a second process
+    /// for one shard is refused by a lease in the broker. The crawl ends when every shard is
+    /// idle and every batch sent has been received; a shard that has not started yet keeps the
+    /// others waiting. Each shard writes its own summary.json (with a `shard` object); `crawl
+    /// shards` adds them up.
+    ///
+    /// --max-pages counts this shard's pages. --find stops every shard: the one that finds the
+    /// text prints it and leaves a stop mark in the broker, which the others read within a
+    /// fraction of a second (their summary.json names the finder in shard.found_by). --focus
+    /// is refused (HITS would see one shard's links only), and so is a shard whose directory
+    /// holds a completed crawl (a sharded crawl cannot be recrawled yet: crawl again into new
+    /// directories with a broker database of its own). Sitemaps of another shard's hosts are
+    /// left to that shard.
     #[arg(long, value_name = "K/N", requires = "exchange", value_parser = shard)]
     pub shard: Option<crate::shard::owner::Shard>,
 
     /// The broker the shards exchange URLs through: redis://HOST:PORT[/DB] (with --shard).
     ///
-    /// Redis should run with appendonly yes and appendfsync always, or a crash of the broker
-    /// may lose URLs in transit (a warning says so).
+    /// Redis Streams, or Valkey. Required with --shard and only with it. Redis should run with
+    /// `appendonly yes` and `appendfsync always`; otherwise a crash of the broker may lose URLs
+    /// in transit, and a warning says so.
     #[arg(long, value_name = "URL", requires = "shard")]
     pub exchange: Option<String>,
 
@@ -351,9 +445,19 @@ pub struct Args {
 
     /// Without a terminal, print a status line on stderr every 10 seconds and at the end.
     ///
-    /// On a terminal a progress bar is shown anyway (and cleared before the summary).
+    /// The status line: pages, pages per second, MiB, frontier size, URLs seen, CLOCK hit
+    /// rate, hosts busy and with work, fetches without a response. Without a terminal, -v also
+    /// prints the summary at the end (without -v, nothing but errors, so cron mails only
+    /// failures). On a terminal a progress bar with the same figures is shown anyway, and
+    /// cleared before the summary.
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// The whole command line as clap sees it, for the manual's generator (`examples/manual/`):
+/// the man page, the shell completions and the README's option table are rendered from it.
+pub fn cli_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// What `--save` writes besides the WARC archive.

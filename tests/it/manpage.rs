@@ -1,13 +1,44 @@
-//! The manual page and the README against `crawl --help`, so that neither can drift from the
-//! options the binary really has.
+//! The manual page, the shell completions and the README against `crawl --help`, so that none
+//! can drift from the options the binary really has.
 //!
-//! `--help` is the source of truth. Every option it lists must be documented in the man page's
-//! OPTIONS section (as a `.TP` entry) and in the README's option table, and every option those
-//! documents mention must exist. The README's defaults must be `--help`'s.
+//! The clap definitions (src/cli/args.rs) are the source of truth: `cargo run --example manual`
+//! renders man/crawl.1, completions/ and the README's option table from them, and the committed
+//! files must be byte for byte what it renders. Beyond that, every option `--help` lists must be
+//! documented in the man page's OPTIONS section (as a `.TP` entry) and in the README's option
+//! table, and every option those documents mention must exist. The README's defaults must be
+//! `--help`'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
+
+/// The generator's renderer itself, so the test compares with exactly what it writes.
+#[path = "../../examples/manual/render.rs"]
+mod render;
+
+#[test]
+fn generated_manual_is_up_to_date() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = render::render(root).unwrap_or_else(|e| panic!("rendering the manual: {e}"));
+    let paths: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+    for expected in ["man/crawl.1", "README.md", "completions/crawl.bash"] {
+        assert!(
+            paths.contains(&expected),
+            "{expected} not rendered: {paths:?}"
+        );
+    }
+    let stale: Vec<&str> = files
+        .iter()
+        .filter(|(path, bytes)| std::fs::read(root.join(path)).ok().as_ref() != Some(bytes))
+        .map(|(path, _)| *path)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "{} differ from what src/cli/args.rs and man/crawl.roff render: run `{}` and commit the result",
+        stale.join(", "),
+        render::REGENERATE
+    );
+}
 
 /// An option as `--help` lists it: its names (`-j`, `--jobs`) and its default, if any.
 #[derive(Debug)]

@@ -1,0 +1,118 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_crawl_global_optspecs
+    string join \n out= j/jobs= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+end
+
+function __fish_crawl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_crawl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_crawl_using_subcommand
+    set -l cmd (__fish_crawl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c crawl -n "__fish_crawl_needs_command" -l out -d 'State directory: seen set, frontier, WARC files, summary' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Worker threads (1 to 4096)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default: 100' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l find -d 'Stop at the first fetched page that contains TEXT and print where (at most 100 characters)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l scope -d 'Which hosts the crawl may visit beyond the seeds' -r -f -a "host\t'Only the seeds\' hosts (host and port)'
+domain\t'The seeds\' registrable domains (example.com covers www.example.com), any port'
+any\t'Anywhere'"
+complete -c crawl -n "__fish_crawl_needs_command" -l include -d 'Only crawl URLs matching this regular expression (repeatable: any may match)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l exclude -d 'Never crawl URLs matching this regular expression (repeatable)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l delay-factor -d 'Wait this many times the last response time before the next request to a host' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l min-delay -d 'Never contact a host sooner than this many seconds after its last response' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-delay -d 'Cap the delay rule at this many seconds' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l host-connections -d 'At most N requests in flight per host, each connection resting by the delay rule' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l user-agent -d 'User-Agent header; its first word (before `/`) is the robots.txt token' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l header -d 'Send this header with every request, as `Name: value` (repeatable)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l load-cookies -d 'Send the cookies of FILE (a Netscape cookie file, as curl and wget write them)' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l cookie-jar -d 'Keep cookies in FILE: read at the start if it exists, written back at each checkpoint and at the end (and at the start: an unwritable FILE is an error)' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or socks5h://. Default: the environment' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l ca-cert -d 'Also trust the certificates of this PEM file as roots (repeatable)' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l timeout -d 'Give up on a request after this many seconds (connect, headers and body together)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-body -d 'Keep at most this many bytes of a response body (suffixes K, M, G)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match). Default: any' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read bodies of this media type (`image/*`, `application/pdf`; repeatable)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l warc-compression -d 'How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz)' -r -f -a "zstd\t'One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader'
+gzip\t'One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page'"
+complete -c crawl -n "__fish_crawl_needs_command" -l warc-max-size -d 'Start a new WARC file once the current one reaches this size (suffixes K, M, G)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l cache-entries -d 'Entries in the CLOCK cache of recently seen URL checksums' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache misses buffered before they are merged into the on-disk seen set' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines)' -r -f -a "tsv\t'Tab-separated columns'
+jsonl\t'One JSON object per line'"
+complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
+complete -c crawl -n "__fish_crawl_needs_command" -l focus -d 'Focused crawl: favour URLs linked from pages containing TEXT and from good hubs' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l focus-window -d 'URLs held in the --focus priority window, in memory (about 100 bytes each)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l shard -d 'Crawl as shard K of N (counted from 0): only the hosts that hash to K' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l exchange -d 'The broker the shards exchange URLs through: redis://HOST:PORT[/DB] (with --shard)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -s i -l ignore-case -d 'Match --find\'s TEXT regardless of case (Unicode case folding). Needs --find'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-sitemaps -d 'Do not read sitemaps'
+complete -c crawl -n "__fish_crawl_needs_command" -l ignore-page-robots -d 'Follow links regardless of page-level robots directives (for archiving)'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-proxy -d 'Use no proxy, whatever the environment says'
+complete -c crawl -n "__fish_crawl_needs_command" -l insecure -d 'Do not check TLS certificates (a warning is printed): for test servers only'
+complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the first --max-body bytes of a body whose Content-Length is over --max-body'
+complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-warc -d 'Do not write WARC files (the URL log and the crawl are unchanged)'
+complete -c crawl -n "__fish_crawl_needs_command" -l restart -d 'On a state directory whose crawl completed, crawl afresh instead of recrawling'
+complete -c crawl -n "__fish_crawl_needs_command" -s q -l quiet -d 'Print nothing on stderr but errors (no progress, no summary)'
+complete -c crawl -n "__fish_crawl_needs_command" -s v -l verbose -d 'Without a terminal, print a status line on stderr every 10 seconds and at the end'
+complete -c crawl -n "__fish_crawl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_needs_command" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_needs_command" -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
+complete -c crawl -n "__fish_crawl_needs_command" -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
+complete -c crawl -n "__fish_crawl_needs_command" -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
+complete -c crawl -n "__fish_crawl_needs_command" -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
+complete -c crawl -n "__fish_crawl_needs_command" -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
+complete -c crawl -n "__fish_crawl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l state -d 'Directory holding the seen set; created if missing, reused across runs' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l cache-entries -d 'Entries in the CLOCK cache of recently seen checksums' -r
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l buffer-entries -d 'Misses held in memory before they are sorted and spilled to disk' -r
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l raw -d 'Compare lines byte for byte instead of as URLs'
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -s q -l quiet -d 'Print nothing on stderr but errors (no summary)'
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -l sizes -d 'Cache sizes to simulate, comma-separated; `2^N` is allowed' -r
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -l svg -d 'Also draw the miss rates as an SVG plot into FILE (replaced atomically)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -l seed -d 'Seed of RANDOM\'s evictions (the same seed gives the same table)' -r
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -l counts -d 'Print miss counts instead of miss rates'
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand cachesim" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -l top -d 'How many authorities and how many hubs to print' -r
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -l max-rounds -d 'Stop iterating after this many rounds even if the top scores are not yet stable' -r
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -l tmp -d 'Directory for the temporary edge file (default: DIR); removed when done' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand rank" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s o -l output -d 'The WACZ file to write (replaced if it exists)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
+complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -l exchange -d 'The broker the shards exchange URLs through (their --exchange)' -r
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -l seeds -d 'The seed file the shards were started with (it names the crawl in the broker)' -r
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -l count -d 'N, the number of shards (of --shard K/N)' -r
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -l status -d 'Print the shards\' reports and their totals (the one thing `crawl shards` does so far)'
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand shards" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
