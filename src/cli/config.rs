@@ -7,6 +7,7 @@ use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
+use crate::crawl::stop::Stop;
 use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
@@ -41,8 +42,9 @@ pub struct Prepared {
 }
 
 impl Args {
-    /// Validates every option and builds the crawl's configuration; locks --out.
-    pub fn prepare(self) -> Result<Prepared, Failure> {
+    /// Validates every option and builds the crawl's configuration, stopped by `stop`; locks
+    /// --out.
+    pub fn prepare(self, stop: Arc<Stop>) -> Result<Prepared, Failure> {
         let args = self;
         // Validate everything before building anything.
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
@@ -98,7 +100,7 @@ impl Args {
         let hunt = args
             .find
             .as_deref()
-            .map(|text| Arc::new(Hunt::new(text, args.ignore_case)));
+            .map(|text| Arc::new(Hunt::new(text, args.ignore_case, Arc::clone(&stop))));
         let log_out: Box<dyn std::io::Write + Send> = match &args.log {
             Some(path) => {
                 let file = std::fs::File::create(path).map_err(|e| {
@@ -182,6 +184,7 @@ impl Args {
             focus,
             sitemaps,
             exchange,
+            stop,
         };
         Ok(Prepared {
             config,

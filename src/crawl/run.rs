@@ -10,6 +10,7 @@
 //! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
 
+use crate::crawl::stop::Stop;
 use crate::crawl::worker::Worker;
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::frontier::focus::{Focus, Window};
@@ -30,7 +31,7 @@ use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -72,6 +73,9 @@ pub struct CrawlConfig {
     pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
     /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
     pub exchange: Option<Arc<Exchange>>,
+    /// The crawl's stop (`crawl::stop`): requested by the signal handler, the hunt, the URL
+    /// log; read by the dispatcher, the exchange threads, the watchdog and the report.
+    pub stop: Arc<Stop>,
 }
 
 /// Counters shared by the workers.
@@ -129,8 +133,8 @@ pub struct Report {
     pub found_by: Option<String>,
 }
 
-/// Runs a crawl to its end. `stop` is raised by a signal handler.
-pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<Report> {
+/// Runs a crawl to its end, or until `config.stop` is requested.
+pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
     let started = Instant::now();
     // First, so that an unusable WARC directory stops the crawl before anything else starts.
     let warc = match &config.warc {
@@ -150,6 +154,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         queue_limit,
         config.max_pages,
         config.out.join("hosts.tsv"),
+        Arc::clone(&config.stop),
     ));
     dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
     if let Some(max) = config.max_pages_per_host {
@@ -232,7 +237,6 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
 
     let fetcher = Fetcher::new(&config.fetch);
     let lastmods = Lastmods::new(LASTMODS);
-    let stop_or_closed = AtomicBool::new(false);
     let worker = Worker {
         config: &config,
         fetcher: &fetcher,
@@ -245,11 +249,9 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         links: &links,
         fetched: &fetched,
         lastmods: &lastmods,
-        stop,
-        stopped: &stop_or_closed,
     };
     let (done, done_signal) = std::sync::mpsc::channel::<()>();
-    let watchdog = StopWatchdog::start(Arc::clone(stop), Arc::clone(&dispatcher));
+    let watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&dispatcher));
     let result: Result<()> = std::thread::scope(|scope| {
         let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
         let read = move || gauges(dispatcher, due, counters);
@@ -274,7 +276,7 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
         if let Some(exchange) = &config.exchange {
             let pages = &counters.pages;
             let hunt = config.hunt.as_deref();
-            let stop_or_closed = &stop_or_closed;
+            let stop = &*config.stop;
             for coordinator in [false, true] {
                 let thread = std::thread::Builder::new()
                     .name(
@@ -293,10 +295,9 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
                         if let Err(e) = &result {
                             dispatcher.fail(e);
                         }
-                        // Another shard found --find's text: stop as after a find here (the
-                        // workers waiting for work look at this flag when woken).
-                        if hunt.is_some_and(|h| h.is_over()) {
-                            stop_or_closed.store(true, Ordering::Relaxed);
+                        // Another shard found --find's text (the hunt requested the stop): the
+                        // workers waiting for work see the stop when woken.
+                        if stop.is_stopped() {
                             dispatcher.wake_all();
                         }
                         result
@@ -334,12 +335,8 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     if let Some(exchange) = &config.exchange {
         exchange.finish()?;
     }
-    let ending = match config.hunt.as_ref().is_some_and(|h| h.is_over()) {
-        true => Ending::Found,
-        false => closed.ending,
-    };
     Ok(Report {
-        ending,
+        ending: closed.ending,
         elapsed: started.elapsed(),
         counters,
         due: due_stats,
@@ -359,22 +356,22 @@ pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<
     })
 }
 
-/// After a stop signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the
-/// frontier (those fetches stay outstanding, so a resume fetches them again) and exits with the
-/// "interrupted" status rather than wait out a slow server.
+/// After a signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the frontier
+/// (those fetches stay outstanding, so a resume fetches them again) and ends the process with
+/// the "interrupted" status (`Stop::exit_interrupted`) rather than wait out a slow server.
 struct StopWatchdog {
     finished: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl StopWatchdog {
-    fn start(stop: Arc<AtomicBool>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
+    fn start(stop: Arc<Stop>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
         let (finished, finished_signal) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("stop-watchdog".into())
             .spawn(move || {
                 use std::sync::mpsc::RecvTimeoutError::Timeout;
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.signalled() {
                     if finished_signal.recv_timeout(Duration::from_millis(100)) != Err(Timeout) {
                         return; // the crawl ended by itself
                     }
@@ -388,7 +385,7 @@ impl StopWatchdog {
                     "crawl: stopped; {busy} fetches still in flight were abandoned and are fetched again on resume{}",
                     saved.err().map(|e| format!(" (saving the frontier failed: {e:#})")).unwrap_or_default()
                 );
-                std::process::exit(crate::cli::exit::Status::Interrupted as i32);
+                stop.exit_interrupted();
             })
             .ok();
         StopWatchdog {

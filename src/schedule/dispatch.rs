@@ -48,6 +48,7 @@
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
+use crate::crawl::stop::{Reason, Stop};
 use crate::frontier::focus::Window;
 use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
@@ -60,7 +61,6 @@ use crate::seen::due::Due;
 use anyhow::{Context, Result, anyhow};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,7 @@ pub enum Ending {
     Complete,
     /// --max-pages reached.
     PageLimit,
-    /// A signal, or the URL log's reader went away.
+    /// A signal, the URL log's reader went away, or a failure (`crawl::stop::Reason`).
     Stopped,
     /// `--find` found its text.
     Found,
@@ -206,6 +206,8 @@ pub struct Dispatcher {
     max_pages: Option<u64>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
     hosts_file: PathBuf,
+    /// The crawl's stop: read before handing out work, requested on a failure.
+    stop: Arc<Stop>,
 }
 
 impl Dispatcher {
@@ -215,6 +217,7 @@ impl Dispatcher {
         queue_limit: usize,
         max_pages: Option<u64>,
         hosts_file: PathBuf,
+        stop: Arc<Stop>,
     ) -> Dispatcher {
         let now = Instant::now();
         if let Some(spill) = frontier.take_spill_dir() {
@@ -245,6 +248,7 @@ impl Dispatcher {
             queue_limit,
             max_pages,
             hosts_file,
+            stop,
         }
     }
 
@@ -385,11 +389,11 @@ impl Dispatcher {
     /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
     /// and with nothing left in flight it is this worker that looks for the end, no other
     /// woken for it. `refused` is told of each URL the host budget turns away (under the
-    /// lock: it must not call the dispatcher).
+    /// lock: it must not call the dispatcher). Once the crawl's stop is requested, it ends the
+    /// crawl (`Ending::Stopped`) and hands out nothing more.
     pub fn next_work(
         &self,
         due: &Due<Entry>,
-        stop: &AtomicBool,
         finished: bool,
         refused: &dyn Fn(&Entry),
     ) -> Result<Option<Work>> {
@@ -402,7 +406,7 @@ impl Dispatcher {
             if state.ending.is_some() {
                 return Ok(None);
             }
-            if stop.load(Ordering::Relaxed) {
+            if self.stop.is_stopped() {
                 return Ok(self.end(&mut state, Ending::Stopped));
             }
             if self.page_limit(&state) {
@@ -501,13 +505,12 @@ impl Dispatcher {
         &self,
         host: usize,
         response_time: Duration,
-        stop: &AtomicBool,
     ) -> Result<Option<(usize, Entry)>> {
         let mut state = self.state.lock().unwrap();
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
-        let next = if open && !page_limit && !stop.load(Ordering::Relaxed) {
+        let next = if open && !page_limit && !self.stop.is_stopped() {
             let next = match state
                 .scheduler
                 .page_done_or_next(host, response_time, now)?
@@ -562,19 +565,27 @@ impl Dispatcher {
         self.wake_one(state);
     }
 
-    /// A worker hit a fatal error: every worker stops.
+    /// A worker (or an exchange thread) hit a fatal error: every worker stops, and every
+    /// other thread sees the crawl's stop (`Reason::Failed`).
     pub fn fail(&self, error: &anyhow::Error) {
         let mut state = self.state.lock().unwrap();
         state.failure.get_or_insert_with(|| format!("{error:#}"));
+        self.stop.request(Reason::Failed);
         drop(state);
         self.wake.notify_all();
     }
 
     /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
-    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state.
+    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state. A crawl
+    /// stopped because `--find` found (here or, with `--shard`, in another shard, which may be
+    /// read after this shard ran out of work) ended `Found`; this is where a reason is mapped
+    /// to an ending.
     pub fn close(&self) -> Result<Closed> {
         let mut state = self.state.lock().unwrap();
-        let ending = state.ending.unwrap_or(Ending::Stopped);
+        let ending = match self.stop.reason() {
+            Some(Reason::Found) => Ending::Found,
+            _ => state.ending.unwrap_or(Ending::Stopped),
+        };
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
@@ -846,7 +857,16 @@ mod tests {
             8,
             None,
             dir.join("hosts.tsv"),
+            running(),
         ))
+    }
+
+    /// A crawl's stop not yet requested (no signal ever reaches these tests).
+    fn running() -> Arc<Stop> {
+        fn no_exit(status: i32) -> ! {
+            panic!("exit {status}")
+        }
+        Arc::new(Stop::new(no_exit))
     }
 
     /// The scheduler's next answer, every robots.txt fetch on the way answered 404 (no rules).
@@ -876,8 +896,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let stop = AtomicBool::new(false);
-            let work = d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+            let work = d.next_work(&due, finished, &|_| {}).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -906,8 +925,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let stop = AtomicBool::new(false);
-        let next = |finished| d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_| {}).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -952,7 +970,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let urls: Vec<String> = (0..3).map(|i| format!("http://a.test/{i}")).collect();
         let d = dispatcher(dir.path(), &urls);
-        let stop = AtomicBool::new(false);
         let host = {
             let mut state = d.state.lock().unwrap();
             d.refill(&mut state, &|_| {}).unwrap();
@@ -965,7 +982,7 @@ mod tests {
             state.in_flight = 1;
             host
         };
-        let next = d.host_free_or_next(host, Duration::ZERO, &stop).unwrap();
+        let next = d.host_free_or_next(host, Duration::ZERO).unwrap();
         assert_eq!(next.unwrap().1.url, urls[1]);
         {
             let state = d.state.lock().unwrap();
@@ -977,12 +994,8 @@ mod tests {
                     .contains_key(&Entry::new(urls[1].clone(), 0, 0).key())
             );
         }
-        stop.store(true, Ordering::Relaxed);
-        assert!(
-            d.host_free_or_next(host, Duration::ZERO, &stop)
-                .unwrap()
-                .is_none()
-        );
+        d.stop.request(Reason::Signal);
+        assert!(d.host_free_or_next(host, Duration::ZERO).unwrap().is_none());
         let state = d.state.lock().unwrap();
         assert_eq!(state.pages_started, 1, "nothing handed on while stopping");
         assert_eq!(state.scheduler.queued(), 1);
@@ -996,7 +1009,6 @@ mod tests {
             .iter()
             .map(|u| format!("http://{u}"))
             .collect();
-        let stop = AtomicBool::new(false);
         for answer_b in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let d = dispatcher(dir.path(), &urls);
@@ -1029,9 +1041,9 @@ mod tests {
                 state.in_flight = 1;
                 a
             };
-            let next = d.host_free_or_next(a, Duration::ZERO, &stop).unwrap();
+            let next = d.host_free_or_next(a, Duration::ZERO).unwrap();
             assert_eq!(next.map(|(h, e)| (h, e.url)), Some((a, urls[1].clone())));
-            let next = d.host_free_or_next(a, Duration::ZERO, &stop).unwrap();
+            let next = d.host_free_or_next(a, Duration::ZERO).unwrap();
             let mut state = d.state.lock().unwrap();
             assert_eq!(state.in_flight, 1, "the received page's place, taken over");
             let now = Instant::now();
@@ -1204,7 +1216,7 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    d = spilling_after_2(Dispatcher::new(frontier, Scheduler::new(rule()), 8, None, dir.path().join("hosts.tsv")));
+                    d = spilling_after_2(Dispatcher::new(frontier, Scheduler::new(rule()), 8, None, dir.path().join("hosts.tsv"), running()));
                 }
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
