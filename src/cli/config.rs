@@ -17,6 +17,7 @@ use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::WarcConfig;
+use crate::schedule::dispatch::DispatchConfig;
 use crate::schedule::politeness::DelayRule;
 use crate::seen::due::DueConfig;
 use crate::state::statedir::DirLock;
@@ -137,7 +138,11 @@ impl Args {
             out: args.out.clone(),
             seeds,
             workers: args.jobs as usize,
-            max_pages: args.max_pages,
+            dispatch: DispatchConfig {
+                queue_limit: (args.jobs as usize * 16).max(1024),
+                max_pages: args.max_pages,
+                max_pages_per_host: args.max_pages_per_host,
+            },
             filter,
             delay: DelayRule {
                 factor: args.delay_factor,
@@ -164,8 +169,6 @@ impl Args {
             },
             robots_token,
             obey_page_robots: !args.ignore_page_robots,
-            max_pages_per_host: args.max_pages_per_host,
-            host_connections: args.host_connections as usize,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
                 buffer_entries: args.buffer_entries as usize,

@@ -20,7 +20,7 @@ use crate::output::links::LinkLog;
 use crate::output::progress::{self, Gauges};
 use crate::output::urllog::UrlLog;
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
-use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
+use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
 use crate::schedule::politeness::{DelayRule, Scheduler};
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
@@ -45,17 +45,16 @@ pub struct CrawlConfig {
     pub out: PathBuf,
     pub seeds: Vec<Url>,
     pub workers: usize,
-    pub max_pages: Option<u64>,
+    /// How the dispatcher hands out work (`--max-pages`, `--max-pages-per-host`, …).
+    pub dispatch: DispatchConfig,
     pub filter: Filter,
     pub delay: DelayRule,
+    /// How pages are fetched; its `host_connections` (`--host-connections`) also bounds the
+    /// scheduler's requests in flight per host.
     pub fetch: FetchConfig,
     pub robots_token: String,
     /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
     pub obey_page_robots: bool,
-    /// `--max-pages-per-host`: pages fetched from one host at most.
-    pub max_pages_per_host: Option<u64>,
-    /// Requests in flight per host at most (`--host-connections`).
-    pub host_connections: usize,
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,
@@ -146,39 +145,32 @@ pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
     };
     let links = LinkLog::start(&config.out, 512 * 1024)?;
     let frontier = Frontier::open(&config.out.join("frontier"))?;
-    let queue_limit = (config.workers * 16).max(1024);
     let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
-    let dispatcher = Arc::new(Dispatcher::new(
-        frontier,
-        Scheduler::with_connections(config.delay, config.host_connections, Some(robots.clone())),
-        queue_limit,
-        config.max_pages,
-        config.out.join("hosts.tsv"),
-        Arc::clone(&config.stop),
-    ));
-    dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
-    if let Some(max) = config.max_pages_per_host {
-        let dir = config.out.join("budget");
-        dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
-    }
     // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
     // fsynced, so that a page the done log counts survives a power cut with its links sent.
-    let jar = config.fetch.cookies.clone();
-    let exchange = config.exchange.clone();
-    if jar.is_some() || exchange.is_some() {
-        dispatcher.on_checkpoint(Box::new(move || {
+    let (jar, exchange) = (config.fetch.cookies.clone(), config.exchange.clone());
+    let on_checkpoint = (jar.is_some() || exchange.is_some()).then(|| {
+        Box::new(move || {
             if let Some(exchange) = &exchange {
                 exchange.flush()?;
             }
             jar.as_ref().map_or(Ok(()), |jar| jar.save_if_changed())
-        }));
-    }
-    if let Some(focus) = &config.focus {
-        dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
-    }
-    if let Some(exchange) = &config.exchange {
-        dispatcher.set_gate(Arc::clone(exchange) as _);
-    }
+        }) as _
+    });
+    let parts = DispatchParts {
+        frontier,
+        scheduler: Scheduler::with_connections(
+            config.delay,
+            config.fetch.host_connections,
+            Some(robots.clone()),
+        ),
+        dir: config.out.clone(),
+        focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), config.workers)),
+        gate: config.exchange.clone().map(|x| x as _),
+        on_checkpoint,
+        stop: Arc::clone(&config.stop),
+    };
+    let dispatcher = Arc::new(Dispatcher::open(&config.dispatch, parts)?);
     let wake_dispatcher = Arc::clone(&dispatcher);
     let due = Due::open_with(
         &config.out,

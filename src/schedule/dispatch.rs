@@ -28,6 +28,10 @@
 //! `frontier::spill`), and saves the hosts' politeness state (`hoststate`) and whatever the
 //! `on_checkpoint` hook saves (the cookie jar).
 //!
+//! Its configuration is fixed before it is built: `DispatchConfig` (plain values from the
+//! command line) and `DispatchParts` (the stages it owns, opened by the crawl); nothing is set
+//! after `open`.
+//!
 //! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
 //! away: a URL takes its host's place when it joins its host's queue (`join_host`), whether it
 //! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
@@ -174,7 +178,9 @@ pub trait EndGate: Send + Sync {
 /// How often a worker that found no work looks at the gate (and merges what was received).
 const GATE_POLL: Duration = Duration::from_millis(100);
 
-/// Saves some other state with each checkpoint of the frontier.
+/// Saves some other state with each checkpoint of the frontier (every few seconds and at the
+/// end), before the frontier is saved; its error stops the crawl like a failure to save the
+/// frontier.
 pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
 impl State {
@@ -199,6 +205,39 @@ impl State {
     }
 }
 
+/// How the dispatcher hands out work: plain values decided before it is built (`cli::config`
+/// fills them from the command line) and never changed after. A new limit on the handing out
+/// of work is a field here, read where `next_work` decides.
+#[derive(Clone, Debug)]
+pub struct DispatchConfig {
+    /// URLs the host queues may hold at most; a quarter of it is the hosts that may hold one.
+    pub queue_limit: usize,
+    /// `--max-pages`: pages handed out at most (sitemaps are not counted).
+    pub max_pages: Option<u64>,
+    /// `--max-pages-per-host`: pages one host is given at most (`budget`, saved in
+    /// `DIR/budget`).
+    pub max_pages_per_host: Option<u64>,
+}
+
+/// What the dispatcher owns or calls, opened or made by the crawl (`crawl::run`) before it is
+/// built.
+pub struct DispatchParts {
+    pub frontier: Frontier,
+    /// The politeness scheduler (its robots.txt store and delay rule already given).
+    pub scheduler: Scheduler,
+    /// The state directory (`--out`): the hosts' politeness state (`hosts.tsv`) is restored from
+    /// it and saved to it, the host budgets too.
+    pub dir: PathBuf,
+    /// With `--focus`: the priority window between the frontier and the scheduler.
+    pub focus: Option<Window>,
+    /// With `--shard`: what the end also waits for (`EndGate`).
+    pub gate: Option<Arc<dyn EndGate>>,
+    /// Run at each checkpoint, before the frontier is saved (see `CheckpointHook`).
+    pub on_checkpoint: Option<CheckpointHook>,
+    /// The crawl's stop: read before handing out work, requested on a failure.
+    pub stop: Arc<Stop>,
+}
+
 pub struct Dispatcher {
     state: Mutex<State>,
     wake: Condvar,
@@ -211,19 +250,31 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(
-        mut frontier: Frontier,
-        mut scheduler: Scheduler,
-        queue_limit: usize,
-        max_pages: Option<u64>,
-        hosts_file: PathBuf,
-        stop: Arc<Stop>,
-    ) -> Dispatcher {
+    /// A dispatcher configured once: restores the hosts' politeness state and robots.txt rules
+    /// an earlier run saved, and opens the host budgets with `--max-pages-per-host`.
+    pub fn open(config: &DispatchConfig, parts: DispatchParts) -> Result<Dispatcher> {
+        let DispatchParts {
+            mut frontier,
+            mut scheduler,
+            dir,
+            focus,
+            gate,
+            on_checkpoint,
+            stop,
+        } = parts;
         let now = Instant::now();
         if let Some(spill) = frontier.take_spill_dir() {
-            scheduler.spill_to(spill, host_slots(queue_limit));
+            scheduler.spill_to(spill, host_slots(config.queue_limit));
         }
-        Dispatcher {
+        hoststate::load(&dir, &mut scheduler)?;
+        let budget = match config.max_pages_per_host {
+            Some(max) => {
+                scheduler.blocked_urls = Some(Vec::new());
+                Some(Budget::open(&dir.join("budget"), max)?)
+            }
+            None => None,
+        };
+        Ok(Dispatcher {
             state: Mutex::new(State {
                 frontier,
                 scheduler,
@@ -237,36 +288,19 @@ impl Dispatcher {
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
                 last_hosts_save: now,
-                focus: None,
+                focus,
                 deferred: Deferred::default(),
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
-                budget: None,
-                on_checkpoint: None,
-                gate: None,
+                budget,
+                on_checkpoint,
+                gate,
             }),
             wake: Condvar::new(),
-            queue_limit,
-            max_pages,
-            hosts_file,
+            queue_limit: config.queue_limit,
+            max_pages: config.max_pages,
+            hosts_file: dir.join("hosts.tsv"),
             stop,
-        }
-    }
-
-    /// Makes the crawl focused: URLs pass through `window` (see `focus`).
-    pub fn set_focus(&self, window: Window) {
-        self.state.lock().unwrap().focus = Some(window);
-    }
-
-    /// Gives every host a budget of pages (`--max-pages-per-host`).
-    pub fn set_budget(&self, budget: Budget) {
-        let mut state = self.state.lock().unwrap();
-        state.scheduler.blocked_urls = Some(Vec::new());
-        state.budget = Some(budget);
-    }
-
-    /// Makes the end of the crawl wait for `gate` (`--shard`).
-    pub fn set_gate(&self, gate: Arc<dyn EndGate>) {
-        self.state.lock().unwrap().gate = Some(gate);
+        })
     }
 
     /// Whether this process has nothing to fetch now: nothing in flight and either its page
@@ -298,12 +332,6 @@ impl Dispatcher {
     /// Whether nothing holds the end open beyond this process (no gate, or its crawl is over).
     fn gate_open(state: &State) -> bool {
         state.gate.as_ref().is_none_or(|g| g.all_done())
-    }
-
-    /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
-    /// is saved; its error stops the crawl like a failure to save the frontier.
-    pub fn on_checkpoint(&self, hook: CheckpointHook) {
-        self.state.lock().unwrap().on_checkpoint = Some(hook);
     }
 
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
@@ -689,11 +717,6 @@ impl Dispatcher {
             .map_or(self.queue_limit, |w| w.queue_limit(self.queue_limit))
     }
 
-    /// Restores the hosts' politeness state and robots.txt rules saved by an earlier run.
-    pub fn restore_hosts(&self, restore: impl FnOnce(&mut Scheduler) -> Result<()>) -> Result<()> {
-        restore(&mut self.state.lock().unwrap().scheduler)
-    }
-
     /// Parks the calling worker on `wake` (for at most `timeout`), counted in `parked` so that
     /// the events that may give one worker something to do wake one, and only if one waits.
     fn park<'a>(
@@ -845,20 +868,41 @@ mod tests {
 
     /// `dispatcher` over any entries (pages and sitemaps).
     fn dispatcher_of(dir: &std::path::Path, entries: &[Entry]) -> Dispatcher {
+        dispatcher_with(dir, entries, None)
+    }
+
+    /// `dispatcher_of` with `--max-pages-per-host`.
+    fn dispatcher_with(
+        dir: &std::path::Path,
+        entries: &[Entry],
+        max_pages_per_host: Option<u64>,
+    ) -> Dispatcher {
         let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
         for entry in entries {
             frontier.push(entry).unwrap();
         }
         frontier.commit().unwrap();
         frontier.publish();
-        spilling_after_2(Dispatcher::new(
+        let config = DispatchConfig {
+            queue_limit: 8,
+            max_pages: None,
+            max_pages_per_host,
+        };
+        spilling_after_2(reopen(dir, frontier, &config))
+    }
+
+    /// A dispatcher on `frontier`, configured by `config`, its state in `dir`.
+    fn reopen(dir: &std::path::Path, frontier: Frontier, config: &DispatchConfig) -> Dispatcher {
+        let parts = DispatchParts {
             frontier,
-            Scheduler::new(rule()),
-            8,
-            None,
-            dir.join("hosts.tsv"),
-            running(),
-        ))
+            scheduler: Scheduler::new(rule()),
+            dir: dir.to_owned(),
+            focus: None,
+            gate: None,
+            on_checkpoint: None,
+            stop: running(),
+        };
+        Dispatcher::open(config, parts).unwrap()
     }
 
     /// A crawl's stop not yet requested (no signal ever reaches these tests).
@@ -1132,8 +1176,7 @@ mod tests {
             page("http://c.test/2"),
             page("http://a.test/1"),
         ];
-        let d = dispatcher_of(dir.path(), &entries);
-        d.set_budget(Budget::open(&dir.path().join("budget"), 2).unwrap());
+        let d = dispatcher_with(dir.path(), &entries, Some(2));
         let refused = std::cell::RefCell::new(Vec::new());
         let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
         let mut state = d.state.lock().unwrap();
@@ -1216,7 +1259,8 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    d = spilling_after_2(Dispatcher::new(frontier, Scheduler::new(rule()), 8, None, dir.path().join("hosts.tsv"), running()));
+                    let config = DispatchConfig { queue_limit: 8, max_pages: None, max_pages_per_host: None };
+                    d = spilling_after_2(reopen(dir.path(), frontier, &config));
                 }
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
