@@ -9,6 +9,19 @@
 //! one WARC writer thread (`archive`), which reports each batch's pages done once they are
 //! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
+//!
+//! `run` is three steps. `Stages::open`: the WARC archive first (an unusable directory stops
+//! the crawl before anything else starts), the link log, frontier, robots.txt store, the
+//! dispatcher (configured once: `DispatchConfig`), the DUE and the fetch log; a recrawl's
+//! previous fetches replayed, the seeds offered, the WARC writer started. `Stages::spawn`: the
+//! workers, the progress reporter, with `--shard` the exchange's receiver and coordinator, and
+//! the stop watchdog, all until the workers end. `Stages::finish`, once every thread has ended,
+//! in this order: the WARC and link writers (their own errors come first: they explain a
+//! worker's "the … writer stopped"), then the workers' error, then the DUE (its last merge
+//! reaches the frontier), then the dispatcher (a last checkpoint of the frontier, hosts and
+//! budgets, holding every page the archive reported done and every URL the DUE merged), then
+//! the exchange (the lease dropped and the senders stopped, after that checkpoint fsynced the
+//! outboxes).
 
 use crate::crawl::stop::Stop;
 use crate::crawl::worker::Worker;
@@ -73,7 +86,8 @@ pub struct CrawlConfig {
     /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
     pub exchange: Option<Arc<Exchange>>,
     /// The crawl's stop (`crawl::stop`): requested by the signal handler, the hunt, the URL
-    /// log; read by the dispatcher, the exchange threads, the watchdog and the report.
+    /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
+    /// watchdog and the report.
     pub stop: Arc<Stop>,
 }
 
@@ -132,20 +146,225 @@ pub struct Report {
     pub found_by: Option<String>,
 }
 
-/// Runs a crawl to its end, or until `config.stop` is requested.
+/// Runs a crawl to its end, or until `config.stop` is requested: opens its stages, runs its
+/// threads, and closes the stages in order (see the module doc).
 pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
-    let started = Instant::now();
-    // First, so that an unusable WARC directory stops the crawl before anything else starts.
-    let warc = match &config.warc {
-        Some(warc) => Some(
-            WarcWriter::open(warc.clone())
-                .with_context(|| format!("opening the WARC archive in {}", warc.dir.display()))?,
-        ),
-        None => None,
-    };
-    let links = LinkLog::start(&config.out, 512 * 1024)?;
-    let frontier = Frontier::open(&config.out.join("frontier"))?;
-    let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
+    let stages = Stages::open(&config)?;
+    let result = stages.spawn(&config, log);
+    stages.finish(&config, result)
+}
+
+/// What a crawl's threads share, opened before any of them starts and closed after all have
+/// ended.
+struct Stages {
+    started: Instant,
+    /// The WARC writer thread; `None` with `--no-warc`.
+    archive: Option<Archive>,
+    links: LinkLog,
+    robots: RobotsStore,
+    dispatcher: Arc<Dispatcher>,
+    due: Due<Entry>,
+    fetched: FetchLog,
+    counters: Arc<Counters>,
+}
+
+impl Stages {
+    /// Opens the stores and the dispatcher, replays a recrawl's previous fetches, offers the
+    /// seeds, and starts the WARC writer: everything but the crawl's own threads.
+    fn open(config: &CrawlConfig) -> Result<Stages> {
+        let started = Instant::now();
+        // First, so that an unusable WARC directory stops the crawl before anything else starts.
+        let warc =
+            match &config.warc {
+                Some(warc) => Some(WarcWriter::open(warc.clone()).with_context(|| {
+                    format!("opening the WARC archive in {}", warc.dir.display())
+                })?),
+                None => None,
+            };
+        let links = LinkLog::start(&config.out, 512 * 1024)?;
+        let frontier = Frontier::open(&config.out.join("frontier"))?;
+        let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
+        let dispatcher = Arc::new(open_dispatcher(config, frontier, &robots)?);
+        let wake_dispatcher = Arc::clone(&dispatcher);
+        let due = Due::open_with(
+            &config.out,
+            config.due,
+            Box::new(FrontierSink(Arc::clone(&dispatcher))),
+            Box::new(move || wake_dispatcher.wake_all()),
+            Recovery::Replay,
+        )?;
+        let fetched = FetchLog::open(&config.out)?;
+        let counters = Arc::new(Counters::default());
+        if config.generation == Generation::Recrawl {
+            replay_previous(config, &due, &counters)?;
+        }
+        // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
+        let owned = |url: &&Url| (config.exchange.as_ref()).is_none_or(|x| x.owns(url.as_str()));
+        due.offer(config.seeds.iter().filter(owned).map(|url| {
+            (
+                checksum(url.as_str().as_bytes()),
+                Entry::new(url.to_string(), 0, 0),
+            )
+        }))?;
+        due.flush()?;
+        let archive = match warc {
+            Some(warc) => {
+                let done = Arc::clone(&dispatcher);
+                Some(Archive::start(warc, config.workers, move |keys| {
+                    done.entries_done(keys)
+                })?)
+            }
+            None => None,
+        };
+        Ok(Stages {
+            started,
+            archive,
+            links,
+            robots,
+            dispatcher,
+            due,
+            fetched,
+            counters,
+        })
+    }
+
+    /// Runs the workers, the progress reporter and (with `--shard`) the exchange's threads
+    /// until the workers end, with the stop watchdog beside them; the workers' (and the
+    /// exchange's) first error.
+    fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
+        let fetcher = Fetcher::new(&config.fetch);
+        let lastmods = Lastmods::new(LASTMODS);
+        let worker = Worker {
+            config,
+            fetcher: &fetcher,
+            due: &self.due,
+            dispatcher: &self.dispatcher,
+            robots: &self.robots,
+            counters: &self.counters,
+            log,
+            archive: self.archive.as_ref(),
+            links: &self.links,
+            fetched: &self.fetched,
+            lastmods: &lastmods,
+        };
+        let (done, done_signal) = std::sync::mpsc::channel::<()>();
+        let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
+        std::thread::scope(|scope| {
+            let read = || gauges(&self.dispatcher, &self.due, &self.counters);
+            let (mode, started) = (config.progress, self.started);
+            let reporter = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn_scoped(scope, move || {
+                    progress::report(mode, started, read, done_signal)
+                })
+                .context("starting the progress thread")?;
+            let handles: Vec<_> = (0..config.workers)
+                .map(|i| {
+                    let worker = &worker;
+                    std::thread::Builder::new()
+                        .name(format!("worker-{i}"))
+                        .spawn_scoped(scope, move || worker.run())
+                        .expect("spawning a worker")
+                })
+                .collect();
+            let exchange_threads = self.spawn_exchange(scope, config)?;
+            let mut result = handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a worker panicked"));
+            if let Some(exchange) = &config.exchange {
+                // `--find` found its text here: every other shard stops at its next report.
+                if let Some(hunt) = &config.hunt {
+                    result = result.and(exchange.announce_find(hunt));
+                }
+                exchange.stop();
+                for thread in exchange_threads {
+                    let outcome = thread.join().expect("an exchange thread panicked");
+                    result = result.and(outcome);
+                }
+            }
+            // The bar is cleared (or the last status line printed) before the summary.
+            drop(done);
+            reporter.join().expect("the progress thread panicked");
+            result
+        })
+    }
+
+    /// With `--shard`: the receiver of other shards' URLs and the coordinator of the end.
+    fn spawn_exchange<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        config: &'scope CrawlConfig,
+    ) -> Result<Vec<std::thread::ScopedJoinHandle<'scope, Result<()>>>> {
+        let Some(exchange) = &config.exchange else {
+            return Ok(Vec::new());
+        };
+        let (due, dispatcher, pages) = (&self.due, &*self.dispatcher, &self.counters.pages);
+        let (hunt, stop) = (config.hunt.as_deref(), &*config.stop);
+        let mut threads = Vec::new();
+        for (name, coordinator) in [("receiver", false), ("coordinator", true)] {
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(scope, move || {
+                    let result = match coordinator {
+                        true => exchange.coordinate(due, dispatcher, pages, hunt),
+                        false => exchange.receive(due, dispatcher, pages),
+                    };
+                    if let Err(e) = &result {
+                        dispatcher.fail(e);
+                    }
+                    // Another shard found --find's text (the hunt requested the stop): the
+                    // workers waiting for work see the stop when woken.
+                    if stop.is_stopped() {
+                        dispatcher.wake_all();
+                    }
+                    result
+                })
+                .context("starting a thread of the exchange")?;
+            threads.push(thread);
+        }
+        Ok(threads)
+    }
+
+    /// Closes the stages in the module doc's order once every thread has ended, and reports.
+    fn finish(self, config: &CrawlConfig, result: Result<()>) -> Result<Report> {
+        // The writers' own errors come first: they explain a worker's "the … writer stopped".
+        let warc = self.archive.map(Archive::finish).transpose()?;
+        self.links.finish()?;
+        result?;
+        let due_stats = self.due.finish()?;
+        let closed = self.dispatcher.close()?;
+        if let Some(exchange) = &config.exchange {
+            exchange.finish()?;
+        }
+        Ok(Report {
+            ending: closed.ending,
+            elapsed: self.started.elapsed(),
+            counters: self.counters,
+            due: due_stats,
+            frontier_left: closed.frontier_left,
+            robots_blocked: closed.robots_blocked,
+            host_budget: closed.host_budget,
+            warc,
+            generation: config.generation,
+            exchange: config.exchange.as_ref().map(|x| x.stats()),
+            found_by: match (&config.exchange, &config.hunt) {
+                (Some(exchange), Some(hunt)) => hunt
+                    .found_elsewhere()
+                    .map(str::to_owned)
+                    .or_else(|| hunt.found().map(|found| exchange.finder(found))),
+                _ => None,
+            },
+        })
+    }
+}
+
+/// The dispatcher, configured once (`DispatchConfig` from the command line, the parts opened
+/// here).
+fn open_dispatcher(
+    config: &CrawlConfig,
+    frontier: Frontier,
+    robots: &RobotsStore,
+) -> Result<Dispatcher> {
     // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
     // fsynced, so that a page the done log counts survives a power cut with its links sent.
     let (jar, exchange) = (config.fetch.cookies.clone(), config.exchange.clone());
@@ -170,182 +389,31 @@ pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
         on_checkpoint,
         stop: Arc::clone(&config.stop),
     };
-    let dispatcher = Arc::new(Dispatcher::open(&config.dispatch, parts)?);
-    let wake_dispatcher = Arc::clone(&dispatcher);
-    let due = Due::open_with(
-        &config.out,
-        config.due,
-        Box::new(FrontierSink(Arc::clone(&dispatcher))),
-        Box::new(move || wake_dispatcher.wake_all()),
-        Recovery::Replay,
-    )?;
-    let fetched = FetchLog::open(&config.out)?;
-    let counters = Arc::new(Counters::default());
-    if config.generation == Generation::Recrawl {
-        // The sitemaps the previous crawl read, then every page it fetched, with what it got,
-        // ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
-        for sitemaps in [true, false] {
-            if sitemaps && config.sitemaps.is_none() {
-                continue;
-            }
-            crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
-                let wanted = group.into_iter().filter_map(|entry| {
-                    let url = Url::parse(&entry.url).ok()?;
-                    match config.filter.check(&url, entry.depth) {
-                        Ok(()) => Some((entry.key(), entry)),
-                        Err(reason) => {
-                            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-                            None
-                        }
-                    }
-                });
-                due.offer(wanted.collect::<Vec<_>>())
-            })?;
-        }
-    }
-    // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
-    let owned = |url: &&Url| {
-        config
-            .exchange
-            .as_ref()
-            .is_none_or(|x| x.owns(url.as_str()))
-    };
-    due.offer(config.seeds.iter().filter(owned).map(|url| {
-        (
-            checksum(url.as_str().as_bytes()),
-            Entry::new(url.to_string(), 0, 0),
-        )
-    }))?;
-    due.flush()?;
-    let archive = match warc {
-        Some(warc) => {
-            let done = Arc::clone(&dispatcher);
-            Some(Archive::start(warc, config.workers, move |keys| {
-                done.entries_done(keys)
-            })?)
-        }
-        None => None,
-    };
+    Dispatcher::open(&config.dispatch, parts)
+}
 
-    let fetcher = Fetcher::new(&config.fetch);
-    let lastmods = Lastmods::new(LASTMODS);
-    let worker = Worker {
-        config: &config,
-        fetcher: &fetcher,
-        due: &due,
-        dispatcher: &dispatcher,
-        robots: &robots,
-        counters: &counters,
-        log,
-        archive: archive.as_ref(),
-        links: &links,
-        fetched: &fetched,
-        lastmods: &lastmods,
-    };
-    let (done, done_signal) = std::sync::mpsc::channel::<()>();
-    let watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&dispatcher));
-    let result: Result<()> = std::thread::scope(|scope| {
-        let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
-        let read = move || gauges(dispatcher, due, counters);
-        let mode = config.progress;
-        let reporter = std::thread::Builder::new()
-            .name("progress".into())
-            .spawn_scoped(scope, move || {
-                progress::report(mode, started, read, done_signal)
-            })
-            .context("starting the progress thread")?;
-        let handles: Vec<_> = (0..config.workers)
-            .map(|i| {
-                let worker = &worker;
-                std::thread::Builder::new()
-                    .name(format!("worker-{i}"))
-                    .spawn_scoped(scope, move || worker.run())
-                    .expect("spawning a worker")
-            })
-            .collect();
-        // With --shard: the receiver of other shards' URLs and the coordinator of the end.
-        let mut exchange_threads = Vec::new();
-        if let Some(exchange) = &config.exchange {
-            let pages = &counters.pages;
-            let hunt = config.hunt.as_deref();
-            let stop = &*config.stop;
-            for coordinator in [false, true] {
-                let thread = std::thread::Builder::new()
-                    .name(
-                        if coordinator {
-                            "coordinator"
-                        } else {
-                            "receiver"
-                        }
-                        .into(),
-                    )
-                    .spawn_scoped(scope, move || {
-                        let result = match coordinator {
-                            true => exchange.coordinate(due, dispatcher, pages, hunt),
-                            false => exchange.receive(due, dispatcher, pages),
-                        };
-                        if let Err(e) = &result {
-                            dispatcher.fail(e);
-                        }
-                        // Another shard found --find's text (the hunt requested the stop): the
-                        // workers waiting for work see the stop when woken.
-                        if stop.is_stopped() {
-                            dispatcher.wake_all();
-                        }
-                        result
-                    })
-                    .context("starting a thread of the exchange")?;
-                exchange_threads.push(thread);
-            }
+/// A recrawl: the sitemaps the previous crawl read, then every page it fetched, with what it
+/// got, ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
+fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) -> Result<()> {
+    for sitemaps in [true, false] {
+        if sitemaps && config.sitemaps.is_none() {
+            continue;
         }
-        let mut result = handles
-            .into_iter()
-            .try_for_each(|h| h.join().expect("a worker panicked"));
-        if let Some(exchange) = &config.exchange {
-            // `--find` found its text here: every other shard stops at its next report.
-            if let Some(hunt) = &config.hunt {
-                result = result.and(exchange.announce_find(hunt));
-            }
-            exchange.stop();
-            for thread in exchange_threads {
-                let outcome = thread.join().expect("an exchange thread panicked");
-                result = result.and(outcome);
-            }
-        }
-        // The bar is cleared (or the last status line printed) before the summary.
-        drop(done);
-        reporter.join().expect("the progress thread panicked");
-        result
-    });
-    drop(watchdog);
-    // The writers' own errors come first: they explain a worker's "the … writer stopped".
-    let warc = archive.map(Archive::finish).transpose()?;
-    links.finish()?;
-    result?;
-    let due_stats = due.finish()?;
-    let closed = dispatcher.close()?;
-    if let Some(exchange) = &config.exchange {
-        exchange.finish()?;
+        crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
+            let wanted = group.into_iter().filter_map(|entry| {
+                let url = Url::parse(&entry.url).ok()?;
+                match config.filter.check(&url, entry.depth) {
+                    Ok(()) => Some((entry.key(), entry)),
+                    Err(reason) => {
+                        counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                }
+            });
+            due.offer(wanted.collect::<Vec<_>>())
+        })?;
     }
-    Ok(Report {
-        ending: closed.ending,
-        elapsed: started.elapsed(),
-        counters,
-        due: due_stats,
-        frontier_left: closed.frontier_left,
-        robots_blocked: closed.robots_blocked,
-        host_budget: closed.host_budget,
-        warc,
-        generation: config.generation,
-        exchange: config.exchange.as_ref().map(|x| x.stats()),
-        found_by: match (&config.exchange, &config.hunt) {
-            (Some(exchange), Some(hunt)) => hunt
-                .found_elsewhere()
-                .map(str::to_owned)
-                .or_else(|| hunt.found().map(|found| exchange.finder(found))),
-            _ => None,
-        },
-    })
+    Ok(())
 }
 
 /// After a signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the frontier
