@@ -8,6 +8,7 @@ use crate::cli::config::Prepared;
 use crate::cli::exit::{Failure, Status};
 use crate::crawl::hunt::Hunt;
 use crate::crawl::run::{Report, run};
+use crate::crawl::stop::{Exit, Reason, Stop};
 use crate::output::progress;
 use crate::output::summary;
 use crate::output::urllog::UrlLog;
@@ -17,10 +18,11 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Runs `crawl` with the process's arguments and returns its exit status.
-pub fn main() -> ExitCode {
+/// Runs `crawl` with the process's arguments and returns its exit status. `exit` ends the
+/// process at once (`std::process::exit`, from the binary): the library never does by itself.
+pub fn main(exit: Exit) -> ExitCode {
     let cli = Cli::parse();
     let (name, outcome) = match cli.command {
         Some(Command::Dedupe(args)) => (
@@ -44,10 +46,10 @@ pub fn main() -> ExitCode {
             crate::shard::status::run(args).map(|()| Status::Done),
         ),
         None => match cli.crawl {
-            Some(args) => ("crawl", crawl(args)),
+            Some(args) => ("crawl", crawl(args, exit)),
             // Neither SEEDS nor a subcommand: the plain form's parser says what is missing
             // (exit 2), as `crawl SEEDS --out DIR` always has.
-            None => ("crawl", crawl(Args::parse())),
+            None => ("crawl", crawl(Args::parse(), exit)),
         },
     };
     match outcome {
@@ -60,7 +62,8 @@ pub fn main() -> ExitCode {
 }
 
 /// Runs a crawl to its end and reports it (summary.json, the summary on stderr, `--find`).
-fn crawl(args: Args) -> Result<Status, Failure> {
+fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
+    let stop = Arc::new(Stop::new(exit));
     let Prepared {
         config,
         log_out,
@@ -68,23 +71,21 @@ fn crawl(args: Args) -> Result<Status, Failure> {
         hunt,
         quiet,
         lock: _lock,
-    } = args.prepare()?;
+    } = args.prepare(Arc::clone(&stop))?;
     let out = config.out.clone();
     let progress = config.progress;
     let max_depth = config.filter.max_depth;
 
-    let stop = Arc::new(AtomicBool::new(false));
+    // A second Ctrl-C ends the process at once (`Stop::signal`).
     let handler_stop = Arc::clone(&stop);
-    ctrlc::set_handler(move || {
-        if handler_stop.swap(true, Ordering::SeqCst) {
-            // A second Ctrl-C: leave now; the state on disk is resumable at any instant.
-            std::process::exit(Status::Interrupted as i32);
-        }
-    })
-    .map_err(Failure::fatal)?;
+    ctrlc::set_handler(move || handler_stop.signal()).map_err(Failure::fatal)?;
 
-    let log = UrlLog::start(log_out, log_format);
-    let outcome = run(config, &log, &stop);
+    let log_stop = Arc::clone(&stop);
+    let on_closed = Box::new(move || {
+        log_stop.request(Reason::LogClosed);
+    });
+    let log = UrlLog::start(log_out, log_format, on_closed);
+    let outcome = run(config, &log);
     let log_result = log.finish();
     let report = outcome?;
     log_result.context("writing the URL log")?;
@@ -105,7 +106,7 @@ fn crawl(args: Args) -> Result<Status, Failure> {
         report_hunt(hunt, &report, max_depth, quiet)?;
     }
     Ok(match report.ending {
-        Ending::Stopped if stop.load(Ordering::Relaxed) => Status::Interrupted,
+        Ending::Stopped if stop.reason() == Some(Reason::Signal) => Status::Interrupted,
         _ => Status::Done,
     })
 }

@@ -7,6 +7,7 @@ use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
+use crate::crawl::stop::Stop;
 use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
@@ -16,6 +17,7 @@ use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::WarcConfig;
+use crate::schedule::dispatch::DispatchConfig;
 use crate::schedule::politeness::DelayRule;
 use crate::seen::due::DueConfig;
 use crate::state::statedir::DirLock;
@@ -41,8 +43,9 @@ pub struct Prepared {
 }
 
 impl Args {
-    /// Validates every option and builds the crawl's configuration; locks --out.
-    pub fn prepare(self) -> Result<Prepared, Failure> {
+    /// Validates every option and builds the crawl's configuration, stopped by `stop`; locks
+    /// --out.
+    pub fn prepare(self, stop: Arc<Stop>) -> Result<Prepared, Failure> {
         let args = self;
         // Validate everything before building anything.
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
@@ -98,7 +101,7 @@ impl Args {
         let hunt = args
             .find
             .as_deref()
-            .map(|text| Arc::new(Hunt::new(text, args.ignore_case)));
+            .map(|text| Arc::new(Hunt::new(text, args.ignore_case, Arc::clone(&stop))));
         let log_out: Box<dyn std::io::Write + Send> = match &args.log {
             Some(path) => {
                 let file = std::fs::File::create(path).map_err(|e| {
@@ -135,7 +138,11 @@ impl Args {
             out: args.out.clone(),
             seeds,
             workers: args.jobs as usize,
-            max_pages: args.max_pages,
+            dispatch: DispatchConfig {
+                queue_limit: (args.jobs as usize * 16).max(1024),
+                max_pages: args.max_pages,
+                max_pages_per_host: args.max_pages_per_host,
+            },
             filter,
             delay: DelayRule {
                 factor: args.delay_factor,
@@ -162,8 +169,6 @@ impl Args {
             },
             robots_token,
             obey_page_robots: !args.ignore_page_robots,
-            max_pages_per_host: args.max_pages_per_host,
-            host_connections: args.host_connections as usize,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
                 buffer_entries: args.buffer_entries as usize,
@@ -182,6 +187,7 @@ impl Args {
             focus,
             sitemaps,
             exchange,
+            stop,
         };
         Ok(Prepared {
             config,

@@ -3,17 +3,19 @@
 //! and stop.
 //!
 //! It owns only the search and its one result. The crawl hands it every fetched page
-//! ([`Hunt::search`]) and stops handing out work once [`Hunt::is_found`] holds; `main` prints
+//! ([`Hunt::search`]); the first match (or another shard's) requests the crawl's stop
+//! (`crawl::stop`, `Reason::Found`), so no more work is handed out; `main` prints
 //! the result. The match is over the page's source lines as served (HTML markup included), as
 //! the origin matched page lines: the line number is a line of the page source, which a browser's
 //! "view source" shows. Only 2xx answers of type HTML or text/plain are searched, decoded from
 //! their content encoding (gzip) and charset (the Content-Type's, else an HTML `<meta charset>`
 //! near the top, else UTF-8) before matching.
 
+use crate::crawl::stop::{Reason, Stop};
 use crate::fetch::client::Response;
 use encoding_rs::{Encoding, UTF_8};
 use regex::{Regex, RegexBuilder};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The longest TEXT accepted, in characters (as in the origin).
 pub const MAX_TEXT_CHARS: usize = 100;
@@ -71,11 +73,13 @@ pub struct Hunt {
     found: OnceLock<Match>,
     /// With `--shard`: another shard found TEXT (which shard, and where), so this one stops.
     found_elsewhere: OnceLock<String>,
+    /// Requested (`Reason::Found`) with the first match, here or elsewhere.
+    stop: Arc<Stop>,
 }
 
 impl Hunt {
-    /// A hunt for `text` (already checked by [`parse_text`]).
-    pub fn new(text: &str, ignore_case: bool) -> Hunt {
+    /// A hunt for `text` (already checked by [`parse_text`]) that stops the crawl by `stop`.
+    pub fn new(text: &str, ignore_case: bool, stop: Arc<Stop>) -> Hunt {
         let pattern = RegexBuilder::new(&regex::escape(text))
             .case_insensitive(ignore_case)
             .build()
@@ -85,6 +89,7 @@ impl Hunt {
             pattern,
             found: OnceLock::new(),
             found_elsewhere: OnceLock::new(),
+            stop,
         }
     }
 
@@ -106,6 +111,7 @@ impl Hunt {
                 line_no,
                 line,
             });
+            self.stop.request(Reason::Found);
         }
     }
 
@@ -157,6 +163,7 @@ impl Hunt {
     /// Records that another shard found TEXT (`by`: which shard, and where): the hunt is over.
     pub fn set_found_elsewhere(&self, by: String) {
         let _ = self.found_elsewhere.set(by);
+        self.stop.request(Reason::Found);
     }
 
     /// Which shard found TEXT and where, when another shard did.
@@ -164,7 +171,8 @@ impl Hunt {
         self.found_elsewhere.get().map(String::as_str)
     }
 
-    /// TEXT was found, here or (with `--shard`) by another shard: the crawl stops.
+    /// TEXT was found, here or (with `--shard`) by another shard: the hunt has its answer (the
+    /// crawl's stop was requested then; this is not what the crawl reads to stop).
     pub fn is_over(&self) -> bool {
         self.is_found() || self.found_elsewhere.get().is_some()
     }
@@ -201,6 +209,14 @@ fn meta_charset(body: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// A hunt whose stop is never a signal's (nothing here ends the process).
+    fn hunt_for(text: &str, ignore_case: bool) -> Hunt {
+        fn no_exit(status: i32) -> ! {
+            panic!("exit {status}")
+        }
+        Hunt::new(text, ignore_case, Arc::new(Stop::new(no_exit)))
+    }
+
     #[test]
     fn text_is_checked() {
         assert_eq!(parse_text("needle"), Ok("needle".into()));
@@ -215,19 +231,19 @@ mod tests {
 
     #[test]
     fn finds_the_first_matching_line_with_its_number() {
-        let hunt = Hunt::new("Needle", false);
+        let hunt = hunt_for("Needle", false);
         let page = "<html>\r\n<p>hay</p>\r\n<p>a Needle here</p>\r\n<p>Needle again</p>";
         assert_eq!(
             hunt.find_line(page),
             Some((3, "<p>a Needle here</p>".into()))
         );
         assert_eq!(hunt.find_line("needle"), None);
-        let hunt = Hunt::new("NEEDLE", true);
+        let hunt = hunt_for("NEEDLE", true);
         assert_eq!(hunt.find_line("x\nneedle"), Some((2, "needle".into())));
         // Unicode case folding, and regex syntax in TEXT is literal.
-        assert!(Hunt::new("ÉTÉ", true).find_line("un été").is_some());
+        assert!(hunt_for("ÉTÉ", true).find_line("un été").is_some());
         assert_eq!(
-            Hunt::new("a.b", false).find_line("axb\na.b"),
+            hunt_for("a.b", false).find_line("axb\na.b"),
             Some((2, "a.b".into()))
         );
     }
@@ -235,7 +251,7 @@ mod tests {
     #[test]
     fn a_long_line_is_shown_as_a_window_around_the_match() {
         let line = format!("{}Needle{}", "a".repeat(5000), "b".repeat(5000));
-        let (no, shown) = Hunt::new("Needle", false).find_line(&line).unwrap();
+        let (no, shown) = hunt_for("Needle", false).find_line(&line).unwrap();
         assert_eq!(no, 1);
         assert!(shown.starts_with('…') && shown.ends_with('…') && shown.contains("aNeedleb"));
         assert!(

@@ -3,11 +3,13 @@
 //! `run` wires seen set, frontier, scheduler, fetch and outputs together and runs the
 //! workers; `worker` is one worker's loop and a page's steps; `offer` makes a page's links
 //! ready for the DUE, each distinct URL once; `note` is the URL log's note column; `hunt` is
-//! `--find`, searched in each fetched page. See ARCHITECTURE.md.
+//! `--find`, searched in each fetched page; `stop` is why the crawl stops, the one flag every
+//! thread reads. See ARCHITECTURE.md.
 
 pub mod hunt;
 pub mod note;
 mod offer;
 pub mod run;
 pub mod sitemaps;
+pub mod stop;
 pub mod worker;

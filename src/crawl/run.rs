@@ -9,7 +9,21 @@
 //! one WARC writer thread (`archive`), which reports each batch's pages done once they are
 //! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
 //! workers themselves, one file each. A reporter thread shows `progress` while workers run.
+//!
+//! `run` is three steps. `Stages::open`: the WARC archive first (an unusable directory stops
+//! the crawl before anything else starts), the link log, frontier, robots.txt store, the
+//! dispatcher (configured once: `DispatchConfig`), the DUE and the fetch log; a recrawl's
+//! previous fetches replayed, the seeds offered, the WARC writer started. `Stages::spawn`: the
+//! workers, the progress reporter, with `--shard` the exchange's receiver and coordinator, and
+//! the stop watchdog, all until the workers end. `Stages::finish`, once every thread has ended,
+//! in this order: the WARC and link writers (their own errors come first: they explain a
+//! worker's "the … writer stopped"), then the workers' error, then the DUE (its last merge
+//! reaches the frontier), then the dispatcher (a last checkpoint of the frontier, hosts and
+//! budgets, holding every page the archive reported done and every URL the DUE merged), then
+//! the exchange (the lease dropped and the senders stopped, after that checkpoint fsynced the
+//! outboxes).
 
+use crate::crawl::stop::Stop;
 use crate::crawl::worker::Worker;
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::frontier::focus::{Focus, Window};
@@ -19,7 +33,7 @@ use crate::output::links::LinkLog;
 use crate::output::progress::{self, Gauges};
 use crate::output::urllog::UrlLog;
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
-use crate::schedule::dispatch::{Dispatcher, Ending, FrontierSink};
+use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
 use crate::schedule::politeness::{DelayRule, Scheduler};
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
@@ -30,7 +44,7 @@ use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -44,17 +58,16 @@ pub struct CrawlConfig {
     pub out: PathBuf,
     pub seeds: Vec<Url>,
     pub workers: usize,
-    pub max_pages: Option<u64>,
+    /// How the dispatcher hands out work (`--max-pages`, `--max-pages-per-host`, …).
+    pub dispatch: DispatchConfig,
     pub filter: Filter,
     pub delay: DelayRule,
+    /// How pages are fetched; its `host_connections` (`--host-connections`) also bounds the
+    /// scheduler's requests in flight per host.
     pub fetch: FetchConfig,
     pub robots_token: String,
     /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
     pub obey_page_robots: bool,
-    /// `--max-pages-per-host`: pages fetched from one host at most.
-    pub max_pages_per_host: Option<u64>,
-    /// Requests in flight per host at most (`--host-connections`).
-    pub host_connections: usize,
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,
@@ -72,6 +85,10 @@ pub struct CrawlConfig {
     pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
     /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
     pub exchange: Option<Arc<Exchange>>,
+    /// The crawl's stop (`crawl::stop`): requested by the signal handler, the hunt, the URL
+    /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
+    /// watchdog and the report.
+    pub stop: Arc<Stop>,
 }
 
 /// Counters shared by the workers.
@@ -129,252 +146,292 @@ pub struct Report {
     pub found_by: Option<String>,
 }
 
-/// Runs a crawl to its end. `stop` is raised by a signal handler.
-pub fn run(config: CrawlConfig, log: &UrlLog, stop: &Arc<AtomicBool>) -> Result<Report> {
-    let started = Instant::now();
-    // First, so that an unusable WARC directory stops the crawl before anything else starts.
-    let warc = match &config.warc {
-        Some(warc) => Some(
-            WarcWriter::open(warc.clone())
-                .with_context(|| format!("opening the WARC archive in {}", warc.dir.display()))?,
-        ),
-        None => None,
-    };
-    let links = LinkLog::start(&config.out, 512 * 1024)?;
-    let frontier = Frontier::open(&config.out.join("frontier"))?;
-    let queue_limit = (config.workers * 16).max(1024);
-    let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
-    let dispatcher = Arc::new(Dispatcher::new(
-        frontier,
-        Scheduler::with_connections(config.delay, config.host_connections, Some(robots.clone())),
-        queue_limit,
-        config.max_pages,
-        config.out.join("hosts.tsv"),
-    ));
-    dispatcher.restore_hosts(|s| crate::schedule::hoststate::load(&config.out, s))?;
-    if let Some(max) = config.max_pages_per_host {
-        let dir = config.out.join("budget");
-        dispatcher.set_budget(crate::schedule::budget::Budget::open(&dir, max)?);
+/// Runs a crawl to its end, or until `config.stop` is requested: opens its stages, runs its
+/// threads, and closes the stages in order (see the module doc).
+pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
+    let stages = Stages::open(&config)?;
+    let result = stages.spawn(&config, log);
+    stages.finish(&config, result)
+}
+
+/// What a crawl's threads share, opened before any of them starts and closed after all have
+/// ended.
+struct Stages {
+    started: Instant,
+    /// The WARC writer thread; `None` with `--no-warc`.
+    archive: Option<Archive>,
+    links: LinkLog,
+    robots: RobotsStore,
+    dispatcher: Arc<Dispatcher>,
+    due: Due<Entry>,
+    fetched: FetchLog,
+    counters: Arc<Counters>,
+}
+
+impl Stages {
+    /// Opens the stores and the dispatcher, replays a recrawl's previous fetches, offers the
+    /// seeds, and starts the WARC writer: everything but the crawl's own threads.
+    fn open(config: &CrawlConfig) -> Result<Stages> {
+        let started = Instant::now();
+        // First, so that an unusable WARC directory stops the crawl before anything else starts.
+        let warc =
+            match &config.warc {
+                Some(warc) => Some(WarcWriter::open(warc.clone()).with_context(|| {
+                    format!("opening the WARC archive in {}", warc.dir.display())
+                })?),
+                None => None,
+            };
+        let links = LinkLog::start(&config.out, 512 * 1024)?;
+        let frontier = Frontier::open(&config.out.join("frontier"))?;
+        let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
+        let dispatcher = Arc::new(open_dispatcher(config, frontier, &robots)?);
+        let wake_dispatcher = Arc::clone(&dispatcher);
+        let due = Due::open_with(
+            &config.out,
+            config.due,
+            Box::new(FrontierSink(Arc::clone(&dispatcher))),
+            Box::new(move || wake_dispatcher.wake_all()),
+            Recovery::Replay,
+        )?;
+        let fetched = FetchLog::open(&config.out)?;
+        let counters = Arc::new(Counters::default());
+        if config.generation == Generation::Recrawl {
+            replay_previous(config, &due, &counters)?;
+        }
+        // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
+        let owned = |url: &&Url| (config.exchange.as_ref()).is_none_or(|x| x.owns(url.as_str()));
+        due.offer(config.seeds.iter().filter(owned).map(|url| {
+            (
+                checksum(url.as_str().as_bytes()),
+                Entry::new(url.to_string(), 0, 0),
+            )
+        }))?;
+        due.flush()?;
+        let archive = match warc {
+            Some(warc) => {
+                let done = Arc::clone(&dispatcher);
+                Some(Archive::start(warc, config.workers, move |keys| {
+                    done.entries_done(keys)
+                })?)
+            }
+            None => None,
+        };
+        Ok(Stages {
+            started,
+            archive,
+            links,
+            robots,
+            dispatcher,
+            due,
+            fetched,
+            counters,
+        })
     }
+
+    /// Runs the workers, the progress reporter and (with `--shard`) the exchange's threads
+    /// until the workers end, with the stop watchdog beside them; the workers' (and the
+    /// exchange's) first error.
+    fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
+        let fetcher = Fetcher::new(&config.fetch);
+        let lastmods = Lastmods::new(LASTMODS);
+        let worker = Worker {
+            config,
+            fetcher: &fetcher,
+            due: &self.due,
+            dispatcher: &self.dispatcher,
+            robots: &self.robots,
+            counters: &self.counters,
+            log,
+            archive: self.archive.as_ref(),
+            links: &self.links,
+            fetched: &self.fetched,
+            lastmods: &lastmods,
+        };
+        let (done, done_signal) = std::sync::mpsc::channel::<()>();
+        let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
+        std::thread::scope(|scope| {
+            let read = || gauges(&self.dispatcher, &self.due, &self.counters);
+            let (mode, started) = (config.progress, self.started);
+            let reporter = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn_scoped(scope, move || {
+                    progress::report(mode, started, read, done_signal)
+                })
+                .context("starting the progress thread")?;
+            let handles: Vec<_> = (0..config.workers)
+                .map(|i| {
+                    let worker = &worker;
+                    std::thread::Builder::new()
+                        .name(format!("worker-{i}"))
+                        .spawn_scoped(scope, move || worker.run())
+                        .expect("spawning a worker")
+                })
+                .collect();
+            let exchange_threads = self.spawn_exchange(scope, config)?;
+            let mut result = handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("a worker panicked"));
+            if let Some(exchange) = &config.exchange {
+                // `--find` found its text here: every other shard stops at its next report.
+                if let Some(hunt) = &config.hunt {
+                    result = result.and(exchange.announce_find(hunt));
+                }
+                exchange.stop();
+                for thread in exchange_threads {
+                    let outcome = thread.join().expect("an exchange thread panicked");
+                    result = result.and(outcome);
+                }
+            }
+            // The bar is cleared (or the last status line printed) before the summary.
+            drop(done);
+            reporter.join().expect("the progress thread panicked");
+            result
+        })
+    }
+
+    /// With `--shard`: the receiver of other shards' URLs and the coordinator of the end.
+    fn spawn_exchange<'scope>(
+        &'scope self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        config: &'scope CrawlConfig,
+    ) -> Result<Vec<std::thread::ScopedJoinHandle<'scope, Result<()>>>> {
+        let Some(exchange) = &config.exchange else {
+            return Ok(Vec::new());
+        };
+        let (due, dispatcher, pages) = (&self.due, &*self.dispatcher, &self.counters.pages);
+        let (hunt, stop) = (config.hunt.as_deref(), &*config.stop);
+        let mut threads = Vec::new();
+        for (name, coordinator) in [("receiver", false), ("coordinator", true)] {
+            let thread = std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(scope, move || {
+                    let result = match coordinator {
+                        true => exchange.coordinate(due, dispatcher, pages, hunt),
+                        false => exchange.receive(due, dispatcher, pages),
+                    };
+                    if let Err(e) = &result {
+                        dispatcher.fail(e);
+                    }
+                    // Another shard found --find's text (the hunt requested the stop): the
+                    // workers waiting for work see the stop when woken.
+                    if stop.is_stopped() {
+                        dispatcher.wake_all();
+                    }
+                    result
+                })
+                .context("starting a thread of the exchange")?;
+            threads.push(thread);
+        }
+        Ok(threads)
+    }
+
+    /// Closes the stages in the module doc's order once every thread has ended, and reports.
+    fn finish(self, config: &CrawlConfig, result: Result<()>) -> Result<Report> {
+        // The writers' own errors come first: they explain a worker's "the … writer stopped".
+        let warc = self.archive.map(Archive::finish).transpose()?;
+        self.links.finish()?;
+        result?;
+        let due_stats = self.due.finish()?;
+        let closed = self.dispatcher.close()?;
+        if let Some(exchange) = &config.exchange {
+            exchange.finish()?;
+        }
+        Ok(Report {
+            ending: closed.ending,
+            elapsed: self.started.elapsed(),
+            counters: self.counters,
+            due: due_stats,
+            frontier_left: closed.frontier_left,
+            robots_blocked: closed.robots_blocked,
+            host_budget: closed.host_budget,
+            warc,
+            generation: config.generation,
+            exchange: config.exchange.as_ref().map(|x| x.stats()),
+            found_by: match (&config.exchange, &config.hunt) {
+                (Some(exchange), Some(hunt)) => hunt
+                    .found_elsewhere()
+                    .map(str::to_owned)
+                    .or_else(|| hunt.found().map(|found| exchange.finder(found))),
+                _ => None,
+            },
+        })
+    }
+}
+
+/// The dispatcher, configured once (`DispatchConfig` from the command line, the parts opened
+/// here).
+fn open_dispatcher(
+    config: &CrawlConfig,
+    frontier: Frontier,
+    robots: &RobotsStore,
+) -> Result<Dispatcher> {
     // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
     // fsynced, so that a page the done log counts survives a power cut with its links sent.
-    let jar = config.fetch.cookies.clone();
-    let exchange = config.exchange.clone();
-    if jar.is_some() || exchange.is_some() {
-        dispatcher.on_checkpoint(Box::new(move || {
+    let (jar, exchange) = (config.fetch.cookies.clone(), config.exchange.clone());
+    let on_checkpoint = (jar.is_some() || exchange.is_some()).then(|| {
+        Box::new(move || {
             if let Some(exchange) = &exchange {
                 exchange.flush()?;
             }
             jar.as_ref().map_or(Ok(()), |jar| jar.save_if_changed())
-        }));
-    }
-    if let Some(focus) = &config.focus {
-        dispatcher.set_focus(Window::new(Arc::clone(focus), config.workers));
-    }
-    if let Some(exchange) = &config.exchange {
-        dispatcher.set_gate(Arc::clone(exchange) as _);
-    }
-    let wake_dispatcher = Arc::clone(&dispatcher);
-    let due = Due::open_with(
-        &config.out,
-        config.due,
-        Box::new(FrontierSink(Arc::clone(&dispatcher))),
-        Box::new(move || wake_dispatcher.wake_all()),
-        Recovery::Replay,
-    )?;
-    let fetched = FetchLog::open(&config.out)?;
-    let counters = Arc::new(Counters::default());
-    if config.generation == Generation::Recrawl {
-        // The sitemaps the previous crawl read, then every page it fetched, with what it got,
-        // ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
-        for sitemaps in [true, false] {
-            if sitemaps && config.sitemaps.is_none() {
-                continue;
-            }
-            crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
-                let wanted = group.into_iter().filter_map(|entry| {
-                    let url = Url::parse(&entry.url).ok()?;
-                    match config.filter.check(&url, entry.depth) {
-                        Ok(()) => Some((entry.key(), entry)),
-                        Err(reason) => {
-                            counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
-                            None
-                        }
-                    }
-                });
-                due.offer(wanted.collect::<Vec<_>>())
-            })?;
-        }
-    }
-    // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
-    let owned = |url: &&Url| {
-        config
-            .exchange
-            .as_ref()
-            .is_none_or(|x| x.owns(url.as_str()))
-    };
-    due.offer(config.seeds.iter().filter(owned).map(|url| {
-        (
-            checksum(url.as_str().as_bytes()),
-            Entry::new(url.to_string(), 0, 0),
-        )
-    }))?;
-    due.flush()?;
-    let archive = match warc {
-        Some(warc) => {
-            let done = Arc::clone(&dispatcher);
-            Some(Archive::start(warc, config.workers, move |keys| {
-                done.entries_done(keys)
-            })?)
-        }
-        None => None,
-    };
-
-    let fetcher = Fetcher::new(&config.fetch);
-    let lastmods = Lastmods::new(LASTMODS);
-    let stop_or_closed = AtomicBool::new(false);
-    let worker = Worker {
-        config: &config,
-        fetcher: &fetcher,
-        due: &due,
-        dispatcher: &dispatcher,
-        robots: &robots,
-        counters: &counters,
-        log,
-        archive: archive.as_ref(),
-        links: &links,
-        fetched: &fetched,
-        lastmods: &lastmods,
-        stop,
-        stopped: &stop_or_closed,
-    };
-    let (done, done_signal) = std::sync::mpsc::channel::<()>();
-    let watchdog = StopWatchdog::start(Arc::clone(stop), Arc::clone(&dispatcher));
-    let result: Result<()> = std::thread::scope(|scope| {
-        let (dispatcher, due, counters) = (&dispatcher, &due, &counters);
-        let read = move || gauges(dispatcher, due, counters);
-        let mode = config.progress;
-        let reporter = std::thread::Builder::new()
-            .name("progress".into())
-            .spawn_scoped(scope, move || {
-                progress::report(mode, started, read, done_signal)
-            })
-            .context("starting the progress thread")?;
-        let handles: Vec<_> = (0..config.workers)
-            .map(|i| {
-                let worker = &worker;
-                std::thread::Builder::new()
-                    .name(format!("worker-{i}"))
-                    .spawn_scoped(scope, move || worker.run())
-                    .expect("spawning a worker")
-            })
-            .collect();
-        // With --shard: the receiver of other shards' URLs and the coordinator of the end.
-        let mut exchange_threads = Vec::new();
-        if let Some(exchange) = &config.exchange {
-            let pages = &counters.pages;
-            let hunt = config.hunt.as_deref();
-            let stop_or_closed = &stop_or_closed;
-            for coordinator in [false, true] {
-                let thread = std::thread::Builder::new()
-                    .name(
-                        if coordinator {
-                            "coordinator"
-                        } else {
-                            "receiver"
-                        }
-                        .into(),
-                    )
-                    .spawn_scoped(scope, move || {
-                        let result = match coordinator {
-                            true => exchange.coordinate(due, dispatcher, pages, hunt),
-                            false => exchange.receive(due, dispatcher, pages),
-                        };
-                        if let Err(e) = &result {
-                            dispatcher.fail(e);
-                        }
-                        // Another shard found --find's text: stop as after a find here (the
-                        // workers waiting for work look at this flag when woken).
-                        if hunt.is_some_and(|h| h.is_over()) {
-                            stop_or_closed.store(true, Ordering::Relaxed);
-                            dispatcher.wake_all();
-                        }
-                        result
-                    })
-                    .context("starting a thread of the exchange")?;
-                exchange_threads.push(thread);
-            }
-        }
-        let mut result = handles
-            .into_iter()
-            .try_for_each(|h| h.join().expect("a worker panicked"));
-        if let Some(exchange) = &config.exchange {
-            // `--find` found its text here: every other shard stops at its next report.
-            if let Some(hunt) = &config.hunt {
-                result = result.and(exchange.announce_find(hunt));
-            }
-            exchange.stop();
-            for thread in exchange_threads {
-                let outcome = thread.join().expect("an exchange thread panicked");
-                result = result.and(outcome);
-            }
-        }
-        // The bar is cleared (or the last status line printed) before the summary.
-        drop(done);
-        reporter.join().expect("the progress thread panicked");
-        result
+        }) as _
     });
-    drop(watchdog);
-    // The writers' own errors come first: they explain a worker's "the … writer stopped".
-    let warc = archive.map(Archive::finish).transpose()?;
-    links.finish()?;
-    result?;
-    let due_stats = due.finish()?;
-    let closed = dispatcher.close()?;
-    if let Some(exchange) = &config.exchange {
-        exchange.finish()?;
-    }
-    let ending = match config.hunt.as_ref().is_some_and(|h| h.is_over()) {
-        true => Ending::Found,
-        false => closed.ending,
+    let parts = DispatchParts {
+        frontier,
+        scheduler: Scheduler::with_connections(
+            config.delay,
+            config.fetch.host_connections,
+            Some(robots.clone()),
+        ),
+        dir: config.out.clone(),
+        focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), config.workers)),
+        gate: config.exchange.clone().map(|x| x as _),
+        on_checkpoint,
+        stop: Arc::clone(&config.stop),
     };
-    Ok(Report {
-        ending,
-        elapsed: started.elapsed(),
-        counters,
-        due: due_stats,
-        frontier_left: closed.frontier_left,
-        robots_blocked: closed.robots_blocked,
-        host_budget: closed.host_budget,
-        warc,
-        generation: config.generation,
-        exchange: config.exchange.as_ref().map(|x| x.stats()),
-        found_by: match (&config.exchange, &config.hunt) {
-            (Some(exchange), Some(hunt)) => hunt
-                .found_elsewhere()
-                .map(str::to_owned)
-                .or_else(|| hunt.found().map(|found| exchange.finder(found))),
-            _ => None,
-        },
-    })
+    Dispatcher::open(&config.dispatch, parts)
 }
 
-/// After a stop signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the
-/// frontier (those fetches stay outstanding, so a resume fetches them again) and exits with the
-/// "interrupted" status rather than wait out a slow server.
+/// A recrawl: the sitemaps the previous crawl read, then every page it fetched, with what it
+/// got, ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
+fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) -> Result<()> {
+    for sitemaps in [true, false] {
+        if sitemaps && config.sitemaps.is_none() {
+            continue;
+        }
+        crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
+            let wanted = group.into_iter().filter_map(|entry| {
+                let url = Url::parse(&entry.url).ok()?;
+                match config.filter.check(&url, entry.depth) {
+                    Ok(()) => Some((entry.key(), entry)),
+                    Err(reason) => {
+                        counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                }
+            });
+            due.offer(wanted.collect::<Vec<_>>())
+        })?;
+    }
+    Ok(())
+}
+
+/// After a signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the frontier
+/// (those fetches stay outstanding, so a resume fetches them again) and ends the process with
+/// the "interrupted" status (`Stop::exit_interrupted`) rather than wait out a slow server.
 struct StopWatchdog {
     finished: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl StopWatchdog {
-    fn start(stop: Arc<AtomicBool>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
+    fn start(stop: Arc<Stop>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
         let (finished, finished_signal) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("stop-watchdog".into())
             .spawn(move || {
                 use std::sync::mpsc::RecvTimeoutError::Timeout;
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.signalled() {
                     if finished_signal.recv_timeout(Duration::from_millis(100)) != Err(Timeout) {
                         return; // the crawl ended by itself
                     }
@@ -388,7 +445,7 @@ impl StopWatchdog {
                     "crawl: stopped; {busy} fetches still in flight were abandoned and are fetched again on resume{}",
                     saved.err().map(|e| format!(" (saving the frontier failed: {e:#})")).unwrap_or_default()
                 );
-                std::process::exit(crate::cli::exit::Status::Interrupted as i32);
+                stop.exit_interrupted();
             })
             .ok();
         StopWatchdog {

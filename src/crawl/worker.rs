@@ -49,7 +49,7 @@ use crate::url::directives::Directives;
 use crate::url::extract::{PageLink, PageLinks, page_links};
 use crate::url::normalize::canonicalize;
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 use url::Url;
 
@@ -73,11 +73,6 @@ pub struct Worker<'a> {
     pub fetched: &'a FetchLog,
     /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
-    /// Raised by a signal handler.
-    pub stop: &'a AtomicBool,
-    /// What every worker obeys: a signal came, the URL log's reader went away or `--find`
-    /// found (`check_stop`), or another shard found.
-    pub stopped: &'a AtomicBool,
 }
 
 /// How a page fetch ended, for the dispatcher.
@@ -89,8 +84,8 @@ pub(super) enum PageOutcome {
 }
 
 /// The page handed to the worker that just received its previous one: the same host's next,
-/// or the first ready host's (`Dispatcher::host_free_or_next`; not while stopping:
-/// `Worker::stopped`).
+/// or the first ready host's (`Dispatcher::host_free_or_next`; not while the crawl stops:
+/// `crawl::stop`).
 struct Chain {
     /// The request for the page being crawled, if it was sent ahead.
     sent: Option<Sent>,
@@ -135,11 +130,8 @@ impl Worker<'_> {
         // The last page given is finished: told to the dispatcher with the next request.
         let mut finished = false;
         loop {
-            self.check_stop();
             let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
-            let next = self
-                .dispatcher
-                .next_work(self.due, self.stopped, finished, &refused)?;
+            let next = self.dispatcher.next_work(self.due, finished, &refused)?;
             finished = false;
             let Some(work) = next else {
                 return Ok(());
@@ -184,14 +176,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Sets `stopped` when a signal came, the URL log's reader went away or `--find` found.
-    fn check_stop(&self) {
-        let found = self.config.hunt.as_ref().is_some_and(|h| h.is_over());
-        if self.stop.load(Ordering::Relaxed) || self.log.is_closed() || found {
-            self.stopped.store(true, Ordering::Relaxed);
-        }
-    }
-
     /// Frees the page's host and, outside a recrawl, takes this worker's next page now, the
     /// host's own or a ready host's (`Dispatcher::host_free_or_next`).
     fn free_host(&self, host: usize, elapsed: Duration, chain: &mut Chain) -> Result<()> {
@@ -199,11 +183,7 @@ impl Worker<'_> {
             self.dispatcher.host_free(host, elapsed);
             return Ok(());
         }
-        self.check_stop();
-        let Some((next_host, next)) =
-            self.dispatcher
-                .host_free_or_next(host, elapsed, self.stopped)?
-        else {
+        let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);

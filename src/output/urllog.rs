@@ -13,13 +13,13 @@
 //! Many workers, one owner: lines are added to a shared batch that one writer thread takes
 //! whole (`handoff`: one wake-up per batch, not per line); it flushes whenever it has nothing
 //! more waiting, so `| head` sees lines promptly. A closed pipe
-//! stops the crawl cleanly instead of killing it.
+//! stops the crawl cleanly instead of killing it: the writer calls the `on_closed` it was
+//! started with (the crawl's stop, `Reason::LogClosed`).
 
 use crate::output::handoff::{Handoff, with_line_buffer};
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 /// How the log is written (`--log-format`).
@@ -187,28 +187,28 @@ pub struct UrlLog {
     format: LogFormat,
     lines: Arc<Handoff<Vec<u8>>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
-    closed: Arc<AtomicBool>,
 }
 
+/// Called once by the writer thread when the log's reader has gone away.
+pub type OnClosed = Box<dyn FnOnce() + Send>;
+
 impl UrlLog {
-    /// Starts a writer thread that owns `out`.
-    pub fn start(out: Box<dyn Write + Send>, format: LogFormat) -> UrlLog {
+    /// Starts a writer thread that owns `out`; it calls `on_closed` if `out`'s reader goes away.
+    pub fn start(out: Box<dyn Write + Send>, format: LogFormat, on_closed: OnClosed) -> UrlLog {
         let lines = Arc::new(Handoff::new(PENDING_BYTES, WAKE_BYTES, LINGER));
-        let closed = Arc::new(AtomicBool::new(false));
-        let (writer_lines, writer_closed) = (Arc::clone(&lines), Arc::clone(&closed));
+        let writer_lines = Arc::clone(&lines);
         let writer = std::thread::Builder::new()
             .name("url-log".into())
-            .spawn(move || write_lines(out, &writer_lines, &writer_closed))
+            .spawn(move || write_lines(out, &writer_lines, on_closed))
             .expect("spawning the URL log writer");
         UrlLog {
             format,
             lines,
             writer: Some(writer),
-            closed,
         }
     }
 
-    /// Queues a line; dropped silently once the reader has gone away (see `is_closed`).
+    /// Queues a line; dropped silently once the reader has gone away (`on_closed`).
     pub fn write(&self, line: &LogLine) {
         with_line_buffer(
             |out| line.write_as(self.format, out),
@@ -218,11 +218,6 @@ impl UrlLog {
                     .push(bytes.len(), |batch| batch.extend_from_slice(bytes));
             },
         );
-    }
-
-    /// True once the output was closed by its reader (`| head`).
-    pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Relaxed)
     }
 
     /// Flushes and stops the writer; a broken pipe is not an error.
@@ -248,7 +243,7 @@ impl Drop for UrlLog {
 fn write_lines(
     mut out: Box<dyn Write + Send>,
     lines: &Handoff<Vec<u8>>,
-    closed: &AtomicBool,
+    on_closed: OnClosed,
 ) -> std::io::Result<()> {
     let mut pending = false;
     loop {
@@ -256,7 +251,7 @@ fn write_lines(
             Some(batch) => batch,
             None => {
                 if pending && let Err(e) = out.flush() {
-                    return broken_pipe_is_fine(e, closed, lines);
+                    return broken_pipe_is_fine(e, on_closed, lines);
                 }
                 match lines.take() {
                     Some(batch) => batch,
@@ -265,22 +260,22 @@ fn write_lines(
             }
         };
         if let Err(e) = out.write_all(&batch) {
-            return broken_pipe_is_fine(e, closed, lines);
+            return broken_pipe_is_fine(e, on_closed, lines);
         }
         pending = true;
     }
     match out.flush() {
-        Err(e) => broken_pipe_is_fine(e, closed, lines),
+        Err(e) => broken_pipe_is_fine(e, on_closed, lines),
         Ok(()) => Ok(()),
     }
 }
 
 fn broken_pipe_is_fine(
     e: std::io::Error,
-    closed: &AtomicBool,
+    on_closed: OnClosed,
     lines: &Handoff<Vec<u8>>,
 ) -> std::io::Result<()> {
-    closed.store(true, Ordering::Relaxed);
+    on_closed();
     // Later lines are dropped, so workers never wait for a writer that has gone.
     lines.reader_gone();
     if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -28,6 +28,10 @@
 //! `frontier::spill`), and saves the hosts' politeness state (`hoststate`) and whatever the
 //! `on_checkpoint` hook saves (the cookie jar).
 //!
+//! Its configuration is fixed before it is built: `DispatchConfig` (plain values from the
+//! command line) and `DispatchParts` (the stages it owns, opened by the crawl); nothing is set
+//! after `open`.
+//!
 //! With `--max-pages-per-host`, `refill` is where the per-host budget (`budget`) turns URLs
 //! away: a URL takes its host's place when it joins its host's queue (`join_host`), whether it
 //! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
@@ -48,6 +52,7 @@
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
+use crate::crawl::stop::{Reason, Stop};
 use crate::frontier::focus::Window;
 use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
@@ -60,7 +65,6 @@ use crate::seen::due::Due;
 use anyhow::{Context, Result, anyhow};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -104,7 +108,7 @@ pub enum Ending {
     Complete,
     /// --max-pages reached.
     PageLimit,
-    /// A signal, or the URL log's reader went away.
+    /// A signal, the URL log's reader went away, or a failure (`crawl::stop::Reason`).
     Stopped,
     /// `--find` found its text.
     Found,
@@ -174,7 +178,9 @@ pub trait EndGate: Send + Sync {
 /// How often a worker that found no work looks at the gate (and merges what was received).
 const GATE_POLL: Duration = Duration::from_millis(100);
 
-/// Saves some other state with each checkpoint of the frontier.
+/// Saves some other state with each checkpoint of the frontier (every few seconds and at the
+/// end), before the frontier is saved; its error stops the crawl like a failure to save the
+/// frontier.
 pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
 impl State {
@@ -199,6 +205,39 @@ impl State {
     }
 }
 
+/// How the dispatcher hands out work: plain values decided before it is built (`cli::config`
+/// fills them from the command line) and never changed after. A new limit on the handing out
+/// of work is a field here, read where `next_work` decides.
+#[derive(Clone, Debug)]
+pub struct DispatchConfig {
+    /// URLs the host queues may hold at most; a quarter of it is the hosts that may hold one.
+    pub queue_limit: usize,
+    /// `--max-pages`: pages handed out at most (sitemaps are not counted).
+    pub max_pages: Option<u64>,
+    /// `--max-pages-per-host`: pages one host is given at most (`budget`, saved in
+    /// `DIR/budget`).
+    pub max_pages_per_host: Option<u64>,
+}
+
+/// What the dispatcher owns or calls, opened or made by the crawl (`crawl::run`) before it is
+/// built.
+pub struct DispatchParts {
+    pub frontier: Frontier,
+    /// The politeness scheduler (its robots.txt store and delay rule already given).
+    pub scheduler: Scheduler,
+    /// The state directory (`--out`): the hosts' politeness state (`hosts.tsv`) is restored from
+    /// it and saved to it, the host budgets too.
+    pub dir: PathBuf,
+    /// With `--focus`: the priority window between the frontier and the scheduler.
+    pub focus: Option<Window>,
+    /// With `--shard`: what the end also waits for (`EndGate`).
+    pub gate: Option<Arc<dyn EndGate>>,
+    /// Run at each checkpoint, before the frontier is saved (see `CheckpointHook`).
+    pub on_checkpoint: Option<CheckpointHook>,
+    /// The crawl's stop: read before handing out work, requested on a failure.
+    pub stop: Arc<Stop>,
+}
+
 pub struct Dispatcher {
     state: Mutex<State>,
     wake: Condvar,
@@ -206,21 +245,36 @@ pub struct Dispatcher {
     max_pages: Option<u64>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
     hosts_file: PathBuf,
+    /// The crawl's stop: read before handing out work, requested on a failure.
+    stop: Arc<Stop>,
 }
 
 impl Dispatcher {
-    pub fn new(
-        mut frontier: Frontier,
-        mut scheduler: Scheduler,
-        queue_limit: usize,
-        max_pages: Option<u64>,
-        hosts_file: PathBuf,
-    ) -> Dispatcher {
+    /// A dispatcher configured once: restores the hosts' politeness state and robots.txt rules
+    /// an earlier run saved, and opens the host budgets with `--max-pages-per-host`.
+    pub fn open(config: &DispatchConfig, parts: DispatchParts) -> Result<Dispatcher> {
+        let DispatchParts {
+            mut frontier,
+            mut scheduler,
+            dir,
+            focus,
+            gate,
+            on_checkpoint,
+            stop,
+        } = parts;
         let now = Instant::now();
         if let Some(spill) = frontier.take_spill_dir() {
-            scheduler.spill_to(spill, host_slots(queue_limit));
+            scheduler.spill_to(spill, host_slots(config.queue_limit));
         }
-        Dispatcher {
+        hoststate::load(&dir, &mut scheduler)?;
+        let budget = match config.max_pages_per_host {
+            Some(max) => {
+                scheduler.blocked_urls = Some(Vec::new());
+                Some(Budget::open(&dir.join("budget"), max)?)
+            }
+            None => None,
+        };
+        Ok(Dispatcher {
             state: Mutex::new(State {
                 frontier,
                 scheduler,
@@ -234,35 +288,19 @@ impl Dispatcher {
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
                 last_hosts_save: now,
-                focus: None,
+                focus,
                 deferred: Deferred::default(),
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
-                budget: None,
-                on_checkpoint: None,
-                gate: None,
+                budget,
+                on_checkpoint,
+                gate,
             }),
             wake: Condvar::new(),
-            queue_limit,
-            max_pages,
-            hosts_file,
-        }
-    }
-
-    /// Makes the crawl focused: URLs pass through `window` (see `focus`).
-    pub fn set_focus(&self, window: Window) {
-        self.state.lock().unwrap().focus = Some(window);
-    }
-
-    /// Gives every host a budget of pages (`--max-pages-per-host`).
-    pub fn set_budget(&self, budget: Budget) {
-        let mut state = self.state.lock().unwrap();
-        state.scheduler.blocked_urls = Some(Vec::new());
-        state.budget = Some(budget);
-    }
-
-    /// Makes the end of the crawl wait for `gate` (`--shard`).
-    pub fn set_gate(&self, gate: Arc<dyn EndGate>) {
-        self.state.lock().unwrap().gate = Some(gate);
+            queue_limit: config.queue_limit,
+            max_pages: config.max_pages,
+            hosts_file: dir.join("hosts.tsv"),
+            stop,
+        })
     }
 
     /// Whether this process has nothing to fetch now: nothing in flight and either its page
@@ -294,12 +332,6 @@ impl Dispatcher {
     /// Whether nothing holds the end open beyond this process (no gate, or its crawl is over).
     fn gate_open(state: &State) -> bool {
         state.gate.as_ref().is_none_or(|g| g.all_done())
-    }
-
-    /// Runs `hook` at each checkpoint (every few seconds and at the end), before the frontier
-    /// is saved; its error stops the crawl like a failure to save the frontier.
-    pub fn on_checkpoint(&self, hook: CheckpointHook) {
-        self.state.lock().unwrap().on_checkpoint = Some(hook);
     }
 
     /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
@@ -385,11 +417,11 @@ impl Dispatcher {
     /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
     /// and with nothing left in flight it is this worker that looks for the end, no other
     /// woken for it. `refused` is told of each URL the host budget turns away (under the
-    /// lock: it must not call the dispatcher).
+    /// lock: it must not call the dispatcher). Once the crawl's stop is requested, it ends the
+    /// crawl (`Ending::Stopped`) and hands out nothing more.
     pub fn next_work(
         &self,
         due: &Due<Entry>,
-        stop: &AtomicBool,
         finished: bool,
         refused: &dyn Fn(&Entry),
     ) -> Result<Option<Work>> {
@@ -402,7 +434,7 @@ impl Dispatcher {
             if state.ending.is_some() {
                 return Ok(None);
             }
-            if stop.load(Ordering::Relaxed) {
+            if self.stop.is_stopped() {
                 return Ok(self.end(&mut state, Ending::Stopped));
             }
             if self.page_limit(&state) {
@@ -501,13 +533,12 @@ impl Dispatcher {
         &self,
         host: usize,
         response_time: Duration,
-        stop: &AtomicBool,
     ) -> Result<Option<(usize, Entry)>> {
         let mut state = self.state.lock().unwrap();
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
-        let next = if open && !page_limit && !stop.load(Ordering::Relaxed) {
+        let next = if open && !page_limit && !self.stop.is_stopped() {
             let next = match state
                 .scheduler
                 .page_done_or_next(host, response_time, now)?
@@ -562,19 +593,27 @@ impl Dispatcher {
         self.wake_one(state);
     }
 
-    /// A worker hit a fatal error: every worker stops.
+    /// A worker (or an exchange thread) hit a fatal error: every worker stops, and every
+    /// other thread sees the crawl's stop (`Reason::Failed`).
     pub fn fail(&self, error: &anyhow::Error) {
         let mut state = self.state.lock().unwrap();
         state.failure.get_or_insert_with(|| format!("{error:#}"));
+        self.stop.request(Reason::Failed);
         drop(state);
         self.wake.notify_all();
     }
 
     /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
-    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state.
+    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state. A crawl
+    /// stopped because `--find` found (here or, with `--shard`, in another shard, which may be
+    /// read after this shard ran out of work) ended `Found`; this is where a reason is mapped
+    /// to an ending.
     pub fn close(&self) -> Result<Closed> {
         let mut state = self.state.lock().unwrap();
-        let ending = state.ending.unwrap_or(Ending::Stopped);
+        let ending = match self.stop.reason() {
+            Some(Reason::Found) => Ending::Found,
+            _ => state.ending.unwrap_or(Ending::Stopped),
+        };
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
@@ -676,11 +715,6 @@ impl Dispatcher {
             .focus
             .as_ref()
             .map_or(self.queue_limit, |w| w.queue_limit(self.queue_limit))
-    }
-
-    /// Restores the hosts' politeness state and robots.txt rules saved by an earlier run.
-    pub fn restore_hosts(&self, restore: impl FnOnce(&mut Scheduler) -> Result<()>) -> Result<()> {
-        restore(&mut self.state.lock().unwrap().scheduler)
     }
 
     /// Parks the calling worker on `wake` (for at most `timeout`), counted in `parked` so that
@@ -834,19 +868,49 @@ mod tests {
 
     /// `dispatcher` over any entries (pages and sitemaps).
     fn dispatcher_of(dir: &std::path::Path, entries: &[Entry]) -> Dispatcher {
+        dispatcher_with(dir, entries, None)
+    }
+
+    /// `dispatcher_of` with `--max-pages-per-host`.
+    fn dispatcher_with(
+        dir: &std::path::Path,
+        entries: &[Entry],
+        max_pages_per_host: Option<u64>,
+    ) -> Dispatcher {
         let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
         for entry in entries {
             frontier.push(entry).unwrap();
         }
         frontier.commit().unwrap();
         frontier.publish();
-        spilling_after_2(Dispatcher::new(
+        let config = DispatchConfig {
+            queue_limit: 8,
+            max_pages: None,
+            max_pages_per_host,
+        };
+        spilling_after_2(reopen(dir, frontier, &config))
+    }
+
+    /// A dispatcher on `frontier`, configured by `config`, its state in `dir`.
+    fn reopen(dir: &std::path::Path, frontier: Frontier, config: &DispatchConfig) -> Dispatcher {
+        let parts = DispatchParts {
             frontier,
-            Scheduler::new(rule()),
-            8,
-            None,
-            dir.join("hosts.tsv"),
-        ))
+            scheduler: Scheduler::new(rule()),
+            dir: dir.to_owned(),
+            focus: None,
+            gate: None,
+            on_checkpoint: None,
+            stop: running(),
+        };
+        Dispatcher::open(config, parts).unwrap()
+    }
+
+    /// A crawl's stop not yet requested (no signal ever reaches these tests).
+    fn running() -> Arc<Stop> {
+        fn no_exit(status: i32) -> ! {
+            panic!("exit {status}")
+        }
+        Arc::new(Stop::new(no_exit))
     }
 
     /// The scheduler's next answer, every robots.txt fetch on the way answered 404 (no rules).
@@ -876,8 +940,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let stop = AtomicBool::new(false);
-            let work = d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+            let work = d.next_work(&due, finished, &|_| {}).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -906,8 +969,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let stop = AtomicBool::new(false);
-        let next = |finished| d.next_work(&due, &stop, finished, &|_| {}).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_| {}).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -952,7 +1014,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let urls: Vec<String> = (0..3).map(|i| format!("http://a.test/{i}")).collect();
         let d = dispatcher(dir.path(), &urls);
-        let stop = AtomicBool::new(false);
         let host = {
             let mut state = d.state.lock().unwrap();
             d.refill(&mut state, &|_| {}).unwrap();
@@ -965,7 +1026,7 @@ mod tests {
             state.in_flight = 1;
             host
         };
-        let next = d.host_free_or_next(host, Duration::ZERO, &stop).unwrap();
+        let next = d.host_free_or_next(host, Duration::ZERO).unwrap();
         assert_eq!(next.unwrap().1.url, urls[1]);
         {
             let state = d.state.lock().unwrap();
@@ -977,12 +1038,8 @@ mod tests {
                     .contains_key(&Entry::new(urls[1].clone(), 0, 0).key())
             );
         }
-        stop.store(true, Ordering::Relaxed);
-        assert!(
-            d.host_free_or_next(host, Duration::ZERO, &stop)
-                .unwrap()
-                .is_none()
-        );
+        d.stop.request(Reason::Signal);
+        assert!(d.host_free_or_next(host, Duration::ZERO).unwrap().is_none());
         let state = d.state.lock().unwrap();
         assert_eq!(state.pages_started, 1, "nothing handed on while stopping");
         assert_eq!(state.scheduler.queued(), 1);
@@ -996,7 +1053,6 @@ mod tests {
             .iter()
             .map(|u| format!("http://{u}"))
             .collect();
-        let stop = AtomicBool::new(false);
         for answer_b in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let d = dispatcher(dir.path(), &urls);
@@ -1029,9 +1085,9 @@ mod tests {
                 state.in_flight = 1;
                 a
             };
-            let next = d.host_free_or_next(a, Duration::ZERO, &stop).unwrap();
+            let next = d.host_free_or_next(a, Duration::ZERO).unwrap();
             assert_eq!(next.map(|(h, e)| (h, e.url)), Some((a, urls[1].clone())));
-            let next = d.host_free_or_next(a, Duration::ZERO, &stop).unwrap();
+            let next = d.host_free_or_next(a, Duration::ZERO).unwrap();
             let mut state = d.state.lock().unwrap();
             assert_eq!(state.in_flight, 1, "the received page's place, taken over");
             let now = Instant::now();
@@ -1120,8 +1176,7 @@ mod tests {
             page("http://c.test/2"),
             page("http://a.test/1"),
         ];
-        let d = dispatcher_of(dir.path(), &entries);
-        d.set_budget(Budget::open(&dir.path().join("budget"), 2).unwrap());
+        let d = dispatcher_with(dir.path(), &entries, Some(2));
         let refused = std::cell::RefCell::new(Vec::new());
         let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
         let mut state = d.state.lock().unwrap();
@@ -1204,7 +1259,8 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    d = spilling_after_2(Dispatcher::new(frontier, Scheduler::new(rule()), 8, None, dir.path().join("hosts.tsv")));
+                    let config = DispatchConfig { queue_limit: 8, max_pages: None, max_pages_per_host: None };
+                    d = spilling_after_2(reopen(dir.path(), frontier, &config));
                 }
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
