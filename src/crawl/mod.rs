@@ -1,12 +1,14 @@
 //! The crawl: the worker pool that joins the stages.
 //!
 //! `run` wires seen set, frontier, scheduler, fetch and outputs together and runs the
-//! workers; `worker` is one worker's loop and a page's steps; `offer` makes a page's links
-//! ready for the DUE, each distinct URL once; `note` is the URL log's note column; `hunt` is
-//! `--find`, searched in each fetched page; `stop` is why the crawl stops, the one flag every
-//! thread reads. See ARCHITECTURE.md.
+//! workers; `worker` is one worker's loop and a page's steps; `links` is where a response's
+//! links come from (one file per source); `offer` makes a page's links ready for the DUE, each
+//! distinct URL once; `note` is the URL log's note column; `hunt` is `--find`, searched in
+//! each fetched page; `stop` is why the crawl stops, the one flag every thread reads. See
+//! ARCHITECTURE.md, "crawl/".
 
 pub mod hunt;
+mod links;
 pub mod note;
 mod offer;
 pub mod run;

@@ -14,18 +14,19 @@
 //! response is in"), so the host's next page is asked for knowing it.
 //!
 //! Reading one (`url::sitemap`, streaming and bounded): a `urlset` or text sitemap's URLs are
-//! offered like links at depth 1, in batches of `BATCH`, through the same canonical form, scope,
+//! offered like links at depth 1 (`crawl::links::sitemap`), in batches of `BATCH`, through the same canonical form, scope,
 //! filters and DUE; a `sitemapindex`'s sitemaps are offered as sitemaps one level down, up to
 //! `MAX_LEVEL`. Every sitemap URL must pass the scope filter (at depth 0) before it is fetched.
 //! A capped, malformed or foreign file is noted in the URL log and counted, never an error.
 
+use crate::crawl::links::sitemap::SitemapPages;
+use crate::crawl::links::{Source, redirect};
 use crate::crawl::note::{Note, SitemapNote};
-use crate::crawl::worker::{Links, MAX_REDIRECTS, PageOutcome, Worker};
+use crate::crawl::worker::{PageOutcome, Worker};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
 use crate::state::recrawl::{self, Generation};
-use crate::url::extract::PageLink;
 use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;
@@ -39,7 +40,7 @@ use url::Url;
 pub const MAX_LEVEL: u32 = 3;
 /// URLs from a sitemap are offered to the DUE this many at a time, so a 50,000-URL sitemap is
 /// never held as one list.
-const BATCH: usize = 1024;
+pub(super) const BATCH: usize = 1024;
 
 /// Where sitemaps come from, when they are read at all (`--no-sitemaps` makes this `None`).
 pub struct Sources {
@@ -161,21 +162,24 @@ impl Worker<'_> {
             self.dispatcher.host_free(host, response.elapsed);
         }
         let mut note = SitemapNote::Read;
-        if (300..400).contains(&response.status) && response.status != 304 {
-            note = SitemapNote::Redirect;
-            let target = Url::parse(&entry.url)
-                .ok()
-                .and_then(|base| base.join(response.header("location")?.trim()).ok());
-            if let Some(target) = target
-                && entry.redirects < MAX_REDIRECTS
-            {
-                self.offer_sitemaps(std::iter::once((target, level, entry.redirects + 1)))?;
+        match Source::of(&response, true) {
+            // A sitemap's redirect leads to a sitemap at the same level.
+            Some(Source::Redirect) => {
+                note = SitemapNote::Redirect;
+                if let Ok(base) = Url::parse(&entry.url)
+                    && let Ok(target) = redirect::target(&response, &base, entry.redirects)
+                {
+                    self.offer_sitemaps(std::iter::once((target, level, entry.redirects + 1)))?;
+                }
             }
-        } else if (200..300).contains(&response.status) {
-            note = self.read_sitemap(entry, level, &response.body)?;
-            if response.truncated {
-                note = SitemapNote::Truncated;
+            Some(Source::Sitemap) => {
+                note = self.read_sitemap(entry, level, &response.body)?;
+                if response.truncated {
+                    note = SitemapNote::Truncated;
+                }
             }
+            // Not asked for as a sitemap: `Source::of` gives a sitemap's 2xx as `Sitemap`.
+            Some(Source::Html | Source::Unread) | None => {}
         }
         if hold {
             self.dispatcher.host_free(host, response.elapsed);
@@ -199,14 +203,7 @@ impl Worker<'_> {
     fn read_sitemap(&self, entry: &Entry, level: u32, body: &[u8]) -> Result<SitemapNote> {
         let counters = &self.counters.sitemaps;
         let base = Url::parse(&entry.url).ok();
-        let mut pages: Vec<PageLink> = Vec::new();
-        // A sitemap's pages are one link from it.
-        let links = |urls| Links {
-            urls,
-            depth: 1,
-            redirects: 0,
-            ..Links::default()
-        };
+        let mut pages = SitemapPages::default();
         let mut children: Vec<(Url, u32, u32)> = Vec::new();
         let mut too_deep = 0u64;
         let mut failed = None;
@@ -227,12 +224,11 @@ impl Worker<'_> {
                         let page = Entry::new(url.as_str().to_owned(), 1, 0);
                         self.lastmods.note(page.key(), lastmod);
                     }
-                    pages.push(PageLink::Parsed(url));
-                    if pages.len() >= BATCH {
+                    if let Some(batch) = pages.push(url) {
                         counters
                             .urls
-                            .fetch_add(pages.len() as u64, Ordering::Relaxed);
-                        failed = self.offer(links(std::mem::take(&mut pages)), None).err();
+                            .fetch_add(batch.urls.len() as u64, Ordering::Relaxed);
+                        failed = self.offer(batch, None).err();
                     }
                 }
                 Kind::Index if level >= MAX_LEVEL => too_deep += 1,
@@ -251,13 +247,14 @@ impl Worker<'_> {
         if let Some(e) = failed {
             return Err(e);
         }
+        let pages = pages.rest();
         counters
             .urls
-            .fetch_add(pages.len() as u64, Ordering::Relaxed);
+            .fetch_add(pages.urls.len() as u64, Ordering::Relaxed);
         counters
             .listed_sitemaps
             .fetch_add(children.len() as u64, Ordering::Relaxed);
-        self.offer(links(pages), None)?;
+        self.offer(pages, None)?;
         self.offer_sitemaps(children.into_iter())?;
         counters.too_deep.fetch_add(too_deep, Ordering::Relaxed);
         Ok(if read.kind.is_none() {

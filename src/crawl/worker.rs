@@ -13,11 +13,8 @@
 //!    request is sent at once on its host's kept connection (`Fetcher::send_ahead`), so the
 //!    server works on it while this page is processed, and its response is read then
 //!    (`Fetcher::finish`).
-//! 4. `discover`: a redirect's target, or an HTML page's links (and `--save files`). Page-level
-//!    robots directives (`<meta name="robots">`, `X-Robots-Tag`, `rel="nofollow"`) are obeyed
-//!    here unless `--ignore-page-robots`: a `nofollow` page's links, and `rel="nofollow"` links,
-//!    are neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
-//!    nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
+//! 4. `discover`: the response's links, from its source (`crawl::links::Source`): a redirect's
+//!    target, or an HTML page's links (and `--save files`), page-level robots directives obeyed.
 //! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
 //! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
@@ -27,6 +24,7 @@
 //!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
+use crate::crawl::links::{Discovered, Links, Source, redirect};
 use crate::crawl::note::Note;
 use crate::crawl::offer::Wanted;
 use crate::crawl::run::{Counters, CrawlConfig};
@@ -45,18 +43,10 @@ use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
-use crate::url::directives::Directives;
-use crate::url::extract::{PageLink, PageLinks, page_links};
-use crate::url::normalize::canonicalize;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 use url::Url;
-
-/// A redirect chain longer than this is abandoned (its last target is not followed).
-pub const MAX_REDIRECTS: u32 = 10;
-/// Links read from one page at most.
-const MAX_LINKS_PER_PAGE: usize = 20_000;
 
 /// What every worker shares: the configuration, the stages it feeds, and the outputs.
 pub struct Worker<'a> {
@@ -91,29 +81,6 @@ struct Chain {
     sent: Option<Sent>,
     /// The next page for this worker, its host, and its request if sent ahead.
     next: Option<(usize, Entry, Option<Sent>)>,
-}
-
-/// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
-/// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
-/// (or text already canonical: `normalize::join_into`) until then, so each link is parsed once
-/// at most; a page's links are the extractor's own list, not copied into another.
-#[derive(Default)]
-pub(super) struct Links {
-    /// The canonical text `urls` point into (`PageLinks::text`).
-    pub text: String,
-    pub urls: Vec<PageLink>,
-    /// A page's links as indices into `urls` (`PageLinks::order`); `None`: `urls` in turn.
-    pub order: Option<Vec<u32>>,
-    pub depth: u32,
-    pub redirects: u32,
-}
-
-/// What a response led to: URLs to offer, the page they are links of (and whether it matched
-/// `--focus`; `None` for a redirect), and the note so far.
-struct Discovered {
-    links: Links,
-    from: Option<bool>,
-    note: Note,
 }
 
 impl Worker<'_> {
@@ -398,69 +365,15 @@ impl Worker<'_> {
             .fetch_add(response.body.len() as u64, Ordering::Relaxed);
     }
 
-    /// A redirect's target, or an HTML page's links (saved with `--save files`).
+    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far.
     fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
-        let mut found = Discovered {
-            links: Links::default(),
-            from: None,
-            note: Note::None,
-        };
-        if (300..400).contains(&response.status) && response.status != 304 {
-            let target = response
-                .header("location")
-                .and_then(|l| page_url.join(l.trim()).ok());
-            found.note = match target {
-                None => Note::BadLocation,
-                Some(_) if entry.redirects >= MAX_REDIRECTS => Note::TooManyRedirects,
-                Some(target) => {
-                    let target = canonicalize(target);
-                    let note = Note::Redirect(target.to_string());
-                    found.links = Links {
-                        urls: vec![PageLink::Parsed(target)],
-                        depth: entry.depth,
-                        redirects: entry.redirects + 1,
-                        ..Links::default()
-                    };
-                    note
-                }
-            };
-        } else if (200..300).contains(&response.status) {
-            let mut directives = Directives::default();
-            for (_, value) in response
-                .headers
-                .iter()
-                .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
-            {
-                directives.read_header(value, &self.config.robots_token);
-            }
-            if response.is_html() && response.skipped.is_none() {
-                let body = response.decoded_body(self.config.fetch.max_body);
-                let links;
-                (links, found.note) = self.links_of(&body, response, page_url, directives);
-                found.links = Links {
-                    text: links.text,
-                    urls: links.distinct,
-                    order: Some(links.order),
-                    depth: entry.depth + 1,
-                    redirects: 0,
-                };
-                found.from = Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body)));
-                if let Some(pages) = &self.config.pages {
-                    crate::output::save::save(pages, page_url, &body).with_context(|| {
-                        format!("saving {} under {}", entry.url, pages.display())
-                    })?;
-                }
-            } else {
-                // No links to keep: only `noindex` counts.
-                let noindex = Directives {
-                    nofollow: false,
-                    ..directives
-                };
-                self.obey(noindex, 0);
-                found.note = Note::PageRobots(directives);
-            }
-        }
-        Ok(found)
+        Ok(match Source::of(response, false) {
+            Some(Source::Redirect) => redirect::discovered(entry, page_url, response),
+            Some(Source::Html) => self.html_links(entry, page_url, response)?,
+            Some(Source::Unread) => self.unread(response),
+            Some(Source::Sitemap) => unreachable!("a sitemap is read by Worker::crawl_sitemap"),
+            None => Discovered::nothing(),
+        })
     }
 
     /// Records the fetch in `fetched.tsv` (what the next recrawl compares with) and says how
@@ -531,65 +444,6 @@ impl Worker<'_> {
             },
             page,
         })
-    }
-
-    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` when there
-    /// were more than `MAX_LINKS_PER_PAGE`, else the page's robots directives (`header` and its
-    /// meta tags).
-    fn links_of(
-        &self,
-        body: &[u8],
-        response: &Response,
-        page_url: &Url,
-        header: Directives,
-    ) -> (PageLinks, Note) {
-        let token = &self.config.robots_token;
-        let extracted = page_links(
-            body,
-            page_url,
-            response.charset(),
-            MAX_LINKS_PER_PAGE,
-            token,
-        );
-        self.counters
-            .links
-            .fetch_add(extracted.order.len() as u64, Ordering::Relaxed);
-        let directives = header.union(extracted.directives);
-        let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
-        let note = if extracted.truncated {
-            Note::LinksCapped
-        } else {
-            Note::None
-        }
-        .merge(self.obey(directives, rel_nofollow));
-        let mut links = extracted;
-        if self.config.obey_page_robots && directives.nofollow {
-            links.order.clear();
-        } else if self.config.obey_page_robots && rel_nofollow > 0 {
-            // `retain` visits the links once each, in order: the flags line up. A URL whose
-            // every link is dropped stays in `distinct`, never read.
-            let mut nofollow = std::mem::take(&mut links.rel_nofollow).into_iter();
-            links.order.retain(|_| !nofollow.next().unwrap_or(false));
-        }
-        (links, note)
-    }
-
-    /// Counts what a page's directives (and its `rel_nofollow` links) keep from being followed,
-    /// unless `--ignore-page-robots`, and returns its note (the directives, obeyed or not).
-    fn obey(&self, directives: Directives, rel_nofollow: usize) -> Note {
-        if self.config.obey_page_robots {
-            let c = self.counters;
-            if directives.nofollow {
-                c.nofollow_pages.fetch_add(1, Ordering::Relaxed);
-            } else {
-                c.nofollow_links
-                    .fetch_add(rel_nofollow as u64, Ordering::Relaxed);
-            }
-            if directives.noindex {
-                c.noindex_pages.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        Note::PageRobots(directives)
     }
 
     /// Canonicalizes and filters discovered URLs, records them in the link graph as links of

@@ -1,0 +1,92 @@
+//! `Source::Html`: a 2xx HTML page's links (`url::extract::page_links`), and `--save files`.
+//!
+//! Page-level robots directives are obeyed here unless `--ignore-page-robots`: a `nofollow`
+//! page's links (`<meta name="robots">` or `X-Robots-Tag`), and `rel="nofollow"` links, are
+//! neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
+//! nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
+
+use crate::crawl::links::{Discovered, Links};
+use crate::crawl::note::Note;
+use crate::crawl::worker::Worker;
+use crate::fetch::client::Response;
+use crate::frontier::Entry;
+use crate::url::directives::Directives;
+use crate::url::extract::{PageLinks, page_links};
+use anyhow::{Context, Result};
+use std::sync::atomic::Ordering;
+use url::Url;
+
+/// Links read from one page at most.
+const MAX_LINKS_PER_PAGE: usize = 20_000;
+
+impl Worker<'_> {
+    /// The links of the HTML page `entry`, one link further from the seeds, as the extractor
+    /// lists them (not copied); whether it matched `--focus`; saved under `--save files`.
+    pub(in crate::crawl) fn html_links(
+        &self,
+        entry: &Entry,
+        page_url: &Url,
+        response: &Response,
+    ) -> Result<Discovered> {
+        let directives = self.header_directives(response);
+        let body = response.decoded_body(self.config.fetch.max_body);
+        let (links, note) = self.links_of(&body, response, page_url, directives);
+        let found = Discovered {
+            links: Links {
+                text: links.text,
+                urls: links.distinct,
+                order: Some(links.order),
+                depth: entry.depth + 1,
+                redirects: 0,
+            },
+            from: Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body))),
+            note,
+        };
+        if let Some(pages) = &self.config.pages {
+            crate::output::save::save(pages, page_url, &body)
+                .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
+        }
+        Ok(found)
+    }
+
+    /// The links of an HTML page that are to be followed, and a note: `LinksCapped` when there
+    /// were more than `MAX_LINKS_PER_PAGE`, else the page's robots directives (`header` and its
+    /// meta tags).
+    fn links_of(
+        &self,
+        body: &[u8],
+        response: &Response,
+        page_url: &Url,
+        header: Directives,
+    ) -> (PageLinks, Note) {
+        let token = &self.config.robots_token;
+        let extracted = page_links(
+            body,
+            page_url,
+            response.charset(),
+            MAX_LINKS_PER_PAGE,
+            token,
+        );
+        self.counters
+            .links
+            .fetch_add(extracted.order.len() as u64, Ordering::Relaxed);
+        let directives = header.union(extracted.directives);
+        let rel_nofollow = extracted.rel_nofollow.iter().filter(|&&n| n).count();
+        let note = if extracted.truncated {
+            Note::LinksCapped
+        } else {
+            Note::None
+        }
+        .merge(self.obey(directives, rel_nofollow));
+        let mut links = extracted;
+        if self.config.obey_page_robots && directives.nofollow {
+            links.order.clear();
+        } else if self.config.obey_page_robots && rel_nofollow > 0 {
+            // `retain` visits the links once each, in order: the flags line up. A URL whose
+            // every link is dropped stays in `distinct`, never read.
+            let mut nofollow = std::mem::take(&mut links.rel_nofollow).into_iter();
+            links.order.retain(|_| !nofollow.next().unwrap_or(false));
+        }
+        (links, note)
+    }
+}
