@@ -26,7 +26,7 @@ fn main() {
         max: Duration::from_secs(30),
     };
     let before = LIVE.load(Ordering::Relaxed);
-    let mut scheduler = Scheduler::with_connections(rule, 1, None);
+    let mut scheduler = Scheduler::with_lanes(rule, 1, None);
     let mut now = Instant::now();
     let robots = RobotsRules::from_response("crawl", 200, b"User-agent: *\nDisallow: /private/\n");
     for wave in (0..hosts).step_by(1000) {

@@ -24,7 +24,7 @@
 //! outboxes).
 
 use crate::crawl::stop::Stop;
-use crate::crawl::worker::Worker;
+use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::frontier::focus::{Focus, Window};
 use crate::frontier::{Entry, Frontier};
@@ -234,7 +234,7 @@ impl Stages {
     fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
         let fetcher = Fetcher::new(&config.fetch);
         let lastmods = Lastmods::new(LASTMODS);
-        let worker = Worker {
+        let worker = WorkerContext {
             config,
             fetcher: &fetcher,
             due: &self.due,
@@ -378,7 +378,7 @@ fn open_dispatcher(
     });
     let parts = DispatchParts {
         frontier,
-        scheduler: Scheduler::with_connections(
+        scheduler: Scheduler::with_lanes(
             config.delay,
             config.fetch.host_connections,
             Some(robots.clone()),

@@ -22,7 +22,7 @@
 use crate::crawl::links::sitemap::SitemapPages;
 use crate::crawl::links::{Source, redirect};
 use crate::crawl::note::{Note, SitemapNote};
-use crate::crawl::worker::{PageOutcome, Worker};
+use crate::crawl::worker::{PageOutcome, WorkerContext};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::robots::RobotsRules;
@@ -94,7 +94,7 @@ pub struct SitemapCounters {
     pub too_deep: AtomicU64,
 }
 
-impl Worker<'_> {
+impl WorkerContext<'_> {
     /// Offers the sitemaps a robots.txt leads to (see `Sources::of_host`).
     pub(super) fn offer_robots_sitemaps(
         &self,

@@ -48,8 +48,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 use url::Url;
 
-/// What every worker shares: the configuration, the stages it feeds, and the outputs.
-pub struct Worker<'a> {
+/// What every worker thread shares (the configuration, the stages it feeds, the outputs); each
+/// thread runs `WorkerContext::run`, and a page's steps are its methods.
+pub struct WorkerContext<'a> {
     pub config: &'a CrawlConfig,
     pub fetcher: &'a Fetcher,
     pub due: &'a Due<Entry>,
@@ -83,7 +84,7 @@ struct Chain {
     next: Option<(usize, Entry, Option<Sent>)>,
 }
 
-impl Worker<'_> {
+impl WorkerContext<'_> {
     /// Works until the dispatcher says the crawl is over; an error stops every worker.
     pub fn run(&self) -> Result<()> {
         let result = self.work();
@@ -371,7 +372,9 @@ impl Worker<'_> {
             Some(Source::Redirect) => redirect::discovered(entry, page_url, response),
             Some(Source::Html) => self.html_links(entry, page_url, response)?,
             Some(Source::Unread) => self.unread(response),
-            Some(Source::Sitemap) => unreachable!("a sitemap is read by Worker::crawl_sitemap"),
+            Some(Source::Sitemap) => {
+                unreachable!("a sitemap is read by WorkerContext::crawl_sitemap")
+            }
             None => Discovered::nothing(),
         })
     }

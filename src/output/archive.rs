@@ -71,8 +71,8 @@ pub struct Archive {
 /// Records in a batch when the writer is woken, for `workers` workers; a batch holds
 /// `ROOM` times as many at most. Each holds a whole body: a deep queue is memory, not speed
 /// (one thread drains it). The room between the two matters: a writer woken only once its
-/// batch was full found workers blocked on it by the time a core was free for it; with the
-/// room, 0.26-0.47 fewer context switches per page (BENCHMARKS.md, "Session 9").
+/// batch was full found workers blocked on it by the time a core was free for it, each wait
+/// a context switch and a wake-up (BENCHMARKS.md, "Session 10").
 fn batch_records(workers: usize) -> usize {
     workers.clamp(4, 16) / 2
 }
@@ -80,10 +80,9 @@ fn batch_records(workers: usize) -> usize {
 /// How long an idle writer waits for a batch to fill: pages are done this much later at most.
 const LINGER: Duration = Duration::from_millis(5);
 
-/// A batch's room: the records it holds at most, in batches that wake the writer. With 2,
-/// rust-doc at 16 connections still found the batch full 0.7 times a page (perf's
-/// sched_switch; each wait a switch and a wake-up: the writer shares two cores with 64 workers
-/// and the server); with 4, 0.36 times, at 32 bodies queued at most.
+/// A batch's room: the records it holds at most, in batches that wake the writer. With twice,
+/// workers still found the batch full about once every other page; four times halves that, at
+/// 32 bodies queued at most (BENCHMARKS.md, "Session 10").
 const ROOM: usize = 4;
 
 impl Archive {

@@ -42,8 +42,8 @@
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
 //! more is ready (a chain, never a herd); a worker reports its finished page in its next
 //! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
-//! failure, a signal and a DUE merge wake every worker. (Waking all of them whenever nothing
-//! was in flight cost a single-host crawl with `-j 64` ~30 context switches per page.)
+//! failure, a signal and a DUE merge wake every worker: waking all of them whenever nothing
+//! was in flight made a herd of context switches for every page of a single-host crawl.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -71,10 +71,9 @@ use std::time::{Duration, Instant};
 /// The frontier is checkpointed after this many pages are done, or this long after the last
 /// checkpoint, whichever comes first: the bound on the done log a resume reads (512 KiB).
 /// A checkpoint holds the dispatcher's lock through its fsyncs (one per spill file appended
-/// to, then the head and the done log), so every worker waits for it: 4,096 pages made one
-/// every 0.3 s at 13,000 pages/s, and each took 2-20 ms, up to 600 ms while other processes
-/// wrote to the same disk (benches/timeline.sh: the server idle meanwhile). At the web's
-/// speed the two seconds decide.
+/// to, then the head and the done log), so every worker waits for it, for milliseconds and up
+/// to a second on a busy disk: checkpoints must be seconds apart, not thousands of pages. At
+/// the web's speed the two seconds decide.
 const CHECKPOINT_PAGES: u64 = 65_536;
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(2);
 /// `CHECKPOINT_PAGES`, or the hidden `CRAWL_CHECKPOINT_PAGES` with which the kill-and-resume
@@ -477,9 +476,8 @@ impl Dispatcher {
                     }
                     // Every host with work is busy, or all work is still in the DUE. Merge
                     // early only when the queued work is running low: with more workers than
-                    // busy hosts, some worker is always idle here, and a merge each time made
-                    // 112 merges of a 20,000-page crawl over 50 hosts with -j 64 (8 with
-                    // -j 32), a quarter of its CPU.
+                    // busy hosts, some worker is always idle here, and a merge each time
+                    // rewrites the seen set far more often than its batches fill.
                     if self.running_low(&state) {
                         due.flush()?;
                     }

@@ -90,7 +90,7 @@ mod tests {
         save(&dir.path().join("hosts.tsv"), &first).unwrap();
 
         let store = RobotsStore::open(&dir.path().join("robots"), "crawl").unwrap();
-        let mut second = Scheduler::with_connections(rule, 1, Some(store));
+        let mut second = Scheduler::with_lanes(rule, 1, Some(store));
         load(dir.path(), &mut second).unwrap();
         let now = Instant::now();
         for path in ["/private/x", "/open"] {

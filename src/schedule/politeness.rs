@@ -4,10 +4,11 @@
 //! hosts that have work by the earliest instant they may be contacted again; once that instant
 //! has passed, a host moves to the ready heap, where the host with the most queued work goes
 //! first: the largest host bounds when a polite crawl can end, so it must never sit ready while
-//! a smaller one is served. A worker takes the ready host, fetches one URL, and that connection
-//! may be used again at `now + delay_factor × response_time`, clamped to [min_delay, max_delay]
-//! and never earlier than robots.txt's Crawl-delay. A host has `--host-connections` connections
-//! (default 1): no host ever has more requests in flight. Before a host's first page its
+//! a smaller one is served. A worker takes the ready host, fetches one URL, and that host's
+//! *lane* may be used again at `now + delay_factor × response_time`, clamped to [min_delay,
+//! max_delay] and never earlier than robots.txt's Crawl-delay. A lane is one request at a time
+//! with its own rest (not a socket: `fetch::pool` keeps those). A host has `--host-connections`
+//! lanes (default 1): no host ever has more requests in flight. Before a host's first page its
 //! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
 //! as it leaves the queue.
 //!
@@ -109,11 +110,11 @@ struct Host {
     /// `scheme://host[:port]`, where robots.txt lives.
     origin: String,
     queue: HostQueue,
-    /// When each connection not in use may send its next request (`--host-connections` of
+    /// When each lane not in use may send its next request (`--host-connections` of
     /// them in all, with `in_flight`).
     idle: Vec<Instant>,
     in_flight: usize,
-    /// In the waiting or ready heap (has work, a free connection, and no robots.txt fetch
+    /// In the waiting or ready heap (has work, a free lane, and no robots.txt fetch
     /// under way).
     scheduled: bool,
     robots: Option<(RobotsRules, Instant)>,
@@ -124,7 +125,7 @@ struct Host {
 }
 
 impl Host {
-    /// When every connection has rested: what a host leaving memory must remember.
+    /// When every lane has rested: what a host leaving memory must remember.
     fn rested_at(&self) -> Option<Instant> {
         self.idle.iter().max().copied()
     }
@@ -139,11 +140,11 @@ impl Host {
 pub struct Scheduler {
     rule: DelayRule,
     /// Requests a host may have in flight at once (`--host-connections`, default 1).
-    connections: usize,
+    lanes: usize,
     hosts: Vec<Option<Host>>,
     free_ids: Vec<usize>,
     by_key: FxHashMap<String, usize>,
-    /// Hosts with work whose next connection is resting, by the instant it may go.
+    /// Hosts with work whose next lane is resting, by the instant it may go.
     waiting: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Hosts that may be contacted now, the one with the most queued work first (it bounds
     /// the crawl's end); among equals, the one that became ready last, whose connection is
@@ -174,23 +175,23 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler with one connection per host and no robots.txt store.
+    /// A scheduler with one lane per host and no robots.txt store.
     #[cfg(test)]
     pub fn new(rule: DelayRule) -> Scheduler {
-        Scheduler::with_connections(rule, 1, None)
+        Scheduler::with_lanes(rule, 1, None)
     }
 
-    /// A scheduler allowing `connections` requests in flight per host, each connection
+    /// A scheduler allowing `lanes` requests in flight per host, each lane
     /// resting by `rule`; robots.txt answers of hosts that left memory are looked up in
     /// `robots_store`.
-    pub fn with_connections(
+    pub fn with_lanes(
         rule: DelayRule,
-        connections: usize,
+        lanes: usize,
         robots_store: Option<RobotsStore>,
     ) -> Scheduler {
         Scheduler {
             rule,
-            connections: connections.max(1),
+            lanes: lanes.max(1),
             hosts: Vec::new(),
             free_ids: Vec::new(),
             by_key: FxHashMap::default(),
@@ -294,7 +295,7 @@ impl Scheduler {
             key: key.to_owned(),
             origin: origin.to_owned(),
             queue: HostQueue::default(),
-            idle: vec![ready_at; self.connections],
+            idle: vec![ready_at; self.lanes],
             in_flight: 0,
             scheduled: false,
             robots,
@@ -392,11 +393,11 @@ impl Scheduler {
                 let host = self.host(id);
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
-                self.take_connection(id);
+                self.take_lane(id);
                 return Ok(Some(Work::Robots { host: id, url }));
             }
             if let Some(entry) = self.pop_allowed(id)? {
-                self.take_connection(id);
+                self.take_lane(id);
                 return Ok(Some(Work::Page { host: id, entry }));
             }
             // Robots.txt dropped all it had queued.
@@ -404,13 +405,13 @@ impl Scheduler {
         }
     }
 
-    /// Hands out the host's connection that has rested longest, and schedules the host again
-    /// if another connection is free and work remains.
-    fn take_connection(&mut self, id: usize) {
+    /// Hands out the host's lane that has rested longest, and schedules the host again
+    /// if another lane is free and work remains.
+    fn take_lane(&mut self, id: usize) {
         let host = self.host(id);
         let first = (0..host.idle.len())
             .min_by_key(|&i| host.idle[i])
-            .expect("a scheduled host has a free connection");
+            .expect("a scheduled host has a free lane");
         host.idle.swap_remove(first);
         host.in_flight += 1;
         self.schedule(id);
@@ -432,10 +433,10 @@ impl Scheduler {
         self.release(host, now + rest, now);
     }
 
-    /// A page fetch on `host` ended at `now`: when its connection needs no rest (a delay of
+    /// A page fetch on `host` ended at `now`: when its lane needs no rest (a delay of
     /// zero by the rule), robots.txt is fresh and no other host that is ready has more work
     /// queued (the ready heap's order), the host's next allowed page is handed straight back
-    /// on the same connection, still in flight, without the host entering the heaps. Otherwise
+    /// on the same lane, still in flight, without the host entering the heaps. Otherwise
     /// `page_done`, and None (`Dispatcher::host_free_or_next`).
     pub fn page_done_or_next(
         &mut self,
@@ -499,7 +500,7 @@ impl Scheduler {
         Ok(None)
     }
 
-    /// The rest `host`'s connection takes after a response that took `response_time`: the
+    /// The rest `host`'s lane takes after a response that took `response_time`: the
     /// delay rule, with its robots.txt's `Crawl-delay` if any.
     fn rest(&mut self, host: usize, response_time: Duration) -> Duration {
         let crawl_delay = (self.host(host).robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
@@ -699,7 +700,7 @@ mod tests {
     }
 
     #[test]
-    fn a_host_needing_no_rest_hands_its_next_page_to_the_same_connection() {
+    fn a_host_needing_no_rest_hands_its_next_page_to_the_same_lane() {
         let t0 = Instant::now();
         let mut s = Scheduler::new(rule(0.0));
         for u in ["http://a.test/1", "http://a.test/2", "http://a.test/3"] {
@@ -710,7 +711,7 @@ mod tests {
         let rt = Duration::from_millis(5);
         let next = s.page_done_or_next(host, rt, t0).unwrap();
         assert_eq!(next.unwrap().url, "http://a.test/2");
-        // Still in flight on its one connection: nothing for another worker.
+        // Still in flight on its one lane: nothing for another worker.
         assert!(matches!(s.next(t0).unwrap(), Next::Empty));
         assert_eq!(s.hosts(), (1, 1));
         let next = s.page_done_or_next(host, rt, t0).unwrap();
@@ -762,7 +763,7 @@ mod tests {
 
     /// A robots.txt `Crawl-delay` holds the host after its robots.txt fetch and after each
     /// page, even when the delay rule alone would give no rest (factor 0), and a page is then
-    /// never handed straight on to the same connection (`page_done_or_next`).
+    /// never handed straight on to the same lane (`page_done_or_next`).
     #[test]
     fn a_crawl_delay_holds_the_host_after_robots_and_after_each_page() {
         let t0 = Instant::now();
@@ -960,7 +961,7 @@ mod tests {
     #[test]
     fn host_connections_bound_requests_in_flight_each_with_its_own_rest() {
         let t0 = Instant::now();
-        let mut s = Scheduler::with_connections(rule(10.0), 2, None);
+        let mut s = Scheduler::with_lanes(rule(10.0), 2, None);
         for i in 0..5 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
@@ -973,18 +974,18 @@ mod tests {
         );
         s.robots_done(host, robots_404(), Duration::ZERO, t0);
         let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
-            panic!("first connection")
+            panic!("first lane")
         };
         let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
-            panic!("second connection")
+            panic!("second lane")
         };
         assert!(
             matches!(s.next(t0).unwrap(), Next::Empty),
-            "both connections busy"
+            "both lanes busy"
         );
         s.page_done(host, Duration::from_millis(10), t0);
         let Next::WaitUntil(at) = s.next(t0).unwrap() else {
-            panic!("the freed connection rests")
+            panic!("the freed lane rests")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
     }

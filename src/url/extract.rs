@@ -14,8 +14,8 @@
 //! Choices worth knowing:
 //! - The body is read by `url::html`, a tokenizer that finds start tags and the text of
 //!   elements whose content is not markup in one pass, copying nothing (wget2 also scans tags
-//!   instead of parsing a tree). It was `lol_html` until session 6: building its rewriter was a
-//!   per-page cost, and `lol_html` remains the oracle of the tests (`oracle`), which demand the
+//!   instead of parsing a tree). It replaced `lol_html`, whose rewriter cost a build per
+//!   page; `lol_html` remains the oracle of the tests (`oracle`), which demand the
 //!   same links, bases and directives. A huge or malformed body costs time linear in its size
 //!   and no memory beyond the links, and is never an error.
 //! - `javascript:`, `mailto:`, `data:` and `tel:` references are dropped here because they are

@@ -7,7 +7,7 @@
 
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
-use crate::crawl::worker::Worker;
+use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
 use crate::url::directives::Directives;
@@ -19,7 +19,7 @@ use url::Url;
 /// Links read from one page at most.
 const MAX_LINKS_PER_PAGE: usize = 20_000;
 
-impl Worker<'_> {
+impl WorkerContext<'_> {
     /// The links of the HTML page `entry`, one link further from the seeds, as the extractor
     /// lists them (not copied); whether it matched `--focus`; saved under `--save files`.
     pub(in crate::crawl) fn html_links(

@@ -1,11 +1,11 @@
 //! Link sources: where the URLs a response leads to come from, and the one shape they all
-//! take (`Links`), which `Worker::offer` canonicalizes, filters, writes to `links.tsv` and
+//! take (`Links`), which `WorkerContext::offer` canonicalizes, filters, writes to `links.tsv` and
 //! offers to the DUE.
 //!
 //! The sources are a closed set (`Source`), one file each, picked from the response's kind by
 //! `Source::of`: a 3xx's `Location` (`redirect`), a 2xx HTML page's links (`html`), a 2xx
-//! sitemap's listed pages (`sitemap`). `Worker::discover` (a page) and
-//! `Worker::crawl_sitemap` (a sitemap) match on it, every variant named, so a new source is an
+//! sitemap's listed pages (`sitemap`). `WorkerContext::discover` (a page) and
+//! `WorkerContext::crawl_sitemap` (a sitemap) match on it, every variant named, so a new source is an
 //! arm the compiler asks for in each.
 //!
 //! Invariants: a source makes no copy of a link and no allocation per link (`Links` keeps the
@@ -19,7 +19,7 @@ pub(super) mod redirect;
 pub(super) mod sitemap;
 
 use crate::crawl::note::Note;
-use crate::crawl::worker::Worker;
+use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::url::directives::Directives;
 use crate::url::extract::PageLink;
@@ -51,7 +51,7 @@ pub(in crate::crawl) enum Source {
     /// A 2xx fetched as a sitemap: the pages it lists (`sitemap`; `crawl::sitemaps` reads it).
     Sitemap,
     /// A 2xx page whose body is not read for links (another type, or not fetched: `--max-body`,
-    /// `--reject-type`): only its `X-Robots-Tag` counts (`Worker::unread`).
+    /// `--reject-type`): only its `X-Robots-Tag` counts (`WorkerContext::unread`).
     Unread,
 }
 
@@ -89,7 +89,7 @@ impl Discovered {
     }
 }
 
-impl Worker<'_> {
+impl WorkerContext<'_> {
     /// A 2xx page whose links are not read (`Source::Unread`): its `X-Robots-Tag` is noted, and
     /// only a `noindex` counts (there are no links for a `nofollow` to keep).
     pub(in crate::crawl) fn unread(&self, response: &Response) -> Discovered {
