@@ -100,8 +100,8 @@ pub fn zipf_sizes(hosts: usize, total: usize, exponent: f64) -> Vec<usize> {
     }
 }
 
-pub(crate) fn mix(mut z: u64) -> u64 {
-    // splitmix64's finalizer
+/// splitmix64's finalizer: the hash every deterministic choice of the web is drawn from.
+pub fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

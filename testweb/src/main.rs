@@ -48,7 +48,8 @@ use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir,
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
-         [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late] [--check-delay-factor F]
+         [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late]
+         [--check-delay-factor F] [--log-out FILE]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
@@ -57,6 +58,8 @@ Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints
 --zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
 --pages-per-host; --largest-late links host 0's pages only from other hosts' deeper pages;
 --check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
+--latency-spread-ms gives each host its own latency, log-uniform in [MIN, MAX] (by --seed).
+--log-out writes every request as `host TAB start_us TAB end_us TAB status TAB target`.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
 --sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
 
@@ -70,6 +73,10 @@ struct Args {
     latency: Duration,
     /// When set, host h's latency runs linearly from `latency` (host 0) to this (last host).
     latency_max: Option<Duration>,
+    /// `--latency-spread-ms MIN:MAX`: each host's latency drawn log-uniformly (by the seed).
+    latency_spread: Option<(Duration, Duration)>,
+    /// `--log-out`: where the request log is written as TSV once serving ends.
+    log_out: Option<PathBuf>,
     max_seconds: u64,
     /// `--zipf-pages`: the total pages of Zipf-sized hosts, and their exponent.
     zipf: Option<(usize, f64)>,
@@ -84,6 +91,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut seeds_out, mut latency_ms, mut max_seconds) = (None, 0u64, 3600u64);
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
+    let (mut latency_spread, mut log_out) = (None, None);
     let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let mut it = args.iter();
@@ -124,6 +132,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--seed" => spec.seed = num()?,
             "--latency-ms" => latency_ms = num()?,
             "--latency-max-ms" => latency_max_ms = Some(num()?),
+            "--latency-spread-ms" => latency_spread = Some(parse_spread(value)?),
+            "--log-out" => log_out = Some(PathBuf::from(value)),
             "--max-seconds" => max_seconds = num()?,
             "--seeds-out" => seeds_out = Some(value.clone()),
             "--fixtures" => fixtures = Some(PathBuf::from(value)),
@@ -158,6 +168,12 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if spec.hosts == 0 || spec.pages_per_host == 0 {
         return Err("--hosts and --pages-per-host must be at least 1".into());
     }
+    if latency_spread.is_some() && latency_max_ms.is_some() {
+        return Err(
+            "--latency-spread-ms and --latency-max-ms both set the hosts' latencies: give one"
+                .into(),
+        );
+    }
     let zipf = match (zipf_pages, zipf_exponent) {
         (Some(total), s) => Some((total, s.unwrap_or(1.0))),
         (None, Some(_)) => return Err("--zipf-exponent needs --zipf-pages".into()),
@@ -175,11 +191,60 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         sitemaps,
         latency: Duration::from_millis(latency_ms),
         latency_max: latency_max_ms.map(Duration::from_millis),
+        latency_spread,
+        log_out,
         max_seconds,
         zipf,
         largest_late,
         check_delay_factor,
     })
+}
+
+/// `MIN:MAX` in milliseconds, 1 <= MIN <= MAX.
+fn parse_spread(value: &str) -> Result<(Duration, Duration), String> {
+    let bad =
+        || format!("--latency-spread-ms: want MIN:MAX in ms (1 <= MIN <= MAX), got {value:?}");
+    let (min, max) = value.split_once(':').ok_or_else(bad)?;
+    let (min, max) = (
+        min.parse::<u64>().map_err(|_| bad())?,
+        max.parse::<u64>().map_err(|_| bad())?,
+    );
+    if min == 0 || min > max {
+        return Err(bad());
+    }
+    Ok((Duration::from_millis(min), Duration::from_millis(max)))
+}
+
+/// Host `host`'s latency under `--latency-spread-ms`: log-uniform in [min, max], a function of
+/// the seed and the host only, so a benchmark's bound is the same on every run.
+fn spread_latency(seed: u64, host: usize, (min, max): (Duration, Duration)) -> Duration {
+    let u =
+        (testweb::graph::mix(seed ^ 0x1a7e_0c1e ^ host as u64) >> 11) as f64 / (1u64 << 53) as f64;
+    let (lo, hi) = (min.as_secs_f64().ln(), max.as_secs_f64().ln());
+    Duration::from_secs_f64((lo + u * (hi - lo)).exp())
+}
+
+/// Writes the request log as TSV: host, start and end in µs since the first request's start,
+/// status, target (what a benchmark needs to judge politeness and idle time per host).
+fn write_log(path: &Path, log: &[LogEntry]) -> Result<(), String> {
+    let Some(t0) = log.iter().map(|e| e.start).min() else {
+        return std::fs::write(path, "")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()));
+    };
+    let mut out = String::with_capacity(log.len() * 40);
+    for e in log {
+        let us = |t: Instant| t.saturating_duration_since(t0).as_micros();
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{}\t{}\t{}",
+            e.host,
+            us(e.start),
+            us(e.end),
+            e.status,
+            e.target
+        );
+    }
+    std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Pairs of requests to the same host whose [start, end] intervals overlap.
@@ -307,7 +372,11 @@ fn run(args: Args) -> Result<String, String> {
         graph
     };
     let hosts = graph.spec().hosts;
+    let seed = graph.spec().seed;
     let latency_of = |h: usize| match args.latency_max {
+        _ if args.latency_spread.is_some() => {
+            spread_latency(seed, h, args.latency_spread.unwrap_or_default())
+        }
         Some(max) if hosts > 1 => {
             args.latency + (max.saturating_sub(args.latency)).mul_f64(h as f64 / (hosts - 1) as f64)
         }
@@ -328,6 +397,9 @@ fn run(args: Args) -> Result<String, String> {
 
     let log = web.log();
     web.shutdown();
+    if let Some(path) = &args.log_out {
+        write_log(path, &log)?;
+    }
     let (requests, distinct, duplicates, robots) = counts(&log);
     let reachable = graph.bfs(&graph.roots(), &|_, _| true, None).len();
     let mut line = format!(
@@ -438,6 +510,27 @@ mod tests {
             start: t + Duration::from_millis(a),
             end: t + Duration::from_millis(b),
         }
+    }
+
+    #[test]
+    fn latency_spread_is_log_uniform_and_fixed_by_the_seed() {
+        let range = parse_spread("20:1000").unwrap();
+        assert_eq!(
+            range,
+            (Duration::from_millis(20), Duration::from_millis(1000))
+        );
+        assert!(
+            parse_spread("0:5").is_err()
+                && parse_spread("9:5").is_err()
+                && parse_spread("9").is_err()
+        );
+        let lat: Vec<Duration> = (0..10_000).map(|h| spread_latency(7, h, range)).collect();
+        assert!(lat.iter().all(|l| range.0 <= *l && *l <= range.1));
+        assert_eq!(lat[42], spread_latency(7, 42, range));
+        assert_ne!(lat[42], spread_latency(8, 42, range));
+        // Log-uniform: about half of the hosts below the geometric mean (~141 ms).
+        let below = lat.iter().filter(|l| l.as_millis() < 141).count();
+        assert!((4_700..5_300).contains(&below), "{below}");
     }
 
     #[test]

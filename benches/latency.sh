@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Polite and fast at the web's latency (issue 28): testweb on loopback (one port per host),
+# every response delayed as a real server's would be, crawled with the DEFAULT politeness (one
+# request per host at a time, the next F = 10 × the last response's service time after it),
+# default options first, then -j at a few values.
+#
+# Webs (WEBS picks a subset; SCALE multiplies the hosts, pages per host stay):
+#   a  10,000 hosts × 10 pages, every response 100 ms
+#   b   2,000 hosts × 20 pages, every response 500 ms
+#   c   2,000 hosts, Zipf sizes (3 pages per host on average, exponent ZIPF_S = 0.5), each host's
+#       latency log-uniform in 20 ms – 1 s (testweb --latency-spread-ms, fixed by --seed)
+#
+# The politeness bound, from the server's log (testweb --log-out: per request its host, the
+# instants its head was read and its response's last write began, service s = end − start):
+#
+#   chain(h) = Σ_i s_i + F · Σ_{i < n_h} s_i      over host h's n_h requests, robots.txt included
+#   bound    = max_h chain(h)
+#
+# i.e. each host's serial chain: each response's service time, followed by a 10× rest, no rest
+# after the last. No crawl can end sooner (it may end later when pages are found only late).
+# "j-bound" = Σ_all s_i / J: what J requests in flight at most allow (J = -j, 16 by default).
+#
+# Columns: wall = summary.json `seconds`; idle beyond rule per host = Σ over its consecutive
+# requests of max(0, start_i − end_{i−1} − F · s_{i−1}) (the time the host had nothing in
+# flight beyond what the rule required after its previous response), median / p90 / p99 over
+# hosts; 1st req = when a host's first request (robots.txt) began, s after the crawl's first,
+# median / p90 / max; overlaps and short gaps = testweb --check-delay-factor (must be 0);
+# pages, fetched = distinct pages answered 200 / reachable from the seeds (the crawler's
+# /sitemap.xml, a 404 here, is a request but no page), dup = requested twice or more;
+# RSS, CPU = /usr/bin/time on the crawl (peak RSS, user + sys); testweb CPU = the server's
+# user + sys and its peak threads (one per open connection: is the test web the limit?); pages/s = responses (robots.txt
+# and 404s excluded) per 5 s of the server's log (wider bins when the run is long; the width is stated).
+# Below the table, per run: where the idle time was (after robots.txt or after a page; in the
+# first or the second half of the run) and the crawl's summary (merges, ending).
+#
+#   benches/latency.sh                                   # all webs, default + JOBS_LIST
+#   SCALE=0.05 WEBS=a benches/latency.sh                 # quick: ~1 minute
+#   WEBS="a c" SCALE=0.2 JOBS_LIST="256 1024" benches/latency.sh
+#   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/latency.sh
+#   DEFAULT=0 JOBS_LIST=1024 MAX_SECONDS=120 KEEP=1 benches/latency.sh
+#   SAMPLE=1 ...     also sample the crawl's --out directory every 100 ms (DUE batches and
+#                    merges, frontier and spill files) and print idle hosts per second beside
+#                    the merges (for finding what idle hosts wait for)
+#   CRAWL_ARGS="--buffer-entries 4096" ...   more crawl options for every run
+#
+# MAX_SECONDS (default 900) stops a run with SIGINT (the row then says so). Needs python3 and
+# /usr/bin/time (installed with apt-get when missing) and a raised open-file limit (10,000
+# hosts: one listener each, plus a descriptor per connection on both sides).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WEBS=${WEBS:-"a b c"}
+SCALE=${SCALE:-1}
+JOBS_LIST=${JOBS_LIST:-"256 1024"}
+DEFAULT=${DEFAULT:-1}
+ZIPF_S=${ZIPF_S:-0.5}
+MAX_SECONDS=${MAX_SECONDS:-900}
+FACTOR=10 # crawl's default --delay-factor: what the bound and the checks use
+CRAWL=${CRAWL:-target/release/crawl}
+. benches/lib.sh
+need python3 python3
+need /usr/bin/time time
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --workspace --quiet
+[ -x target/release/testweb ] || { echo "no target/release/testweb: build the workspace" >&2; exit 1; }
+[ -x "$CRAWL" ] || { echo "no crawl at $CRAWL" >&2; exit 1; }
+
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+nofile=$(ulimit -n)
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"' EXIT
+
+scaled() { python3 -c "print(max(1, round($1 * $SCALE)))"; }
+
+# web_args WEB: testweb's options for web a, b or c.
+web_args() {
+  local common="--children 4 --extra-links 4 --cross-permille 200 --padding 1000 --seed 28"
+  case $1 in
+    a) echo "--hosts $(scaled 10000) --pages-per-host 10 --latency-ms 100 $common" ;;
+    b) echo "--hosts $(scaled 2000) --pages-per-host 20 --latency-ms 500 $common" ;;
+    c) local h; h=$(scaled 2000)
+       echo "--hosts $h --zipf-pages $((3 * h)) --zipf-exponent $ZIPF_S --latency-spread-ms 20:1000 $common" ;;
+    *) echo "unknown web $1 (a, b or c)" >&2; exit 2 ;;
+  esac
+}
+
+# sample DIR OUT: every 100 ms, one line `t_ms path size …` of the files under DIR.
+sample() {
+  python3 - "$1" "$2" 3>&- <<'PY' &
+import os, sys, time
+root, out = sys.argv[1:]
+t0 = time.monotonic()
+with open(out, "w") as f:
+    while True:
+        files = []
+        for d, _, names in os.walk(root):
+            for n in names:
+                p = os.path.join(d, n)
+                try:
+                    files.append(f"{os.path.relpath(p, root)}={os.path.getsize(p)}")
+                except OSError:
+                    pass
+        f.write(f"{(time.monotonic() - t0) * 1000:.0f} {' '.join(files)}\n")
+        f.flush()
+        time.sleep(0.1)
+PY
+  sampler_pid=$!
+}
+
+lscpu | sed -n 's/^Model name: *//p' | head -1 | sed 's/^/CPU: /'
+echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg), open files $nofile, $("$CRAWL" --version 2>/dev/null | head -1), SCALE $SCALE, delay factor $FACTOR"
+echo
+echo "| web | options | pages | wall (s) | bound (s) | wall / bound | j-bound (s) | idle beyond rule per host med / p90 / p99 (s) | 1st req med / p90 / max (s) | overlaps | short gaps | fetched / reachable | dup | peak RSS (MiB) | CPU (s) | testweb CPU (s) | pages/s per 5 s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+notes=""
+runs=()
+[ "$DEFAULT" = 0 ] || runs+=("")
+for j in $JOBS_LIST; do runs+=("-j $j"); done
+for web in $WEBS; do
+  args=$(web_args "$web")
+  hosts=$(set -- $args; echo "$2")
+  if [ "$nofile" != unlimited ] && [ "$nofile" -lt $((hosts + 4096)) ]; then
+    echo "| $web | | skipped: open-file limit $nofile < hosts + 4096 |"
+    continue
+  fi
+  for opts in "${runs[@]}"; do
+    run=$web.$(echo "${opts:-default}" | tr -d ' -')
+    # shellcheck disable=SC2086
+    start_web "$run" $args --check-delay-factor "$FACTOR" --log-out "$tmp/$run.log"
+    web_pid=$!
+    sampler_pid=""
+    ( peak=0; while [ -e "/proc/$web_pid" ]; do
+        n=$(awk '/^Threads:/{print $2}' "/proc/$web_pid/status" 2>/dev/null || echo 0)
+        [ "${n:-0}" -le "$peak" ] || { peak=$n; echo "$peak" >"$tmp/$run.threads"; }
+        sleep 0.5
+      done ) 3>&- &
+    [ -z "${SAMPLE:-}" ] || sample "$tmp/out.$run" "$tmp/$run.samples"
+    set +e
+    # shellcheck disable=SC2086
+    /usr/bin/time -f '%M %e %U %S' -o "$tmp/$run.time" timeout -s INT -k 30 "$MAX_SECONDS" \
+      "$CRAWL" "$tmp/$run.seeds" --out "$tmp/out.$run" $opts --scope any -q ${CRAWL_ARGS:-} \
+      >"$tmp/$run.urls" 2>"$tmp/$run.err"
+    status=$?
+    set -e
+    [ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null || true
+    # The server's own CPU (user + sys ticks) and peak threads: is the test web the limit?
+    web_cpu=$(awk '{print $14 + $15}' "/proc/$web_pid/stat" 2>/dev/null || echo 0)
+    echo "$web_cpu $(getconf CLK_TCK) $(cat "$tmp/$run.threads" 2>/dev/null || echo -)" >"$tmp/$run.webcpu"
+    stop_web
+    row=$(python3 - "$tmp" "$run" "$web" "${opts:-default}" "$FACTOR" "$status" "${SAMPLE:-}" <<'PY'
+import json, os, statistics, sys
+from collections import defaultdict
+tmp, run, web, opts, factor, status, sample = sys.argv[1:]
+F = float(factor)
+jobs = int(opts.split()[-1]) if opts.startswith("-j") else 16
+srv = json.loads(open(f"{tmp}/{run}.server.json").read())
+try:
+    summary = json.load(open(f"{tmp}/out.{run}/summary.json"))
+except (OSError, ValueError):
+    summary = {}
+t = open(f"{tmp}/{run}.time").read().split()
+rss_kib, elapsed, user, sys_s = int(t[-4]), float(t[-3]), float(t[-2]), float(t[-1])
+by_host = defaultdict(list)
+pages = set()
+for line in open(f"{tmp}/{run}.log"):
+    h, a, b, st, target = line.rstrip("\n").split("\t", 4)
+    by_host[int(h)].append((int(a) / 1e6, int(b) / 1e6, target))
+    if st == "200" and target != "/robots.txt":
+        pages.add((h, target))
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+bound, bound_host, service = 0.0, None, 0.0
+idle, first, idle_where = {}, [], defaultdict(float)
+ends = []
+t_end = max((r[1] for rs in by_host.values() for r in rs), default=0)
+for h, rs in by_host.items():
+    rs.sort()
+    s = [b - a for a, b, _ in rs]
+    service += sum(s)
+    chain = sum(s) + F * sum(s[:-1])
+    if chain > bound:
+        bound, bound_host = chain, h
+    first.append(rs[0][0])
+    total = 0.0
+    for i in range(1, len(rs)):
+        extra = max(0.0, rs[i][0] - rs[i - 1][1] - F * s[i - 1])
+        total += extra
+        after = "robots" if rs[i - 1][2] == "/robots.txt" else "page"
+        half = "1st half" if rs[i][0] < t_end / 2 else "2nd half"
+        idle_where[f"after {after}, {half}"] += extra
+    idle[h] = total
+    ends += [b for a, b, target in rs if (str(h), target) in pages]
+wall = summary.get("seconds", elapsed)
+# The crawler rests F × the response time it measured, which includes its side of the
+# loopback; F × (its mean − the server's mean) per gap shows up as idle beyond the rule.
+client_ms = []
+for line in open(f"{tmp}/{run}.urls"):
+    f = line.split("\t")
+    if len(f) > 5 and f[3].isdigit():
+        client_ms.append(int(f[3]))
+server_ms = [1000 * (b - a) for rs in by_host.values() for a, b, target in rs if target != "/robots.txt"]
+measured = (f"response time: crawler's mean {statistics.mean(client_ms):.1f} ms, server's "
+            f"{statistics.mean(server_ms):.1f} ms; " if client_ms and server_ms else "")
+iv = list(idle.values())
+width = 5
+while t_end / width > 24:
+    width *= 2
+bins = defaultdict(int)
+for e in ends:
+    bins[int(e // width)] += 1
+series = "/".join(f"{bins[b] / width:.0f}" for b in range(int(t_end // width) + 1))
+if width != 5:
+    series = f"(per {width} s) " + series
+wc = open(f"{tmp}/{run}.webcpu").read().split()
+web_cpu = f"{int(wc[0]) / int(wc[1]):.1f} (threads {wc[2]})"
+stopped = "" if status == "0" else f" (stopped: exit {status})"
+print(f"| {web} | {opts}{stopped} | {len(pages):,} | {wall:.1f} | {bound:.1f} | {wall / bound:.2f} | "
+      f"{service / jobs:.1f} | {statistics.median(iv):.2f} / {pct(iv, .9):.2f} / {pct(iv, .99):.2f} | "
+      f"{statistics.median(first):.2f} / {pct(first, .9):.2f} / {max(first):.2f} | "
+      f"{srv['overlaps']} | {srv['short_gaps']} | {len(pages):,} / {srv['reachable']:,} | {srv['duplicates']} | "
+      f"{rss_kib / 1024:.0f} | {user + sys_s:.1f} | {web_cpu} | {series} |")
+tot = sum(idle_where.values()) or 1
+where = ", ".join(f"{k} {v / tot:.0%}" for k, v in sorted(idle_where.items()))
+print(f"- {web} {opts}: bound set by host {bound_host} ({len(by_host[bound_host])} requests); {measured}"
+      f"idle beyond rule summed over hosts {sum(iv):,.0f} s: {where}; crawl ending "
+      f"{summary.get('ending')}, {summary.get('pages')} pages, {summary.get('merges')} DUE merges, "
+      f"{summary.get('robots_fetches')} robots.txt; requests {srv['requests']:,} over {t_end:.1f} s")
+if sample:
+    # Per second: hosts with a request in flight, hosts resting (within the rule), hosts idle
+    # beyond the rule (rest over, next request not begun), hosts not yet begun; DUE batches
+    # seen in --out/due and frontier bytes, from the samples.
+    rows = []
+    for line in open(f"{tmp}/{run}.samples"):
+        ms, *files = line.split()
+        sizes = dict(f.rsplit("=", 1) for f in files)
+        due = sorted(p.split("/")[1] for p in sizes if p.startswith("due/"))
+        front = sum(int(v) for p, v in sizes.items() if p.startswith("frontier/"))
+        rows.append((int(ms) / 1000, frozenset(due), front))
+    print(f"  {run} per second: t | in flight | resting | idle beyond rule | not begun | DUE batch dirs | frontier bytes")
+    for sec in range(int(t_end) + 1):
+        tt = sec + 0.5
+        fl = rest = idl = nb = 0
+        for rs in by_host.values():
+            if tt < rs[0][0]:
+                nb += 1
+                continue
+            for i, (a, b, _) in enumerate(rs):
+                if a <= tt < b:
+                    fl += 1
+                    break
+                if i + 1 < len(rs) and b <= tt < rs[i + 1][0]:
+                    if tt < b + F * (b - a):
+                        rest += 1
+                    else:
+                        idl += 1
+                    break
+        near = [r for r in rows if abs(r[0] - tt) <= 0.05] or [None]
+        d = near[0]
+        print(f"  {sec:4d} | {fl} | {rest} | {idl} | {nb} | "
+              f"{' '.join(sorted(d[1])) if d else '-'} | {d[2] if d else '-'}")
+PY
+)
+    echo "${row%%$'\n'*}"
+    notes+="${row#*$'\n'}"$'\n'
+  done
+done
+echo
+printf '%s' "$notes"
