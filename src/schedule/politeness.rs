@@ -103,6 +103,20 @@ pub enum Next {
     Empty,
 }
 
+/// What the held hosts are doing (`Scheduler::census`). A host with several lanes may be busy
+/// and ready (or resting) at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// With a request (or its robots.txt fetch) in flight.
+    pub busy: usize,
+    /// With queued work and a lane that may go now: waiting for a worker.
+    pub ready: usize,
+    /// With queued work, every free lane resting by the delay rule: waiting on politeness.
+    pub resting: usize,
+    /// Holding a slot with nothing queued and nothing in flight: waiting for URLs.
+    pub starved: usize,
+}
+
 /// A host with queued or in-flight work (an "active" host, Mercator's back queue).
 struct Host {
     /// `host:port`, the politeness unit.
@@ -249,6 +263,25 @@ impl Scheduler {
     pub fn hosts(&self) -> (usize, usize) {
         let busy = self.live().filter(|h| h.in_flight > 0).count();
         (self.by_key.len() - self.drained_hosts, busy)
+    }
+
+    /// What the held hosts are doing at `now`, for progress: what limits the crawl.
+    pub fn census(&self, now: Instant) -> Census {
+        let mut census = Census::default();
+        for host in self.live() {
+            if host.in_flight > 0 || host.robots_pending {
+                census.busy += 1;
+            }
+            if host.scheduled {
+                match host.idle.iter().min() {
+                    Some(&at) if at > now => census.resting += 1,
+                    _ => census.ready += 1,
+                }
+            } else if host.queue.is_empty() && host.in_flight == 0 && !host.robots_pending {
+                census.starved += 1;
+            }
+        }
+        census
     }
 
     fn live(&self) -> impl Iterator<Item = &Host> {
