@@ -128,6 +128,9 @@ pub struct Counters {
     pub outcomes: [AtomicU64; Outcome::ALL.len()],
     /// Sitemap fetches and what they listed.
     pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
+    /// Workers started (with an elastic pool, the most that ran), and the most that could.
+    pub workers: AtomicU64,
+    pub max_workers: AtomicU64,
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -297,6 +300,13 @@ impl Stages {
                     break;
                 }
             }
+            let counters = &self.counters;
+            counters
+                .workers
+                .store(handles.len() as u64, Ordering::Relaxed);
+            counters
+                .max_workers
+                .store(workers.max as u64, Ordering::Relaxed);
             let mut result = handles
                 .into_iter()
                 .try_for_each(|h| h.join().expect("a worker panicked"));

@@ -457,7 +457,7 @@ fn max_concurrent(web: &TestWeb) -> usize {
 /// Crawls a web of `hosts` hosts answering after 50 ms, each of 2 pages, with `args`; checks
 /// that every page came once and that no host saw overlapping requests or a gap shorter than
 /// the delay rule's (factor 1); returns the most requests the server served at once.
-fn crawl_slow_web(hosts: usize, args: &[&str]) -> usize {
+fn crawl_slow_web(hosts: usize, args: &[&str]) -> (usize, serde_json::Value) {
     let graph = Graph::new(GraphSpec {
         hosts,
         pages_per_host: 2,
@@ -496,27 +496,31 @@ fn crawl_slow_web(hosts: usize, args: &[&str]) -> usize {
             );
         }
     }
-    max_concurrent(&web)
+    (max_concurrent(&web), run.summary())
 }
 
 /// Without -j the workers follow the work: with 64 hosts ready at once, many more requests
 /// are in flight than the 16 workers that were the default, each host still polite.
 #[test]
 fn without_jobs_the_requests_in_flight_follow_the_ready_hosts() {
-    let most = crawl_slow_web(64, &[]);
+    let (most, summary) = crawl_slow_web(64, &[]);
     assert!(most > 16, "at most {most} requests at once");
+    assert!(summary["workers"].as_u64().unwrap() > 16, "{summary}");
 }
 
 /// `--max-connections` bounds the elastic pool.
 #[test]
 fn max_connections_bounds_the_requests_in_flight() {
-    let most = crawl_slow_web(64, &["--max-connections", "24"]);
+    let (most, summary) = crawl_slow_web(64, &["--max-connections", "24"]);
     assert!(most <= 24, "{most} requests at once");
+    assert!(summary["workers"].as_u64().unwrap() <= 24, "{summary}");
+    assert_eq!(summary["max_workers"], 24, "{summary}");
 }
 
 /// `-j N` is a hard limit: N workers, no more, whatever is ready.
 #[test]
 fn jobs_bound_the_requests_in_flight() {
-    let most = crawl_slow_web(64, &["-j", "12"]);
+    let (most, summary) = crawl_slow_web(64, &["-j", "12"]);
     assert!(most <= 12, "{most} requests at once");
+    assert_eq!(summary["workers"], 12, "{summary}");
 }
