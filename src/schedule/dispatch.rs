@@ -750,7 +750,7 @@ impl Dispatcher {
             state.scheduler.has_free_slot()
                 && (state.focus.is_none() || state.scheduler.queued() < limit)
         };
-        while reads > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
+        while reads > 0 && (fill(state) || state.scheduler.has_hungry_host()) {
             reads -= 1;
             let popped = match &mut state.focus {
                 Some(window) => window.pop(&mut state.frontier)?,
