@@ -97,11 +97,11 @@ const READ_AHEAD: usize = 1024;
 /// Buckets of host hashes counting deferred URLs (`State::deferred_hosts`).
 const DEFERRED_BUCKETS: usize = 1 << 16;
 
-/// Hosts that may hold a queue at least, and at most: a held host costs its queue's head and
-/// tail in memory (`frontier::spill`; see BENCHMARKS.md for bytes per host in play), so the
-/// ceiling bounds the scheduler's memory.
+/// Hosts that may hold a queue at least, and at most: a held host costs its queue's in-memory
+/// head and tail (`frontier::spill`; `examples/host_memory` measures a few KiB per host with
+/// 10 to 32 URLs queued), so the ceiling bounds the host queues' memory to a few hundred MiB.
 pub const MIN_HOST_SLOTS: usize = 256;
-pub const MAX_HOST_SLOTS: usize = 65_536;
+pub const MAX_HOST_SLOTS: usize = 32_768;
 
 /// Hosts with queued work needed to keep `requests` requests in flight: a host of `lanes`
 /// lanes takes `lanes` requests per (1 + `factor`) response times (one in flight, then its
@@ -948,6 +948,17 @@ mod tests {
     use crate::schedule::politeness::DelayRule;
     use crate::seen::due::DueConfig;
     use proptest::prelude::*;
+
+    #[test]
+    fn host_slots_follow_the_delay_rule_within_bounds() {
+        // -j 16 at the default factor keeps the 256 slots it always had.
+        assert_eq!(host_slots_for(16, 10.0, 1), MIN_HOST_SLOTS);
+        // 1,000 requests in flight at factor 10: 11 hosts each, and a quarter more.
+        assert_eq!(host_slots_for(1000, 10.0, 1), 13_750);
+        assert_eq!(host_slots_for(1000, 10.0, 4), 3_438);
+        assert_eq!(host_slots_for(4096, 10.0, 1), MAX_HOST_SLOTS);
+        assert_eq!(host_slots_for(64, 0.0, 1), MIN_HOST_SLOTS);
+    }
 
     fn rule() -> DelayRule {
         DelayRule {
