@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -25,7 +25,8 @@ function __fish_crawl_using_subcommand
 end
 
 complete -c crawl -n "__fish_crawl_needs_command" -l out -d 'State directory: seen set, frontier, WARC files, summary' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Worker threads (1 to 4096)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Exactly N worker threads (1 to 4096): at most N requests in flight. Default: as many as the work needs, up to --max-connections' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-connections -d 'Without -j: at most N requests in flight (worker threads), 1 to 16384. Default: min((open files - 256) / 3, available memory / 4 / 1 MiB), within 16 to 4096' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default: 100' -r

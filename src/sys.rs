@@ -1,6 +1,6 @@
 //! The few platform calls the crawler makes, in one place: allocator tuning, the process's own
-//! memory and I/O counters from `/proc`, the open-file limit, and the self-kill of the crash
-//! tests. Each `unsafe`
+//! memory and I/O counters from `/proc`, the memory available, the open-file limit (and its
+//! raise), and the self-kill of the crash tests. Each `unsafe`
 //! block is here, with its SAFETY note.
 
 /// Keeps resident memory flat over a long crawl (glibc; "Flat memory" in BENCHMARKS.md). By
@@ -38,6 +38,38 @@ pub fn open_files_limit() -> Option<u64> {
     // SAFETY: getrlimit writes one rlimit into the struct we own, and reads nothing else.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
     (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+/// Raises the soft limit on open files (`RLIMIT_NOFILE`) to the hard limit, so that the crawl
+/// may keep as many connections as the system lets this process have; returns the soft limit
+/// now in force (`None` when it cannot be read, or is unlimited). A failure to raise it leaves
+/// the old limit, which the defaults then follow.
+pub fn raise_open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own, and reads nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
+        && limit.rlim_cur < limit.rlim_max
+    {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads one rlimit from the struct we own; raising the soft limit up
+        // to the hard one needs no privilege and changes nothing but this process's limit.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) };
+    }
+    open_files_limit()
+}
+
+/// Memory the system can give without swapping (Linux `MemAvailable`), in bytes, if known.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Kills this process with SIGKILL, which cannot be caught: a crash test's simulated power cut.

@@ -5,6 +5,7 @@
 use crate::cli::args::{Args, Save};
 use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
+use crate::crawl::pool::{self, Workers};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
 use crate::crawl::stop::Stop;
@@ -17,7 +18,7 @@ use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::WarcConfig;
-use crate::schedule::dispatch::DispatchConfig;
+use crate::schedule::dispatch::{DispatchConfig, host_slots_for};
 use crate::schedule::politeness::DelayRule;
 use crate::seen::due::DueConfig;
 use crate::state::statedir::DirLock;
@@ -134,12 +135,26 @@ impl Args {
         // A proxy is sent addresses checked here, not names it would resolve unchecked.
         let proxy = proxy.map(|p| p.resolved_here(&addresses));
         let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
+        let workers = match args.jobs {
+            Some(n) => Workers::fixed(n as usize),
+            None => Workers::elastic(match args.max_connections {
+                Some(n) => n as usize,
+                None => pool::default_max_connections(
+                    crate::sys::raise_open_files_limit(),
+                    crate::sys::available_memory(),
+                ),
+            }),
+        };
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
-            workers: args.jobs as usize,
             dispatch: DispatchConfig {
-                queue_limit: (args.jobs as usize * 16).max(1024),
+                queue_limit: 4 * host_slots_for(
+                    workers.max,
+                    args.delay_factor,
+                    args.host_connections as usize,
+                ),
+                workers,
                 max_pages: args.max_pages,
                 max_pages_per_host: args.max_pages_per_host,
             },
@@ -159,7 +174,7 @@ impl Args {
                 timeout: args.timeout,
                 max_body: args.max_body,
                 host_connections: args.host_connections as usize,
-                idle_hosts: fetch::client::idle_hosts(args.jobs as usize),
+                idle_hosts: fetch::client::idle_hosts(workers.max),
                 body: BodyRule {
                     accept: args.accept_type,
                     reject: args.reject_type,

@@ -23,6 +23,7 @@
 //! the exchange (the lease dropped and the senders stopped, after that checkpoint fsynced the
 //! outboxes).
 
+use crate::crawl::pool;
 use crate::crawl::stop::Stop;
 use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::{FetchConfig, Fetcher};
@@ -49,6 +50,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use url::Url;
 
+/// How often the spawner of an elastic pool looks at its workers while none is asked for.
+const SPAWNER_LOOK: Duration = Duration::from_millis(500);
+
 /// After a stop signal, fetches still in flight this long are abandoned (they are fetched
 /// again on resume): a stop takes a few seconds, not `--timeout`.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -57,8 +61,8 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 pub struct CrawlConfig {
     pub out: PathBuf,
     pub seeds: Vec<Url>,
-    pub workers: usize,
-    /// How the dispatcher hands out work (`--max-pages`, `--max-pages-per-host`, …).
+    /// How the dispatcher hands out work (`--max-pages`, `--max-pages-per-host`, …), and to
+    /// how many workers (`dispatch.workers`: `-j`, or elastic up to `--max-connections`).
     pub dispatch: DispatchConfig,
     pub filter: Filter,
     pub delay: DelayRule,
@@ -124,6 +128,9 @@ pub struct Counters {
     pub outcomes: [AtomicU64; Outcome::ALL.len()],
     /// Sitemap fetches and what they listed.
     pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
+    /// Workers started (with an elastic pool, the most that ran), and the most that could.
+    pub workers: AtomicU64,
+    pub max_workers: AtomicU64,
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -210,9 +217,11 @@ impl Stages {
         let archive = match warc {
             Some(warc) => {
                 let done = Arc::clone(&dispatcher);
-                Some(Archive::start(warc, config.workers, move |keys| {
-                    done.entries_done(keys)
-                })?)
+                Some(Archive::start(
+                    warc,
+                    config.dispatch.workers.max,
+                    move |keys| done.entries_done(keys),
+                )?)
             }
             None => None,
         };
@@ -258,16 +267,46 @@ impl Stages {
                     progress::report(mode, started, read, done_signal)
                 })
                 .context("starting the progress thread")?;
-            let handles: Vec<_> = (0..config.workers)
-                .map(|i| {
-                    let worker = &worker;
-                    std::thread::Builder::new()
-                        .name(format!("worker-{i}"))
-                        .spawn_scoped(scope, move || worker.run())
-                        .expect("spawning a worker")
-                })
+            let spawn_worker = |i: usize| {
+                let worker = &worker;
+                std::thread::Builder::new()
+                    .name(format!("worker-{i}"))
+                    .stack_size(pool::WORKER_STACK)
+                    .spawn_scoped(scope, move || worker.run())
+            };
+            let workers = config.dispatch.workers;
+            let mut handles: Vec<_> = (0..workers.start)
+                .map(|i| spawn_worker(i).expect("spawning a worker"))
                 .collect();
             let exchange_threads = self.spawn_exchange(scope, config)?;
+            // An elastic pool grows while the crawl runs: workers are started as the dispatcher
+            // asks for them, until it says the crawl is over or a worker has ended (workers
+            // end only with the crawl).
+            while workers.is_elastic() && !handles.iter().any(|h| h.is_finished()) {
+                for _ in 0..self.dispatcher.workers_wanted(SPAWNER_LOOK) {
+                    match spawn_worker(handles.len()) {
+                        Ok(handle) => handles.push(handle),
+                        Err(e) => {
+                            eprintln!(
+                                "crawl: could not start worker {} ({e}); going on with {}",
+                                handles.len() + 1,
+                                handles.len()
+                            );
+                            self.dispatcher.worker_not_started();
+                        }
+                    }
+                }
+                if self.dispatcher.workers_over() {
+                    break;
+                }
+            }
+            let counters = &self.counters;
+            counters
+                .workers
+                .store(handles.len() as u64, Ordering::Relaxed);
+            counters
+                .max_workers
+                .store(workers.max as u64, Ordering::Relaxed);
             let mut result = handles
                 .into_iter()
                 .try_for_each(|h| h.join().expect("a worker panicked"));
@@ -384,12 +423,22 @@ fn open_dispatcher(
             Some(robots.clone()),
         ),
         dir: config.out.clone(),
-        focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), config.workers)),
+        focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), focus_workers(config))),
         gate: config.exchange.clone().map(|x| x as _),
         on_checkpoint,
         stop: Arc::clone(&config.stop),
     };
     Dispatcher::open(&config.dispatch, parts)
+}
+
+/// The workers a focus window keeps busy: `-j`'s, or with an elastic pool the 16 that were
+/// the default before it, so that the window, not the host queues, still decides the order.
+fn focus_workers(config: &CrawlConfig) -> usize {
+    let workers = config.dispatch.workers;
+    match workers.is_elastic() {
+        true => workers.max.min(16),
+        false => workers.max,
+    }
 }
 
 /// A recrawl: the sitemaps the previous crawl read, then every page it fetched, with what it
@@ -477,5 +526,11 @@ fn gauges(dispatcher: &Dispatcher, due: &Due<Entry>, counters: &Counters) -> Gau
         hosts_busy: dispatch.hosts_busy,
         hosts_with_work: dispatch.hosts_active,
         errors: counters.by_class[0].load(Ordering::Relaxed),
+        in_flight: dispatch.in_flight,
+        workers: dispatch.workers,
+        max_workers: dispatch.max_workers,
+        hosts_ready: dispatch.census.ready,
+        hosts_resting: dispatch.census.resting,
+        hosts_starved: dispatch.census.starved,
     }
 }

@@ -54,6 +54,17 @@ pub struct Gauges {
     pub hosts_with_work: usize,
     /// Fetches without a response.
     pub errors: u64,
+    /// Requests in flight, the workers running, and the most that may run: in flight near
+    /// the most means the machine's cap (`-j`, `--max-connections`) limits the crawl.
+    pub in_flight: usize,
+    pub workers: usize,
+    pub max_workers: usize,
+    /// Hosts that may be contacted now but wait for a worker (the cap limits the crawl).
+    pub hosts_ready: usize,
+    /// Hosts with work resting by the delay rule (politeness limits the crawl).
+    pub hosts_resting: usize,
+    /// Hosts holding a slot with nothing queued (the discovery of URLs limits the crawl).
+    pub hosts_starved: usize,
 }
 
 /// The figures as one line, e.g. `1200 pages (85.1/s), 12.3 MiB, frontier 4100, …`.
@@ -66,7 +77,8 @@ pub fn status_line(g: &Gauges, elapsed: Duration) -> String {
     };
     format!(
         "{} pages ({rate:.1}/s), {:.1} MiB, frontier {}, seen {} URLs, CLOCK hits {:.1}%, \
-         hosts {} busy / {} with work, {} errors, {secs:.0}s",
+         hosts {} busy / {} with work, {} errors, {secs:.0}s; {} in flight ({} of {} workers), \
+         hosts {} ready / {} resting / {} without URLs",
         g.pages,
         g.bytes as f64 / (1 << 20) as f64,
         g.frontier,
@@ -75,6 +87,12 @@ pub fn status_line(g: &Gauges, elapsed: Duration) -> String {
         g.hosts_busy,
         g.hosts_with_work,
         g.errors,
+        g.in_flight,
+        g.workers,
+        g.max_workers,
+        g.hosts_ready,
+        g.hosts_resting,
+        g.hosts_starved,
     )
 }
 
@@ -121,11 +139,18 @@ mod tests {
             hosts_busy: 2,
             hosts_with_work: 7,
             errors: 1,
+            in_flight: 3,
+            workers: 8,
+            max_workers: 512,
+            hosts_ready: 4,
+            hosts_resting: 5,
+            hosts_starved: 6,
         };
         assert_eq!(
             status_line(&g, Duration::from_secs(4)),
             "100 pages (25.0/s), 3.0 MiB, frontier 40, seen 250 URLs, CLOCK hits 50.0%, \
-             hosts 2 busy / 7 with work, 1 errors, 4s"
+             hosts 2 busy / 7 with work, 1 errors, 4s; 3 in flight (8 of 512 workers), \
+             hosts 4 ready / 5 resting / 6 without URLs"
         );
     }
 

@@ -62,6 +62,10 @@ struct Summary {
     requests_ahead: u64,
     /// With `--shard`: this shard and what crossed to and from the others; `null` without.
     shard: Option<ShardSummary>,
+    /// Workers started (without `-j`, the most that ran at once), and the most that could
+    /// (`-j`, or `--max-connections`).
+    workers: u64,
+    max_workers: u64,
 }
 
 /// `ExchangeStats` as the file names them.
@@ -206,6 +210,8 @@ pub fn to_json(report: &Report) -> String {
             stream_full: x.stream_full,
             found_by: report.found_by.clone(),
         }),
+        workers: load(&c.workers),
+        max_workers: load(&c.max_workers),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -373,6 +379,8 @@ mod tests {
         set(&counters.noindex_pages, 72);
         set(&counters.pages_ahead, 73);
         set(&counters.requests_ahead, 74);
+        set(&counters.workers, 75);
+        set(&counters.max_workers, 76);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -426,7 +434,8 @@ mod tests {
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
                 r#""malformed":64,"too_deep":65},"#,
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
-                r#""pages_ahead":73,"requests_ahead":74,"shard":null}"#,
+                r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
+                r#""workers":75,"max_workers":76}"#,
                 "\n"
             ),
         );
@@ -451,7 +460,8 @@ mod tests {
             json.ends_with(concat!(
                 r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
-                r#""found_by":"shard 2/4 at http://a.test/x"}}"#,
+                r#""found_by":"shard 2/4 at http://a.test/x"},"#,
+                r#""workers":75,"max_workers":76}"#,
                 "\n"
             )),
             "{json}"

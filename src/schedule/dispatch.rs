@@ -3,7 +3,8 @@
 //! It owns the frontier and the politeness scheduler under one lock. URLs move from the
 //! frontier (disk, Mercator's front queue) into the scheduler's host queues (the back queues),
 //! whose heads are in memory and whose rest spills to disk (`frontier::spill`). At most
-//! `slots` hosts hold a queue (a quarter of `queue_limit`: 4 per worker, at least 256).
+//! `slots` hosts hold a queue (a quarter of `queue_limit`, sized by the delay rule:
+//! `host_slots_for`).
 //!
 //! So that a large host always has work, the dispatcher reads the frontier ahead while a held
 //! host has nothing queued (it may have URLs further on) or while a slot is free (with
@@ -49,16 +50,23 @@
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
 //! fetch) and sends its request ahead; it wakes a parked worker only if a host is still ready.
 //!
+//! Workers wanted: with an elastic pool (`crawl::pool`, no `-j`), an event that would wake a
+//! parked worker for a ready host (or a host due with no worker watching the clock) finds none
+//! parked when every worker is busy; it then asks the spawner (`workers_wanted`) for one more,
+//! up to the pool's `max`, one request at a time outstanding. With `-j N` no worker is ever
+//! asked for.
+//!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
+use crate::crawl::pool::Workers;
 use crate::crawl::stop::{Reason, Stop};
 use crate::frontier::focus::Window;
 use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
-use crate::schedule::politeness::{Next, Scheduler, Work};
+use crate::schedule::politeness::{Census, Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
 use crate::seen::batch::Sink;
 use crate::seen::due::Due;
@@ -88,6 +96,22 @@ const READ_AHEAD: usize = 1024;
 
 /// Buckets of host hashes counting deferred URLs (`State::deferred_hosts`).
 const DEFERRED_BUCKETS: usize = 1 << 16;
+
+/// Hosts that may hold a queue at least, and at most: a held host costs its queue's in-memory
+/// head and tail (`frontier::spill`; `examples/host_memory` measures a few KiB per host with
+/// 10 to 32 URLs queued), so the ceiling bounds the host queues' memory to a few hundred MiB.
+pub const MIN_HOST_SLOTS: usize = 256;
+pub const MAX_HOST_SLOTS: usize = 32_768;
+
+/// Hosts with queued work needed to keep `requests` requests in flight: a host of `lanes`
+/// lanes takes `lanes` requests per (1 + `factor`) response times (one in flight, then its
+/// rest), so about (1 + factor) × requests / lanes hosts must hold work, and a quarter more
+/// so that a host whose next URLs are still coming does not leave a connection idle. Within
+/// [`MIN_HOST_SLOTS`, `MAX_HOST_SLOTS`].
+pub fn host_slots_for(requests: usize, factor: f64, lanes: usize) -> usize {
+    let hosts = (1.0 + factor.max(0.0)) * requests as f64 / lanes.max(1) as f64 * 1.25;
+    (hosts.ceil().min(MAX_HOST_SLOTS as f64) as usize).max(MIN_HOST_SLOTS)
+}
 
 /// Hosts that may hold a queue: `queue_limit / 4`, or the hidden `CRAWL_HOST_SLOTS` with which
 /// the kill-and-resume tests make URLs wait in the deferred FIFO.
@@ -134,6 +158,14 @@ pub struct DispatchGauges {
     pub hosts_active: usize,
     /// Hosts with a request in flight.
     pub hosts_busy: usize,
+    /// Work handed to workers and not reported back: the requests in flight.
+    pub in_flight: usize,
+    /// Workers running, and the most that may (`--max-connections`, or `-j`).
+    pub workers: usize,
+    pub max_workers: usize,
+    /// What the held hosts are doing (`Scheduler::census`): ready ones wait for a worker,
+    /// resting ones for the delay rule, starved ones for URLs.
+    pub census: Census,
 }
 
 struct State {
@@ -147,6 +179,11 @@ struct State {
     timed_wait: Option<Instant>,
     /// Workers parked on `wake` (`Dispatcher::park`): an event wakes one only if one waits.
     parked: usize,
+    /// Workers running (or asked for and about to start), at most `max_workers`.
+    workers: usize,
+    max_workers: usize,
+    /// Workers asked of the spawner and not yet taken (`Dispatcher::workers_wanted`).
+    workers_asked: usize,
     /// Pages handed to workers and not done yet, by checksum.
     handed: FxHashMap<u64, Entry>,
     done_since_checkpoint: u64,
@@ -211,6 +248,8 @@ impl State {
 pub struct DispatchConfig {
     /// URLs the host queues may hold at most; a quarter of it is the hosts that may hold one.
     pub queue_limit: usize,
+    /// The worker pool: how many start, how many may run (`crawl::pool`).
+    pub workers: Workers,
     /// `--max-pages`: pages handed out at most (sitemaps are not counted).
     pub max_pages: Option<u64>,
     /// `--max-pages-per-host`: pages one host is given at most (`budget`, saved in
@@ -240,6 +279,8 @@ pub struct DispatchParts {
 pub struct Dispatcher {
     state: Mutex<State>,
     wake: Condvar,
+    /// The spawner waits on it for workers to be asked for (`workers_wanted`).
+    spawn: Condvar,
     queue_limit: usize,
     max_pages: Option<u64>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
@@ -283,6 +324,9 @@ impl Dispatcher {
                 failure: None,
                 timed_wait: None,
                 parked: 0,
+                workers: config.workers.start,
+                max_workers: config.workers.max,
+                workers_asked: 0,
                 handed: FxHashMap::default(),
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
@@ -295,6 +339,7 @@ impl Dispatcher {
                 gate,
             }),
             wake: Condvar::new(),
+            spawn: Condvar::new(),
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
             hosts_file: dir.join("hosts.tsv"),
@@ -408,6 +453,42 @@ impl Dispatcher {
     pub fn wake_all(&self) {
         let _guard = self.state.lock().unwrap();
         self.wake.notify_all();
+        self.spawn.notify_all();
+    }
+
+    /// For the spawner of an elastic pool: blocks until workers are asked for, and returns how
+    /// many to start (counted as running already), or 0 once the crawl is over, failed or
+    /// stopping, or after `timeout` (the caller then looks at its workers and asks again).
+    pub fn workers_wanted(&self, timeout: Duration) -> usize {
+        let mut state = self.state.lock().unwrap();
+        let deadline = Instant::now() + timeout;
+        loop {
+            if state.ending.is_some() || state.failure.is_some() || self.stop.is_stopped() {
+                return 0;
+            }
+            if state.workers_asked > 0 {
+                return std::mem::take(&mut state.workers_asked);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return 0;
+            }
+            state = self.spawn.wait_timeout(state, left).unwrap().0;
+        }
+    }
+
+    /// Whether no more workers will be wanted: the crawl is over, failed or stopping.
+    pub fn workers_over(&self) -> bool {
+        let state = self.state.lock().unwrap();
+        state.ending.is_some() || state.failure.is_some() || self.stop.is_stopped()
+    }
+
+    /// A worker asked for could not be started (the system refused a thread): the pool stops
+    /// growing at the workers it has.
+    pub fn worker_not_started(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.workers -= 1;
+        state.max_workers = state.workers;
     }
 
     /// Blocks until there is work for this worker, or returns None when the crawl is over.
@@ -456,9 +537,7 @@ impl Dispatcher {
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
                     // yet watching the clock for it.
-                    if self.more_ready(&state, now) {
-                        self.wake.notify_one();
-                    }
+                    self.call_worker(&mut state, now);
                     return Ok(Some(work));
                 }
                 // Robots.txt dropped everything that was queued: refill can make progress.
@@ -555,10 +634,10 @@ impl Dispatcher {
             return Ok(None);
         };
         state.hand_out(&entry);
-        // The freed host may be ready (or due with no worker watching the clock for it) with
-        // workers parked: one is woken for it, as `host_free` would.
-        if next_host != host && self.more_ready(&state, now) {
-            self.wake.notify_one();
+        // The freed host may be ready (or due with no worker watching the clock for it): a
+        // worker is woken (or asked for) for it, as `host_free` would.
+        if next_host != host {
+            self.call_worker(&mut state, now);
         }
         Ok(Some((next_host, entry)))
     }
@@ -599,6 +678,7 @@ impl Dispatcher {
         self.stop.request(Reason::Failed);
         drop(state);
         self.wake.notify_all();
+        self.spawn.notify_all();
     }
 
     /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
@@ -638,6 +718,10 @@ impl Dispatcher {
             queued: state.scheduler.queued(),
             hosts_active,
             hosts_busy,
+            in_flight: state.in_flight,
+            workers: state.workers,
+            max_workers: state.max_workers,
+            census: state.scheduler.census(Instant::now()),
         }
     }
 
@@ -666,7 +750,7 @@ impl Dispatcher {
             state.scheduler.has_free_slot()
                 && (state.focus.is_none() || state.scheduler.queued() < limit)
         };
-        while reads > 0 && (state.scheduler.has_hungry_host() || fill(state)) {
+        while reads > 0 && (fill(state) || state.scheduler.has_hungry_host()) {
             reads -= 1;
             let popped = match &mut state.focus {
                 Some(window) => window.pop(&mut state.frontier)?,
@@ -731,20 +815,38 @@ impl Dispatcher {
         state
     }
 
-    /// Whether a worker is parked while a host is ready at `now`, or will be with no worker
-    /// yet watching the clock for it: then one is woken.
+    /// Whether a host is ready at `now`, or will be with no worker yet watching the clock for
+    /// it: a worker is wanted for it.
     fn more_ready(&self, state: &State, now: Instant) -> bool {
         let due = |at: Instant| at <= now || state.timed_wait.is_none();
-        state.parked > 0
-            && (state.scheduler.has_ready() || state.scheduler.next_ready_at().is_some_and(due))
+        state.scheduler.has_ready() || state.scheduler.next_ready_at().is_some_and(due)
+    }
+
+    /// When a worker is wanted (`more_ready`): wakes a parked one, or with none parked and an
+    /// elastic pool under its `max`, asks the spawner for one more.
+    fn call_worker(&self, state: &mut State, now: Instant) {
+        if !self.more_ready(state, now) {
+            return;
+        }
+        if state.parked > 0 {
+            self.wake.notify_one();
+        } else if state.workers_asked == 0 && state.workers < state.max_workers {
+            state.workers += 1;
+            state.workers_asked += 1;
+            self.spawn.notify_one();
+        }
     }
 
     /// Wakes one parked worker, if any: `state` changed so that one worker may now take work
     /// (a host freed, a retry or robots.txt queued) or declare the end (nothing in flight).
     /// The worker that takes work chains the wake-up when more is ready (`next_work`); the one
-    /// that declares the end wakes them all (`end`).
-    fn wake_one(&self, state: MutexGuard<'_, State>) {
+    /// that declares the end wakes them all (`end`). With none parked, a worker is asked for
+    /// if one is wanted (`call_worker`).
+    fn wake_one(&self, mut state: MutexGuard<'_, State>) {
         let parked = state.parked > 0;
+        if !parked {
+            self.call_worker(&mut state, Instant::now());
+        }
         drop(state);
         if parked {
             self.wake.notify_one();
@@ -754,6 +856,7 @@ impl Dispatcher {
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {
         state.ending = Some(ending);
         self.wake.notify_all();
+        self.spawn.notify_all();
         None
     }
 
@@ -846,6 +949,17 @@ mod tests {
     use crate::seen::due::DueConfig;
     use proptest::prelude::*;
 
+    #[test]
+    fn host_slots_follow_the_delay_rule_within_bounds() {
+        // -j 16 at the default factor keeps the 256 slots it always had.
+        assert_eq!(host_slots_for(16, 10.0, 1), MIN_HOST_SLOTS);
+        // 1,000 requests in flight at factor 10: 11 hosts each, and a quarter more.
+        assert_eq!(host_slots_for(1000, 10.0, 1), 13_750);
+        assert_eq!(host_slots_for(1000, 10.0, 4), 3_438);
+        assert_eq!(host_slots_for(4096, 10.0, 1), MAX_HOST_SLOTS);
+        assert_eq!(host_slots_for(64, 0.0, 1), MIN_HOST_SLOTS);
+    }
+
     fn rule() -> DelayRule {
         DelayRule {
             factor: 0.0,
@@ -883,6 +997,7 @@ mod tests {
         frontier.publish();
         let config = DispatchConfig {
             queue_limit: 8,
+            workers: Workers::fixed(1),
             max_pages: None,
             max_pages_per_host,
         };
@@ -1257,7 +1372,7 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    let config = DispatchConfig { queue_limit: 8, max_pages: None, max_pages_per_host: None };
+                    let config = DispatchConfig { queue_limit: 8, workers: Workers::fixed(1), max_pages: None, max_pages_per_host: None };
                     d = spilling_after_2(reopen(dir.path(), frontier, &config));
                 }
                 let mut state = d.state.lock().unwrap();

@@ -103,6 +103,20 @@ pub enum Next {
     Empty,
 }
 
+/// What the held hosts are doing (`Scheduler::census`). A host with several lanes may be busy
+/// and ready (or resting) at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// With a request (or its robots.txt fetch) in flight.
+    pub busy: usize,
+    /// With queued work and a lane that may go now: waiting for a worker.
+    pub ready: usize,
+    /// With queued work, every free lane resting by the delay rule: waiting on politeness.
+    pub resting: usize,
+    /// Holding a slot with nothing queued and nothing in flight: waiting for URLs.
+    pub starved: usize,
+}
+
 /// A host with queued or in-flight work (an "active" host, Mercator's back queue).
 struct Host {
     /// `host:port`, the politeness unit.
@@ -114,6 +128,8 @@ struct Host {
     /// them in all, with `in_flight`).
     idle: Vec<Instant>,
     in_flight: usize,
+    /// Nothing queued and a request in flight (`Scheduler::hungry` counts these).
+    hungry: bool,
     /// In the waiting or ready heap (has work, a free lane, and no robots.txt fetch
     /// under way).
     scheduled: bool,
@@ -158,6 +174,10 @@ pub struct Scheduler {
     robots_store: Option<RobotsStore>,
     /// URLs queued in host queues, in memory and spilled.
     queued: usize,
+    /// Held hosts with nothing queued and a request in flight (`has_hungry_host`), kept as
+    /// their queues and lanes change (`note_hunger`): the dispatcher asks at every refill, and
+    /// a scan costs one step per held host.
+    hungry: usize,
     /// Where host queues spill (in memory only unless `spill_to` was called).
     spill: SpillDir,
     /// The most hosts held at once (Mercator's number of back queues).
@@ -203,6 +223,7 @@ impl Scheduler {
             robots_cache: Lru::new(ROBOTS_CACHED),
             robots_store,
             queued: 0,
+            hungry: 0,
             spill: SpillDir::in_memory(),
             slots: usize::MAX,
             drained: std::collections::VecDeque::new(),
@@ -242,13 +263,51 @@ impl Scheduler {
     /// Whether a held host has nothing queued and a request in flight: more of its URLs may
     /// lie further on in the frontier, and it will want one when its rest is over.
     pub fn has_hungry_host(&self) -> bool {
-        self.live().any(|h| h.queue.is_empty() && h.in_flight > 0)
+        debug_assert_eq!(
+            self.hungry,
+            self.live()
+                .filter(|h| h.queue.is_empty() && h.in_flight > 0)
+                .count()
+        );
+        self.hungry > 0
+    }
+
+    /// Counts host `id` in `hungry` or not, after its queue or its requests in flight changed.
+    fn note_hunger(&mut self, id: usize) {
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        let hungry = host.queue.is_empty() && host.in_flight > 0;
+        if hungry != host.hungry {
+            host.hungry = hungry;
+            match hungry {
+                true => self.hungry += 1,
+                false => self.hungry -= 1,
+            }
+        }
     }
 
     /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
     pub fn hosts(&self) -> (usize, usize) {
         let busy = self.live().filter(|h| h.in_flight > 0).count();
         (self.by_key.len() - self.drained_hosts, busy)
+    }
+
+    /// What the held hosts are doing at `now`, for progress: what limits the crawl.
+    pub fn census(&self, now: Instant) -> Census {
+        let mut census = Census::default();
+        for host in self.live() {
+            if host.in_flight > 0 || host.robots_pending {
+                census.busy += 1;
+            }
+            if host.scheduled {
+                match host.idle.iter().min() {
+                    Some(&at) if at > now => census.resting += 1,
+                    _ => census.ready += 1,
+                }
+            } else if host.queue.is_empty() && host.in_flight == 0 && !host.robots_pending {
+                census.starved += 1;
+            }
+        }
+        census
     }
 
     fn live(&self) -> impl Iterator<Item = &Host> {
@@ -268,6 +327,7 @@ impl Scheduler {
         let host = self.hosts[id].as_mut().expect("a live host id");
         host.queue.push_back(entry, &mut self.spill)?;
         self.queued += 1;
+        self.note_hunger(id);
         self.schedule(id);
         Ok(())
     }
@@ -297,6 +357,7 @@ impl Scheduler {
             queue: HostQueue::default(),
             idle: vec![ready_at; self.lanes],
             in_flight: 0,
+            hungry: false,
             scheduled: false,
             robots,
             robots_pending: false,
@@ -414,6 +475,7 @@ impl Scheduler {
             .expect("a scheduled host has a free lane");
         host.idle.swap_remove(first);
         host.in_flight += 1;
+        self.note_hunger(id);
         self.schedule(id);
     }
 
@@ -485,6 +547,13 @@ impl Scheduler {
     /// The host's next queued page robots.txt allows, dropping (and counting) the disallowed
     /// ones on the way; robots.txt must be known.
     fn pop_allowed(&mut self, id: usize) -> Result<Option<Entry>> {
+        let popped = self.pop_allowed_unnoted(id);
+        self.note_hunger(id);
+        popped
+    }
+
+    /// `pop_allowed` before the host's hunger is noted.
+    fn pop_allowed_unnoted(&mut self, id: usize) -> Result<Option<Entry>> {
         let host = self.hosts[id].as_mut().expect("a live host id");
         let rules = &host.robots.as_ref().expect("known robots").0;
         while let Some(entry) = host.queue.pop_front(&self.spill)? {
@@ -519,6 +588,7 @@ impl Scheduler {
     ) {
         self.host(host).queue.push_front(entry);
         self.queued += 1;
+        self.note_hunger(host);
         let rule = now + self.rest(host, response_time);
         self.release(host, rule.max(retry_at), now);
     }
@@ -542,6 +612,7 @@ impl Scheduler {
         let host = self.host(id);
         host.in_flight -= 1;
         host.idle.push(ready_at);
+        self.note_hunger(id);
         self.schedule(id);
         self.retire_if_idle(id, now);
     }
@@ -597,6 +668,7 @@ impl Scheduler {
     /// The host leaves memory: its rest and robots.txt rules are kept in bounded form.
     fn retire(&mut self, id: usize, now: Instant) {
         let host = self.hosts[id].take().expect("a live host id");
+        self.hungry -= usize::from(host.hungry);
         self.free_ids.push(id);
         self.by_key.remove(&host.key);
         if let Some(at) = host.rested_at().filter(|at| *at > now) {

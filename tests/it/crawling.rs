@@ -440,3 +440,91 @@ fn idle_workers_do_not_merge_while_hosts_have_work_queued() {
     // moment (the old rule) made 45-48 quiet and 301-384 beside the same work.
     assert!(merges <= 150, "{merges} merges");
 }
+
+/// The most requests the server was serving at once, over all hosts (its log's intervals).
+fn max_concurrent(web: &TestWeb) -> usize {
+    let mut events: Vec<(std::time::Instant, i32)> = Vec::new();
+    for entry in web.log() {
+        events.push((entry.start, 1));
+        events.push((entry.end, -1));
+    }
+    // An end at the same instant as a start is counted first: the two did not overlap.
+    events.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, change) in events {
+        now += change;
+        most = most.max(now);
+    }
+    most as usize
+}
+
+/// Crawls a web of `hosts` hosts answering after 50 ms, each of 2 pages, with `args`; checks
+/// that every page came once and that no host saw overlapping requests or a gap shorter than
+/// the delay rule's (factor 1); returns the most requests the server served at once.
+fn crawl_slow_web(hosts: usize, args: &[&str]) -> (usize, serde_json::Value) {
+    let graph = Graph::new(GraphSpec {
+        hosts,
+        pages_per_host: 2,
+        extra_links: 1,
+        page_padding: 100,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(Duration::from_millis(50), &|_| None).unwrap();
+    let all: Vec<usize> = (0..hosts).collect();
+    let mut args = args.to_vec();
+    args.extend(["--delay-factor", "1"]);
+    let run = crawl(&seeds_of(&web, &all), &args);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.pages().len(), hosts * 2);
+    crate::util::assert_fetched_once(
+        &web,
+        &all.iter()
+            .flat_map(|&h| [(h, 0), (h, 1)])
+            .collect::<Vec<_>>(),
+    );
+    for (host, requests) in crate::util::requests_by_host(&web) {
+        for pair in requests.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            assert!(
+                b.start >= a.end,
+                "host {host}: {} overlapped {}",
+                b.target,
+                a.target
+            );
+            let (gap, needed) = (b.start - a.end, a.end - a.start);
+            assert!(
+                gap >= needed,
+                "host {host}: {} came {gap:?} after {}",
+                b.target,
+                a.target
+            );
+        }
+    }
+    (max_concurrent(&web), run.summary())
+}
+
+/// Without -j the workers follow the work: with 64 hosts ready at once, many more requests
+/// are in flight than the 16 workers that were the default, each host still polite.
+#[test]
+fn without_jobs_the_requests_in_flight_follow_the_ready_hosts() {
+    let (most, summary) = crawl_slow_web(64, &[]);
+    assert!(most > 16, "at most {most} requests at once");
+    assert!(summary["workers"].as_u64().unwrap() > 16, "{summary}");
+}
+
+/// `--max-connections` bounds the elastic pool.
+#[test]
+fn max_connections_bounds_the_requests_in_flight() {
+    let (most, summary) = crawl_slow_web(64, &["--max-connections", "24"]);
+    assert!(most <= 24, "{most} requests at once");
+    assert!(summary["workers"].as_u64().unwrap() <= 24, "{summary}");
+    assert_eq!(summary["max_workers"], 24, "{summary}");
+}
+
+/// `-j N` is a hard limit: N workers, no more, whatever is ready.
+#[test]
+fn jobs_bound_the_requests_in_flight() {
+    let (most, summary) = crawl_slow_web(64, &["-j", "12"]);
+    assert!(most <= 12, "{most} requests at once");
+    assert_eq!(summary["workers"], 12, "{summary}");
+}

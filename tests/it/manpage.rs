@@ -259,7 +259,7 @@ fn readme_defaults_are_the_binarys() {
         .into_iter()
         .filter_map(|o| Some((o.names.last()?.clone(), o.default?)))
         .collect();
-    assert!(defaults.contains_key("--jobs"), "{defaults:?}");
+    assert!(defaults.contains_key("--delay-factor"), "{defaults:?}");
     let readme = read("README.md");
     let version = env!("CARGO_PKG_VERSION");
     let mut wrong = Vec::new();
