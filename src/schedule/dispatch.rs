@@ -150,6 +150,10 @@ struct State {
     timed_wait: Option<Instant>,
     /// Workers parked on `wake` (`Dispatcher::park`): an event wakes one only if one waits.
     parked: usize,
+    /// The instant the one worker waiting for the DUE's spacing of early merges wakes at
+    /// (`Dispatcher::park_for_merge`); apart from `timed_wait`, which says that a worker
+    /// watches the hosts' rests.
+    merge_wait: Option<Instant>,
     /// Pages handed to workers and not done yet, by checksum.
     handed: FxHashMap<u64, Entry>,
     done_since_checkpoint: u64,
@@ -286,6 +290,7 @@ impl Dispatcher {
                 failure: None,
                 timed_wait: None,
                 parked: 0,
+                merge_wait: None,
                 handed: FxHashMap::default(),
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
@@ -484,7 +489,7 @@ impl Dispatcher {
                     // which merges on this flush) or the gate may open: look again soon.
                     let poll = (state.gate.is_some() && state.in_flight == 0).then_some(GATE_POLL);
                     state = match (poll, retry) {
-                        (None, Some(at)) => self.wait_until(state, at),
+                        (None, Some(at)) => self.park_for_merge(state, at),
                         (poll, _) => self.park(state, poll),
                     };
                 }
@@ -752,6 +757,27 @@ impl Dispatcher {
             None => self.wake.wait(state).unwrap(),
         };
         state.parked -= 1;
+        state
+    }
+
+    /// Parks until `at`, when the DUE's spacing allows the early merge it refused, if no other
+    /// worker waits for it already (then untimed): one worker, not all of them, wakes for it.
+    /// Not through `wait_until`: a worker timed there counts as watching the hosts' rests, and
+    /// a host freed meanwhile, due before `at`, would wake nobody (`more_ready`).
+    fn park_for_merge<'a>(
+        &self,
+        mut state: MutexGuard<'a, State>,
+        at: Instant,
+    ) -> MutexGuard<'a, State> {
+        if state.merge_wait.is_some_and(|t| t <= at) {
+            return self.park(state, None);
+        }
+        state.merge_wait = Some(at);
+        let timeout = at.saturating_duration_since(Instant::now());
+        let mut state = self.park(state, Some(timeout));
+        if state.merge_wait == Some(at) {
+            state.merge_wait = None;
+        }
         state
     }
 
