@@ -21,7 +21,10 @@
 //! buffered, no merge running). When the work queued runs low (nothing on the frontier, the host
 //! queues under a quarter of their limit) while the DUE still holds misses, it asks the DUE to
 //! merge early, so a small crawl never stalls on a half-empty buffer; not merely because a
-//! worker is idle, which with more workers than hosts is always so.
+//! worker is idle, which with more workers than hosts is always so. While a held host has
+//! nothing queued it asks too, whatever waits elsewhere, but no sooner than the DUE's spacing
+//! of early merges allows (`merge_early`): a worker refused for the spacing waits with a
+//! timeout until it passes, so that a host waiting for URLs never waits on an idle DUE.
 //!
 //! It also keeps the frontier resumable: it remembers the pages handed to workers until they are
 //! done (`entry_done`), and every few seconds checkpoints the frontier with them, the host
@@ -69,7 +72,7 @@ use crate::schedule::hoststate;
 use crate::schedule::politeness::{Census, Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
 use crate::seen::batch::Sink;
-use crate::seen::due::Due;
+use crate::seen::due::{Due, EarlyMerge};
 use anyhow::{Context, Result, anyhow};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
@@ -184,6 +187,10 @@ struct State {
     max_workers: usize,
     /// Workers asked of the spawner and not yet taken (`Dispatcher::workers_wanted`).
     workers_asked: usize,
+    /// The instant the one worker waiting for the DUE's spacing of early merges wakes at
+    /// (`Dispatcher::park_for_merge`); apart from `timed_wait`, which says that a worker
+    /// watches the hosts' rests.
+    merge_wait: Option<Instant>,
     /// Pages handed to workers and not done yet, by checksum.
     handed: FxHashMap<u64, Entry>,
     done_since_checkpoint: u64,
@@ -327,6 +334,7 @@ impl Dispatcher {
                 workers: config.workers.start,
                 max_workers: config.workers.max,
                 workers_asked: 0,
+                merge_wait: None,
                 handed: FxHashMap::default(),
                 done_since_checkpoint: 0,
                 last_checkpoint: now,
@@ -553,26 +561,20 @@ impl Dispatcher {
                     if idle && Self::gate_open(&state) {
                         return Ok(self.end(&mut state, Ending::Complete));
                     }
-                    // Every host with work is busy, or all work is still in the DUE. Merge
-                    // early only when the queued work is running low: with more workers than
-                    // busy hosts, some worker is always idle here, and a merge each time
-                    // rewrites the seen set far more often than its batches fill.
-                    if self.running_low(&state) {
-                        due.flush()?;
-                    }
+                    // Every host with work is busy, or all work is still in the DUE: merge
+                    // early if it is wanted (`merge_early`).
+                    let retry = self.merge_early(&state, due, now)?;
                     // With shards, other shards may send work (the receiver offers it to the DUE,
                     // which merges on this flush) or the gate may open: look again soon.
                     let poll = (state.gate.is_some() && state.in_flight == 0).then_some(GATE_POLL);
-                    state = self.park(state, poll);
+                    state = match (poll, retry) {
+                        (None, Some(at)) => self.park_for_merge(state, at),
+                        (poll, _) => self.park(state, poll),
+                    };
                 }
                 Next::WaitUntil(at) => {
-                    // Hosts are resting, not idle: merge early only when the queued work is
-                    // running low, or a politeness-bound crawl would rewrite the seen set at
-                    // every pause.
-                    if self.running_low(&state) {
-                        due.flush()?;
-                    }
-                    state = self.wait_until(state, at);
+                    let retry = self.merge_early(&state, due, now)?;
+                    state = self.wait_until(state, retry.map_or(at, |r| r.min(at)));
                 }
             }
         }
@@ -791,6 +793,33 @@ impl Dispatcher {
         state.nothing_pending() && state.scheduler.queued() < self.limit(state) / 4
     }
 
+    /// Merges the DUE's buffered misses before its batch is full when they are wanted: at
+    /// once when the queued work runs low (`running_low`, which also finds the end of a small
+    /// crawl), and, spaced by the merges' cost (`Due::flush_early`), whenever a held host
+    /// waits for URLs, whatever else is queued or on the frontier: its next URL may be a miss
+    /// in the open batch, and a batch stays open for seconds on a large crawl while hosts idle
+    /// past their rest. Not merely because a worker is idle (with more workers than busy hosts
+    /// one always is): that rewrote the seen set far more often than batches fill. Returns
+    /// when to look again if a wanted merge must wait for its spacing.
+    fn merge_early(
+        &self,
+        state: &State,
+        due: &Due<Entry>,
+        now: Instant,
+    ) -> Result<Option<Instant>> {
+        if self.running_low(state) {
+            due.flush()?;
+            return Ok(None);
+        }
+        if !state.scheduler.has_host_without_work() {
+            return Ok(None);
+        }
+        Ok(match due.flush_early(now)? {
+            EarlyMerge::NotBefore(at) => Some(at),
+            EarlyMerge::Started | EarlyMerge::Nothing => None,
+        })
+    }
+
     /// URLs the scheduler's host queues may hold (fewer with a focus window).
     fn limit(&self, state: &State) -> usize {
         state
@@ -812,6 +841,27 @@ impl Dispatcher {
             None => self.wake.wait(state).unwrap(),
         };
         state.parked -= 1;
+        state
+    }
+
+    /// Parks until `at`, when the DUE's spacing allows the early merge it refused, if no other
+    /// worker waits for it already (then untimed): one worker, not all of them, wakes for it.
+    /// Not through `wait_until`: a worker timed there counts as watching the hosts' rests, and
+    /// a host freed meanwhile, due before `at`, would wake nobody (`more_ready`).
+    fn park_for_merge<'a>(
+        &self,
+        mut state: MutexGuard<'a, State>,
+        at: Instant,
+    ) -> MutexGuard<'a, State> {
+        if state.merge_wait.is_some_and(|t| t <= at) {
+            return self.park(state, None);
+        }
+        state.merge_wait = Some(at);
+        let timeout = at.saturating_duration_since(Instant::now());
+        let mut state = self.park(state, Some(timeout));
+        if state.merge_wait == Some(at) {
+            state.merge_wait = None;
+        }
         state
     }
 
@@ -1218,6 +1268,119 @@ mod tests {
                     Next::Work(Work::Robots { .. })
                 ));
             }
+        }
+    }
+
+    /// A DUE with a large buffer (no batch closes by itself) delivering to `d`'s frontier.
+    fn due_of(dir: &std::path::Path, d: &Arc<Dispatcher>) -> Arc<Due<Entry>> {
+        let config = DueConfig {
+            cache_entries: 64,
+            buffer_entries: 1000,
+        };
+        Arc::new(Due::open(dir, config, Box::new(FrontierSink(Arc::clone(d)))).unwrap())
+    }
+
+    /// A URL offered to the DUE, a miss held in its open batch.
+    fn offer(due: &Due<Entry>, url: &str) {
+        let entry = Entry::new(url.to_owned(), 1, 0);
+        due.offer([(entry.key(), entry)]).unwrap();
+    }
+
+    /// Every held host has work queued: an idle worker does not merge the DUE early (the
+    /// frontier is not empty). Once a held host has nothing queued (its page in flight), the
+    /// open batch is merged though URLs wait on the frontier and in the deferred FIFO; the
+    /// next early merge waits for the spacing after that one.
+    #[test]
+    fn a_host_waiting_for_urls_merges_the_due_early_but_spaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut urls = vec!["http://a.test/0".to_owned(), "http://b.test/0".to_owned()];
+        urls.extend((0..20).map(|i| format!("http://c{i}.test/0")));
+        let d = Arc::new(dispatcher(dir.path(), &urls));
+        let due = due_of(dir.path(), &d);
+        let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
+        {
+            let mut state = d.state.lock().unwrap();
+            d.refill(&mut state, &|_| {}).unwrap();
+            assert!(!state.nothing_pending());
+        }
+        offer(&due, "http://a.test/1");
+        {
+            let state = d.state.lock().unwrap();
+            assert_eq!(d.merge_early(&state, &due, now).unwrap(), None);
+        }
+        assert!(
+            !due.is_idle().unwrap(),
+            "no merge while every host has work"
+        );
+        // a.test's page goes in flight: a.test waits for URLs, the c hosts for a slot.
+        let before_merge = Instant::now();
+        {
+            let mut state = d.state.lock().unwrap();
+            let Next::Work(Work::Page { .. }) = next_not_robots(&mut state.scheduler, now) else {
+                panic!("a page")
+            };
+            d.refill(&mut state, &|_| {}).unwrap();
+            assert!(!state.deferred.is_empty() && !state.nothing_pending());
+            assert!(state.scheduler.has_host_without_work());
+            assert_eq!(d.merge_early(&state, &due, now).unwrap(), None);
+        }
+        due.wait_for_merge().unwrap();
+        assert_eq!(due.stats().merges, 1);
+        assert!(due.is_idle().unwrap(), "the open batch was merged");
+        // Another miss, asked for at an instant before the last merge ended: the merge waits
+        // for its spacing, then starts.
+        offer(&due, "http://a.test/2");
+        let state = d.state.lock().unwrap();
+        let at = d
+            .merge_early(&state, &due, before_merge)
+            .unwrap()
+            .expect("spaced");
+        assert!(at >= before_merge + Duration::from_millis(100));
+        assert_eq!(due.stats().merges, 1);
+        assert_eq!(d.merge_early(&state, &due, at).unwrap(), None);
+        drop(state);
+        due.wait_for_merge().unwrap();
+        assert_eq!(due.stats().merges, 2);
+    }
+
+    /// A worker refused an early merge for its spacing does not park for good: it wakes when
+    /// the spacing is over and merges, with nothing else waking it.
+    #[test]
+    fn a_worker_refused_for_the_spacing_merges_when_it_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut urls = vec!["http://a.test/0".to_owned(), "http://b.test/0".to_owned()];
+        urls.extend((0..20).map(|i| format!("http://c{i}.test/0")));
+        let d = Arc::new(dispatcher(dir.path(), &urls));
+        let due = due_of(dir.path(), &d);
+        // The next page handed out, every robots.txt fetch on the way answered.
+        let page = || loop {
+            match d.next_work(&due, false, &|_| {}).unwrap() {
+                Some(Work::Robots { host, .. }) => {
+                    d.robots_done(host, robots_404(), Duration::ZERO)
+                }
+                Some(Work::Page { .. }) => return,
+                None => panic!("the crawl ended"),
+            }
+        };
+        // a.test's page in flight: it waits for URLs (the c hosts wait for a slot).
+        page();
+        offer(&due, "http://a.test/1");
+        assert!(due.flush().unwrap());
+        due.wait_for_merge().unwrap();
+        offer(&due, "http://a.test/2");
+        // b.test's page in flight too: the next worker finds nothing ready, is refused the
+        // merge for the spacing, and waits for it with nothing else to wake it.
+        page();
+        assert!(!d.state.lock().unwrap().nothing_pending());
+        let (answers, _answered) = std::sync::mpsc::channel();
+        worker(&d, &due, false, &answers);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while due.stats().merges < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "the refused merge never happened"
+            );
+            std::thread::yield_now();
         }
     }
 

@@ -285,6 +285,12 @@ impl Scheduler {
         }
     }
 
+    /// Whether a held host has nothing queued (in flight, resting or drained): it waits for
+    /// URLs, which may still be in the DUE's unmerged batch (`Dispatcher::merge_early`).
+    pub fn has_host_without_work(&self) -> bool {
+        self.drained_hosts > 0 || self.has_hungry_host()
+    }
+
     /// Hosts in memory (with work queued or in flight), and how many have a request in flight.
     pub fn hosts(&self) -> (usize, usize) {
         let busy = self.live().filter(|h| h.in_flight > 0).count();

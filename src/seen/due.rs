@@ -13,7 +13,10 @@
 //! a batch is only closed once it holds at least N / `GROWTH` misses (and at least
 //! `buffer_entries`). Each miss then carries at most 2 × 8 × `GROWTH` bytes of store I/O,
 //! whatever N is (IRLbot's DRUM amortizes the same way). Batches that large live on disk, so
-//! memory does not grow with them.
+//! memory does not grow with them. A caller may close a batch early: `flush` when the crawl
+//! would otherwise run out of work, `flush_early` when hosts wait for URLs while the crawl goes
+//! on; early merges are spaced by the last merge's duration (`EARLY_SPACING_FACTOR`), so
+//! their cost is bounded by a share of the wall time rather than by the batch size.
 //!
 //! The payload type is the caller's: the crawler passes URLs with their depth, `crawl dedupe`
 //! passes input lines. The DUE knows nothing of URLs.
@@ -31,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 pub use crate::seen::batch::Sink;
 
@@ -51,6 +55,12 @@ pub type OnMerged = Box<dyn Fn() + Send>;
 pub const GROWTH: u64 = 4;
 /// Novel payloads are handed to the sink in groups of at most this many.
 const DELIVERY_GROUP: usize = 4096;
+/// An early merge (`flush_early`) starts no sooner than this after the last merge ended...
+const EARLY_SPACING_MIN: Duration = Duration::from_millis(100);
+/// ...nor sooner than this many times the last merge's duration: the merge thread is busy with
+/// early merges at most 1 / (1 + `EARLY_SPACING_FACTOR`) of the time, however large the seen
+/// set grows, so its cost stays a bounded share of the crawl's while batches stay small.
+const EARLY_SPACING_FACTOR: u32 = 2;
 
 /// Sizes of the DUE's memory-bound parts.
 #[derive(Clone, Copy, Debug)]
@@ -87,8 +97,24 @@ struct State {
     next_batch: u64,
     buffer_entries: usize,
     merging: bool,
+    /// When the running merge was handed off (meaningful while `merging`).
+    merge_started: Instant,
+    /// When the last merge ended and how long it took: the spacing of early merges.
+    last_merge: Option<(Instant, Duration)>,
     failed: Option<String>,
     stats: DueStats,
+}
+
+/// What `flush_early` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EarlyMerge {
+    /// A merge of what was buffered started.
+    Started,
+    /// Nothing to start: nothing is buffered, or a merge is running (its end wakes the caller:
+    /// `OnMerged`, the sink's publish).
+    Nothing,
+    /// Misses are buffered but the last merge ended too recently: ask again at this instant.
+    NotBefore(Instant),
 }
 
 struct Shared {
@@ -133,6 +159,8 @@ impl<T: Payload> Due<T> {
                 next_batch: next_batch + 1,
                 buffer_entries,
                 merging: false,
+                merge_started: Instant::now(),
+                last_merge: None,
                 failed: None,
                 stats: DueStats {
                     stored: store.len(),
@@ -155,6 +183,8 @@ impl<T: Payload> Due<T> {
                     .unwrap_or_else(|_| Err(anyhow!("the merge thread panicked")));
                     let mut state = merger_shared.state.lock().unwrap();
                     state.merging = false;
+                    let ended = Instant::now();
+                    state.last_merge = Some((ended, ended - state.merge_started));
                     match outcome {
                         Ok(count) => {
                             state.stats.merges += 1;
@@ -300,6 +330,26 @@ impl<T: Payload> Due<T> {
         Ok(true)
     }
 
+    /// `flush`, for a crawl whose hosts wait for URLs while their rest is over (the caller
+    /// decides that): a merge starts only if it may by the spacing of early merges (see
+    /// `EARLY_SPACING_FACTOR`), counted from when the last merge of any kind ended, so that
+    /// starving hosts get the misses buffered within about one spacing without merging at
+    /// every pause.
+    pub fn flush_early(&self, now: Instant) -> Result<EarlyMerge> {
+        let state = self.lock()?;
+        if state.merging || state.batch.is_empty() {
+            return Ok(EarlyMerge::Nothing);
+        }
+        if let Some((ended, took)) = state.last_merge {
+            let at = ended + EARLY_SPACING_MIN.max(took * EARLY_SPACING_FACTOR);
+            if now < at {
+                return Ok(EarlyMerge::NotBefore(at));
+            }
+        }
+        drop(self.hand_off(state)?);
+        Ok(EarlyMerge::Started)
+    }
+
     /// True when nothing is buffered and no merge is running: every offered item has been
     /// either dropped or delivered to the sink.
     pub fn is_idle(&self) -> Result<bool> {
@@ -374,6 +424,7 @@ impl<T: Payload> Due<T> {
         let fresh = Batch::create(&dir, state.buffer_entries)?;
         let batch = std::mem::replace(&mut state.batch, fresh).close()?;
         state.merging = true;
+        state.merge_started = Instant::now();
         let sender = self.to_merger.as_ref().expect("merge thread running");
         // The channel has room: a batch is only sent when no merge is running.
         sender
@@ -532,6 +583,37 @@ mod tests {
         assert_eq!(rx.try_iter().flatten().collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(due.stats().merges, 1);
         assert_eq!(due.stats().cache_hits, 1);
+    }
+
+    /// An early merge starts at once the first time, then no sooner than the spacing after the
+    /// last merge ended (`EARLY_SPACING_MIN`, or a multiple of its duration); nothing is
+    /// started while nothing is buffered.
+    #[test]
+    fn early_merges_are_spaced_by_the_last_merges_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let (due, rx) = collecting_due(dir.path(), 4, 1000);
+        let now = Instant::now();
+        assert_eq!(due.flush_early(now).unwrap(), EarlyMerge::Nothing);
+        due.offer([(1, 1)]).unwrap();
+        assert_eq!(due.flush_early(now).unwrap(), EarlyMerge::Started);
+        due.wait_for_merge().unwrap();
+        let (ended, took) = due.shared.state.lock().unwrap().last_merge.unwrap();
+        due.offer([(2, 2)]).unwrap();
+        let spacing = EARLY_SPACING_MIN.max(took * EARLY_SPACING_FACTOR);
+        let EarlyMerge::NotBefore(at) = due.flush_early(ended).unwrap() else {
+            panic!("an early merge right after the last one")
+        };
+        assert_eq!(at, ended + spacing);
+        assert!(spacing >= EARLY_SPACING_MIN);
+        assert_eq!(
+            due.flush_early(at - Duration::from_millis(1)).unwrap(),
+            EarlyMerge::NotBefore(at)
+        );
+        assert_eq!(due.stats().merges, 1);
+        assert_eq!(due.flush_early(at).unwrap(), EarlyMerge::Started);
+        due.wait_for_merge().unwrap();
+        assert_eq!(due.stats().merges, 2);
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), [vec![1], vec![2]]);
     }
 
     /// `merge_now` while another merge is still delivering: it waits for that one, then merges

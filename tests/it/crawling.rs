@@ -416,8 +416,9 @@ fn gzip_pages_are_decoded_for_links_and_counted_as_sent() {
 }
 
 /// With more workers than hosts some worker is always idle; the DUE merges early only when the
-/// queued work runs low, not each time a worker finds every host busy (which made 112 merges
-/// of a 20,000-page crawl over 50 hosts with -j 64).
+/// queued work runs low or a host waits for URLs (spaced by the merges' cost), not each time a
+/// worker finds every host busy (which made 112 merges of a 20,000-page crawl over 50 hosts
+/// with -j 64).
 #[test]
 fn idle_workers_do_not_merge_while_hosts_have_work_queued() {
     let graph = Graph::new(GraphSpec {
