@@ -314,13 +314,14 @@ fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
     if name.len() > 6 {
         return None;
     }
-    if ns == Namespace::Html && name.eq_ignore_ascii_case(b"image") {
-        return Some("img");
-    }
-    NAMES
+    let found = NAMES
         .iter()
         .copied()
-        .find(|n| n.as_bytes().eq_ignore_ascii_case(name))
+        .find(|n| n.as_bytes().eq_ignore_ascii_case(name));
+    if found.is_none() && ns == Namespace::Html && name.eq_ignore_ascii_case(b"image") {
+        return Some("img");
+    }
+    found
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
