@@ -21,23 +21,35 @@
 //! - `javascript:`, `mailto:`, `data:` and `tel:` references are dropped here because they are
 //!   never fetchable and `data:` URLs can be large; any other scheme that parses is returned and
 //!   left to the filter.
-//! - The `<base href>` value itself is not returned as a link: it only changes how later
-//!   references resolve.
-//! - Character references are decoded only when they end in `;` (what `html_escape` does), so a
-//!   query parameter such as `&copy=2` stays literal, as in browsers; the rare `&amp` without
-//!   `;` stays undecoded too.
+//! - The document's base URL is its first `<base href>` outside a `<template>`, for every link,
+//!   those before it too (HTML standard); the `<base href>` value itself is not returned as a
+//!   link. Links are resolved as they are found; a base after some of them has the part of
+//!   the body before it read again (`scan`).
+//! - Attribute values are read as the standard's tokenizer reads them (`html::attribute_value`):
+//!   character references decoded with the rule for attributes (a legacy name such as `&copy`
+//!   without `;` is decoded unless `=` or an alphanumeric follows, so a query parameter such as
+//!   `&copy=2` stays literal, as in browsers), numeric ones with their U+FFFD and Windows-1252
+//!   replacements, NUL as U+FFFD (which the URL is then given percent-encoded, as browsers
+//!   do). An HTML `<image>` is an `<img>`.
+//! - `<meta http-equiv=refresh>`: the keyword matched without case and without trimming, the
+//!   `content` read by the standard's refresh parser (`refresh_url`), and only the first
+//!   refresh it accepts taken.
 //! - The document's charset decodes attribute values: the `Content-Type` header's, else the
 //!   first `<meta charset>` (or `http-equiv=content-type`) from the tag after it on, else
 //!   UTF-8. Queries are percent-encoded as UTF-8 (the WHATWG URL standard would use the
 //!   document's encoding). A non-UTF-8 page with non-ASCII query strings thus yields URLs a
 //!   browser would encode differently; such pages are rare and the URL is still well-formed.
-//! - Pages are read as a browser with scripts off reads them: the content of `<noscript>`
-//!   (which the tokenizer, like a browser running scripts, sees as text) is parsed as markup
-//!   again, where it ends, with the base in effect there. At most `MAX_NOSCRIPT` bytes of one
-//!   `<noscript>` are read that way (cut before they are decoded); nesting stops at
-//!   `MAX_NOSCRIPT_DEPTH`, so each byte is scanned at most three times. A `<noscript>` whose content is markup anyway (inside SVG or
-//!   MathML) has its links read as any others (`lol_html` also re-read the text of raw-text
-//!   elements inside such a one: a difference the oracle tests leave out).
+//! - Pages are read as a browser with scripts off reads them: the content of `<noscript>` is
+//!   markup, read once with the rest, and ends at its end tag only (not at a `</noscript>`
+//!   inside an attribute value or a comment). `lol_html` reads it as text, which the oracle
+//!   parses again; where the two differ (`html`'s module doc) the oracle tests leave the
+//!   document out, as they do for `<image>` and a `<base>` in a template.
+//! - The tree builder is not modelled beyond what the tokenizer needs (its namespaces, the
+//!   template for `<base>`, `<image>`): elements it would drop are still read, such as a
+//!   `<frame>` outside a frameset (or in one the tree builder ignores), a nested `<form>`'s
+//!   `action`; links in a `<template>`'s content (inert in a browser until used) are read too.
+//!   That costs a few extra URLs, never a missed one. A `<base>` in SVG or MathML is not
+//!   HTML's and is ignored.
 //! - Page-level robots directives are read here, not obeyed: `<meta name="robots">` (and
 //!   `<meta name="TOKEN">`, the crawler's own robots token) give `Directives`, and each link
 //!   carries whether its `rel` says `nofollow` (`a`, `area`, `link`, `form`). The worker decides
@@ -45,7 +57,7 @@
 
 use crate::seen::checksum::checksum;
 use crate::url::directives::Directives;
-use crate::url::html::{Namespace, Token, Tokenizer};
+use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use crate::url::normalize::{Base, Found, join_into};
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
@@ -58,14 +70,10 @@ pub mod oracle;
 
 /// Schemes never worth returning (see the module doc).
 const DROPPED_SCHEMES: [&str; 4] = ["javascript", "mailto", "data", "tel"];
-/// Bytes of one `<noscript>`'s content parsed again as markup; the rest is not read.
-const MAX_NOSCRIPT: usize = 1024 * 1024;
 /// Links a page is given room for before its first one is found (it grows past them).
 const MAX_EXPECTED_LINKS: usize = 1024;
 /// Bytes of text a page's expected links are given room for (rust-doc's are ~70 bytes).
 const LINK_TEXT: usize = 64;
-/// `<noscript>` inside `<noscript>` is parsed this many levels deep at most.
-const MAX_NOSCRIPT_DEPTH: u8 = 2;
 
 /// The links of one page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -194,70 +202,109 @@ pub fn page_links(
     let mut state = State::new(page_url, max_links, token, body.len());
     // The header's charset wins over `<meta>` (HTML encoding sniffing).
     let encoding = header_encoding.unwrap_or(UTF_8);
-    scan(body, encoding, header_encoding.is_none(), &mut state, 0);
+    scan(body, encoding, header_encoding.is_none(), &mut state);
     state.out
 }
 
-/// Tokenizes `body`, recording into `state`; `noscript_depth` is how many `<noscript>`
-/// elements this markup is the content of. Stops at the link limit.
+/// Tokenizes `body`, recording into `state`. Stops at the link limit once the base is known.
+///
+/// The first `<base href>` outside a template sets the base of every link, those before it
+/// too: links are resolved as they are found, against the page URL until that base, and if
+/// some were, the links are dropped and the part of the body before the base is read again
+/// (rare: the base is almost always before the first link, and that part is in the head).
+/// At the link limit with no base yet, the rest is read for a base only.
 fn scan(
     body: &[u8],
-    mut encoding: &'static Encoding,
-    mut adjust_charset: bool,
+    start_encoding: &'static Encoding,
+    start_adjust_charset: bool,
     state: &mut State<'_>,
-    noscript_depth: u8,
 ) {
+    let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
     let mut tokens = Tokenizer::new(body);
-    // The last token opened a `<noscript>` whose text is to be parsed as markup.
-    let mut noscript = false;
+    // The link limit was reached before a base: only a base is looked for.
+    let mut full = false;
     while let Some(token) = tokens.next_token() {
-        match token {
-            Token::Start { name, ns, text } => {
-                let name = &body[name];
-                noscript = text
-                    && ns == Namespace::Html
-                    && noscript_depth < MAX_NOSCRIPT_DEPTH
-                    && name.eq_ignore_ascii_case(b"noscript");
+        let Token::Start { name, ns, .. } = token else {
+            continue;
+        };
+        let tag_start = name.start - 1;
+        let name = &body[name];
+        #[cfg(any(test, feature = "oracle"))]
+        if tokens.unlike_lol_html || ns != Namespace::Html && name.eq_ignore_ascii_case(b"noscript")
+        {
+            state.unlike_lol_html = true;
+        }
+        let Some(name) = interesting(name, ns) else {
+            continue;
+        };
+        #[cfg(any(test, feature = "oracle"))]
+        if name == "img" && body.get(tag_start + 4).is_some_and(u8::is_ascii_alphabetic) {
+            // `<image>`: `lol_html` does not read it as `<img>`.
+            state.unlike_lol_html = true;
+        }
+        let tag = ScannedTag {
+            tokens: &tokens,
+            encoding,
+        };
+        if name == "base" {
+            if state.base_seen {
+                continue;
+            }
+            let Some(href) = tag.get("href") else {
+                continue;
+            };
+            if tokens.in_template() || ns != Namespace::Html {
+                // Not the document's: a template's content is not in it, and a `<base>` in
+                // SVG or MathML is no HTML base.
                 #[cfg(any(test, feature = "oracle"))]
-                if !text && name.eq_ignore_ascii_case(b"noscript") || tokens.unlike_lol_html {
+                {
                     state.unlike_lol_html = true;
                 }
-                let Some(name) = interesting(name) else {
-                    continue;
-                };
-                let tag = ScannedTag {
-                    tokens: &tokens,
-                    encoding,
-                };
-                if state.element(name, &tag) {
-                    return;
-                }
-                if adjust_charset
-                    && name == "meta"
-                    && let Some(charset) = meta_charset(&tag)
-                {
-                    // Only the first one counts; it applies from the next tag on.
-                    encoding = charset;
-                    adjust_charset = false;
-                }
+                continue;
             }
-            Token::Text(text) if std::mem::take(&mut noscript) => {
-                // Cut, then decode: the rest of a huge `<noscript>` is neither decoded nor read
-                // (a character cut in two decodes as U+FFFD, at the end, after every link).
-                let cut = text.start..text.end.min(text.start + MAX_NOSCRIPT);
-                let decoded = encoding.decode_without_bom_handling(&body[cut]).0;
-                scan(decoded.as_bytes(), UTF_8, false, state, noscript_depth + 1);
-                if state.out.truncated {
-                    return;
-                }
+            if state.set_base(&href) {
+                state.clear_links();
+                scan(
+                    &body[..tag_start],
+                    start_encoding,
+                    start_adjust_charset,
+                    state,
+                );
             }
-            Token::Text(_) => {}
+            if full {
+                return;
+            }
+            continue;
         }
+        if !full && state.element(name, &tag) {
+            if state.base_seen {
+                return;
+            }
+            full = true;
+        }
+        if adjust_charset
+            && name == "meta"
+            && let Some(charset) = meta_charset(&tag)
+        {
+            // Only the first one counts; it applies from the next tag on.
+            encoding = charset;
+            adjust_charset = false;
+            #[cfg(any(test, feature = "oracle"))]
+            if tokens.in_noscript_for_oracle() {
+                // The oracle parses `<noscript>` text without looking for a charset.
+                state.unlike_lol_html = true;
+            }
+        }
+    }
+    #[cfg(any(test, feature = "oracle"))]
+    if tokens.unlike_lol_html {
+        state.unlike_lol_html = true;
     }
 }
 
-/// The lower-case name of an element `State::element` reads, or `None`.
-fn interesting(name: &[u8]) -> Option<&'static str> {
+/// The lower-case name of an element `State::element` reads (or `base`), or `None`. An HTML
+/// `<image>` is an `img`, as the tree builder makes it.
+fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
     // A static, read in place: a `const` array iterated by value is copied (272 bytes) at
     // every tag.
     static NAMES: [&str; 17] = [
@@ -267,10 +314,14 @@ fn interesting(name: &[u8]) -> Option<&'static str> {
     if name.len() > 6 {
         return None;
     }
-    NAMES
+    let found = NAMES
         .iter()
         .copied()
-        .find(|n| n.as_bytes().eq_ignore_ascii_case(name))
+        .find(|n| n.as_bytes().eq_ignore_ascii_case(name));
+    if found.is_none() && ns == Namespace::Html && name.eq_ignore_ascii_case(b"image") {
+        return Some("img");
+    }
+    found
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
@@ -319,9 +370,11 @@ impl StartTag for ScannedTag<'_, '_> {
 /// What the element handler accumulates while the document is read.
 struct State<'a> {
     page_url: &'a Url,
-    /// The effective base: the page URL until the first `<base href>`.
+    /// The base links are resolved against: the page URL until the first `<base href>`.
     base: Base,
     base_seen: bool,
+    /// A `<meta http-equiv=refresh>` was taken: the standard takes only the first.
+    refresh_seen: bool,
     max_links: usize,
     /// The robots token whose `<meta name>` is read besides `robots`.
     token: &'a str,
@@ -351,6 +404,7 @@ impl<'a> State<'a> {
             page_url,
             base: Base::new(page_url.clone()),
             base_seen: false,
+            refresh_seen: false,
             max_links,
             token,
             out,
@@ -363,14 +417,14 @@ impl<'a> State<'a> {
 
 impl State<'_> {
     /// Reads the URL-bearing attributes of one element `name` (lower case). Returns whether the
-    /// link limit was exceeded, which ends the reading.
+    /// link limit was exceeded, which ends the reading. `<base>` is not read here (`set_base`).
     fn element(&mut self, name: &str, el: &impl StartTag) -> bool {
         match name {
             "a" | "area" | "link" => self.attr_rel(el, "href"),
             "img" | "source" => {
                 self.attr(el, "src");
                 if let Some(srcset) = el.get("srcset") {
-                    let srcset = html_escape::decode_html_entities(&srcset);
+                    let srcset = attribute_value(&srcset);
                     for candidate in srcset_urls(&srcset) {
                         self.push(candidate);
                     }
@@ -387,44 +441,78 @@ impl State<'_> {
             "form" => self.attr_rel(el, "action"),
             "meta" => {
                 self.meta_robots(el);
-                let refresh = el
-                    .get("http-equiv")
-                    .is_some_and(|v| v.trim_matches(is_ascii_ws).eq_ignore_ascii_case("refresh"));
-                if let Some(content) = el.get("content").filter(|_| refresh) {
-                    let content = html_escape::decode_html_entities(&content);
-                    if let Some(target) = refresh_url(&content) {
-                        self.push(target);
-                    }
-                }
+                self.meta_refresh(el);
             }
-            "base" => self.base(el),
             _ => {}
         }
         self.out.truncated
     }
 
-    /// Handles `<base href>`: only the first one with an `href` counts (HTML standard), resolved
-    /// against the page URL; a value that does not parse or cannot serve as a base is ignored.
-    fn base(&mut self, el: &impl StartTag) {
-        if self.base_seen {
+    /// `<meta http-equiv=refresh content=...>`: the `http-equiv` value is a keyword (any case,
+    /// no spaces around it), and only the first refresh the standard's parser accepts counts.
+    fn meta_refresh(&mut self, el: &impl StartTag) {
+        if self.refresh_seen
+            || !el
+                .get("http-equiv")
+                .is_some_and(|v| attribute_value(&v).eq_ignore_ascii_case("refresh"))
+        {
             return;
         }
-        let Some(href) = el.get("href") else {
+        let Some(content) = el.get("content") else {
             return;
         };
+        let content = attribute_value(&content);
+        let Some(url) = refresh_url(&content) else {
+            return;
+        };
+        let javascript = |url: &str| {
+            let url = url.trim_start_matches(|c: char| c <= ' ');
+            url.get(..11)
+                .is_some_and(|s| s.eq_ignore_ascii_case("javascript:"))
+        };
+        if url.is_some_and(javascript) {
+            // The standard refuses a `javascript:` refresh and takes a later one.
+            return;
+        }
+        self.refresh_seen = true;
+        if let Some(url) = url {
+            self.push(url);
+        }
+    }
+
+    /// The first `<base href>` outside a template: its value, resolved against the page URL,
+    /// becomes the base of every link; a value that does not parse or cannot serve as a base
+    /// leaves the page URL (the standard's fallback). Returns whether links were already
+    /// resolved (against the page URL): they are to be read again (`clear_links`).
+    fn set_base(&mut self, href: &str) -> bool {
         self.base_seen = true;
-        let href = html_escape::decode_html_entities(&href);
+        let href = attribute_value(href);
         if let Ok(base) = self.page_url.join(href.trim_matches(is_ascii_ws))
             && !base.cannot_be_a_base()
             && !matches!(base.scheme(), "data" | "javascript")
+            && base != *self.page_url
         {
             self.base = Base::new(base);
+            return !self.out.order.is_empty();
         }
+        false
+    }
+
+    /// Forgets the links found (and the refresh taken), keeping the directives, which only
+    /// add up, and the room.
+    fn clear_links(&mut self) {
+        self.out.text.clear();
+        self.out.distinct.clear();
+        self.out.order.clear();
+        self.out.rel_nofollow.clear();
+        self.first.clear();
+        self.out.truncated = false;
+        self.refresh_seen = false;
     }
 
     fn attr(&mut self, el: &impl StartTag, name: &str) {
         if let Some(value) = el.get(name) {
-            self.push(&html_escape::decode_html_entities(&value));
+            self.push(&attribute_value(&value));
         }
     }
 
@@ -434,7 +522,7 @@ impl State<'_> {
         self.attr(el, name);
         if self.out.order.len() > before
             && let Some(rel) = el.get("rel")
-            && rel
+            && attribute_value(&rel)
                 .split(is_ascii_ws)
                 .any(|kw| kw.eq_ignore_ascii_case("nofollow"))
         {
@@ -569,31 +657,63 @@ fn srcset_urls(srcset: &str) -> Vec<&str> {
     }
 }
 
-/// The URL of a `<meta http-equiv=refresh>` `content` value such as `5; url=/x`,
-/// `0;URL='/x'` or `3, /x`, following the HTML standard's "shared declarative refresh steps".
-/// Returns `None` for a delay without a URL (a reload of the same page).
-fn refresh_url(content: &str) -> Option<&str> {
-    let rest = content.trim_start_matches(is_ascii_ws);
-    let delay_end = rest
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(rest.len());
-    if delay_end == 0 {
-        return None; // The standard requires a delay.
+/// A `<meta http-equiv=refresh>` `content` value such as `5; url=/x`, `0;URL='/x'` or `3, /x`
+/// read by the HTML standard's "shared declarative refresh steps" (§4.2.5.3, steps 2–11.10):
+/// `None` if it is no refresh (`5x; url=/r`, `url=/r`), `Some(None)` for a delay without a URL
+/// (a reload), else the URL string, not yet parsed. An empty URL string, which the standard
+/// resolves to the page itself, is no URL here, as an empty `href` is none.
+fn refresh_url(content: &str) -> Option<Option<&str>> {
+    let skip_ws =
+        |s: &str, at: usize| at + (s.len() - at - s[at..].trim_start_matches(is_ascii_ws).len());
+    let bytes = content.as_bytes();
+    let at_is = |at: usize, set: &[u8]| bytes.get(at).is_some_and(|c| set.contains(c));
+    let mut at = skip_ws(content, 0);
+    let digits = bytes[at..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits == 0 && !at_is(at, b".") {
+        return None;
     }
-    let rest = rest[delay_end..].trim_start_matches(is_ascii_ws);
-    let rest = rest.strip_prefix([';', ',']).unwrap_or(rest);
-    let mut url = rest.trim_start_matches(is_ascii_ws);
-    if url.len() >= 3 && url.as_bytes()[..3].eq_ignore_ascii_case(b"url") {
-        let after = url[3..].trim_start_matches(is_ascii_ws);
-        if let Some(after) = after.strip_prefix('=') {
-            url = after.trim_start_matches(is_ascii_ws);
+    at += bytes[at..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'.')
+        .count();
+    if at < bytes.len() {
+        if !at_is(at, b";, \t\n\x0c\r") {
+            return None;
+        }
+        at = skip_ws(content, at);
+        if at_is(at, b";,") {
+            at += 1;
+        }
+        at = skip_ws(content, at);
+    }
+    if at >= bytes.len() {
+        return Some(None);
+    }
+    let mut url = &content[at..];
+    // `url`, spaces, `=`, spaces, then the value, perhaps quoted; without the `=` the whole
+    // rest is the URL (`0; urlish`).
+    let mut quoted_at = Some(at);
+    if at_is(at, b"Uu") {
+        quoted_at = None;
+        let mut p = at + 1;
+        if at_is(p, b"Rr") && at_is(p + 1, b"Ll") {
+            p = skip_ws(content, p + 2);
+            if at_is(p, b"=") {
+                quoted_at = Some(skip_ws(content, p + 1));
+            }
         }
     }
-    if let Some(quote) = url.chars().next().filter(|&c| c == '"' || c == '\'') {
-        url = &url[1..];
-        url = url.find(quote).map_or(url, |end| &url[..end]);
+    if let Some(p) = quoted_at {
+        url = &content[p..];
+        if let Some(quote) = url.chars().next().filter(|&c| c == '"' || c == '\'') {
+            url = &url[1..];
+            url = url.find(quote).map_or(url, |end| &url[..end]);
+        }
     }
-    (!url.trim_matches(is_ascii_ws).is_empty()).then_some(url)
+    Some((!url.trim_matches(is_ascii_ws).is_empty()).then_some(url))
 }
 
 #[cfg(test)]
@@ -618,6 +738,11 @@ mod tests {
 
     fn links(body: &str) -> Vec<String> {
         links_with(body.as_bytes(), None)
+    }
+
+    /// The URL a refresh `content` names, if it is a refresh and names one.
+    fn refresh_target(content: &str) -> Option<&str> {
+        refresh_url(content).flatten()
     }
 
     /// `page_links` keeps each canonical text once and the document order as indices (a
@@ -739,8 +864,165 @@ mod tests {
         );
     }
 
+    /// Character references as the standard's tokenizer reads them in attribute values
+    /// (`html::charref` has the rules case by case).
     #[test]
-    fn base_applies_only_after_it_and_only_the_first_counts() {
+    fn character_references_follow_the_standard() {
+        let e = |path: &str| format!("http://example.com{path}");
+        // `;` is optional after a numeric reference.
+        assert_eq!(links(r#"<a href="/a?x=1&#38b=2">"#), [e("/a?x=1&b=2")]);
+        // 0, surrogates and values past U+10FFFF are U+FFFD; 0x80–0x9F are Windows-1252.
+        assert_eq!(
+            links(r#"<a href="/n&#0;x"><a href="/s&#xD800;x"><a href="/b&#x110000;x">"#),
+            [e("/n%EF%BF%BDx"), e("/s%EF%BF%BDx"), e("/b%EF%BF%BDx")]
+        );
+        assert_eq!(
+            links(r#"<a href="/e&#128;&#x9C;">"#),
+            [e("/e%E2%82%AC%C5%93")]
+        );
+        // Legacy names without `;`: decoded unless `=` or an alphanumeric follows.
+        assert_eq!(links(r#"<a href="/p?v=&gt x&lt">"#), [e("/p?v=%3E%20x%3C")]);
+        assert_eq!(
+            links(
+                r#"<a href="/p?id=&pound_id"><a href="/p?a=1&copy=2"><a href="/p?n=&not_x&notit;">"#
+            ),
+            [
+                e("/p?id=%C2%A3_id"),
+                e("/p?a=1&copy=2"),
+                e("/p?n=%C2%AC_x&notit;")
+            ]
+        );
+        // The same in `srcset`, a refresh's `content` and `rel`.
+        assert_eq!(
+            links(
+                r#"<img srcset="/s&#49;.png 1x,/s&#x32.png 2x"><a href=/nf rel="&#110;ofollow">
+                <meta http-equiv="&#x72;efresh" content="0;url=/r&amp;x">"#
+            ),
+            [e("/s1.png"), e("/s2.png"), e("/nf"), e("/r&x")]
+        );
+    }
+
+    #[test]
+    fn nul_in_an_attribute_value_is_the_replacement_character() {
+        assert_eq!(
+            links_with(b"<a href=\"/x\0y\">", None),
+            ["http://example.com/x%EF%BF%BDy"]
+        );
+    }
+
+    #[test]
+    fn image_is_read_as_img_in_html_only() {
+        assert_eq!(
+            links(r#"<IMAGE src="/i.png" srcset="/j.png 2x"><svg><image src="/svg.png"></svg>"#),
+            ["http://example.com/i.png", "http://example.com/j.png"]
+        );
+    }
+
+    #[test]
+    fn a_base_in_a_template_is_not_the_documents() {
+        assert_eq!(
+            links(
+                r#"<template><base href="http://t.test/"><a href="x"></template>
+                <base href="http://b.test/"><a href="y">"#
+            ),
+            ["http://b.test/x", "http://b.test/y"]
+        );
+        // Nested templates; a template in SVG is not one.
+        assert_eq!(
+            links(
+                r#"<template><template></template><base href="http://t.test/"></template>
+                <a href="x">"#
+            ),
+            ["http://example.com/dir/x"]
+        );
+        assert_eq!(
+            links(r#"<svg><template></template></svg><base href="http://b.test/"><a href="x">"#),
+            ["http://b.test/x"]
+        );
+        assert_eq!(
+            links(
+                r#"<svg><base href="http://s.test/"></svg><base href="http://b.test/"><a href="x">"#
+            ),
+            ["http://b.test/x"]
+        );
+    }
+
+    #[test]
+    fn links_before_the_base_are_read_again_against_it() {
+        let page = Url::parse(PAGE).unwrap();
+        let body = r#"<link rel=nofollow href="a.css"><meta name=robots content=noindex>
+            <meta http-equiv=refresh content="0;url=r"><a href="a.css"></a>
+            <base href="http://b.test/d/"><a href="after"></a><a href="a.css"></a>"#;
+        let got = page_links(body.as_bytes(), &page, None, 100, "crawl");
+        assert!(got.directives.noindex);
+        let out = got.into_extracted();
+        let urls: Vec<&str> = out.links.iter().map(|l| l.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://b.test/d/a.css",
+                "http://b.test/d/r",
+                "http://b.test/d/a.css",
+                "http://b.test/d/after",
+                "http://b.test/d/a.css"
+            ]
+        );
+        assert_eq!(out.rel_nofollow, [true, false, false, false, false]);
+        // At the link limit before the base, the base is still looked for.
+        let body =
+            r#"<a href="1"><a href="2"><a href="3"><base href="http://b.test/"><a href="4">"#;
+        let out = extract_links(body.as_bytes(), &page, None, 2);
+        let urls: Vec<&str> = out.links.iter().map(|l| l.as_str()).collect();
+        assert_eq!(urls, ["http://b.test/1", "http://b.test/2"]);
+        assert!(out.truncated);
+    }
+
+    #[test]
+    fn noscript_ends_at_its_end_tag_not_inside_an_attribute_or_a_comment() {
+        assert_eq!(
+            links(
+                r#"<noscript><a title="</noscript>" href="/ns">x</a><!-- </noscript> -->
+                <a href="/ns2"></noscript><a href="/after">"#
+            ),
+            [
+                "http://example.com/ns",
+                "http://example.com/ns2",
+                "http://example.com/after"
+            ]
+        );
+    }
+
+    #[test]
+    fn only_refreshes_the_standard_accepts_and_only_the_first() {
+        let e = |path: &str| format!("http://example.com{path}");
+        let refresh = |http_equiv: &str, content: &str| {
+            links(&format!(
+                r#"<meta http-equiv="{http_equiv}" content="{content}"><a href=/a>"#
+            ))
+        };
+        assert_eq!(refresh("refresh", "5x; url=/r"), [e("/a")]);
+        assert_eq!(refresh(" refresh", "0; url=/r"), [e("/a")]);
+        assert_eq!(refresh("refresh ", "0; url=/r"), [e("/a")]);
+        assert_eq!(refresh("REFRESH", "0; url=/r"), [e("/r"), e("/a")]);
+        assert_eq!(refresh("refresh", ".5 url=/r"), [e("/r"), e("/a")]);
+        assert_eq!(
+            links(
+                r#"<meta http-equiv=refresh content="x"><meta http-equiv=refresh content="0;url='javascript:x'">
+                <meta http-equiv=refresh content="0; url=/r3"><meta http-equiv=refresh content="0; url=/r4">"#
+            ),
+            [e("/r3")]
+        );
+        // A refresh without a URL is the first one too.
+        assert!(
+            links(
+                r#"<meta http-equiv=refresh content=5><meta http-equiv=refresh content="0;url=/r">"#
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_first_base_applies_to_every_link_and_only_it_counts() {
         let body = r#"<a href="before"></a>
             <base target="_blank">
             <base href="http://other.org/base/">
@@ -750,7 +1032,7 @@ mod tests {
         assert_eq!(
             links(body),
             [
-                "http://example.com/dir/before",
+                "http://other.org/base/before",
                 "http://other.org/base/after",
                 "http://other.org/rooted",
             ]
@@ -830,16 +1112,28 @@ mod tests {
 
     #[test]
     fn meta_refresh_variants() {
-        assert_eq!(refresh_url("5; url=/x"), Some("/x"));
-        assert_eq!(refresh_url("0;URL='/x'"), Some("/x"));
-        assert_eq!(refresh_url("0; Url = \"/x y\" trailing"), Some("/x y"));
-        assert_eq!(refresh_url("3, /plain"), Some("/plain"));
-        assert_eq!(refresh_url("1.5;url=/dec"), Some("/dec"));
-        assert_eq!(refresh_url("0; urlish"), Some("urlish"));
-        assert_eq!(refresh_url("0;url='/unterminated"), Some("/unterminated"));
-        assert_eq!(refresh_url("5"), None);
-        assert_eq!(refresh_url("5; "), None);
-        assert_eq!(refresh_url("url=/no-delay"), None);
+        assert_eq!(refresh_target("5; url=/x"), Some("/x"));
+        assert_eq!(refresh_target("0;URL='/x'"), Some("/x"));
+        assert_eq!(refresh_target("0; Url = \"/x y\" trailing"), Some("/x y"));
+        assert_eq!(refresh_target("3, /plain"), Some("/plain"));
+        assert_eq!(refresh_target("1.5;url=/dec"), Some("/dec"));
+        assert_eq!(refresh_target("0; urlish"), Some("urlish"));
+        assert_eq!(
+            refresh_target("0;url='/unterminated"),
+            Some("/unterminated")
+        );
+        assert_eq!(refresh_target("5"), None);
+        assert_eq!(refresh_target("5; "), None);
+        assert_eq!(refresh_target("url=/no-delay"), None);
+        // Not refreshes at all, or refreshes of the page itself.
+        assert_eq!(refresh_url("5x; url=/r"), None);
+        assert_eq!(refresh_url("url=/r"), None);
+        assert_eq!(refresh_url(""), None);
+        assert_eq!(refresh_url(" 5 "), Some(None));
+        assert_eq!(refresh_url("5;url="), Some(None));
+        assert_eq!(refresh_url("5 ; , /x"), Some(Some(", /x")));
+        assert_eq!(refresh_url("0;URL  =  '/q' x"), Some(Some("/q")));
+        assert_eq!(refresh_url("0;ur=/x"), Some(Some("ur=/x")));
         assert_eq!(
             links(r#"<META HTTP-EQUIV="Refresh" CONTENT="0;URL='/moved?a=1&amp;b=2'">"#),
             ["http://example.com/moved?a=1&b=2"]
@@ -1101,24 +1395,25 @@ mod tests {
     }
 
     #[test]
-    fn noscript_nesting_and_limits_are_bounded() {
-        // Nested beyond the depth cap: the innermost link is not read.
-        let mut body = String::new();
-        for _ in 0..MAX_NOSCRIPT_DEPTH + 1 {
-            body.push_str("<noscript>");
-        }
+    fn noscript_content_is_markup_at_any_depth_and_length() {
+        // Read once, as markup (scripts off): neither nesting nor length costs a second
+        // reading, so neither is cut.
+        let mut body = "<noscript>".repeat(3);
         body.push_str("<a href=/deep>d</a>");
-        assert!(links(&body).is_empty());
+        assert_eq!(links(&body), ["http://example.com/deep"]);
         let body = "<noscript><noscript><a href=/two>t</a></noscript></noscript>";
         assert_eq!(links(body), ["http://example.com/two"]);
-        // Content past MAX_NOSCRIPT bytes is not read; what came before it is.
-        let filler = "x".repeat(MAX_NOSCRIPT);
+        let filler = "x".repeat(2 << 20);
         let body = format!(
-            "<noscript><a href=/kept>k</a>{filler}<a href=/lost>l</a></noscript><a href=/out>o</a>"
+            "<noscript><a href=/kept>k</a>{filler}<a href=/far>l</a></noscript><a href=/out>o</a>"
         );
         assert_eq!(
             links(&body),
-            ["http://example.com/kept", "http://example.com/out"]
+            [
+                "http://example.com/kept",
+                "http://example.com/far",
+                "http://example.com/out"
+            ]
         );
         // The link limit counts noscript links too.
         let page = Url::parse(PAGE).unwrap();

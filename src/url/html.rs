@@ -1,29 +1,40 @@
-//! The HTML tokenizer link extraction needs: start tags with their attributes, and the text of
-//! the elements whose content is not markup, found in one forward pass over the bytes.
+//! The HTML tokenizer link extraction needs: start tags with their attributes, and the text of the
+//! elements whose content is not markup, found in one forward pass over the bytes.
 //!
-//! It follows the HTML standard's tokenizer where that decides what is a tag: comments (and
-//! their odd endings `<!-->`, `--!>`), bogus comments and doctypes (to the next `>`), CDATA
-//! sections in SVG and MathML, `<script>` data with its escaped and double-escaped states,
-//! RCDATA (`<title>`, `<textarea>`), RAWTEXT (`<style>`, `<iframe>`, `<xmp>`, `<noembed>`,
-//! `<noframes>`, `<noscript>`: scripts are on, as for a browser's parser) and `<plaintext>`;
-//! quoted and unquoted attribute values; names without case. The tree builder's feedback is
-//! simulated as `lol_html` simulates it (its `TreeBuilderSimulator`, rule for rule): a stack of
-//! namespaces entered at `<svg>` and `<math>`, left at their end tags, at the HTML elements that
-//! break out of foreign content and at `</p>`/`</br>`, and HTML again inside integration points.
-//! That makes it give the same tags as `lol_html`, which the differential tests check
-//! (`extract::oracle`), with one exception: `>` right after `=` in a start tag whose content is
-//! text (`<script x=>`, `<title x=>`) sends `lol_html` to the data state, and then, depending on
-//! whether it was lexing or only scanning for tags, reads the content as markup, or as text
-//! that no end tag closes, or stops on an internal error; here, as in the standard, the
-//! content is text up to the end tag.
+//! It follows the HTML standard's tokenizer where that decides what is a tag: comments (and their
+//! odd endings `<!-->`, `--!>`), bogus comments and doctypes (to the next `>`), CDATA sections in
+//! SVG and MathML, `<script>` data with its escaped and double-escaped states, RCDATA (`<title>`,
+//! `<textarea>`), RAWTEXT (`<style>`, `<iframe>`, `<xmp>`, `<noembed>`, `<noframes>`) and
+//! `<plaintext>`; quoted and unquoted attribute values; names without case. Its scripting flag is
+//! off, as in a browser with scripts off: `<noscript>` content is markup (a `</noscript>` inside an
+//! attribute value or a comment does not end it). The tree builder's feedback is simulated as
+//! `lol_html` simulates it (its `TreeBuilderSimulator`, rule for rule): a stack of namespaces
+//! entered at `<svg>` and `<math>`, left at their end tags, at the HTML elements that break out of
+//! foreign content and at `</p>`/`</br>`, and HTML again inside integration points. That makes it
+//! give the same tags as `lol_html`, which the differential tests check (`extract::oracle`), with
+//! one exception: `>` right after `=` in a start tag whose content is text (`<script x=>`, `<title
+//! x=>`) sends `lol_html` to the data state, and then, depending on whether it was lexing or only
+//! scanning for tags, reads the content as markup, or as text that no end tag closes, or stops on
+//! an internal error; here, as in the standard, the content is text up to the end tag. (`lol_html`
+//! also reads `<noscript>` as RAWTEXT; the oracle parses that text again as markup, which gives the
+//! same tags except where the text ends inside a tag, comment or text element of the markup:
+//! `noscript_opened`.)
 //!
-//! Nothing is copied or decoded here: tags and text are byte ranges of the input, attribute
-//! ranges go to one vector reused for every tag. Memory is that vector and the namespace stack
-//! (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
+//! The tree builder's `<template>` is tracked too (`in_template`): a `<base>` in a template's
+//! content is not the document's.
+//!
+//! The tokenizer copies and decodes nothing: tags and text are byte ranges of the input, attribute
+//! ranges go to one vector reused for every tag (`attribute_value` decodes a value when asked,
+//! copying only one with a character reference or a NUL). Memory is that vector and the namespace
+//! stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
 //! byte is looked at a bounded number of times.
 
 use memchr::memchr;
 use std::ops::Range;
+
+mod charref;
+
+pub(crate) use charref::attribute_value;
 
 /// How the text after a start tag is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,9 +104,15 @@ pub(crate) struct Tokenizer<'a> {
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
+    /// HTML `<template>` elements open.
+    templates: u32,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
     pub(crate) unlike_lol_html: bool,
+    /// Where the `<noscript>` elements open would end if their content were RAWTEXT, as
+    /// `lol_html` reads it; for the oracle tests.
+    #[cfg(any(test, feature = "oracle"))]
+    noscript_raw_ends: Vec<usize>,
 }
 
 const fn is_ws(b: u8) -> bool {
@@ -169,9 +186,17 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
+            templates: 0,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
+            #[cfg(any(test, feature = "oracle"))]
+            noscript_raw_ends: Vec::new(),
         }
+    }
+
+    /// The last start tag is inside an HTML `<template>` (its own start tag included).
+    pub(crate) fn in_template(&self) -> bool {
+        self.templates > 0
     }
 
     /// The raw value of the last start tag's first attribute called `name` (ASCII, any case);
@@ -192,8 +217,10 @@ impl<'a> Tokenizer<'a> {
         loop {
             match self.text {
                 TextType::Data => {
-                    let lt = memchr(b'<', &self.input[self.pos..])?;
-                    self.pos += lt + 1;
+                    let found = memchr(b'<', &self.input[self.pos..]);
+                    #[cfg(any(test, feature = "oracle"))]
+                    self.noscript_raw_ends_passed(found.map(|lt| self.pos + lt));
+                    self.pos += found? + 1;
                     if let Some(token) = self.tag_open() {
                         return Some(token);
                     }
@@ -319,11 +346,23 @@ impl<'a> Tokenizer<'a> {
     fn start_tag(&mut self) -> Option<Token> {
         let (name, state) = self.tag_name();
         let end = self.finish_tag(state, true)?;
+        let ns_before = self.current_ns();
         let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
         let ns = self.current_ns();
+        if ns_before == Namespace::Html && eq_ci(&self.input[name.clone()], b"template") {
+            self.templates += 1;
+        }
         #[cfg(any(test, feature = "oracle"))]
-        if end.forced_data && text.is_some() {
-            self.unlike_lol_html = true;
+        {
+            // `lol_html` reads `<noscript>` as text too.
+            let noscript =
+                ns_before == Namespace::Html && eq_ci(&self.input[name.clone()], b"noscript");
+            if end.forced_data && (text.is_some() || noscript) {
+                self.unlike_lol_html = true;
+            }
+            if noscript {
+                self.noscript_opened();
+            }
         }
         if let Some(text) = text {
             self.text = text;
@@ -573,8 +612,11 @@ impl<'a> Tokenizer<'a> {
         None
     }
 
-    /// The tree builder's answer to an end tag: leaving a namespace.
+    /// The tree builder's answer to an end tag: leaving a namespace, or a template.
     fn end_tag_feedback(&mut self, name: &[u8]) {
+        if self.templates > 0 && eq_ci(name, b"template") {
+            self.templates -= 1;
+        }
         let ns = self.current_ns();
         if ns == Namespace::Html {
             let [.., prev, _] = self.ns[..] else {
@@ -728,6 +770,53 @@ impl<'a> Tokenizer<'a> {
     }
 }
 
+/// What the oracle tests need to know of `<noscript>` (see the module doc).
+#[cfg(any(test, feature = "oracle"))]
+impl Tokenizer<'_> {
+    /// Inside a `<noscript>` as `lol_html` reads it.
+    pub(crate) fn in_noscript_for_oracle(&self) -> bool {
+        !self.noscript_raw_ends.is_empty()
+    }
+
+    /// At the content of an HTML `<noscript>`: notes where `lol_html` would end it, and whether
+    /// the oracle would read it as this tokenizer does (it parses at most
+    /// `MAX_NOSCRIPT_DEPTH` nested ones, `MAX_NOSCRIPT` bytes each, from a fresh namespace
+    /// stack).
+    fn noscript_opened(&mut self) {
+        use crate::url::extract::oracle::{MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH};
+        let (pos, owner) = (self.pos, self.text_owner);
+        self.text_owner = b"noscript";
+        let end = self.raw_end().map_or(self.input.len(), |(end, _, _)| end);
+        (self.pos, self.text_owner) = (pos, owner);
+        self.noscript_raw_ends.retain(|&e| e >= pos);
+        if self.ns.len() > 1
+            || self.noscript_raw_ends.len() >= usize::from(MAX_NOSCRIPT_DEPTH)
+            || end - pos > MAX_NOSCRIPT
+        {
+            self.unlike_lol_html = true;
+        }
+        self.noscript_raw_ends.push(end);
+    }
+
+    /// In the data state at `pos`, the next `<` at `lt`: `lol_html`'s `<noscript>` text ends
+    /// where this tokenizer reads markup the same way only if that end is such a `<`, met with
+    /// the namespace stack as it was at the start.
+    fn noscript_raw_ends_passed(&mut self, lt: Option<usize>) {
+        let (pos, len) = (self.pos, self.input.len());
+        let mut unlike = false;
+        self.noscript_raw_ends.retain(|&e| {
+            if e == len {
+                return true;
+            }
+            if e < pos || Some(e) == lt && self.ns.len() > 1 {
+                unlike = true;
+            }
+            lt.is_some_and(|lt| e > lt)
+        });
+        self.unlike_lol_html |= unlike;
+    }
+}
+
 /// The script data states that are not at a `<` (the standard's, merged where they agree).
 #[derive(Clone, Copy)]
 enum S {
@@ -822,15 +911,9 @@ enum AttrEnd {
     ForcedData,
 }
 
-/// RAWTEXT elements (`noscript` too: scripts are on).
-const RAWTEXT: [&[u8]; 6] = [
-    b"style",
-    b"iframe",
-    b"xmp",
-    b"noembed",
-    b"noframes",
-    b"noscript",
-];
+/// RAWTEXT elements. Not `noscript`: pages are read as with scripts off, where its content is
+/// markup.
+const RAWTEXT: [&[u8]; 5] = [b"style", b"iframe", b"xmp", b"noembed", b"noframes"];
 
 /// The lower-case name of a text element (`name` is one of them, in any case).
 fn owner_name(name: &[u8]) -> &'static [u8] {

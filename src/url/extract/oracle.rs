@@ -6,7 +6,7 @@
 //! What element handling does with a tag (`State::element`) is shared; what differs is only how
 //! tags, attribute values, charsets and `<noscript>` text are found, which is what is checked.
 
-use super::{Extracted, MAX_NOSCRIPT, MAX_NOSCRIPT_DEPTH, StartTag, State, scan};
+use super::{Extracted, StartTag, State, scan};
 use encoding_rs::Encoding;
 use encoding_rs::UTF_8;
 use lol_html::html_content::{Element, TextChunk};
@@ -19,6 +19,10 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 use url::Url;
 
+/// Bytes of one `<noscript>`'s text the oracle parses again as markup.
+pub(crate) const MAX_NOSCRIPT: usize = 1024 * 1024;
+/// `<noscript>` inside `<noscript>` is parsed again this many levels deep at most.
+pub(crate) const MAX_NOSCRIPT_DEPTH: u8 = 2;
 /// Bytes handed to `lol_html` at a time.
 const CHUNK: usize = 16 * 1024;
 /// Upper bound on the parser's buffers (a tag split across chunks, open elements).
@@ -38,7 +42,7 @@ fn scanned(body: &[u8], charset: Option<&str>, max_links: usize) -> (Extracted, 
         .filter(|encoding| encoding.is_ascii_compatible());
     let mut state = State::new(&page, max_links, "crawl", body.len());
     let encoding = header_encoding.unwrap_or(UTF_8);
-    scan(body, encoding, header_encoding.is_none(), &mut state, 0);
+    scan(body, encoding, header_encoding.is_none(), &mut state);
     // What `extract_page` returns is this state's `out`.
     (state.out.into_extracted(), state.unlike_lol_html)
 }
@@ -79,9 +83,33 @@ pub(super) fn extract_page(
         .and_then(AsciiCompatibleEncoding::new);
     let mut state = State::new(page_url, max_links, token, body.len());
     let encoding = header_encoding.unwrap_or_else(AsciiCompatibleEncoding::utf_8);
+    // The document's base is its first `<base href>`, which a first reading finds.
+    if let Some(href) = first_base(body, encoding, header_encoding.is_none()) {
+        state.set_base(&href);
+    }
     let ended = parse(body, encoding, header_encoding.is_none(), &mut state, 0);
     let stopped = !ended && !state.out.truncated;
     (state.out.into_extracted(), stopped)
+}
+
+/// The `href` of the first `<base href>`, outside `<noscript>` or in its text parsed again.
+fn first_base(
+    body: &[u8],
+    encoding: AsciiCompatibleEncoding,
+    adjust_charset: bool,
+) -> Option<String> {
+    let page = Url::parse(PAGE).unwrap();
+    let mut state = State::new(&page, usize::MAX, "", 0);
+    let found = RefCell::new(None);
+    let base = |el: &mut Element<'_, '_>| {
+        let mut found = found.borrow_mut();
+        if found.is_none() {
+            *found = el.get_attribute("href");
+        }
+        Ok(())
+    };
+    parse_with(body, encoding, adjust_charset, &mut state, 0, &base);
+    found.into_inner()
 }
 
 impl StartTag for Element<'_, '_> {
@@ -96,6 +124,25 @@ fn parse(
     adjust_charset: bool,
     state: &mut State<'_>,
     noscript_depth: u8,
+) -> bool {
+    parse_with(
+        body,
+        encoding,
+        adjust_charset,
+        state,
+        noscript_depth,
+        &|_| Ok(()),
+    )
+}
+
+/// `parse`, calling `base` on each `<base>` element.
+fn parse_with(
+    body: &[u8],
+    encoding: AsciiCompatibleEncoding,
+    adjust_charset: bool,
+    state: &mut State<'_>,
+    noscript_depth: u8,
+    base: &BaseHandler<'_>,
 ) -> bool {
     let state = RefCell::new(state);
     let noscript = RefCell::new(String::new());
@@ -112,6 +159,9 @@ fn parse(
             Cow::Borrowed(selector()),
             ElementContentHandlers::default().element(|el: &mut Element<'_, '_>| {
                 let name = el.tag_name();
+                if name == "base" {
+                    return base(el);
+                }
                 if state.borrow_mut().element(&name, el) {
                     return Err("link limit reached".into());
                 }
@@ -137,12 +187,13 @@ fn parse(
                 drop(pending);
                 let mut state = state.borrow_mut();
                 let utf8 = AsciiCompatibleEncoding::utf_8();
-                parse(
+                parse_with(
                     markup.as_bytes(),
                     utf8,
                     false,
                     &mut state,
                     noscript_depth + 1,
+                    base,
                 );
                 if state.out.truncated {
                     return Err("link limit reached".into());
@@ -157,6 +208,9 @@ fn parse(
         .try_for_each(|chunk| rewriter.write(chunk));
     written.and_then(|()| rewriter.end()).is_ok()
 }
+
+type BaseHandler<'b> =
+    dyn Fn(&mut Element<'_, '_>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + 'b;
 
 fn selector() -> &'static Selector {
     static PARSED: LazyLock<Selector> =
@@ -265,6 +319,14 @@ mod tests {
             b"</a href=/end-tag-attr><a href=/ok></><a href=/ok2></ x><a href=/ok3><?php <a href=/q> ?><a href=/ok4>",
             b"<!a href=/bogus><a href=/ok><!-a><a href=/ok2><!--a--!x--><a href=/inside>-->",
             b"<a rel=\"external NOFOLLOW\" href=/nf><form rel=nofollow action=/f><area href=/ar rel=nofollow><link rel=nofollow href=/l>",
+            // Character references, NUL and refreshes are read by the shared element handling.
+            b"<a href=\"/a?x=1&#38b=2\"><a href=\"/n&#0;x&#xD800;&#x110000;&#128;\"><a href=\"/p?v=&gt x&pound_id&copy=2&notit;\"><a href=\"/x\x00y\">",
+            b"<meta http-equiv=refresh content=\"5x; url=/r1\"><meta http-equiv=\" refresh\" content=\"0; url=/r2\"><meta http-equiv=refresh content=\"0; url=/r3\"><meta http-equiv=refresh content=\"0; url=/r4\">",
+            // The first base applies to the links before it (the oracle finds it first).
+            b"<a href=before><link href=l.css><base href=\"http://b.test/d/\"><a href=after>",
+            b"<noscript><a href=before></noscript><base href=\"http://b.test/d/\"><noscript><a href=after></noscript>",
+            // `<noscript>` text that ends where the markup does.
+            b"<noscript><a title=\"x\" href=/ns><!-- c --><script>1</script></noscript><a href=/after>",
         ];
         for case in cases {
             let page = Url::parse(PAGE).unwrap();
@@ -284,6 +346,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Documents the standard reads unlike `lol_html` (a rewriter, not a tree builder), which
+    /// the extractor follows: each is left out of the comparison, by name, and only these.
+    #[test]
+    fn where_the_standard_differs_from_lol_html_nothing_is_compared() {
+        let cases: &[&[u8]] = &[
+            // `lol_html` does not read `<image>` as `<img>`.
+            b"<image src=/i.png><a href=/a>",
+            // Nor a `<base>` in a template as not the document's.
+            b"<template><base href=\"http://t.test/\"></template><a href=x>",
+            // Nor a `<base>` in SVG as no HTML base.
+            b"<svg><base href=\"http://t.test/\"></svg><a href=x>",
+            // It reads `<noscript>` as text, ending it inside an attribute value, a comment,
+            // a text element or a tag of the markup it holds,
+            b"<noscript><a title=\"</noscript>\" href=/ns></noscript><a href=/after>",
+            b"<noscript><!-- </noscript> --><a href=/in></noscript>",
+            b"<noscript><script></noscript></script><a href=/s>",
+            b"<noscript><a href=/a </noscript>",
+            b"<noscript><title></noscript>",
+            // and the oracle parses that text again without a charset, from a fresh namespace
+            // stack, two levels and 1 MiB deep at most.
+            b"<noscript><meta charset=windows-1252></noscript><a href=\"/\xe9\">",
+            b"<noscript><svg></noscript><style><a href=/x></style>",
+            b"<svg><foreignObject><noscript></foreignObject></noscript><a href=/x>",
+            b"<noscript><noscript><noscript><a href=/deep>",
+            b"<noscript x=><a href=/forced>",
+        ];
+        for case in cases {
+            assert_eq!(
+                agree(case, None, 1000),
+                Ok(false),
+                "{:?}",
+                String::from_utf8_lossy(case)
+            );
+        }
+        let mut big = b"<noscript>".to_vec();
+        big.resize(MAX_NOSCRIPT + 20, b'x');
+        assert_eq!(agree(&big, None, 1000), Ok(false));
     }
 
     /// Every tag the tree builder simulation treats specially, in SVG, MathML and HTML, followed
