@@ -1,7 +1,9 @@
 //! `testweb`: a local test web on loopback for crawl's integration tests and benchmarks.
 //!
 //! - [`TestWeb`] is a small HTTP/1.1 server on std threads. Each "host" is its own listener on
-//!   `127.0.0.1:PORT` (distinct ports are distinct hosts to a crawler), serving a [`Handler`].
+//!   `127.0.0.1:PORT` (distinct ports are distinct hosts to a crawler), serving a [`Handler`];
+//!   or, for webs too large for a listener each, one listener for hosts at 127.0.0.1,
+//!   127.0.0.2, … ([`TestWeb::start_by_address`], inside a network namespace of one's own).
 //!   It is hand-written on `std::net` so tests keep raw control of the bytes ([`Body::Raw`]),
 //!   and it logs every request with its timing ([`LogEntry`]) so tests can check politeness.
 //! - [`Graph`] (module [`graph`]; `gen` is a reserved word in edition 2024) is a deterministic, generated link-graph web rendered on the fly, with the
@@ -43,7 +45,7 @@ pub mod warc_readers;
 
 pub use fixtures::serve_dir;
 pub use graph::{Graph, GraphSpec};
-pub use server::TestWeb;
+pub use server::{TestWeb, host_address, host_index};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -32,6 +32,14 @@
 //!   required ("ready but not fetched", as the server sees it): the sum over its consecutive
 //!   requests of max(0, gap − F × previous service time).
 //!
+//! `--hosts-by-address --bind ADDR:PORT` serves every host of the generated web on one listener
+//! bound to ADDR:PORT, host i at `127.A.B.C` (`testweb::host_address`: 127.0.0.1, 127.0.0.2,
+//! …, skipping .0 and .255) on that port, told apart by the address a connection arrived on; the
+//! seeds and the links name those addresses, and the log still names hosts by index. It needs
+//! one descriptor where the default needs one per host. Binding 0.0.0.0 (to receive all of
+//! 127/8) is refused while an interface other than `lo` exists: run it in a network namespace
+//! of your own (`unshare --net`, `ip link set lo up`), with the crawler.
+//!
 //! With `--fixtures DIR` it serves that directory as one host instead (see
 //! `testweb::fixtures`); the JSON line then has requests, distinct, duplicates, robots, 404s
 //! (`not_found`) and overlaps.
@@ -39,6 +47,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::fmt::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -49,7 +58,7 @@ const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
          [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late]
-         [--check-delay-factor F] [--log-out FILE]
+         [--check-delay-factor F] [--log-out FILE] [--hosts-by-address --bind ADDR:PORT]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
@@ -60,6 +69,8 @@ Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints
 --check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
 --latency-spread-ms gives each host its own latency, log-uniform in [MIN, MAX] (by --seed).
 --log-out writes every request as `host TAB start_us TAB end_us TAB status TAB target`.
+--hosts-by-address serves every host on one listener at --bind (e.g. 0.0.0.0:0, only inside a
+network namespace with lo alone: unshare --net), host i at 127.0.0.1 + i (skipping .0, .255).
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
 --sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
 
@@ -84,6 +95,8 @@ struct Args {
     largest_late: bool,
     /// `--check-delay-factor`: the delay rule's factor the log is checked against.
     check_delay_factor: Option<f64>,
+    /// `--hosts-by-address --bind ADDR:PORT`: one listener for every host, by local address.
+    by_address: Option<SocketAddr>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -94,6 +107,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut latency_spread, mut log_out) = (None, None);
     let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
+    let (mut hosts_by_address, mut bind) = (false, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -110,6 +124,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         }
         if flag == "--sitemaps" {
             sitemaps = true;
+            continue;
+        }
+        if flag == "--hosts-by-address" {
+            hosts_by_address = true;
             continue;
         }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -140,6 +158,11 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--zipf-pages" => zipf_pages = Some(num()? as usize),
             "--zipf-exponent" => zipf_exponent = Some(real()?),
             "--check-delay-factor" => check_delay_factor = Some(real()?),
+            "--bind" => {
+                bind = Some(value.parse::<SocketAddr>().map_err(|_| {
+                    format!("--bind: want an IPv4 ADDR:PORT such as 0.0.0.0:0, got {value:?}")
+                })?)
+            }
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         generated |= matches!(
@@ -182,6 +205,22 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if zipf.is_some() && args.iter().any(|a| a == "--pages-per-host") {
         return Err("--zipf-pages sizes the hosts; --pages-per-host does not apply".into());
     }
+    let by_address = match (hosts_by_address, bind) {
+        (true, Some(addr)) if addr.is_ipv4() => Some(addr),
+        (true, Some(addr)) => return Err(format!("--bind: want an IPv4 address, got {addr}")),
+        (true, None) => {
+            return Err(
+                "--hosts-by-address needs --bind ADDR:PORT (0.0.0.0:0 inside a network \
+                 namespace of your own, where lo is the only interface)"
+                    .into(),
+            );
+        }
+        (false, Some(_)) => return Err("--bind needs --hosts-by-address".into()),
+        (false, None) => None,
+    };
+    if by_address.is_some() && (hostile || sitemaps || fixtures.is_some()) {
+        return Err("--hosts-by-address serves the generated web only".into());
+    }
     let seeds_out = seeds_out.ok_or("--seeds-out FILE is required")?;
     Ok(Args {
         spec,
@@ -197,7 +236,34 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         zipf,
         largest_late,
         check_delay_factor,
+        by_address,
     })
+}
+
+/// Refuses to bind the unspecified address while this network namespace has an interface other
+/// than `lo` (its addresses would be served too). /proc/self/net/dev lists the interfaces of the
+/// caller's own namespace (/sys/class/net may show another's).
+fn check_bind(addr: SocketAddr) -> Result<(), String> {
+    if !addr.ip().is_unspecified() {
+        return Ok(());
+    }
+    let dev = std::fs::read_to_string("/proc/self/net/dev").map_err(|e| {
+        format!("--bind {addr}: cannot list the interfaces (/proc/self/net/dev: {e})")
+    })?;
+    let others: Vec<&str> = dev
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim()))
+        .filter(|&name| name != "lo")
+        .collect();
+    if others.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--bind {addr} would serve on {} too: run in a network namespace of your own \
+             (unshare --net, then ip link set lo up) or bind 127.0.0.1",
+            others.join(", ")
+        ))
+    }
 }
 
 /// `MIN:MAX` in milliseconds, 1 <= MIN <= MAX.
@@ -382,7 +448,7 @@ fn run(args: Args) -> Result<String, String> {
         }
         _ => args.latency,
     };
-    let web = TestWeb::start_with(hosts, |origins| {
+    let make = |origins: &[String]| {
         let origins: std::sync::Arc<[String]> = origins.into();
         (0..hosts)
             .map(|h| HostSpec {
@@ -390,7 +456,14 @@ fn run(args: Args) -> Result<String, String> {
                 latency: latency_of(h),
             })
             .collect()
-    })
+    };
+    let web = match args.by_address {
+        Some(addr) => {
+            check_bind(addr)?;
+            TestWeb::start_by_address(hosts, addr, make)
+        }
+        None => TestWeb::start_with(hosts, make),
+    }
     .map_err(|e| format!("cannot start: {e}"))?;
     write_seeds(&web, &args.seeds_out)?;
     serve_until_eof(args.max_seconds);

@@ -5,12 +5,21 @@
 //! One accept thread rather than one per host: a thread blocked in accept(2) holds a reserved
 //! descriptor, so 10,000 hosts would need 20,000 descriptors (and 10,000 threads) before serving
 //! anything; with epoll they need 10,000.
+//!
+//! Hosts by address ([`TestWeb::start_by_address`]): one listener for every host, host i at
+//! [`host_address`]`(i)` (127.0.0.1, 127.0.0.2, …) on the listener's port, told apart by the
+//! local address each connection arrived on. Only a listener bound to the unspecified address
+//! receives connections to all of 127/8, so this mode is for a network namespace of the caller's
+//! own, where `lo` is the only interface. It needs one descriptor for all listeners, where the
+//! default needs one per host: 10,000 hosts and a crawler's thousands of kept connections fit a
+//! 20,000-descriptor limit only this way. Invariant, both modes: a log entry's `host` is the
+//! index the host was given, whatever served it.
 
 use crate::http::{self, MAX_HEAD};
 use crate::{Body, HostSpec, LogEntry, Request, Response};
 use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,11 +40,45 @@ const SHUTDOWN_WAIT: Duration = Duration::from_millis(1500);
 /// Request bodies (rare: GET/HEAD have none) are skipped up to this size; larger ones close.
 const MAX_REQUEST_BODY: u64 = 16 << 20;
 
-/// A running local test web: one loopback listener per host. Stops on [`TestWeb::shutdown`] or drop.
+/// Backlog of the shared listener of hosts by address (the kernel caps it at
+/// `net.core.somaxconn`): a crawler opening thousands of hosts at once must not find it full,
+/// or its connections wait for SYN retransmits (1 s, then 3 s).
+const SHARED_BACKLOG: i32 = 65_535;
+
+/// A running local test web: one loopback listener per host, or one for all hosts by address.
+/// Stops on [`TestWeb::shutdown`] or drop.
 pub struct TestWeb {
     shared: Arc<Shared>,
-    ports: Vec<u16>,
+    /// Every host's address, in host order.
+    addrs: Vec<SocketAddrV4>,
     stopped: bool,
+}
+
+/// Host `i`'s address in a web of hosts by address: the `i`-th of 127.0.0.1, 127.0.0.2, …,
+/// skipping those ending in .0 or .255 (network and broadcast look-alikes), so 254 hosts per
+/// 127.x.y.0/24. None past 127/8's 65,534 × 254 addresses.
+pub fn host_address(i: usize) -> Option<Ipv4Addr> {
+    let (block, last) = (i / 254, i % 254 + 1);
+    (block < 1 << 16).then(|| {
+        let block = block as u32;
+        Ipv4Addr::from((127 << 24) | (block << 8) | last as u32)
+    })
+}
+
+/// The inverse of [`host_address`]: the host index of a local address, if it is one.
+pub fn host_index(ip: Ipv4Addr) -> Option<usize> {
+    let u = u32::from(ip);
+    let (last, block) = ((u & 0xff) as usize, ((u >> 8) & 0xffff) as usize);
+    (u >> 24 == 127 && last != 0 && last != 255).then(|| block * 254 + last - 1)
+}
+
+/// Which host an accepted connection is for.
+#[derive(Clone, Copy)]
+enum Routing {
+    /// Listener `k` serves host `k`.
+    ByListener,
+    /// One listener; the connection's local address names the host (`hosts` of them).
+    ByAddress { hosts: usize },
 }
 
 struct Shared {
@@ -182,14 +225,62 @@ impl TestWeb {
         let listeners = (0..n)
             .map(|_| TcpListener::bind("127.0.0.1:0"))
             .collect::<io::Result<Vec<_>>>()?;
-        let ports = listeners
+        let addrs = listeners
             .iter()
-            .map(|l| Ok(l.local_addr()?.port()))
-            .collect::<io::Result<Vec<u16>>>()?;
-        let origins: Vec<String> = ports
-            .iter()
-            .map(|p| format!("http://127.0.0.1:{p}"))
+            .map(|l| {
+                Ok(SocketAddrV4::new(
+                    Ipv4Addr::LOCALHOST,
+                    l.local_addr()?.port(),
+                ))
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        TestWeb::serve(listeners, addrs, Routing::ByListener, make)
+    }
+
+    /// Like [`TestWeb::start_with`], but every host on ONE listener bound to `bind` (IPv4; port 0
+    /// picks a free one): host i is `http://`[`host_address`]`(i)`:PORT, and a connection serves
+    /// the host its local address names (others are closed unanswered). Bound to 0.0.0.0 it
+    /// receives all of 127/8, and every interface's addresses too: use that only inside a
+    /// network namespace of your own (`unshare --net`, then `ip link set lo up`). Bound to
+    /// 127.0.0.1 only host 0 is reachable.
+    pub fn start_by_address(
+        n: usize,
+        bind: SocketAddr,
+        make: impl FnOnce(&[String]) -> Vec<HostSpec>,
+    ) -> io::Result<TestWeb> {
+        if !bind.is_ipv4() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("hosts by address bind an IPv4 address, not {bind}"),
+            ));
+        }
+        if n > 0 && host_address(n - 1).is_none() {
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("{n} hosts by address do not fit 127/8"),
+            ));
+        }
+        let listener = TcpListener::bind(bind)?;
+        // Listening again only resizes the queue of pending connections (Linux).
+        // SAFETY: a valid listening socket.
+        if unsafe { libc::listen(listener.as_raw_fd(), SHARED_BACKLOG) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let port = listener.local_addr()?.port();
+        let addrs = (0..n)
+            .map(|i| SocketAddrV4::new(host_address(i).unwrap_or(Ipv4Addr::LOCALHOST), port))
             .collect();
+        TestWeb::serve(vec![listener], addrs, Routing::ByAddress { hosts: n }, make)
+    }
+
+    fn serve(
+        listeners: Vec<TcpListener>,
+        addrs: Vec<SocketAddrV4>,
+        routing: Routing,
+        make: impl FnOnce(&[String]) -> Vec<HostSpec>,
+    ) -> io::Result<TestWeb> {
+        let n = addrs.len();
+        let origins: Vec<String> = addrs.iter().map(|a| format!("http://{a}")).collect();
         let hosts = make(&origins);
         if hosts.len() != n {
             return Err(io::Error::new(
@@ -210,7 +301,7 @@ impl TestWeb {
         });
         let web = TestWeb {
             shared: shared.clone(),
-            ports,
+            addrs,
             stopped: false,
         };
         // SAFETY: epoll_create1 returns a new descriptor (owned from here on) or -1.
@@ -243,18 +334,19 @@ impl TestWeb {
         let guard = ThreadGuard::new(&shared);
         thread::Builder::new()
             .name("testweb-accept".into())
-            .spawn(move || accept_loop(guard, epoll, listeners, specs))?;
+            .spawn(move || accept_loop(guard, epoll, listeners, routing, specs))?;
         Ok(web)
     }
 
     /// Number of hosts.
     pub fn hosts(&self) -> usize {
-        self.ports.len()
+        self.addrs.len()
     }
 
-    /// `http://127.0.0.1:PORT` of `host` (no trailing slash).
+    /// `http://127.0.0.1:PORT` of `host` (no trailing slash); `http://127.A.B.C:PORT` for hosts
+    /// by address.
     pub fn origin(&self, host: usize) -> String {
-        format!("http://127.0.0.1:{}", self.ports[host])
+        format!("http://{}", self.addrs[host])
     }
 
     /// Origin of `host` followed by `path` (which starts with `/`).
@@ -262,14 +354,14 @@ impl TestWeb {
         format!("{}{path}", self.origin(host))
     }
 
-    /// Port of `host`.
+    /// Port of `host` (the same for every host by address).
     pub fn port(&self, host: usize) -> u16 {
-        self.ports[host]
+        self.addrs[host].port()
     }
 
-    /// The host listening on `port`, if any.
+    /// The host listening on `port`, if any (host 0 for hosts by address: they share it).
     pub fn host_of_port(&self, port: u16) -> Option<usize> {
-        self.ports.iter().position(|&p| p == port)
+        self.addrs.iter().position(|a| a.port() == port)
     }
 
     /// Snapshot of every request so far, in the order they ended (see [`LogEntry::end`]). Includes every response a
@@ -329,6 +421,7 @@ fn accept_loop(
     guard: ThreadGuard,
     epoll: OwnedFd,
     listeners: Vec<TcpListener>,
+    routing: Routing,
     specs: Vec<Arc<HostSpec>>,
 ) {
     let sh = guard.0.clone();
@@ -350,10 +443,19 @@ fn accept_loop(
             continue;
         }
         for ev in &events[..n as usize] {
-            let host = ev.u64 as usize;
+            let listener = ev.u64 as usize;
             loop {
-                match listeners[host].accept() {
+                match listeners[listener].accept() {
                     Ok((stream, _)) => {
+                        let host = match routing {
+                            Routing::ByListener => Some(listener),
+                            Routing::ByAddress { hosts } => match stream.local_addr() {
+                                Ok(SocketAddr::V4(a)) => host_index(*a.ip()).filter(|&h| h < hosts),
+                                _ => None,
+                            },
+                        };
+                        // No host at that address: dropping the stream closes it.
+                        let Some(host) = host else { continue };
                         if !serve_accepted(&sh, host, &specs[host], stream) {
                             return;
                         }

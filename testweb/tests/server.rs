@@ -188,3 +188,64 @@ fn many_concurrent_clients() {
     threads.into_iter().for_each(|t| t.join().unwrap());
     assert_eq!(web.request_count(), 1200);
 }
+
+/// GET `path` on `addr` with a fresh connection; the whole answer as text ("" when the server
+/// closes without one).
+fn get_at(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn hosts_by_address_share_a_port_and_are_told_apart_by_address() {
+    use std::net::Ipv4Addr;
+    use testweb::{host_address, host_index};
+    // The address plan: 254 hosts per /24, never .0 or .255, and back.
+    assert_eq!(host_address(0), Some(Ipv4Addr::new(127, 0, 0, 1)));
+    assert_eq!(host_address(253), Some(Ipv4Addr::new(127, 0, 0, 254)));
+    assert_eq!(host_address(254), Some(Ipv4Addr::new(127, 0, 1, 1)));
+    assert_eq!(host_address(9_999), Some(Ipv4Addr::new(127, 0, 39, 94)));
+    for i in [0, 1, 253, 254, 9_999, 65_536 * 254 - 1] {
+        assert_eq!(host_index(host_address(i).unwrap()), Some(i));
+    }
+    assert_eq!(host_address(65_536 * 254), None);
+    assert_eq!(host_index(Ipv4Addr::new(127, 0, 1, 0)), None);
+    assert_eq!(host_index(Ipv4Addr::new(127, 0, 1, 255)), None);
+    assert_eq!(host_index(Ipv4Addr::new(10, 0, 0, 1)), None);
+
+    // Bound to host 1's address only (0.0.0.0 would take every address, and the machine's
+    // interfaces with them): its connections are host 1's, logged as host 1.
+    let bind = "127.0.0.2:0".parse().unwrap();
+    let web = TestWeb::start_by_address(3, bind, |origins| {
+        assert_eq!(origins.len(), 3);
+        vec![echo("a"), echo("b"), echo("c")]
+    })
+    .unwrap();
+    let port = web.port(0);
+    assert!((0..3).all(|h| web.port(h) == port));
+    assert_eq!(web.origin(0), format!("http://127.0.0.1:{port}"));
+    assert_eq!(web.origin(2), format!("http://127.0.0.3:{port}"));
+    assert_eq!(web.host_of_port(port), Some(0));
+    let answer = get_at(format!("127.0.0.2:{port}").parse().unwrap(), "/x");
+    assert!(answer.ends_with("b GET /x"), "{answer}");
+    let log = web.log();
+    assert_eq!(
+        (log.len(), log[0].host, log[0].target.as_str()),
+        (1, 1, "/x")
+    );
+    web.shutdown();
+
+    // An address that names no host: the connection closes unanswered, nothing is logged.
+    let bind = "127.0.0.5:0".parse().unwrap();
+    let web =
+        TestWeb::start_by_address(3, bind, |_| vec![echo("a"), echo("b"), echo("c")]).unwrap();
+    let addr = format!("127.0.0.5:{}", web.port(0)).parse().unwrap();
+    assert_eq!(get_at(addr, "/x"), "");
+    assert_eq!(web.request_count(), 0);
+}
