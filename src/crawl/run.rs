@@ -124,6 +124,8 @@ pub struct Counters {
     pub outcomes: [AtomicU64; Outcome::ALL.len()],
     /// Sitemap fetches and what they listed.
     pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
+    /// Connections closed for what their servers did: the fetcher's, once the workers end.
+    pub connections: crate::fetch::pool::ConnectionEvents,
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -249,7 +251,7 @@ impl Stages {
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
         let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
-        std::thread::scope(|scope| {
+        let ran = std::thread::scope(|scope| {
             let read = || gauges(&self.dispatcher, &self.due, &self.counters);
             let (mode, started) = (config.progress, self.started);
             let reporter = std::thread::Builder::new()
@@ -286,7 +288,9 @@ impl Stages {
             drop(done);
             reporter.join().expect("the progress thread panicked");
             result
-        })
+        });
+        self.counters.connections.add_all(fetcher.events());
+        ran
     }
 
     /// With `--shard`: the receiver of other shards' URLs and the coordinator of the end.

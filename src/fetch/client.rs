@@ -26,11 +26,11 @@
 //! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
-use crate::fetch::conn::{Connection, Framing, Head, Headers, PER_READ, Stream};
+use crate::fetch::conn::{After, Connection, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::{CachingResolver, unbracketed};
 use crate::fetch::error::{ErrorKind, Fail};
-use crate::fetch::pool::Pool;
+use crate::fetch::pool::{ConnectionEvents, Pool};
 use crate::fetch::private::AddressPolicy;
 use crate::fetch::proxy::{Protocol, Proxy, Target};
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -264,6 +264,11 @@ impl Fetcher {
         }
     }
 
+    /// Connections closed for what their servers did (summary.json).
+    pub fn events(&self) -> &ConnectionEvents {
+        &self.pool.events
+    }
+
     /// GETs a page; a 3xx is returned as is.
     pub fn get(&self, url: &str) -> Result<Response, FetchError> {
         self.get_with(&parse(url)?, &[], 0, true)
@@ -463,9 +468,9 @@ impl Fetcher {
             Some(_) => Vec::new(),
         };
         let mut truncated = false;
-        let mut reusable = false;
+        let mut after = After::Close;
         if skipped.is_none() {
-            reusable = conn
+            after = conn
                 .read_body(&head, framing, self.max_body, deadline, &mut body)
                 .map_err(|mut f| {
                     f.kind = f.kind.in_body();
@@ -482,6 +487,12 @@ impl Fetcher {
         if framing == Framing::Chunked {
             rename_transfer_encoding(&mut head.raw);
         }
+        let events = &self.pool.events;
+        match after {
+            After::Unsolicited => ConnectionEvents::add(&events.unsolicited),
+            After::Ambiguous => ConnectionEvents::add(&events.ambiguous),
+            After::Reuse | After::Close => {}
+        }
         let ip = conn.ip;
         let raw = RawResponse {
             head,
@@ -491,7 +502,7 @@ impl Fetcher {
             ip,
             request_head: Vec::new(),
         };
-        Ok((raw, reusable.then_some(conn)))
+        Ok((raw, (after == After::Reuse).then_some(conn)))
     }
 
     /// The request head: the request line, `Host`, ours (`User-Agent`, `Accept`,
@@ -660,14 +671,18 @@ fn connect_any(
 }
 
 /// Renames `Transfer-Encoding` to `X-Crawl-Transfer-Encoding` in a raw head, the rest of each
-/// line as received.
+/// line as received (`Transfer-Encoding : chunked`, whitespace before the colon, included: the
+/// parser read it as the header).
 fn rename_transfer_encoding(raw: &mut Vec<u8>) {
-    const NAME: &[u8] = b"transfer-encoding:";
+    const NAME: &[u8] = b"transfer-encoding";
     let mut out = Vec::with_capacity(raw.len() + 16);
     for line in raw.split_inclusive(|&b| b == b'\n') {
-        if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+        let named = line.len() > NAME.len()
+            && line[..NAME.len()].eq_ignore_ascii_case(NAME)
+            && line[NAME.len()..].trim_ascii_start().starts_with(b":");
+        if named {
             out.extend_from_slice(b"X-Crawl-Transfer-Encoding");
-            out.extend_from_slice(&line[NAME.len() - 1..]);
+            out.extend_from_slice(&line[NAME.len()..]);
         } else {
             out.extend_from_slice(line);
         }
@@ -1142,6 +1157,101 @@ mod tests {
         };
         assert_eq!(response.unwrap().body, b"hi");
         assert!(server.join().unwrap().starts_with("GET /c "));
+    }
+
+    /// A response the server writes on the idle kept connection, unasked, is never read as the
+    /// next request's: the connection is closed, the request goes on a fresh one, and the
+    /// event is counted; the same for a request sent ahead.
+    #[test]
+    fn bytes_on_an_idle_connection_are_not_the_next_response() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (written, told) = std::sync::mpsc::channel();
+        let (go, now) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut targets = Vec::new();
+            let mut kept = Vec::new();
+            for _ in 0..2 {
+                let mut socket = accept_within(&listener, wait).unwrap();
+                let head = read_head(&mut socket);
+                targets.push(String::from_utf8(head).unwrap());
+                socket.write_all(OK).unwrap();
+                // Once the client has the response: a second one, unasked.
+                now.recv().unwrap();
+                socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nSTRAY")
+                    .unwrap();
+                written.send(()).unwrap();
+                kept.push(socket); // open: only the check can tell
+            }
+            let mut third = accept_within(&listener, wait).unwrap();
+            let head = read_head(&mut third);
+            targets.push(String::from_utf8(head).unwrap());
+            third.write_all(OK).unwrap();
+            targets
+        });
+        let fetcher = fetcher("t/1");
+        let url = |path: &str| parse(&format!("http://{addr}{path}")).unwrap();
+        let wait = Duration::from_secs(10);
+        let unsolicited = || {
+            let events = fetcher.events();
+            events
+                .unsolicited
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert_eq!(
+            fetcher.get_conditional(&url("/a"), &[]).unwrap().body,
+            b"hi"
+        );
+        go.send(()).unwrap();
+        told.recv_timeout(wait).unwrap();
+        let b = fetcher.get_conditional(&url("/b"), &[]).unwrap();
+        assert_eq!((b.status, b.body.as_slice()), (200, &b"hi"[..]));
+        assert_eq!(unsolicited(), 1);
+        go.send(()).unwrap();
+        told.recv_timeout(wait).unwrap();
+        assert!(
+            fetcher.send_ahead(url("/c")).is_none(),
+            "the kept one is not quiet"
+        );
+        assert_eq!(unsolicited(), 2);
+        assert_eq!(
+            fetcher.get_conditional(&url("/c"), &[]).unwrap().body,
+            b"hi"
+        );
+        let targets = server.join().unwrap();
+        let lines: Vec<&str> = targets.iter().map(|t| t.lines().next().unwrap()).collect();
+        assert_eq!(
+            lines,
+            ["GET /a HTTP/1.1", "GET /b HTTP/1.1", "GET /c HTTP/1.1"]
+        );
+    }
+
+    /// Garbage instead of a response on a reused connection is a stale connection: the request
+    /// goes once more on a fresh one.
+    #[test]
+    fn garbage_on_a_reused_connection_is_retried_on_a_fresh_one() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut first = accept_within(&listener, wait).unwrap();
+            read_head(&mut first);
+            first.write_all(OK).unwrap();
+            read_head(&mut first);
+            first.write_all(b"\x00\x01garbage\r\n\r\n").unwrap();
+            let mut second = accept_within(&listener, wait).expect("a fresh connection");
+            let head = read_head(&mut second);
+            second.write_all(OK).unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        let fetcher = fetcher("t/1");
+        for path in ["/a", "/b"] {
+            let fetched = fetcher.get(&format!("http://{addr}{path}")).unwrap();
+            assert_eq!(fetched.body, b"hi", "{path}");
+        }
+        assert!(server.join().unwrap().starts_with("GET /b "));
     }
 
     #[test]

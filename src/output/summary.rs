@@ -62,6 +62,16 @@ struct Summary {
     requests_ahead: u64,
     /// With `--shard`: this shard and what crossed to and from the others; `null` without.
     shard: Option<ShardSummary>,
+    /// Connections closed for what their servers did (`fetch::pool::ConnectionEvents`).
+    connections: Connections,
+}
+
+/// `ConnectionEvents` as the file names them.
+#[derive(Serialize)]
+struct Connections {
+    closed_idle: u64,
+    unsolicited: u64,
+    ambiguous_framing: u64,
 }
 
 /// `ExchangeStats` as the file names them.
@@ -206,6 +216,11 @@ pub fn to_json(report: &Report) -> String {
             stream_full: x.stream_full,
             found_by: report.found_by.clone(),
         }),
+        connections: Connections {
+            closed_idle: load(&c.connections.closed_idle),
+            unsolicited: load(&c.connections.unsolicited),
+            ambiguous_framing: load(&c.connections.ambiguous),
+        },
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -373,6 +388,9 @@ mod tests {
         set(&counters.noindex_pages, 72);
         set(&counters.pages_ahead, 73);
         set(&counters.requests_ahead, 74);
+        set(&counters.connections.closed_idle, 75);
+        set(&counters.connections.unsolicited, 76);
+        set(&counters.connections.ambiguous, 77);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -426,7 +444,8 @@ mod tests {
                 r#""sitemaps":{"fetched":60,"urls":61,"listed_sitemaps":62,"capped":63,"#,
                 r#""malformed":64,"too_deep":65},"#,
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
-                r#""pages_ahead":73,"requests_ahead":74,"shard":null}"#,
+                r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
+                r#""connections":{"closed_idle":75,"unsolicited":76,"ambiguous_framing":77}}"#,
                 "\n"
             ),
         );
@@ -451,7 +470,8 @@ mod tests {
             json.ends_with(concat!(
                 r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
-                r#""found_by":"shard 2/4 at http://a.test/x"}}"#,
+                r#""found_by":"shard 2/4 at http://a.test/x"},"#,
+                r#""connections":{"closed_idle":75,"unsolicited":76,"ambiguous_framing":77}}"#,
                 "\n"
             )),
             "{json}"
