@@ -10,8 +10,9 @@
 //! 4xx/5xx responses are data, not errors. A 3xx comes back as itself: its Location is a
 //! discovered URL that goes through the filter and the DUE like a link (robots.txt alone
 //! follows redirects). The body is kept as the server sent it (content-encoding intact, for
-//! the archive); `decoded_body` inflates a copy for link extraction, under the same size cap so
-//! a gzip bomb costs no more than a large page.
+//! the archive; only the chunked framing is removed); `decoded_body` decodes a copy for link
+//! extraction (transfer codings under `chunked`, then gzip, deflate, br, zstd content codings),
+//! under the same size cap so a compression bomb costs no more than a large page.
 //!
 //! For the archive, a response carries what went over the wire around the body: the request
 //! head as written (`--header` values and cookies exactly as sent), the response head exactly
@@ -41,7 +42,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-/// The Accept-Encoding every request sends: bodies stay encoded, for the archive.
+/// The Accept-Encoding every request sends: bodies stay encoded, for the archive. `br` and
+/// `zstd` are decoded when a server sends them unasked (`decoded_body`) but not asked for:
+/// brotli saves bytes on the wire over gzip, but an archive of brotli bodies needs readers
+/// (replay tools, `warcio` without its optional brotli module) that decode it, and its records
+/// recompress no better; whether the bytes saved are worth that is to be measured first.
 const ACCEPT_ENCODING: &str = "gzip, deflate";
 /// Longest wait for a TCP connection to open, whatever time the request has left.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -728,25 +733,43 @@ impl Response {
         }
     }
 
-    /// The body with its Content-Encoding (gzip, deflate) undone, at most `cap` bytes.
+    /// The body with its codings undone, at most `cap` bytes, for link extraction: the
+    /// transfer codings but `chunked` (`gzip, chunked`: the framing was removed, the gzip
+    /// layer is still on), then the content codings, each last applied first undone. gzip,
+    /// deflate, br (brotli) and zstd are known; a body with an unknown coding is returned as
+    /// it is. Decoding streams through every layer and stops at `cap` bytes out, so a bomb
+    /// costs no more than a large page; a corrupt stream yields what decoded before the damage.
     pub fn decoded_body(&self, cap: u64) -> std::borrow::Cow<'_, [u8]> {
-        let encoding = self
-            .header("content-encoding")
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let codings: Vec<String> = ["content-encoding", "transfer-encoding"]
+            .into_iter()
+            .flat_map(|name| self.headers.values(name))
+            .flat_map(|v| v.split(','))
+            .map(|c| c.trim().to_ascii_lowercase())
+            .filter(|c| !c.is_empty() && c != "identity" && c != "chunked")
+            .collect();
+        if codings.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.body);
+        }
+        let mut reader: Box<dyn Read + '_> = Box::new(&self.body[..]);
+        for coding in codings.iter().rev() {
+            reader = match coding.as_str() {
+                "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(reader)),
+                "deflate" => Box::new(flate2::read::ZlibDecoder::new(reader)),
+                "br" => Box::new(brotli_decompressor::Decompressor::new(reader, 16 * 1024)),
+                // RFC 9659: a zstd content coding's window is at most 8 MiB; a larger one
+                // would cost its memory before the cap applies.
+                "zstd" => match zstd::stream::read::Decoder::new(reader)
+                    .and_then(|mut d| d.window_log_max(23).map(|()| d))
+                {
+                    Ok(decoder) => Box::new(decoder),
+                    Err(_) => return std::borrow::Cow::Borrowed(&[]),
+                },
+                _ => return std::borrow::Cow::Borrowed(&self.body),
+            };
+        }
         let mut out = Vec::new();
-        let result = match encoding.as_str() {
-            "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(&self.body[..])
-                .take(cap)
-                .read_to_end(&mut out),
-            "deflate" => flate2::read::ZlibDecoder::new(&self.body[..])
-                .take(cap)
-                .read_to_end(&mut out),
-            _ => return std::borrow::Cow::Borrowed(&self.body),
-        };
-        // A corrupt stream still yields what was inflated before the damage.
-        let _ = result;
+        // A corrupt stream still yields what was decoded before the damage.
+        let _ = reader.take(cap).read_to_end(&mut out);
         std::borrow::Cow::Owned(out)
     }
 }
@@ -816,6 +839,85 @@ mod tests {
         assert!(response(None, b"  <html>").is_html());
         assert!(response(Some(";charset=utf-8"), b"<p>").is_html());
         assert!(!response(None, b"plain").is_html());
+    }
+
+    /// `bytes` as a brotli stream of one uncompressed meta-block (RFC 7932 §9.2): valid
+    /// brotli without an encoder.
+    fn brotli_stored(bytes: &[u8]) -> Vec<u8> {
+        assert!(!bytes.is_empty() && bytes.len() <= 1 << 16);
+        // WBITS 16 (one 0 bit), ISLAST 0, MNIBBLES 4, MLEN - 1 in 16 bits, ISUNCOMPRESSED.
+        let header = ((bytes.len() as u32 - 1) << 4) | (1 << 20);
+        let mut out = header.to_le_bytes()[..3].to_vec();
+        out.extend_from_slice(bytes);
+        out.push(0b11); // ISLAST, ISLASTEMPTY
+        out
+    }
+
+    #[test]
+    fn transfer_and_content_codings_are_undone_for_links() {
+        use flate2::write::{GzEncoder, ZlibEncoder};
+        let page = b"<a href=\"/x\">x</a>".repeat(10);
+        let gzip = |bytes: &[u8]| {
+            let mut e = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let zlib = |bytes: &[u8]| {
+            let mut e = ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let response = |headers: &[(&str, &str)], body: Vec<u8>| Response {
+            status: 200,
+            headers: headers.iter().copied().collect(),
+            body,
+            truncated: false,
+            skipped: None,
+            elapsed: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            ip: None,
+            final_url: None,
+            request_head: Vec::new(),
+            response_head: Vec::new(),
+        };
+        let cases = [
+            (vec![("Content-Encoding", "gzip")], gzip(&page)),
+            (vec![("Content-Encoding", "x-gzip")], gzip(&page)),
+            (vec![("Content-Encoding", "deflate")], zlib(&page)),
+            (vec![("Content-Encoding", "br")], brotli_stored(&page)),
+            (
+                vec![("Content-Encoding", "zstd")],
+                zstd::encode_all(&page[..], 3).unwrap(),
+            ),
+            (vec![("Transfer-Encoding", "gzip, chunked")], gzip(&page)),
+            (vec![("Transfer-Encoding", "deflate")], zlib(&page)),
+            // Content coding first, the transfer coding on top: undone in reverse.
+            (
+                vec![
+                    ("Content-Encoding", "br"),
+                    ("Transfer-Encoding", "gzip, chunked"),
+                ],
+                gzip(&brotli_stored(&page)),
+            ),
+            (vec![("Content-Encoding", "gzip, identity")], gzip(&page)),
+        ];
+        for (headers, body) in cases {
+            let r = response(&headers, body);
+            assert_eq!(r.decoded_body(1 << 20).as_ref(), &page[..], "{headers:?}");
+            // Capped, whatever the layers.
+            assert_eq!(r.decoded_body(7).as_ref(), &page[..7], "{headers:?}");
+        }
+        // No coding but the framing: the body itself (already cut at --max-body).
+        let plain = response(&[("Transfer-Encoding", "chunked")], page.clone());
+        assert!(matches!(plain.decoded_body(7), std::borrow::Cow::Borrowed(b) if b == page));
+        // Unknown: left as it is.
+        let odd = response(&[("Content-Encoding", "compress")], b"?".to_vec());
+        assert_eq!(odd.decoded_body(100).as_ref(), b"?");
+        // Corrupt: what decoded before the damage.
+        let mut cut = gzip(&page);
+        cut.truncate(cut.len() - 8);
+        let cut = response(&[("Content-Encoding", "gzip")], cut);
+        assert_eq!(cut.decoded_body(1 << 20).as_ref(), &page[..]);
     }
 
     #[test]
