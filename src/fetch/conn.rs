@@ -69,14 +69,18 @@ pub fn recycle_body(mut body: Vec<u8>) {
 pub enum Stream {
     Tcp(TcpStream),
     Tls(Box<StreamOwned<ClientConnection, Stream>>),
+    /// Bytes in memory, then the end of the stream: the response parser alone
+    /// (`read_response`, for the fuzz target). Writes go nowhere.
+    Memory(io::Cursor<Vec<u8>>),
 }
 
 impl Stream {
-    /// The socket at the bottom, for its timeouts.
-    pub fn tcp(&self) -> &TcpStream {
+    /// The socket at the bottom, for its timeouts; none in memory.
+    pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            Stream::Tcp(tcp) => tcp,
+            Stream::Tcp(tcp) => Some(tcp),
             Stream::Tls(tls) => tls.sock.tcp(),
+            Stream::Memory(_) => None,
         }
     }
 }
@@ -86,6 +90,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.read(buf),
             Stream::Tls(tls) => tls.read(buf),
+            Stream::Memory(bytes) => bytes.read(buf),
         }
     }
 }
@@ -95,6 +100,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.write(buf),
             Stream::Tls(tls) => tls.write(buf),
+            Stream::Memory(_) => Ok(buf.len()),
         }
     }
 
@@ -102,6 +108,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.flush(),
             Stream::Tls(tls) => tls.flush(),
+            Stream::Memory(_) => Ok(()),
         }
     }
 }
@@ -279,8 +286,11 @@ pub enum After {
 /// How a body ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
+    /// No body (1xx, 204, 304).
     Empty,
+    /// `Content-Length` bytes.
     Length(u64),
+    /// Chunked transfer coding, up to the last chunk and trailers.
     Chunked,
     /// At the close of the connection.
     Close,
@@ -380,7 +390,11 @@ impl Connection {
             // Set only when the socket's would overshoot by more than `SLACK`: once per
             // connection in the common case, not once per read.
             if self.read_timeout.is_none_or(|t| t > want + SLACK) {
-                if let Err(e) = self.stream.tcp().set_read_timeout(Some(want)) {
+                let set = self
+                    .stream
+                    .tcp()
+                    .map(|tcp| tcp.set_read_timeout(Some(want)));
+                if let Some(Err(e)) = set {
                     break Err(Fail::io(&e, "setting the read timeout"));
                 }
                 self.read_timeout = Some(want);
@@ -423,8 +437,15 @@ impl Connection {
         if self.pos != self.end {
             return Idle::Bytes;
         }
-        let Stream::Tls(tls) = &mut self.stream else {
-            return crate::sys::peek_idle(self.stream.tcp());
+        let tls = match &mut self.stream {
+            Stream::Tcp(tcp) => return crate::sys::peek_idle(tcp),
+            Stream::Memory(bytes) => {
+                return match bytes.position() < bytes.get_ref().len() as u64 {
+                    true => Idle::Bytes,
+                    false => Idle::Closed,
+                };
+            }
+            Stream::Tls(tls) => tls,
         };
         let held = |state: Result<rustls::IoState, rustls::Error>| match state {
             Ok(state) if state.plaintext_bytes_to_read() > 0 => Some(Idle::Bytes),
@@ -435,12 +456,15 @@ impl Connection {
         if let Some(seen) = held(tls.conn.process_new_packets()) {
             return seen;
         }
-        match crate::sys::peek_idle(tls.sock.tcp()) {
+        let Some(tcp) = tls.sock.tcp() else {
+            return Idle::Bytes;
+        };
+        match crate::sys::peek_idle(tcp) {
             Idle::Bytes => {}
             seen => return seen,
         }
         // TLS inside a proxy's TLS tunnel: its records cannot be read without blocking here.
-        if !matches!(tls.sock, Stream::Tcp(_)) || tls.sock.tcp().set_nonblocking(true).is_err() {
+        if !matches!(tls.sock, Stream::Tcp(_)) || tcp.set_nonblocking(true).is_err() {
             return Idle::Bytes;
         }
         // A few records at most: a server that keeps sending is not quiet.
@@ -457,9 +481,9 @@ impl Connection {
             }
             break;
         }
-        match tls.sock.tcp().set_nonblocking(false) {
-            Ok(()) => seen,
-            Err(_) => Idle::Closed,
+        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(false)) {
+            Some(Ok(())) => seen,
+            _ => Idle::Closed,
         }
     }
 
@@ -707,6 +731,19 @@ impl Connection {
             }
         }
     }
+}
+
+/// Reads one response from `bytes` as a connection would (the head, interim 1xx heads skipped,
+/// its framing, the body up to `cap` + 1 bytes), and whether the connection would be kept after
+/// it: the response parser alone, for the fuzz target (`fuzz/fuzz_targets/response.rs`).
+pub fn read_response(bytes: Vec<u8>, cap: u64) -> Result<(Head, Vec<u8>, After), Fail> {
+    let mut conn = Connection::new(Stream::Memory(io::Cursor::new(bytes)), None, None);
+    let deadline = Instant::now() + PER_READ;
+    let head = conn.read_head(deadline)?;
+    let framing = head.framing()?;
+    let mut body = Vec::new();
+    let after = conn.read_body(&head, framing, cap, deadline, &mut body)?;
+    Ok((head, body, after))
 }
 
 /// The size of a chunk-size line (RFC 9112 §7.1: `1*HEXDIG`, then optional whitespace and
@@ -1158,5 +1195,51 @@ mod tests {
         let (mut conn, server) = holding(b"HTTP/1.1", b"");
         assert_eq!(conn.idle_state(), Idle::Bytes);
         server.join().unwrap();
+    }
+
+    /// The fuzz target's promises (`fuzz/fuzz_targets/response.rs`) on mutations of framing
+    /// cases: a short, deterministic run of what cargo-fuzz runs long.
+    #[test]
+    fn the_response_parser_keeps_its_promises_on_mutated_responses() {
+        let seeds: [&[u8]; 6] = [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x\r\nhello\r\n0\r\nT: 1\r\n\r\n",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\nContent-Length: 3\r\n\r\n",
+            b"HTTP/1.0 200 OK\nContent-Length: 2, 2\n\nhiHTTP/1.1 200 OK\r\n\r\n",
+            b"HTTP/1.1 101 Up\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding : chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+        ];
+        let alphabet = b"\r\n:;, +-0123456789abcdefHTP/.1";
+        let mut random = crate::splitmix::SplitMix(29);
+        for i in 0..20_000 {
+            let mut bytes = seeds[i % seeds.len()].to_vec();
+            for _ in 0..=random.below(4) {
+                let at = random.below(bytes.len() as u64 + 1) as usize;
+                let byte = alphabet[random.below(alphabet.len() as u64) as usize];
+                match random.below(3) {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 if at < bytes.len() => _ = bytes.remove(at),
+                    _ => bytes.insert(at, byte),
+                }
+            }
+            let cap = random.below(12);
+            let Ok((head, body, after)) = read_response(bytes.clone(), cap) else {
+                continue;
+            };
+            let case = String::from_utf8_lossy(&bytes);
+            assert!((100..=599).contains(&head.status), "{case:?}");
+            assert!(body.len() as u64 <= cap + 1, "{case:?}");
+            let framing = head.framing().unwrap();
+            if let Framing::Length(n) = framing {
+                assert_eq!(body.len() as u64, n.min(cap + 1), "{case:?}");
+            }
+            if after == After::Reuse {
+                assert!(
+                    head.ambiguous().is_none() && framing != Framing::Close,
+                    "{case:?}"
+                );
+                assert!(head.minor >= 1, "{case:?}");
+            }
+        }
     }
 }
