@@ -1330,6 +1330,29 @@ mod tests {
         );
     }
 
+    /// Over TLS a kept connection is reused too: the records a TLS 1.3 server sends after the
+    /// handshake (session tickets) carry no data and do not make it look unquiet.
+    #[test]
+    fn a_kept_tls_connection_is_reused() {
+        let server = testweb::tls::TlsServer::start_keep_alive(|_| testweb::Response::html("hi"));
+        let fetcher = Fetcher::new(&FetchConfig {
+            extra_roots: crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap(),
+            ..config("t/1")
+        });
+        for path in ["/a", "/b", "/c"] {
+            let fetched = fetcher.get(&format!("{}{path}", server.origin())).unwrap();
+            assert_eq!((fetched.status, fetched.body.as_slice()), (200, &b"hi"[..]));
+        }
+        assert_eq!(server.requests().len(), 3);
+        assert_eq!(server.connections(), 1, "one connection for three requests");
+        let events = fetcher.events();
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            (load(&events.unsolicited), load(&events.closed_idle)),
+            (0, 0)
+        );
+    }
+
     /// Garbage instead of a response on a reused connection is a stale connection: the request
     /// goes once more on a fresh one.
     #[test]
