@@ -5,7 +5,8 @@
 //! resolved and checked (`dns`, `private`), TCP, a proxy's tunnel if any (`proxy`), TLS for
 //! `https` (`tls`). One request per connection at a time, keep-alive (`conn`). A request that
 //! fails on a reused connection before any byte of the response (the server closed it while it
-//! was idle) is sent once more on a fresh connection, and never a third time.
+//! was idle, or answered with bytes that are not HTTP) is sent once more on a fresh connection,
+//! and never a third time. A kept connection is taken only when quiet (`pool`).
 //!
 //! 4xx/5xx responses are data, not errors. A 3xx comes back as itself: its Location is a
 //! discovered URL that goes through the filter and the DUE like a link (robots.txt alone

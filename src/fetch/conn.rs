@@ -5,8 +5,16 @@
 //! received (for the archive). The body is framed as RFC 9112 §6.3 says: none for 1xx, 204 and
 //! 304; chunked when `Transfer-Encoding` ends in `chunked` (the framing removed); a
 //! `Content-Length`; else everything up to the close. A body is read up to a cap and no
-//! further; a connection is reusable only when its response was read exactly to its end, it was
-//! HTTP/1.1 and neither side said `Connection: close`.
+//! further.
+//!
+//! Every byte belongs to the request it answers. A connection is reusable only when its
+//! response was read exactly to its end with no byte past it, it was HTTP/1.1, neither side
+//! said `Connection: close`, and its framing was not ambiguous (`Head::ambiguous`:
+//! `Content-Length` beside `Transfer-Encoding`, an unsolicited `101`); `read_body` says which
+//! (`After`). A `Content-Length` or chunk size that is not all digits (`+5`) and a status
+//! outside 100–599 are `protocol` errors, and the connection is dropped with the error. Before
+//! a kept connection carries a request, `idle_state` checks without blocking that the server
+//! neither closed it nor wrote to it meanwhile (`pool`).
 //!
 //! Time: every read is bounded by the request's deadline (`--timeout`, the whole request) and
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),

@@ -6,8 +6,9 @@
 //! (`client::idle_hosts`) is sized to cover every host the workers have queued work for, within
 //! a share of the open-file limit, so a host keeps its connection while it has work; an idle
 //! connection holds no read buffer (`Connection::park`), so the bound costs sockets, not
-//! memory. A server closes what it no longer wants to keep: that costs one failed attempt on
-//! the next request, which the client repeats on a fresh connection.
+//! memory. A server closes what it no longer wants to keep: the check below finds it before a
+//! request is written; one that closes in between costs one failed attempt, which the client
+//! repeats on a fresh connection.
 //!
 //! A connection is put back only after its response was read exactly to its end, with no byte
 //! past it (`conn`). It is taken only when provably quiet: before a request is written on it,
