@@ -1,7 +1,7 @@
 //! The few platform calls the crawler makes, in one place: allocator tuning, the process's own
 //! memory and I/O counters from `/proc`, the memory available, the open-file limit (and its
-//! raise), and the self-kill of the crash tests. Each `unsafe`
-//! block is here, with its SAFETY note.
+//! raise), the look at an idle kept connection before it is reused, and the self-kill of the
+//! crash tests. Each `unsafe` block is here, with its SAFETY note.
 
 /// Keeps resident memory flat over a long crawl (glibc; "Flat memory" in BENCHMARKS.md). By
 /// default glibc gives threads up to 8 arenas per core, and every arena keeps its own high-water
@@ -94,4 +94,45 @@ pub fn bytes_written() -> Option<u64> {
     io.lines()
         .find_map(|l| l.strip_prefix("wchar:"))
         .and_then(|v| v.trim().parse().ok())
+}
+
+/// What an idle socket holds, seen without reading it and without waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    /// Nothing to read: the peer sent nothing and has not closed.
+    Quiet,
+    /// The peer closed its side (or reset the connection).
+    Closed,
+    /// Bytes wait to be read.
+    Bytes,
+}
+
+/// Looks at a socket without reading from it and without blocking: one
+/// `recv(MSG_PEEK | MSG_DONTWAIT)` of one byte. A kept connection is reused only when `Quiet`
+/// (`fetch::pool`).
+pub fn peek_idle(socket: &impl std::os::fd::AsRawFd) -> Idle {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: recv writes at most 1 byte into `byte`, which we own and which outlives the call;
+        // MSG_PEEK leaves the byte in the socket and MSG_DONTWAIT makes the call return at once
+        // whatever the socket's blocking mode. The descriptor is borrowed from a live socket.
+        let n = unsafe {
+            libc::recv(
+                socket.as_raw_fd(),
+                (&raw mut byte).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        return match n {
+            0 => Idle::Closed,
+            n if n > 0 => Idle::Bytes,
+            _ => match std::io::Error::last_os_error().kind() {
+                std::io::ErrorKind::WouldBlock => Idle::Quiet,
+                std::io::ErrorKind::Interrupted => continue,
+                // Reset, or any other error: the connection is not fit for a request.
+                _ => Idle::Closed,
+            },
+        };
+    }
 }

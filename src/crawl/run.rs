@@ -131,6 +131,8 @@ pub struct Counters {
     /// Workers started (with an elastic pool, the most that ran), and the most that could.
     pub workers: AtomicU64,
     pub max_workers: AtomicU64,
+    /// Connections closed for what their servers did: the fetcher's, once the workers end.
+    pub connections: crate::fetch::pool::ConnectionEvents,
 }
 
 /// What a finished (or stopped) crawl reports.
@@ -258,7 +260,7 @@ impl Stages {
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
         let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
-        std::thread::scope(|scope| {
+        let ran = std::thread::scope(|scope| {
             let read = || gauges(&self.dispatcher, &self.due, &self.counters);
             let (mode, started) = (config.progress, self.started);
             let reporter = std::thread::Builder::new()
@@ -325,7 +327,9 @@ impl Stages {
             drop(done);
             reporter.join().expect("the progress thread panicked");
             result
-        })
+        });
+        self.counters.connections.add_all(fetcher.events());
+        ran
     }
 
     /// With `--shard`: the receiver of other shards' URLs and the coordinator of the end.

@@ -5,13 +5,15 @@
 //! resolved and checked (`dns`, `private`), TCP, a proxy's tunnel if any (`proxy`), TLS for
 //! `https` (`tls`). One request per connection at a time, keep-alive (`conn`). A request that
 //! fails on a reused connection before any byte of the response (the server closed it while it
-//! was idle) is sent once more on a fresh connection, and never a third time.
+//! was idle, or answered with bytes that are not HTTP) is sent once more on a fresh connection,
+//! and never a third time. A kept connection is taken only when quiet (`pool`).
 //!
 //! 4xx/5xx responses are data, not errors. A 3xx comes back as itself: its Location is a
 //! discovered URL that goes through the filter and the DUE like a link (robots.txt alone
 //! follows redirects). The body is kept as the server sent it (content-encoding intact, for
-//! the archive); `decoded_body` inflates a copy for link extraction, under the same size cap so
-//! a gzip bomb costs no more than a large page.
+//! the archive; only the chunked framing is removed); `decoded_body` decodes a copy for link
+//! extraction (transfer codings under `chunked`, then gzip, deflate, br, zstd content codings),
+//! under the same size cap so a compression bomb costs no more than a large page.
 //!
 //! For the archive, a response carries what went over the wire around the body: the request
 //! head as written (`--header` values and cookies exactly as sent), the response head exactly
@@ -26,11 +28,11 @@
 //! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
-use crate::fetch::conn::{Connection, Framing, Head, Headers, PER_READ, Stream};
+use crate::fetch::conn::{After, Connection, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::{CachingResolver, unbracketed};
 use crate::fetch::error::{ErrorKind, Fail};
-use crate::fetch::pool::Pool;
+use crate::fetch::pool::{ConnectionEvents, Pool};
 use crate::fetch::private::AddressPolicy;
 use crate::fetch::proxy::{Protocol, Proxy, Target};
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -41,7 +43,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-/// The Accept-Encoding every request sends: bodies stay encoded, for the archive.
+/// The Accept-Encoding every request sends: bodies stay encoded, for the archive. `br` and
+/// `zstd` are decoded when a server sends them unasked (`decoded_body`) but not asked for:
+/// brotli saves bytes on the wire over gzip, but an archive of brotli bodies needs readers
+/// (replay tools, `warcio` without its optional brotli module) that decode it, and its records
+/// recompress no better; whether the bytes saved are worth that is to be measured first.
 const ACCEPT_ENCODING: &str = "gzip, deflate";
 /// Longest wait for a TCP connection to open, whatever time the request has left.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -264,6 +270,11 @@ impl Fetcher {
         }
     }
 
+    /// Connections closed for what their servers did (summary.json).
+    pub fn events(&self) -> &ConnectionEvents {
+        &self.pool.events
+    }
+
     /// GETs a page; a 3xx is returned as is.
     pub fn get(&self, url: &str) -> Result<Response, FetchError> {
         self.get_with(&parse(url)?, &[], 0, true)
@@ -463,9 +474,9 @@ impl Fetcher {
             Some(_) => Vec::new(),
         };
         let mut truncated = false;
-        let mut reusable = false;
+        let mut after = After::Close;
         if skipped.is_none() {
-            reusable = conn
+            after = conn
                 .read_body(&head, framing, self.max_body, deadline, &mut body)
                 .map_err(|mut f| {
                     f.kind = f.kind.in_body();
@@ -482,6 +493,12 @@ impl Fetcher {
         if framing == Framing::Chunked {
             rename_transfer_encoding(&mut head.raw);
         }
+        let events = &self.pool.events;
+        match after {
+            After::Unsolicited => ConnectionEvents::add(&events.unsolicited),
+            After::Ambiguous => ConnectionEvents::add(&events.ambiguous),
+            After::Reuse | After::Close => {}
+        }
         let ip = conn.ip;
         let raw = RawResponse {
             head,
@@ -491,7 +508,7 @@ impl Fetcher {
             ip,
             request_head: Vec::new(),
         };
-        Ok((raw, reusable.then_some(conn)))
+        Ok((raw, (after == After::Reuse).then_some(conn)))
     }
 
     /// The request head: the request line, `Host`, ours (`User-Agent`, `Accept`,
@@ -660,14 +677,18 @@ fn connect_any(
 }
 
 /// Renames `Transfer-Encoding` to `X-Crawl-Transfer-Encoding` in a raw head, the rest of each
-/// line as received.
+/// line as received (`Transfer-Encoding : chunked`, whitespace before the colon, included: the
+/// parser read it as the header).
 fn rename_transfer_encoding(raw: &mut Vec<u8>) {
-    const NAME: &[u8] = b"transfer-encoding:";
+    const NAME: &[u8] = b"transfer-encoding";
     let mut out = Vec::with_capacity(raw.len() + 16);
     for line in raw.split_inclusive(|&b| b == b'\n') {
-        if line.len() >= NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME) {
+        let named = line.len() > NAME.len()
+            && line[..NAME.len()].eq_ignore_ascii_case(NAME)
+            && line[NAME.len()..].trim_ascii_start().starts_with(b":");
+        if named {
             out.extend_from_slice(b"X-Crawl-Transfer-Encoding");
-            out.extend_from_slice(&line[NAME.len() - 1..]);
+            out.extend_from_slice(&line[NAME.len()..]);
         } else {
             out.extend_from_slice(line);
         }
@@ -713,25 +734,43 @@ impl Response {
         }
     }
 
-    /// The body with its Content-Encoding (gzip, deflate) undone, at most `cap` bytes.
+    /// The body with its codings undone, at most `cap` bytes, for link extraction: the
+    /// transfer codings but `chunked` (`gzip, chunked`: the framing was removed, the gzip
+    /// layer is still on), then the content codings, each last applied first undone. gzip,
+    /// deflate, br (brotli) and zstd are known; a body with an unknown coding is returned as
+    /// it is. Decoding streams through every layer and stops at `cap` bytes out, so a bomb
+    /// costs no more than a large page; a corrupt stream yields what decoded before the damage.
     pub fn decoded_body(&self, cap: u64) -> std::borrow::Cow<'_, [u8]> {
-        let encoding = self
-            .header("content-encoding")
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let codings: Vec<String> = ["content-encoding", "transfer-encoding"]
+            .into_iter()
+            .flat_map(|name| self.headers.values(name))
+            .flat_map(|v| v.split(','))
+            .map(|c| c.trim().to_ascii_lowercase())
+            .filter(|c| !c.is_empty() && c != "identity" && c != "chunked")
+            .collect();
+        if codings.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.body);
+        }
+        let mut reader: Box<dyn Read + '_> = Box::new(&self.body[..]);
+        for coding in codings.iter().rev() {
+            reader = match coding.as_str() {
+                "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(reader)),
+                "deflate" => Box::new(flate2::read::ZlibDecoder::new(reader)),
+                "br" => Box::new(brotli_decompressor::Decompressor::new(reader, 16 * 1024)),
+                // RFC 9659: a zstd content coding's window is at most 8 MiB; a larger one
+                // would cost its memory before the cap applies.
+                "zstd" => match zstd::stream::read::Decoder::new(reader)
+                    .and_then(|mut d| d.window_log_max(23).map(|()| d))
+                {
+                    Ok(decoder) => Box::new(decoder),
+                    Err(_) => return std::borrow::Cow::Borrowed(&[]),
+                },
+                _ => return std::borrow::Cow::Borrowed(&self.body),
+            };
+        }
         let mut out = Vec::new();
-        let result = match encoding.as_str() {
-            "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(&self.body[..])
-                .take(cap)
-                .read_to_end(&mut out),
-            "deflate" => flate2::read::ZlibDecoder::new(&self.body[..])
-                .take(cap)
-                .read_to_end(&mut out),
-            _ => return std::borrow::Cow::Borrowed(&self.body),
-        };
-        // A corrupt stream still yields what was inflated before the damage.
-        let _ = result;
+        // A corrupt stream still yields what was decoded before the damage.
+        let _ = reader.take(cap).read_to_end(&mut out);
         std::borrow::Cow::Owned(out)
     }
 }
@@ -801,6 +840,85 @@ mod tests {
         assert!(response(None, b"  <html>").is_html());
         assert!(response(Some(";charset=utf-8"), b"<p>").is_html());
         assert!(!response(None, b"plain").is_html());
+    }
+
+    /// `bytes` as a brotli stream of one uncompressed meta-block (RFC 7932 §9.2): valid
+    /// brotli without an encoder.
+    fn brotli_stored(bytes: &[u8]) -> Vec<u8> {
+        assert!(!bytes.is_empty() && bytes.len() <= 1 << 16);
+        // WBITS 16 (one 0 bit), ISLAST 0, MNIBBLES 4, MLEN - 1 in 16 bits, ISUNCOMPRESSED.
+        let header = ((bytes.len() as u32 - 1) << 4) | (1 << 20);
+        let mut out = header.to_le_bytes()[..3].to_vec();
+        out.extend_from_slice(bytes);
+        out.push(0b11); // ISLAST, ISLASTEMPTY
+        out
+    }
+
+    #[test]
+    fn transfer_and_content_codings_are_undone_for_links() {
+        use flate2::write::{GzEncoder, ZlibEncoder};
+        let page = b"<a href=\"/x\">x</a>".repeat(10);
+        let gzip = |bytes: &[u8]| {
+            let mut e = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let zlib = |bytes: &[u8]| {
+            let mut e = ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        let response = |headers: &[(&str, &str)], body: Vec<u8>| Response {
+            status: 200,
+            headers: headers.iter().copied().collect(),
+            body,
+            truncated: false,
+            skipped: None,
+            elapsed: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            ip: None,
+            final_url: None,
+            request_head: Vec::new(),
+            response_head: Vec::new(),
+        };
+        let cases = [
+            (vec![("Content-Encoding", "gzip")], gzip(&page)),
+            (vec![("Content-Encoding", "x-gzip")], gzip(&page)),
+            (vec![("Content-Encoding", "deflate")], zlib(&page)),
+            (vec![("Content-Encoding", "br")], brotli_stored(&page)),
+            (
+                vec![("Content-Encoding", "zstd")],
+                zstd::encode_all(&page[..], 3).unwrap(),
+            ),
+            (vec![("Transfer-Encoding", "gzip, chunked")], gzip(&page)),
+            (vec![("Transfer-Encoding", "deflate")], zlib(&page)),
+            // Content coding first, the transfer coding on top: undone in reverse.
+            (
+                vec![
+                    ("Content-Encoding", "br"),
+                    ("Transfer-Encoding", "gzip, chunked"),
+                ],
+                gzip(&brotli_stored(&page)),
+            ),
+            (vec![("Content-Encoding", "gzip, identity")], gzip(&page)),
+        ];
+        for (headers, body) in cases {
+            let r = response(&headers, body);
+            assert_eq!(r.decoded_body(1 << 20).as_ref(), &page[..], "{headers:?}");
+            // Capped, whatever the layers.
+            assert_eq!(r.decoded_body(7).as_ref(), &page[..7], "{headers:?}");
+        }
+        // No coding but the framing: the body itself (already cut at --max-body).
+        let plain = response(&[("Transfer-Encoding", "chunked")], page.clone());
+        assert!(matches!(plain.decoded_body(7), std::borrow::Cow::Borrowed(b) if b == page));
+        // Unknown: left as it is.
+        let odd = response(&[("Content-Encoding", "compress")], b"?".to_vec());
+        assert_eq!(odd.decoded_body(100).as_ref(), b"?");
+        // Corrupt: what decoded before the damage.
+        let mut cut = gzip(&page);
+        cut.truncate(cut.len() - 8);
+        let cut = response(&[("Content-Encoding", "gzip")], cut);
+        assert_eq!(cut.decoded_body(1 << 20).as_ref(), &page[..]);
     }
 
     #[test]
@@ -1142,6 +1260,124 @@ mod tests {
         };
         assert_eq!(response.unwrap().body, b"hi");
         assert!(server.join().unwrap().starts_with("GET /c "));
+    }
+
+    /// A response the server writes on the idle kept connection, unasked, is never read as the
+    /// next request's: the connection is closed, the request goes on a fresh one, and the
+    /// event is counted; the same for a request sent ahead.
+    #[test]
+    fn bytes_on_an_idle_connection_are_not_the_next_response() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (written, told) = std::sync::mpsc::channel();
+        let (go, now) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut targets = Vec::new();
+            let mut kept = Vec::new();
+            for _ in 0..2 {
+                let mut socket = accept_within(&listener, wait).unwrap();
+                let head = read_head(&mut socket);
+                targets.push(String::from_utf8(head).unwrap());
+                socket.write_all(OK).unwrap();
+                // Once the client has the response: a second one, unasked.
+                now.recv().unwrap();
+                socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nSTRAY")
+                    .unwrap();
+                written.send(()).unwrap();
+                kept.push(socket); // open: only the check can tell
+            }
+            let mut third = accept_within(&listener, wait).unwrap();
+            let head = read_head(&mut third);
+            targets.push(String::from_utf8(head).unwrap());
+            third.write_all(OK).unwrap();
+            targets
+        });
+        let fetcher = fetcher("t/1");
+        let url = |path: &str| parse(&format!("http://{addr}{path}")).unwrap();
+        let wait = Duration::from_secs(10);
+        let unsolicited = || {
+            let events = fetcher.events();
+            events
+                .unsolicited
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        assert_eq!(
+            fetcher.get_conditional(&url("/a"), &[]).unwrap().body,
+            b"hi"
+        );
+        go.send(()).unwrap();
+        told.recv_timeout(wait).unwrap();
+        let b = fetcher.get_conditional(&url("/b"), &[]).unwrap();
+        assert_eq!((b.status, b.body.as_slice()), (200, &b"hi"[..]));
+        assert_eq!(unsolicited(), 1);
+        go.send(()).unwrap();
+        told.recv_timeout(wait).unwrap();
+        assert!(
+            fetcher.send_ahead(url("/c")).is_none(),
+            "the kept one is not quiet"
+        );
+        assert_eq!(unsolicited(), 2);
+        assert_eq!(
+            fetcher.get_conditional(&url("/c"), &[]).unwrap().body,
+            b"hi"
+        );
+        let targets = server.join().unwrap();
+        let lines: Vec<&str> = targets.iter().map(|t| t.lines().next().unwrap()).collect();
+        assert_eq!(
+            lines,
+            ["GET /a HTTP/1.1", "GET /b HTTP/1.1", "GET /c HTTP/1.1"]
+        );
+    }
+
+    /// Over TLS a kept connection is reused too: the records a TLS 1.3 server sends after the
+    /// handshake (session tickets) carry no data and do not make it look unquiet.
+    #[test]
+    fn a_kept_tls_connection_is_reused() {
+        let server = testweb::tls::TlsServer::start_keep_alive(|_| testweb::Response::html("hi"));
+        let fetcher = Fetcher::new(&FetchConfig {
+            extra_roots: crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap(),
+            ..config("t/1")
+        });
+        for path in ["/a", "/b", "/c"] {
+            let fetched = fetcher.get(&format!("{}{path}", server.origin())).unwrap();
+            assert_eq!((fetched.status, fetched.body.as_slice()), (200, &b"hi"[..]));
+        }
+        assert_eq!(server.requests().len(), 3);
+        assert_eq!(server.connections(), 1, "one connection for three requests");
+        let events = fetcher.events();
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            (load(&events.unsolicited), load(&events.closed_idle)),
+            (0, 0)
+        );
+    }
+
+    /// Garbage instead of a response on a reused connection is a stale connection: the request
+    /// goes once more on a fresh one.
+    #[test]
+    fn garbage_on_a_reused_connection_is_retried_on_a_fresh_one() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let wait = Duration::from_secs(10);
+            let mut first = accept_within(&listener, wait).unwrap();
+            read_head(&mut first);
+            first.write_all(OK).unwrap();
+            read_head(&mut first);
+            first.write_all(b"\x00\x01garbage\r\n\r\n").unwrap();
+            let mut second = accept_within(&listener, wait).expect("a fresh connection");
+            let head = read_head(&mut second);
+            second.write_all(OK).unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        let fetcher = fetcher("t/1");
+        for path in ["/a", "/b"] {
+            let fetched = fetcher.get(&format!("http://{addr}{path}")).unwrap();
+            assert_eq!(fetched.body, b"hi", "{path}");
+        }
+        assert!(server.join().unwrap().starts_with("GET /b "));
     }
 
     #[test]

@@ -5,8 +5,16 @@
 //! received (for the archive). The body is framed as RFC 9112 §6.3 says: none for 1xx, 204 and
 //! 304; chunked when `Transfer-Encoding` ends in `chunked` (the framing removed); a
 //! `Content-Length`; else everything up to the close. A body is read up to a cap and no
-//! further; a connection is reusable only when its response was read exactly to its end, it was
-//! HTTP/1.1 and neither side said `Connection: close`.
+//! further.
+//!
+//! Every byte belongs to the request it answers. A connection is reusable only when its
+//! response was read exactly to its end with no byte past it, it was HTTP/1.1, neither side
+//! said `Connection: close`, and its framing was not ambiguous (`Head::ambiguous`:
+//! `Content-Length` beside `Transfer-Encoding`, an unsolicited `101`); `read_body` says which
+//! (`After`). A `Content-Length` or chunk size that is not all digits (`+5`) and a status
+//! outside 100–599 are `protocol` errors, and the connection is dropped with the error. Before
+//! a kept connection carries a request, `idle_state` checks without blocking that the server
+//! neither closed it nor wrote to it meanwhile (`pool`).
 //!
 //! Time: every read is bounded by the request's deadline (`--timeout`, the whole request) and
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
@@ -17,6 +25,7 @@
 //! request is sent again once on a fresh connection (`client`).
 
 use crate::fetch::error::{ErrorKind, Fail};
+pub use crate::sys::Idle;
 use rustls::{ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpStream};
@@ -68,14 +77,18 @@ pub fn recycle_body(mut body: Vec<u8>) {
 pub enum Stream {
     Tcp(TcpStream),
     Tls(Box<StreamOwned<ClientConnection, Stream>>),
+    /// Bytes in memory, then the end of the stream: the response parser alone
+    /// (`read_response`, for the fuzz target). Writes go nowhere.
+    Memory(io::Cursor<Vec<u8>>),
 }
 
 impl Stream {
-    /// The socket at the bottom, for its timeouts.
-    pub fn tcp(&self) -> &TcpStream {
+    /// The socket at the bottom, for its timeouts; none in memory.
+    pub fn tcp(&self) -> Option<&TcpStream> {
         match self {
-            Stream::Tcp(tcp) => tcp,
+            Stream::Tcp(tcp) => Some(tcp),
             Stream::Tls(tls) => tls.sock.tcp(),
+            Stream::Memory(_) => None,
         }
     }
 }
@@ -85,6 +98,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.read(buf),
             Stream::Tls(tls) => tls.read(buf),
+            Stream::Memory(bytes) => bytes.read(buf),
         }
     }
 }
@@ -94,6 +108,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.write(buf),
             Stream::Tls(tls) => tls.write(buf),
+            Stream::Memory(_) => Ok(buf.len()),
         }
     }
 
@@ -101,6 +116,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(tcp) => tcp.flush(),
             Stream::Tls(tls) => tls.flush(),
+            Stream::Memory(_) => Ok(()),
         }
     }
 }
@@ -195,7 +211,9 @@ impl Head {
             .any(|t| t.trim().eq_ignore_ascii_case(token))
     }
 
-    /// How the body is delimited (RFC 9112 §6.3).
+    /// How the body is delimited (RFC 9112 §6.3). A `Content-Length` that is not `1*DIGIT`
+    /// (`+5`, `0x10`, `5 5`), or two that differ, is an error (§6.3 item 5: the response is
+    /// discarded and the connection closed) unless a `Transfer-Encoding` overrides it.
     pub fn framing(&self) -> Result<Framing, Fail> {
         if self.status < 200 || self.status == 204 || self.status == 304 {
             return Ok(Framing::Empty);
@@ -219,7 +237,12 @@ impl Head {
             .values("content-length")
             .flat_map(|v| v.split(','))
         {
-            let n = value.trim().parse::<u64>().map_err(|_| {
+            let digits = value.trim();
+            let n = match is_digits(digits) {
+                true => digits.parse::<u64>().ok(),
+                false => None,
+            };
+            let n = n.ok_or_else(|| {
                 Fail::new(ErrorKind::Protocol, format!("bad Content-Length {value:?}"))
             })?;
             if length.is_some_and(|l| l != n) {
@@ -233,17 +256,49 @@ impl Head {
         Ok(length.map_or(Framing::Close, Framing::Length))
     }
 
+    /// Why the connection must close after this response although its framing could be read:
+    /// a `Content-Length` beside a `Transfer-Encoding` (RFC 9112 §6.3 item 3: a sign of
+    /// response splitting, "ought to be handled as an error"), or a `101` no request of ours
+    /// asked for (what follows it is not HTTP/1.1).
+    pub fn ambiguous(&self) -> Option<&'static str> {
+        if self.status == 101 {
+            return Some("an unsolicited 101 Switching Protocols");
+        }
+        let framed = self.status >= 200 && self.status != 204 && self.status != 304;
+        let has = |name| self.headers.values(name).next().is_some();
+        (framed && has("transfer-encoding") && has("content-length"))
+            .then_some("Content-Length beside Transfer-Encoding")
+    }
+
     /// Whether the connection may carry another request after this response.
     fn keeps_alive(&self) -> bool {
         self.minor >= 1 && !self.has_token("connection", "close")
     }
 }
 
+/// Whether a connection may carry another request after a response (`read_body`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Read exactly to its end, HTTP/1.1, no `Connection: close`: kept for the next request.
+    Reuse,
+    /// Closed as usual: a body read to the close or cut at the cap, HTTP/1.0,
+    /// `Connection: close`.
+    Close,
+    /// Closed: bytes came past the response's end that no request asked for (they would be
+    /// read as the next request's response).
+    Unsolicited,
+    /// Closed: the head's framing was ambiguous (`Head::ambiguous`).
+    Ambiguous,
+}
+
 /// How a body ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
+    /// No body (1xx, 204, 304).
     Empty,
+    /// `Content-Length` bytes.
     Length(u64),
+    /// Chunked transfer coding, up to the last chunk and trailers.
     Chunked,
     /// At the close of the connection.
     Close,
@@ -343,7 +398,11 @@ impl Connection {
             // Set only when the socket's would overshoot by more than `SLACK`: once per
             // connection in the common case, not once per read.
             if self.read_timeout.is_none_or(|t| t > want + SLACK) {
-                if let Err(e) = self.stream.tcp().set_read_timeout(Some(want)) {
+                let set = self
+                    .stream
+                    .tcp()
+                    .map(|tcp| tcp.set_read_timeout(Some(want)));
+                if let Some(Err(e)) = set {
                     break Err(Fail::io(&e, "setting the read timeout"));
                 }
                 self.read_timeout = Some(want);
@@ -376,6 +435,66 @@ impl Connection {
         }
     }
 
+    /// What the connection, idle since its last response, holds, seen without blocking: it
+    /// carries a request only when `Quiet`. Bytes the server sent unasked would be read as
+    /// the next response, and a closed one would fail the request. Plain TCP costs one
+    /// `recv(MSG_PEEK)`. Under TLS, bytes on the socket may be records that carry no data
+    /// (TLS 1.3 session tickets): they are read and decrypted without blocking, and only
+    /// data or a close counts; plaintext rustls holds unread counts too.
+    pub fn idle_state(&mut self) -> Idle {
+        if self.pos != self.end {
+            return Idle::Bytes;
+        }
+        let tls = match &mut self.stream {
+            Stream::Tcp(tcp) => return crate::sys::peek_idle(tcp),
+            Stream::Memory(bytes) => {
+                return match bytes.position() < bytes.get_ref().len() as u64 {
+                    true => Idle::Bytes,
+                    false => Idle::Closed,
+                };
+            }
+            Stream::Tls(tls) => tls,
+        };
+        let held = |state: Result<rustls::IoState, rustls::Error>| match state {
+            Ok(state) if state.plaintext_bytes_to_read() > 0 => Some(Idle::Bytes),
+            Ok(state) if state.peer_has_closed() => Some(Idle::Closed),
+            Ok(_) => None,
+            Err(_) => Some(Idle::Closed),
+        };
+        if let Some(seen) = held(tls.conn.process_new_packets()) {
+            return seen;
+        }
+        let Some(tcp) = tls.sock.tcp() else {
+            return Idle::Bytes;
+        };
+        match crate::sys::peek_idle(tcp) {
+            Idle::Bytes => {}
+            seen => return seen,
+        }
+        // TLS inside a proxy's TLS tunnel: its records cannot be read without blocking here.
+        if !matches!(tls.sock, Stream::Tcp(_)) || tcp.set_nonblocking(true).is_err() {
+            return Idle::Bytes;
+        }
+        // A few records at most: a server that keeps sending is not quiet.
+        let mut seen = Idle::Bytes;
+        for _ in 0..4 {
+            match tls.conn.read_tls(&mut tls.sock) {
+                Ok(0) => seen = Idle::Closed,
+                Ok(_) => match held(tls.conn.process_new_packets()) {
+                    Some(held) => seen = held,
+                    None => continue,
+                },
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => seen = Idle::Quiet,
+                Err(_) => seen = Idle::Closed,
+            }
+            break;
+        }
+        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(false)) {
+            Some(Ok(())) => seen,
+            _ => Idle::Closed,
+        }
+    }
+
     /// Gives the read buffer back to the thread's spare while the connection is idle (it
     /// holds no unread byte: `read_body` reuses a connection only then).
     pub fn park(&mut self) {
@@ -385,10 +504,29 @@ impl Connection {
         }
     }
 
-    /// Reads the response head (interim 1xx heads skipped), at most `MAX_HEAD` bytes.
+    /// Reads the response head (interim 1xx heads but 101 skipped), at most `MAX_HEAD` bytes
+    /// each. A status outside 100–599 is a `protocol` error. On a reused connection, a first
+    /// head that is not HTTP is marked `stale` like a close: the bytes may have been left by
+    /// the server on the idle connection, and the request is worth one more try on a fresh one.
     pub fn read_head(&mut self, deadline: Instant) -> Result<Head, Fail> {
+        let mut first = true;
         loop {
-            let head = self.read_one_head(deadline)?;
+            let head = self
+                .read_one_head(deadline)
+                .and_then(|head| match (100..=599).contains(&head.status) {
+                    true => Ok(head),
+                    false => Err(Fail::new(
+                        ErrorKind::Protocol,
+                        format!("status {} is outside 100-599", head.status),
+                    )),
+                })
+                .map_err(|mut fail| {
+                    if first && fail.kind == ErrorKind::Protocol {
+                        fail.stale = self.answered > 0;
+                    }
+                    fail
+                })?;
+            first = false;
             if !(100..200).contains(&head.status) || head.status == 101 {
                 return Ok(head);
             }
@@ -471,7 +609,7 @@ impl Connection {
         cap: u64,
         deadline: Instant,
         body: &mut Vec<u8>,
-    ) -> Result<bool, Fail> {
+    ) -> Result<After, Fail> {
         let limit = cap.saturating_add(1);
         let whole = match framing {
             Framing::Empty => true,
@@ -510,7 +648,15 @@ impl Connection {
             Framing::Chunked => self.read_chunked(limit, deadline, body)?,
         };
         self.answered += 1;
-        Ok(whole && head.keeps_alive() && self.pos == self.end)
+        Ok(if head.ambiguous().is_some() {
+            After::Ambiguous
+        } else if !whole || !head.keeps_alive() {
+            After::Close
+        } else if self.pos != self.end {
+            After::Unsolicited
+        } else {
+            After::Reuse
+        })
     }
 
     /// Moves buffered bytes into `body`, up to `limit` bytes of body in all.
@@ -530,10 +676,9 @@ impl Connection {
     ) -> Result<bool, Fail> {
         loop {
             let line = self.line(deadline)?;
-            let digits = line.split(|&b| b == b';').next().unwrap_or_default();
-            let digits = std::str::from_utf8(digits).unwrap_or("").trim();
-            let size = u64::from_str_radix(digits, 16).map_err(|_| {
-                Fail::new(ErrorKind::Protocol, format!("bad chunk size {digits:?}"))
+            let size = chunk_size(&line).ok_or_else(|| {
+                let line = String::from_utf8_lossy(&line);
+                Fail::new(ErrorKind::Protocol, format!("bad chunk size line {line:?}"))
             })?;
             if size == 0 {
                 let mut trailers = 0;
@@ -596,6 +741,36 @@ impl Connection {
     }
 }
 
+/// Reads one response from `bytes` as a connection would (the head, interim 1xx heads skipped,
+/// its framing, the body up to `cap` + 1 bytes), and whether the connection would be kept after
+/// it: the response parser alone, for the fuzz target (`fuzz/fuzz_targets/response.rs`).
+pub fn read_response(bytes: Vec<u8>, cap: u64) -> Result<(Head, Vec<u8>, After), Fail> {
+    let mut conn = Connection::new(Stream::Memory(io::Cursor::new(bytes)), None, None);
+    let deadline = Instant::now() + PER_READ;
+    let head = conn.read_head(deadline)?;
+    let framing = head.framing()?;
+    let mut body = Vec::new();
+    let after = conn.read_body(&head, framing, cap, deadline, &mut body)?;
+    Ok((head, body, after))
+}
+
+/// The size of a chunk-size line (RFC 9112 §7.1: `1*HEXDIG`, then optional whitespace and
+/// `;` extensions); `None` for anything else (`+5`, ` 5`, `0x5`, empty, over 64 bits).
+fn chunk_size(line: &[u8]) -> Option<u64> {
+    let end = line.iter().position(|&b| b == b';').unwrap_or(line.len());
+    let digits = line[..end].trim_ascii_end();
+    let digits = std::str::from_utf8(digits).ok()?;
+    match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        true => u64::from_str_radix(digits, 16).ok(),
+        false => None,
+    }
+}
+
+/// Whether `text` is `1*DIGIT`.
+fn is_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn too_large() -> Fail {
     Fail::new(
         ErrorKind::TooLarge,
@@ -634,7 +809,7 @@ mod tests {
         Instant::now() + Duration::from_secs(10)
     }
 
-    fn read(response: &'static [u8], cap: u64) -> Result<(Head, Vec<u8>, bool), Fail> {
+    fn read(response: &'static [u8], cap: u64) -> Result<(Head, Vec<u8>, After), Fail> {
         let (mut conn, server) = answered_by(response);
         let head = conn.read_head(soon())?;
         let mut body = Vec::new();
@@ -654,14 +829,14 @@ mod tests {
         .unwrap();
         assert_eq!(head.framing().unwrap(), Framing::Chunked);
         assert_eq!(body, b"hello, world");
-        assert!(reuse, "read to its end, HTTP/1.1: reusable");
+        assert_eq!(reuse, After::Reuse, "read to its end, HTTP/1.1: reusable");
         // Cut at the cap: one byte over it is read, the connection is not reused.
         let (_, body, reuse) = read(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
             3,
         )
         .unwrap();
-        assert_eq!((body.as_slice(), reuse), (&b"hell"[..], false));
+        assert_eq!((body.as_slice(), reuse), (&b"hell"[..], After::Close));
         let bad = read(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n",
             100,
@@ -683,7 +858,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (head.status, body.as_slice(), reuse),
-            (200, &b"hello"[..], true)
+            (200, &b"hello"[..], After::Reuse)
         );
         assert_eq!(head.raw, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
         let (_, _, reuse) = read(
@@ -691,10 +866,10 @@ mod tests {
             100,
         )
         .unwrap();
-        assert!(!reuse, "Connection: close is honoured");
+        assert_eq!(reuse, After::Close, "Connection: close is honoured");
         let (head, body, reuse) = read(b"HTTP/1.0 200 OK\nServer: old\n\nto the end", 100).unwrap();
         assert_eq!(head.framing().unwrap(), Framing::Close);
-        assert_eq!((body.as_slice(), reuse), (&b"to the end"[..], false));
+        assert_eq!((body.as_slice(), reuse), (&b"to the end"[..], After::Close));
         let short = read(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhello", 100);
         assert_eq!(short.err().map(|f| f.kind), Some(ErrorKind::Closed));
         let conflicting = read(
@@ -754,5 +929,325 @@ mod tests {
         );
         drop(conn);
         let _ = server.join();
+    }
+
+    fn head(status: u16, headers: &[(&str, &str)]) -> Head {
+        Head {
+            status,
+            minor: 1,
+            headers: headers.iter().copied().collect(),
+            raw: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn bodiless_statuses_have_no_body_whatever_their_length() {
+        let length = [("Content-Length", "5")];
+        for status in [100, 103, 199, 204, 304] {
+            assert_eq!(head(status, &length).framing().unwrap(), Framing::Empty);
+        }
+        for status in [200, 203, 205, 303, 305, 404] {
+            let framing = head(status, &length).framing().unwrap();
+            assert_eq!(framing, Framing::Length(5), "{status}");
+        }
+        // Read on the wire: the bytes after a 204's head are the next response's.
+        let (head, body, after) = read(
+            b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        assert_eq!(head.status, 204);
+        assert_eq!((body.len(), after), (0, After::Unsolicited));
+        let (_, _, after) = read(b"HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", 100).unwrap();
+        assert_eq!(after, After::Reuse);
+    }
+
+    #[test]
+    fn lengths_and_chunk_sizes_are_digits_only() {
+        let length = |value| head(200, &[("Content-Length", value)]).framing();
+        assert_eq!(length("0").unwrap(), Framing::Length(0));
+        assert_eq!(length(" 007 ").unwrap(), Framing::Length(7));
+        assert_eq!(length("5, 5").unwrap(), Framing::Length(5));
+        for bad in [
+            "+5",
+            "-5",
+            "0x5",
+            "5 5",
+            "",
+            "5.0",
+            "١",
+            "99999999999999999999",
+        ] {
+            let e = length(bad).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Protocol, "{bad:?}");
+            assert!(
+                e.message.contains("Content-Length"),
+                "{bad:?}: {}",
+                e.message
+            );
+        }
+        assert_eq!(chunk_size(b"1a"), Some(26));
+        assert_eq!(chunk_size(b"0"), Some(0));
+        assert_eq!(chunk_size(b"A;ext=1"), Some(10));
+        assert_eq!(chunk_size(b"5 \t;ext"), Some(5));
+        assert_eq!(chunk_size(b"ffffffffffffffff"), Some(u64::MAX));
+        for bad in [
+            &b"+5"[..],
+            b" 5",
+            b"0x5",
+            b"",
+            b";x",
+            b"5 5",
+            b"-1",
+            b"1ffffffffffffffff",
+        ] {
+            assert_eq!(chunk_size(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        let plus = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+            100,
+        );
+        assert_eq!(plus.err().map(|f| f.kind), Some(ErrorKind::Protocol));
+        let plus = read(b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello", 100);
+        assert_eq!(plus.err().map(|f| f.kind), Some(ErrorKind::Protocol));
+    }
+
+    #[test]
+    fn ambiguous_framing_is_read_and_then_closed() {
+        // Content-Length beside chunked (also with a space before the colon): chunked wins,
+        // the connection closes.
+        for te in ["Transfer-Encoding: chunked", "Transfer-Encoding : chunked"] {
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n{te}\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+            );
+            let (head, body, after) = read(response.into_bytes().leak(), 100).unwrap();
+            assert_eq!(head.framing().unwrap(), Framing::Chunked, "{te}");
+            assert_eq!((body.as_slice(), after), (&b"hello"[..], After::Ambiguous));
+        }
+        // An unsolicited 101 is the answer, and the end of HTTP on the connection.
+        let (head, body, after) =
+            read(b"HTTP/1.1 101 Switching Protocols\r\n\r\nxyz", 100).unwrap();
+        assert_eq!((head.status, body.len(), after), (101, 0, After::Ambiguous));
+        assert_eq!(
+            head.ambiguous(),
+            Some("an unsolicited 101 Switching Protocols")
+        );
+        // Bodiless and plain responses are not ambiguous; a 204 with both headers neither.
+        let both = [("Content-Length", "0"), ("Transfer-Encoding", "chunked")];
+        assert_eq!(head_of(204, &both), None);
+        assert!(head_of(200, &both).is_some());
+        assert_eq!(head_of(200, &both[..1]), None);
+        assert_eq!(head_of(200, &both[1..]), None);
+    }
+
+    fn head_of(status: u16, headers: &[(&str, &str)]) -> Option<&'static str> {
+        head(status, headers).ambiguous()
+    }
+
+    #[test]
+    fn statuses_outside_100_to_599_are_errors_and_interim_heads_are_skipped() {
+        for bad in [
+            &b"HTTP/1.1 099 Odd\r\n\r\n"[..],
+            b"HTTP/1.1 000 x\r\n\r\n",
+            b"HTTP/1.1 600 x\r\n\r\n",
+        ] {
+            let e = read(bad, 100).err().expect("an error");
+            assert_eq!(
+                e.kind,
+                ErrorKind::Protocol,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+            assert!(!e.stale, "a first response is not stale");
+        }
+        let (head, _, _) = read(b"HTTP/1.1 599 Edge\r\nContent-Length: 0\r\n\r\n", 100).unwrap();
+        assert_eq!(head.status, 599);
+        let (head, body, after) = read(
+            b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n\
+              HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            (head.status, body.as_slice(), after),
+            (200, &b"hi"[..], After::Reuse)
+        );
+        // An interim head then a bad status: still an error.
+        let e = read(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 700 x\r\n\r\n", 100).err();
+        assert_eq!(e.map(|f| f.kind), Some(ErrorKind::Protocol));
+    }
+
+    #[test]
+    fn chunk_sizes_add_up_and_the_cap_cuts_inside_a_later_chunk() {
+        let response = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                         5\r\nhello\r\n7\r\n, world\r\n1\r\n!\r\n0\r\n\r\n";
+        let (_, body, after) = read(response, 13).unwrap();
+        assert_eq!(
+            (body.as_slice(), after),
+            (&b"hello, world!"[..], After::Reuse)
+        );
+        // One byte over the cap is read to tell a cut body: here that is the whole body.
+        let (_, body, after) = read(response, 12).unwrap();
+        assert_eq!(
+            (body.as_slice(), after),
+            (&b"hello, world!"[..], After::Reuse)
+        );
+        let (_, body, after) = read(response, 6).unwrap();
+        assert_eq!((body.as_slice(), after), (&b"hello, "[..], After::Close));
+        let (_, body, after) = read(response, 4).unwrap();
+        assert_eq!((body.as_slice(), after), (&b"hello"[..], After::Close));
+        // A chunk longer than its size.
+        let long = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n",
+            100,
+        );
+        assert_eq!(long.err().map(|f| f.kind), Some(ErrorKind::Protocol));
+        // Lengths: a body read to its end (the cap + 1 bytes at most) is whole, a longer one cut.
+        let exact = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        assert_eq!(read(exact, 4).unwrap().2, After::Reuse);
+        let (_, body, after) = read(exact, 3).unwrap();
+        assert_eq!((body.as_slice(), after), (&b"hell"[..], After::Close));
+        // Bytes past the body's end are not the next response.
+        let (_, body, after) =
+            read(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP", 100).unwrap();
+        assert_eq!((body.as_slice(), after), (&b"hi"[..], After::Unsolicited));
+    }
+
+    /// A connection whose buffer already holds `held` (as if read), to a server that writes
+    /// `then` and closes.
+    fn holding(held: &[u8], then: &'static [u8]) -> (Connection, std::thread::JoinHandle<()>) {
+        let (mut conn, server) = answered_by(then);
+        conn.buf = held.to_vec();
+        conn.buf.resize(held.len() + READ_CHUNK, 0);
+        conn.end = held.len();
+        (conn, server)
+    }
+
+    #[test]
+    fn head_and_line_bounds_are_inclusive() {
+        // A head of exactly MAX_HEAD bytes is read; one byte more is too large.
+        let sized = |len: usize| {
+            let mut head = b"HTTP/1.1 200 OK\r\nX-Fill: ".to_vec();
+            head.resize(len - 4, b'x');
+            head.extend_from_slice(b"\r\n\r\n");
+            head
+        };
+        let exact: &'static [u8] = sized(MAX_HEAD).leak();
+        assert_eq!(
+            read(exact, 100).map(|(h, _, _)| h.raw.len()).ok(),
+            Some(MAX_HEAD)
+        );
+        let over: &'static [u8] = sized(MAX_HEAD + 1).leak();
+        assert_eq!(
+            read(over, 100).err().map(|f| f.kind),
+            Some(ErrorKind::TooLarge)
+        );
+        // MAX_HEAD bytes held without the end of the head, then the close: not yet too large.
+        let (mut conn, server) = holding(&sized(MAX_HEAD + 2)[..MAX_HEAD], b"");
+        assert_eq!(
+            conn.read_head(soon()).err().map(|f| f.kind),
+            Some(ErrorKind::Closed)
+        );
+        server.join().unwrap();
+        // A chunk line of MAX_LINE bytes held, its end to come: read.
+        let mut line = b"5;".to_vec();
+        line.resize(MAX_LINE, b'x');
+        let (mut conn, server) = holding(&line, b"\r\nhello");
+        let read_line = conn.line(soon()).unwrap();
+        assert_eq!(read_line.len(), MAX_LINE);
+        server.join().unwrap();
+        line.push(b'x');
+        let (mut conn, server) = holding(&line, b"\r\nhello");
+        assert_eq!(
+            conn.line(soon()).err().map(|f| f.kind),
+            Some(ErrorKind::Protocol)
+        );
+        drop(conn);
+        let _ = server.join();
+    }
+
+    #[test]
+    fn an_idle_connection_is_quiet_until_the_server_writes_or_closes() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (go, wait) = std::sync::mpsc::channel::<&'static [u8]>();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            while let Ok(bytes) = wait.recv() {
+                socket.write_all(bytes).unwrap();
+            }
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
+        let state_within = |conn: &mut Connection, want: Idle| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let state = conn.idle_state();
+                if state == want || Instant::now() > deadline {
+                    return state;
+                }
+                std::thread::yield_now();
+            }
+        };
+        assert_eq!(conn.idle_state(), Idle::Quiet);
+        go.send(b"x").unwrap();
+        assert_eq!(state_within(&mut conn, Idle::Bytes), Idle::Bytes);
+        // Peeked, not read: still there.
+        assert_eq!(conn.idle_state(), Idle::Bytes);
+        drop(go);
+        server.join().unwrap();
+        let mut byte = [0u8; 1];
+        assert_eq!(conn.stream.read(&mut byte).unwrap(), 1);
+        assert_eq!(state_within(&mut conn, Idle::Closed), Idle::Closed);
+        // Bytes held in the read buffer count as well.
+        let (mut conn, server) = holding(b"HTTP/1.1", b"");
+        assert_eq!(conn.idle_state(), Idle::Bytes);
+        server.join().unwrap();
+    }
+
+    /// The fuzz target's promises (`fuzz/fuzz_targets/response.rs`) on mutations of framing
+    /// cases: a short, deterministic run of what cargo-fuzz runs long.
+    #[test]
+    fn the_response_parser_keeps_its_promises_on_mutated_responses() {
+        let seeds: [&[u8]; 6] = [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x\r\nhello\r\n0\r\nT: 1\r\n\r\n",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No\r\nContent-Length: 3\r\n\r\n",
+            b"HTTP/1.0 200 OK\nContent-Length: 2, 2\n\nhiHTTP/1.1 200 OK\r\n\r\n",
+            b"HTTP/1.1 101 Up\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding : chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+        ];
+        let alphabet = b"\r\n:;, +-0123456789abcdefHTP/.1";
+        let mut random = crate::splitmix::SplitMix(29);
+        for i in 0..20_000 {
+            let mut bytes = seeds[i % seeds.len()].to_vec();
+            for _ in 0..=random.below(4) {
+                let at = random.below(bytes.len() as u64 + 1) as usize;
+                let byte = alphabet[random.below(alphabet.len() as u64) as usize];
+                match random.below(3) {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 if at < bytes.len() => _ = bytes.remove(at),
+                    _ => bytes.insert(at, byte),
+                }
+            }
+            let cap = random.below(12);
+            let Ok((head, body, after)) = read_response(bytes.clone(), cap) else {
+                continue;
+            };
+            let case = String::from_utf8_lossy(&bytes);
+            assert!((100..=599).contains(&head.status), "{case:?}");
+            assert!(body.len() as u64 <= cap + 1, "{case:?}");
+            let framing = head.framing().unwrap();
+            if let Framing::Length(n) = framing {
+                assert_eq!(body.len() as u64, n.min(cap + 1), "{case:?}");
+            }
+            if after == After::Reuse {
+                assert!(
+                    head.ambiguous().is_none() && framing != Framing::Close,
+                    "{case:?}"
+                );
+                assert!(head.minor >= 1, "{case:?}");
+            }
+        }
     }
 }

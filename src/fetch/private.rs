@@ -22,6 +22,11 @@
 //! what is allowed (a seed whose name an attacker points at 169.254.169.254 is refused). To
 //! crawl an intranet by name, give `--allow-private`, which opens everything.
 //!
+//! A seed never opens link-local (169.254.0.0/16, fe80::/10) nor a cloud metadata address
+//! inside another range ([`METADATA`]): a seed list from an untrusted source could otherwise
+//! point the crawler at `169.254.169.254`, the metadata endpoint of every major cloud, and
+//! archive what it answers (credentials). Only `--allow-private` opens them.
+//!
 //! Tests never leave loopback: `CRAWL_TEST_FORBID` (a hidden knob) lists loopback addresses a
 //! test declares forbidden even though a 127.0.0.1 seed opened their range, and it accepts
 //! nothing but loopback addresses.
@@ -143,20 +148,42 @@ pub fn special(ip: IpAddr) -> Option<&'static Range> {
     RANGES.iter().find(|r| r.contains(ip))
 }
 
+/// Cloud metadata addresses outside link-local (which no seed opens either): AWS's IPv6
+/// instance metadata endpoint, inside unique-local fc00::/7. A seed never opens them.
+pub const METADATA: [IpAddr; 1] = [IpAddr::V6(Ipv6Addr::new(
+    0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254,
+))];
+
+/// Whether only `--allow-private` opens `ip` of `range`, never a seed (see the module doc).
+fn never_by_seed(ip: IpAddr, range: &Range) -> bool {
+    range.name == "link-local" || METADATA.contains(&ip)
+}
+
 /// Why an address was refused: the URL log says `private-address`, the message says which.
 #[derive(Debug)]
 pub struct Refused {
     pub ip: IpAddr,
     pub range: &'static str,
+    /// Link-local or a metadata address: only `--allow-private` opens it, a seed cannot.
+    pub never_by_seed: bool,
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "refused to connect to {} ({}): a private address no seed opened (--allow-private)",
-            self.ip, self.range
-        )
+        match self.never_by_seed {
+            true => write!(
+                f,
+                "refused to connect to {} ({}): link-local and cloud metadata addresses are \
+                 opened only by --allow-private, never by a seed",
+                self.ip, self.range
+            ),
+            false => write!(
+                f,
+                "refused to connect to {} ({}): a private address no seed opened \
+                 (--allow-private)",
+                self.ip, self.range
+            ),
+        }
     }
 }
 
@@ -182,7 +209,8 @@ impl AddressPolicy {
     pub fn new(seeds: &[Url], allow_private: bool) -> AddressPolicy {
         let mut open = Vec::new();
         let mut add = |ip: IpAddr| {
-            if let Some(i) = special(ip).and_then(|r| RANGES.iter().position(|x| x == r))
+            let range = special(ip).filter(|r| !never_by_seed(ip, r));
+            if let Some(i) = range.and_then(|r| RANGES.iter().position(|x| x == r))
                 && !open.contains(&i)
             {
                 open.push(i);
@@ -226,11 +254,13 @@ impl AddressPolicy {
             .is_some_and(|i| inner.open.contains(&i));
         let forbidden = inner.forbidden.contains(&ip)
             || embedded(ip).is_some_and(|v4| inner.forbidden.contains(&v4));
-        match opened && !forbidden {
+        let never_by_seed = never_by_seed(ip, range);
+        match opened && !forbidden && !never_by_seed {
             true => Ok(()),
             false => Err(Refused {
                 ip,
                 range: range.name,
+                never_by_seed,
             }),
         }
     }
@@ -401,6 +431,51 @@ mod tests {
 
         let all = policy(&["http://example.com/"], true);
         assert!(all.check(ip("169.254.169.254")).is_ok() && all.check(ip("::")).is_ok());
+    }
+
+    #[test]
+    fn no_seed_opens_link_local_or_a_metadata_address() {
+        // Nothing here connects: the policy is asked, no socket is made.
+        for seeds in [
+            &["http://169.254.169.254/latest/meta-data/"][..],
+            &["http://169.254.1.1/", "http://[fe80::1]/"],
+            &["http://[::ffff:169.254.169.254]/"],
+            &["http://[fd00:ec2::254]/", "http://[fd00::5]/"],
+        ] {
+            let seeded = policy(seeds, false);
+            for refused in ["169.254.169.254", "169.254.1.1", "fe80::1", "fd00:ec2::254"] {
+                let e = seeded.check(ip(refused)).unwrap_err();
+                assert!(e.never_by_seed, "{seeds:?}: {refused}");
+                let message = e.to_string();
+                assert!(
+                    message.contains(refused) && message.contains("only by --allow-private"),
+                    "{message}"
+                );
+            }
+        }
+        // The rest of unique-local is still opened by a seed in it; --allow-private opens all.
+        assert!(
+            policy(&["http://[fd00::5]/"], false)
+                .check(ip("fd00::6"))
+                .is_ok()
+        );
+        assert!(
+            policy(&["http://[fd00::5]/"], false)
+                .check(ip("fd00:ec2::253"))
+                .is_ok()
+        );
+        let all = policy(&["http://169.254.169.254/"], true);
+        for opened in ["169.254.169.254", "fe80::1", "fd00:ec2::254"] {
+            assert!(all.check(ip(opened)).is_ok(), "{opened}");
+        }
+        // Other refusals keep their message.
+        let e = policy(&["http://example.com/"], false)
+            .check(ip("10.0.0.1"))
+            .unwrap_err();
+        assert!(
+            !e.never_by_seed && e.to_string().contains("no seed opened"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -66,6 +66,16 @@ struct Summary {
     /// (`-j`, or `--max-connections`).
     workers: u64,
     max_workers: u64,
+    /// Connections closed for what their servers did (`fetch::pool::ConnectionEvents`).
+    connections: Connections,
+}
+
+/// `ConnectionEvents` as the file names them.
+#[derive(Serialize)]
+struct Connections {
+    closed_idle: u64,
+    unsolicited: u64,
+    ambiguous_framing: u64,
 }
 
 /// `ExchangeStats` as the file names them.
@@ -212,6 +222,11 @@ pub fn to_json(report: &Report) -> String {
         }),
         workers: load(&c.workers),
         max_workers: load(&c.max_workers),
+        connections: Connections {
+            closed_idle: load(&c.connections.closed_idle),
+            unsolicited: load(&c.connections.unsolicited),
+            ambiguous_framing: load(&c.connections.ambiguous),
+        },
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -381,6 +396,9 @@ mod tests {
         set(&counters.requests_ahead, 74);
         set(&counters.workers, 75);
         set(&counters.max_workers, 76);
+        set(&counters.connections.closed_idle, 77);
+        set(&counters.connections.unsolicited, 78);
+        set(&counters.connections.ambiguous, 79);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -435,7 +453,8 @@ mod tests {
                 r#""malformed":64,"too_deep":65},"#,
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
                 r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
-                r#""workers":75,"max_workers":76}"#,
+                r#""workers":75,"max_workers":76,"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79}}"#,
                 "\n"
             ),
         );
@@ -461,7 +480,8 @@ mod tests {
                 r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
-                r#""workers":75,"max_workers":76}"#,
+                r#""workers":75,"max_workers":76,"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79}}"#,
                 "\n"
             )),
             "{json}"

@@ -9,6 +9,7 @@ mod dedupe;
 mod directives;
 mod docs;
 mod focus;
+mod framing;
 mod fuzz;
 mod hostile;
 mod hunt;

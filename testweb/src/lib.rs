@@ -12,6 +12,8 @@
 //!   outside it.
 //! - [`hostile::start`] serves the hostile cases (slow, silent, endless, gzip bombs, lying
 //!   lengths, resets, redirect loops, traps, bad robots.txt) crawl must survive.
+//! - [`framing::FramingWeb`] writes HTTP/1.1 framing cases (late bytes on an idle kept
+//!   connection, ambiguous lengths, unsolicited 1xx) on kept connections at chosen moments.
 //! - [`sitemaps::start`] serves robots.txt `Sitemap:` lines, sitemap indexes, gzip, text,
 //!   over-limit and broken sitemaps, and pages only a sitemap leads to.
 //! - [`proxy::Proxy`] is an HTTP `CONNECT` and SOCKS5 proxy that reaches only loopback and
@@ -33,6 +35,7 @@ mod accept;
 pub mod community;
 pub mod directives;
 pub mod fixtures;
+pub mod framing;
 pub mod graph;
 pub mod hostile;
 mod http;

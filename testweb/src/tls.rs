@@ -24,11 +24,27 @@ pub struct TlsServer {
     ca_pem: String,
     log: Arc<Mutex<Vec<Request>>>,
     failed_handshakes: Arc<AtomicUsize>,
+    connections: Arc<AtomicUsize>,
 }
 
 impl TlsServer {
     /// Makes a CA and a server certificate it signs, and starts serving on a free loopback port.
     pub fn start(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> TlsServer {
+        TlsServer::start_with(handler, false)
+    }
+
+    /// Like [`TlsServer::start`], but each connection answers requests until the client
+    /// closes it (keep-alive), for the tests of connection reuse over TLS.
+    pub fn start_keep_alive(
+        handler: impl Fn(&Request) -> Response + Send + Sync + 'static,
+    ) -> TlsServer {
+        TlsServer::start_with(handler, true)
+    }
+
+    fn start_with(
+        handler: impl Fn(&Request) -> Response + Send + Sync + 'static,
+        keep_alive: bool,
+    ) -> TlsServer {
         let ca_key = rcgen::KeyPair::generate().expect("a CA key");
         let mut ca_params = rcgen::CertificateParams::new(Vec::new()).expect("CA parameters");
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -64,8 +80,12 @@ impl TlsServer {
         let failed_handshakes = Arc::new(AtomicUsize::new(0));
         let handler: TlsHandler = Arc::new(handler);
         let (served, failed) = (Arc::clone(&log), Arc::clone(&failed_handshakes));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::clone(&connections);
         let listener = Listener::start(move |stream, _stop| {
-            serve(stream, Arc::clone(&config), &handler, &served, &failed)
+            accepted.fetch_add(1, Ordering::Relaxed);
+            let config = Arc::clone(&config);
+            serve(stream, config, &handler, &served, &failed, keep_alive)
         })
         .expect("a loopback port");
         TlsServer {
@@ -73,7 +93,13 @@ impl TlsServer {
             ca_pem: ca_cert.pem(),
             log,
             failed_handshakes,
+            connections,
         }
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
     }
 
     /// `https://127.0.0.1:PORT`.
@@ -97,13 +123,15 @@ impl TlsServer {
     }
 }
 
-/// One connection: the handshake, one request, its response, close.
+/// One connection: the handshake, one request (or, with `keep_alive`, each request until the
+/// client closes), its response, close.
 fn serve(
     stream: TcpStream,
     config: Arc<rustls::ServerConfig>,
     handler: &TlsHandler,
     log: &Mutex<Vec<Request>>,
     failed: &AtomicUsize,
+    keep_alive: bool,
 ) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
@@ -117,17 +145,18 @@ fn serve(
             return;
         }
     }
-    let _ = answer(&mut tls, handler, log);
+    while answer(&mut tls, handler, log, keep_alive).unwrap_or(false) && keep_alive {}
     tls.conn.send_close_notify();
     let _ = tls.flush();
 }
 
-/// Reads one request head and writes the handler's answer.
+/// Reads one request head and writes the handler's answer; whether one was answered.
 fn answer(
     tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
     handler: &TlsHandler,
     log: &Mutex<Vec<Request>>,
-) -> io::Result<()> {
+    keep_alive: bool,
+) -> io::Result<bool> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let end = loop {
@@ -135,16 +164,17 @@ fn answer(
             break end;
         }
         if buf.len() > MAX_HEAD {
-            return Ok(());
+            return Ok(false);
         }
         let n = tls.read(&mut chunk)?;
         if n == 0 {
-            return Ok(());
+            return Ok(false);
         }
         buf.extend_from_slice(&chunk[..n]);
     };
     let Ok(head) = http::parse_head(&buf[..end]) else {
-        return tls.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        tls.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")?;
+        return Ok(false);
     };
     log.lock().unwrap().push(head.request.clone());
     let response = handler(&head.request);
@@ -154,8 +184,16 @@ fn answer(
     };
     let mut out = Vec::new();
     let head_only = head.request.method == "HEAD";
-    if http::write_head(&mut out, &response, body.len(), head_only, false, false) {
+    if http::write_head(
+        &mut out,
+        &response,
+        body.len(),
+        head_only,
+        keep_alive,
+        false,
+    ) {
         out.extend_from_slice(&body);
     }
-    tls.write_all(&out)
+    tls.write_all(&out)?;
+    Ok(true)
 }
