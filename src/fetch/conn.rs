@@ -1250,4 +1250,75 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn only_a_first_head_that_is_not_http_makes_a_reused_connection_stale() {
+        let reused = |response: &'static [u8]| {
+            let (mut conn, server) = answered_by(response);
+            conn.answered = 1;
+            let fail = conn.read_head(soon()).err().expect("an error");
+            drop(conn);
+            let _ = server.join();
+            (fail.kind, fail.stale)
+        };
+        assert_eq!(reused(b"garbage\r\n\r\n"), (ErrorKind::Protocol, true));
+        assert_eq!(
+            reused(b"HTTP/1.1 099 x\r\n\r\n"),
+            (ErrorKind::Protocol, true)
+        );
+        // After an interim head the server did answer: not stale.
+        let after_interim = reused(b"HTTP/1.1 100 Continue\r\n\r\ngarbage\r\n\r\n");
+        assert_eq!(after_interim, (ErrorKind::Protocol, false));
+        let big: &'static [u8] = vec![b'x'; 2 * MAX_HEAD].leak();
+        assert_eq!(reused(big), (ErrorKind::TooLarge, false));
+        // A close before any byte is stale, and says so.
+        let (mut conn, server) = answered_by(b"");
+        conn.answered = 1;
+        let fail = conn.read_head(soon()).err().unwrap();
+        assert!(
+            fail.stale && fail.message.contains("without answering"),
+            "{fail:?}"
+        );
+        server.join().unwrap();
+        let closed = read(b"HTTP/1.1 200 OK\r\n", 100).err().unwrap();
+        assert!(
+            !closed.stale && closed.message.contains("inside the head"),
+            "{closed:?}"
+        );
+    }
+
+    #[test]
+    fn a_body_that_comes_after_its_head_in_another_read_is_whole() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n";
+        let (mut conn, server) = holding(head, b"hello world");
+        let head = conn.read_head(soon()).unwrap();
+        let mut body = Vec::new();
+        let after = conn
+            .read_body(&head, head.framing().unwrap(), 100, soon(), &mut body)
+            .unwrap();
+        assert_eq!(
+            (body.as_slice(), after),
+            (&b"hello world"[..], After::Reuse)
+        );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn too_many_trailers_are_too_large() {
+        let mut response =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n".to_vec();
+        for _ in 0..=MAX_HEADERS {
+            response.extend_from_slice(b"T: 1\r\n");
+        }
+        response.extend_from_slice(b"\r\n");
+        let fail = read(response.leak(), 100).err().map(|f| f.kind);
+        assert_eq!(fail, Some(ErrorKind::TooLarge));
+        let mut response =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n".to_vec();
+        for _ in 0..MAX_HEADERS {
+            response.extend_from_slice(b"T: 1\r\n");
+        }
+        response.extend_from_slice(b"\r\n");
+        assert_eq!(read(response.leak(), 100).unwrap().2, After::Reuse);
+    }
 }
