@@ -317,7 +317,10 @@ pub struct Args {
     /// A range is open when a seed's host is itself an address in it (a seed on 10.1.2.3 opens
     /// 10.0.0.0/8, a seed on 127.0.0.1 opens 127.0.0.0/8, nothing else) or is `localhost` (the
     /// loopback ranges); a seed given by another name opens nothing, whatever it resolves to.
-    /// To crawl an intranet by name, give --allow-private.
+    /// Link-local ranges (169.254/16, fe80::/10) and the cloud metadata addresses
+    /// (169.254.169.254, fd00:ec2::254) never open through a seed: a seed list from an
+    /// untrusted source cannot point the crawler at a cloud's metadata endpoint. To crawl an
+    /// intranet by name, or those ranges, give --allow-private.
     ///
     /// A proxy's own address is never refused. A proxy's targets are resolved here and
     /// checked, and every proxy is sent the checked address, never the name: an HTTP(S)
