@@ -814,15 +814,12 @@ mod tests {
         Fetcher::new(&config(user_agent))
     }
 
-    #[test]
-    fn html_is_told_by_the_media_type_in_any_case_or_by_the_body() {
-        let response = |content_type: Option<&str>, body: &[u8]| Response {
+    /// A 200 response with `headers` and `body`, as the tests of its methods need it.
+    fn response_with(headers: &[(&str, &str)], body: Vec<u8>) -> Response {
+        Response {
             status: 200,
-            headers: content_type
-                .map(|t| ("Content-Type", t))
-                .into_iter()
-                .collect(),
-            body: body.to_vec(),
+            headers: headers.iter().copied().collect(),
+            body,
             truncated: false,
             skipped: None,
             elapsed: Duration::ZERO,
@@ -831,6 +828,17 @@ mod tests {
             final_url: None,
             request_head: Vec::new(),
             response_head: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn html_is_told_by_the_media_type_in_any_case_or_by_the_body() {
+        let response = |content_type: Option<&str>, body: &[u8]| {
+            let headers: Vec<_> = content_type
+                .map(|t| ("Content-Type", t))
+                .into_iter()
+                .collect();
+            response_with(&headers, body.to_vec())
         };
         assert!(response(Some("text/html"), b"").is_html());
         assert!(response(Some(" Text/HTML ; charset=utf-8"), b"").is_html());
@@ -868,19 +876,7 @@ mod tests {
             e.write_all(bytes).unwrap();
             e.finish().unwrap()
         };
-        let response = |headers: &[(&str, &str)], body: Vec<u8>| Response {
-            status: 200,
-            headers: headers.iter().copied().collect(),
-            body,
-            truncated: false,
-            skipped: None,
-            elapsed: Duration::ZERO,
-            started: SystemTime::UNIX_EPOCH,
-            ip: None,
-            final_url: None,
-            request_head: Vec::new(),
-            response_head: Vec::new(),
-        };
+        let response = response_with;
         let cases = [
             (vec![("Content-Encoding", "gzip")], gzip(&page)),
             (vec![("Content-Encoding", "x-gzip")], gzip(&page)),

@@ -850,19 +850,10 @@ impl Dispatcher {
     /// a host freed meanwhile, due before `at`, would wake nobody (`more_ready`).
     fn park_for_merge<'a>(
         &self,
-        mut state: MutexGuard<'a, State>,
+        state: MutexGuard<'a, State>,
         at: Instant,
     ) -> MutexGuard<'a, State> {
-        if state.merge_wait.is_some_and(|t| t <= at) {
-            return self.park(state, None);
-        }
-        state.merge_wait = Some(at);
-        let timeout = at.saturating_duration_since(Instant::now());
-        let mut state = self.park(state, Some(timeout));
-        if state.merge_wait == Some(at) {
-            state.merge_wait = None;
-        }
-        state
+        self.park_one_until(state, at, |s| &mut s.merge_wait)
     }
 
     /// Whether a host is ready at `now`, or will be with no worker yet watching the clock for
@@ -912,19 +903,28 @@ impl Dispatcher {
 
     /// Waits until `at` if no other worker is already timed for an earlier instant; otherwise
     /// waits to be woken. Keeps one worker, not all of them, polling the clock.
-    fn wait_until<'a>(
+    fn wait_until<'a>(&self, state: MutexGuard<'a, State>, at: Instant) -> MutexGuard<'a, State> {
+        self.park_one_until(state, at, |s| &mut s.timed_wait)
+    }
+
+    /// Parks until `at` if the instant `slot` holds (the one worker timed for that purpose)
+    /// is not already as early; otherwise untimed, to be woken. One worker, not all of them,
+    /// watches each clock.
+    fn park_one_until<'a>(
         &self,
         mut state: MutexGuard<'a, State>,
         at: Instant,
+        slot: fn(&mut State) -> &mut Option<Instant>,
     ) -> MutexGuard<'a, State> {
-        if state.timed_wait.is_some_and(|t| t <= at) {
+        if slot(&mut state).is_some_and(|t| t <= at) {
             return self.park(state, None);
         }
-        state.timed_wait = Some(at);
+        *slot(&mut state) = Some(at);
         let timeout = at.saturating_duration_since(Instant::now());
         let mut state = self.park(state, Some(timeout));
-        if state.timed_wait == Some(at) {
-            state.timed_wait = None;
+        let timed = slot(&mut state);
+        if *timed == Some(at) {
+            *timed = None;
         }
         state
     }

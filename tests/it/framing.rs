@@ -4,7 +4,7 @@
 //! Transfer-Encoding, `+N` lengths, garbage, `gzip, chunked`). For each case: what the URL log
 //! says and what the WARC archives under each URL, and whether the connection was reused.
 
-use crate::util::{LogRow, Outcome, crawl, parse_log};
+use crate::util::{LogRow, Outcome, crawl};
 use std::collections::BTreeMap;
 use std::path::Path;
 use testweb::framing::{self, CASES, FramingWeb, GZIP_LINK, STRAY, Served, TRIGGER};
@@ -123,45 +123,24 @@ fn seen(web: &FramingWeb, case: &str, rows: &[LogRow], out: &Path, log: &[Served
     seen
 }
 
-/// Runs `binary` (the crawl) on every case at once; the cases' results by name, and the run.
-fn run(binary: Option<&str>) -> (BTreeMap<&'static str, Seen>, serde_json::Value, String) {
+/// Runs the crawl on every case at once; the cases' results by name, and the run.
+fn run() -> (
+    BTreeMap<&'static str, Seen>,
+    serde_json::Value,
+    String,
+    Outcome,
+) {
     let web = FramingWeb::start().unwrap();
-    let (rows, out, summary, stdout, _dir);
-    match binary {
-        None => {
-            let run: Outcome = crawl(&seeds(&web), &ARGS);
-            assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-            assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-            summary = run.summary();
-            rows = run.rows.clone();
-            stdout = run.stdout.clone();
-            out = run.out.clone();
-            _dir = Some(run);
-        }
-        Some(binary) => {
-            let dir = tempfile::tempdir().unwrap();
-            std::fs::write(dir.path().join("seeds.txt"), seeds(&web)).unwrap();
-            let output = std::process::Command::new(binary)
-                .arg(dir.path().join("seeds.txt"))
-                .arg("--out")
-                .arg(dir.path().join("out"))
-                .args(ARGS)
-                .output()
-                .unwrap();
-            stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-            rows = parse_log(&stdout);
-            out = dir.path().join("out");
-            summary = crate::util::read_summary(&out);
-            std::mem::forget(dir); // kept for a look
-            _dir = None;
-        }
-    }
+    let run: Outcome = crawl(&seeds(&web), &ARGS);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let (summary, rows, stdout, out) = (run.summary(), &run.rows, run.stdout.clone(), &run.out);
     let log = web.log();
     let cases = CASES
         .iter()
-        .map(|c| (c.name, seen(&web, c.name, &rows, &out, &log)))
+        .map(|c| (c.name, seen(&web, c.name, rows, out, &log)))
         .collect();
-    (cases, summary, stdout)
+    (cases, summary, stdout, run)
 }
 
 fn body(seen: &Seen, path: &str) -> String {
@@ -173,7 +152,8 @@ fn body(seen: &Seen, path: &str) -> String {
 
 #[test]
 fn every_byte_is_archived_under_its_own_url() {
-    let (cases, summary, stdout) = run(None);
+    let (cases, summary, stdout, _run) = run();
+    print_table(&cases);
     for (name, seen) in &cases {
         let context = format!("{name}: {seen:?}\n{stdout}");
         // The pages after the trigger are each their own page, on a connection that is not
@@ -238,17 +218,13 @@ fn every_byte_is_archived_under_its_own_url() {
     );
 }
 
-/// The table of the note: `CRAWL_BIN=path cargo test --test it framing::table -- --ignored
-/// --nocapture` prints, per case and page, the URL log's status and note, the archived body and
-/// the connection the request came on, for that binary (this build's without `CRAWL_BIN`).
-#[test]
-#[ignore]
-fn table() {
-    let binary = std::env::var("CRAWL_BIN").ok();
-    let (cases, summary, _) = run(binary.as_deref());
+/// Prints, per case and page, the URL log's status and note, the archived body and the
+/// connection the request came on (the note's table: `cargo test --test it framing::
+/// -- --nocapture`).
+fn print_table(cases: &BTreeMap<&'static str, Seen>) {
     println!("| case | page | URL log | archived body | connection |");
     println!("|---|---|---|---|---|");
-    for (name, seen) in &cases {
+    for (name, seen) in cases {
         for (path, (status, note)) in &seen.rows {
             let conn = seen.connections.get(path).copied().unwrap_or(0);
             let shown = body(seen, path).replace('\n', " ");
@@ -256,5 +232,4 @@ fn table() {
             println!("| {name} | {path} | {status} {note} | {shown:?} | #{conn} |");
         }
     }
-    println!("summary connections: {}", summary["connections"]);
 }
