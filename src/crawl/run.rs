@@ -199,7 +199,7 @@ impl Stages {
             &config.out,
             config.due,
             Box::new(FrontierSink(Arc::clone(&dispatcher))),
-            Box::new(move || wake_dispatcher.wake_all()),
+            Box::new(move || wake_dispatcher.wake_one_parked()),
             Recovery::Replay,
         )?;
         let fetched = FetchLog::open(&config.out)?;
@@ -269,7 +269,7 @@ impl Stages {
                     progress::report(mode, started, read, done_signal)
                 })
                 .context("starting the progress thread")?;
-            let spawn_worker = |i: usize| {
+            let spawn_worker = |i: u64| {
                 let worker = &worker;
                 std::thread::Builder::new()
                     .name(format!("worker-{i}"))
@@ -277,17 +277,24 @@ impl Stages {
                     .spawn_scoped(scope, move || worker.run())
             };
             let workers = config.dispatch.workers;
-            let mut handles: Vec<_> = (0..workers.start)
+            let mut started = workers.start as u64;
+            let mut handles: Vec<_> = (0..started)
                 .map(|i| spawn_worker(i).expect("spawning a worker"))
                 .collect();
+            let (mut most, mut result) = (handles.len(), Ok(()));
             let exchange_threads = self.spawn_exchange(scope, config)?;
             // An elastic pool grows while the crawl runs: workers are started as the dispatcher
-            // asks for them, until it says the crawl is over or a worker has ended (workers
-            // end only with the crawl).
-            while workers.is_elastic() && !handles.iter().any(|h| h.is_finished()) {
-                for _ in 0..self.dispatcher.workers_wanted(SPAWNER_LOOK) {
-                    match spawn_worker(handles.len()) {
-                        Ok(handle) => handles.push(handle),
+            // asks for them, and spare ones leave (`Dispatcher::retire_idle`), until it says the
+            // crawl is over. A worker that failed has stopped the crawl (`WorkerContext::run`).
+            let mut leaving = 0;
+            while workers.is_elastic() && !self.dispatcher.workers_over() {
+                let wanted = self.dispatcher.workers_wanted(SPAWNER_LOOK);
+                for _ in 0..wanted {
+                    match spawn_worker(started) {
+                        Ok(handle) => {
+                            started += 1;
+                            handles.push(handle);
+                        }
                         Err(e) => {
                             eprintln!(
                                 "crawl: could not start worker {} ({e}); going on with {}",
@@ -298,20 +305,31 @@ impl Stages {
                         }
                     }
                 }
-                if self.dispatcher.workers_over() {
-                    break;
+                most = most.max(handles.len());
+                leaving += self.dispatcher.retire_idle();
+                // Workers that left are joined (and one that panicked is seen), while some are
+                // leaving or when none was wanted: not for every worker added.
+                if leaving == 0 && wanted > 0 {
+                    continue;
+                }
+                let (gone, running): (Vec<_>, Vec<_>) =
+                    handles.into_iter().partition(|h| h.is_finished());
+                handles = running;
+                leaving = leaving.saturating_sub(gone.len());
+                for handle in gone {
+                    let ended: Result<()> = handle.join().expect("a worker panicked");
+                    result = result.and(ended);
                 }
             }
             let counters = &self.counters;
-            counters
-                .workers
-                .store(handles.len() as u64, Ordering::Relaxed);
+            counters.workers.store(most as u64, Ordering::Relaxed);
             counters
                 .max_workers
                 .store(workers.max as u64, Ordering::Relaxed);
-            let mut result = handles
-                .into_iter()
-                .try_for_each(|h| h.join().expect("a worker panicked"));
+            for handle in handles {
+                let ended = handle.join().expect("a worker panicked");
+                result = result.and(ended);
+            }
             if let Some(exchange) = &config.exchange {
                 // `--find` found its text here: every other shard stops at its next report.
                 if let Some(hunt) = &config.hunt {

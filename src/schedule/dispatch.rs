@@ -46,8 +46,10 @@
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
 //! more is ready (a chain, never a herd); a worker reports its finished page in its next
 //! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
-//! failure, a signal and a DUE merge wake every worker: waking all of them whenever nothing
-//! was in flight made a herd of context switches for every page of a single-host crawl.
+//! failure and a signal wake every worker: waking all of them whenever nothing was in flight
+//! made a herd of context switches for every page of a single-host crawl, and a DUE merge
+//! that woke thousands of parked workers a few times a second did the same at scale; a merge
+//! wakes one, which chains.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -56,8 +58,10 @@
 //! Workers wanted: with an elastic pool (`crawl::pool`, no `-j`), an event that would wake a
 //! parked worker for a ready host (or a host due with no worker watching the clock) finds none
 //! parked when every worker is busy; it then asks the spawner (`workers_wanted`) for one more,
-//! up to the pool's `max`, one request at a time outstanding. With `-j N` no worker is ever
-//! asked for.
+//! up to the pool's `max`, one request at a time outstanding. Workers the pool did not need
+//! leave it (`retire_idle`): the fewest parked at any instant over a window were spare all
+//! along, and half of them leave, down to the pool's `start`. With `-j N` no worker is ever
+//! asked for and none leaves.
 //!
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
@@ -187,6 +191,12 @@ struct State {
     max_workers: usize,
     /// Workers asked of the spawner and not yet taken (`Dispatcher::workers_wanted`).
     workers_asked: usize,
+    /// Workers told to leave the pool and not yet gone: the next to look for work leave
+    /// (`retire_idle`); already uncounted from `workers`.
+    retiring: usize,
+    /// The fewest workers parked at any instant since `spare_since` (`retire_idle`).
+    fewest_parked: usize,
+    spare_since: Instant,
     /// The instant the one worker waiting for the DUE's spacing of early merges wakes at
     /// (`Dispatcher::park_for_merge`); apart from `timed_wait`, which says that a worker
     /// watches the hosts' rests.
@@ -217,6 +227,9 @@ pub trait EndGate: Send + Sync {
     /// dispatcher's lock.
     fn all_done(&self) -> bool;
 }
+
+/// The window over which an elastic pool's spare workers are counted (`retire_idle`).
+const SPARE_WINDOW: Duration = Duration::from_secs(2);
 
 /// How often a worker that found no work looks at the gate (and merges what was received).
 const GATE_POLL: Duration = Duration::from_millis(100);
@@ -288,6 +301,9 @@ pub struct Dispatcher {
     wake: Condvar,
     /// The spawner waits on it for workers to be asked for (`workers_wanted`).
     spawn: Condvar,
+    /// An elastic pool's workers never leave below this (`Workers::start`).
+    workers_floor: usize,
+    elastic: bool,
     queue_limit: usize,
     max_pages: Option<u64>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
@@ -334,6 +350,9 @@ impl Dispatcher {
                 workers: config.workers.start,
                 max_workers: config.workers.max,
                 workers_asked: 0,
+                retiring: 0,
+                fewest_parked: 0,
+                spare_since: now,
                 merge_wait: None,
                 handed: FxHashMap::default(),
                 done_since_checkpoint: 0,
@@ -348,6 +367,8 @@ impl Dispatcher {
             }),
             wake: Condvar::new(),
             spawn: Condvar::new(),
+            workers_floor: config.workers.start,
+            elastic: config.workers.is_elastic(),
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
             hosts_file: dir.join("hosts.tsv"),
@@ -464,6 +485,30 @@ impl Dispatcher {
         self.spawn.notify_all();
     }
 
+    /// For the spawner of an elastic pool, every `SPARE_WINDOW` at most: workers that were all
+    /// parked at once throughout the last window were not needed in it, and half of them
+    /// leave (the next workers to look for work), down to the pool's `start`. Returns how many
+    /// were told to leave. Parked workers are woken in turn, so none stays parked long while
+    /// others work: the fewest parked, not how long each waited, shows what is spare.
+    pub fn retire_idle(&self) -> usize {
+        let mut state = self.state.lock().unwrap();
+        let now = Instant::now();
+        if !self.elastic || now.duration_since(state.spare_since) < SPARE_WINDOW {
+            return 0;
+        }
+        let spare = state.fewest_parked.min(state.parked);
+        let leave = (spare / 2).min(state.workers.saturating_sub(self.workers_floor));
+        state.workers -= leave;
+        state.retiring += leave;
+        state.fewest_parked = state.parked;
+        state.spare_since = now;
+        drop(state);
+        for _ in 0..leave {
+            self.wake.notify_one();
+        }
+        leave
+    }
+
     /// For the spawner of an elastic pool: blocks until workers are asked for, and returns how
     /// many to start (counted as running already), or 0 once the crawl is over, failed or
     /// stopping, or after `timeout` (the caller then looks at its workers and asks again).
@@ -499,7 +544,8 @@ impl Dispatcher {
         state.max_workers = state.workers;
     }
 
-    /// Blocks until there is work for this worker, or returns None when the crawl is over.
+    /// Blocks until there is work for this worker, or returns None when the crawl is over (or
+    /// this worker is to leave an elastic pool: `retire_idle`).
     /// `finished`: the page this worker was given last is finished (its links offered to the
     /// DUE, its outputs queued), so it no longer holds the crawl open (the end is declared only
     /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
@@ -524,6 +570,12 @@ impl Dispatcher {
             }
             if self.stop.is_stopped() {
                 return Ok(self.end(&mut state, Ending::Stopped));
+            }
+            if state.retiring > 0 {
+                state.retiring -= 1;
+                // The wake-up this worker took may have been for a ready host: passed on.
+                self.call_worker(&mut state, Instant::now());
+                return Ok(None);
             }
             if self.page_limit(&state) {
                 if state.in_flight == 0 && Self::gate_open(&state) {
@@ -841,6 +893,7 @@ impl Dispatcher {
             None => self.wake.wait(state).unwrap(),
         };
         state.parked -= 1;
+        state.fewest_parked = state.fewest_parked.min(state.parked);
         state
     }
 
@@ -982,9 +1035,12 @@ impl Sink<Entry> for FrontierSink {
         file.sync_data().context("syncing the frontier")
     }
 
+    /// One parked worker is woken to refill from the frontier; it wakes another if it leaves
+    /// more hosts ready (`next_work`'s chain).
     fn publish(&mut self) {
-        self.0.state.lock().unwrap().frontier.publish();
-        self.0.wake.notify_all();
+        let mut state = self.0.state.lock().unwrap();
+        state.frontier.publish();
+        self.0.wake_one(state);
     }
 
     fn rollback(&mut self, mark: &str) -> Result<()> {

@@ -61,6 +61,8 @@ const EARLY_SPACING_MIN: Duration = Duration::from_millis(100);
 /// early merges at most 1 / (1 + `EARLY_SPACING_FACTOR`) of the time, however large the seen
 /// set grows, so its cost stays a bounded share of the crawl's while batches stay small.
 const EARLY_SPACING_FACTOR: u32 = 2;
+/// Freed memory is given back to the system after a merge at most this often.
+const TRIM_EVERY: Duration = Duration::from_secs(1);
 
 /// Sizes of the DUE's memory-bound parts.
 #[derive(Clone, Copy, Debug)]
@@ -175,6 +177,7 @@ impl<T: Payload> Due<T> {
         let merger = std::thread::Builder::new()
             .name("due-merge".into())
             .spawn(move || {
+                let mut trimmed: Option<Instant> = None;
                 for batch in batches {
                     // A panic here must not leave `merging` set with workers waiting on it.
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -195,7 +198,13 @@ impl<T: Payload> Due<T> {
                     }
                     merger_shared.merged.notify_all();
                     drop(state);
-                    crate::sys::release_free_memory();
+                    // Trimming walks the allocator's arenas under their locks, which every
+                    // worker's allocation then waits for: once a second, not after each of
+                    // the many small early merges.
+                    if trimmed.is_none_or(|at| at.elapsed() >= TRIM_EVERY) {
+                        crate::sys::release_free_memory();
+                        trimmed = Some(Instant::now());
+                    }
                     on_merged();
                 }
             })?;
