@@ -136,3 +136,72 @@ pub fn peek_idle(socket: &impl std::os::fd::AsRawFd) -> Idle {
         };
     }
 }
+
+/// Asks the kernel to stamp each packet the socket receives with its arrival time
+/// (`SO_TIMESTAMPNS`), which `recv_stamped` returns: a response's time is then the server's and
+/// the network's, not also the wait of a busy machine before the worker ran to read it.
+pub fn stamp_arrivals(socket: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    {
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt reads `size_of::<c_int>()` bytes from `on`, which outlives the call;
+        // the descriptor is borrowed from a live socket. A failure only leaves arrivals unstamped.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&raw const on).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = socket;
+}
+
+/// A `read` of a socket into `buf` (one `recvmsg`), with the arrival time of the last packet it
+/// read when the socket stamps arrivals (`stamp_arrivals`), else None.
+#[cfg(target_os = "linux")]
+pub fn recv_stamped(
+    socket: &impl std::os::fd::AsRawFd,
+    buf: &mut [u8],
+) -> std::io::Result<(usize, Option<std::time::SystemTime>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // Room for one SCM_TIMESTAMPNS message (a cmsghdr and a timespec), 8-byte aligned.
+    let mut control = [0u64; 8];
+    // SAFETY: an all-zero msghdr is valid (null pointers, zero lengths); its pointers are set
+    // below to `iov` and `control`, which outlive the recvmsg call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &raw mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: recvmsg writes at most `buf.len()` bytes into `buf` (through `iov`) and at most
+    // `msg_controllen` bytes into `control`; the descriptor is borrowed from a live socket.
+    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &raw mut msg, 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG_* macros walk the control messages recvmsg wrote into `control`, within
+    // the `msg_controllen` it set; the timespec is read unaligned from its message's data.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
+            {
+                let at: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
+                stamp = std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+                    at.tv_sec as u64,
+                    at.tv_nsec as u32,
+                ));
+            }
+            cmsg = libc::CMSG_NXTHDR(&raw const msg, cmsg);
+        }
+    }
+    Ok((n as usize, stamp))
+}

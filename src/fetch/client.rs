@@ -212,6 +212,17 @@ fn origin_of(url: &Url) -> Result<(&str, u16, String), Fail> {
     }
 }
 
+/// How long a response took: from its (last hop's) request sent until its last bytes arrived,
+/// by the kernel's stamp when the socket has one (`conn::last_round_trip`), else since `start`
+/// (the fetch's beginning, connect included); never longer than the latter. A worker that
+/// waited for a busy CPU before reading does not lengthen its host's rest (ten times this).
+fn elapsed_until_arrival(start: Instant) -> Duration {
+    let elapsed = start.elapsed();
+    crate::fetch::conn::last_round_trip()
+        .filter(|took| *took <= elapsed)
+        .unwrap_or(elapsed)
+}
+
 /// A response as read on one connection (one hop of a redirect chain), with the request head
 /// sent: a `Response` but for when it started, how long it took and where redirects led.
 struct RawResponse {
@@ -240,7 +251,7 @@ impl RawResponse {
             body: self.body,
             truncated: self.truncated,
             skipped: self.skipped,
-            elapsed: start.elapsed(),
+            elapsed: elapsed_until_arrival(start),
             started,
             ip: self.ip,
             request_head: self.request_head,
@@ -587,6 +598,7 @@ impl Fetcher {
             None => {
                 let addrs = self.resolver.resolve(name, port, left())?;
                 let (tcp, addr, wait) = connect_any(&addrs, deadline)?;
+                crate::sys::stamp_arrivals(&tcp);
                 (Stream::Tcp(tcp), Some(addr.ip()), wait)
             }
             Some(proxy) => {

@@ -29,7 +29,7 @@ pub use crate::sys::Idle;
 use rustls::{ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Longest response head read: more is `too-large`.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -52,6 +52,34 @@ thread_local! {
     static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     /// A body this thread is done with (`recycle_body`), for its next response.
     static SPARE_BODY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// When the last bytes this thread read from a socket arrived, if the socket stamps
+    /// arrivals (`sys::stamp_arrivals`), and when it last sent a request: `last_round_trip`.
+    static LAST_ARRIVAL: std::cell::Cell<Option<SystemTime>> = const { std::cell::Cell::new(None) };
+    static LAST_SENT: std::cell::Cell<Option<SystemTime>> = const { std::cell::Cell::new(None) };
+}
+
+/// The time from this thread's last request sent to the arrival of the last bytes it read
+/// since, by the kernel's stamp (`sys::stamp_arrivals`), or None (taken: None again until the
+/// next request and reads). Read when a response is read to its end, it is that response's
+/// time: the server's and the network's, without the wait of a busy machine before the
+/// thread ran to read it, nor the connect before the request.
+pub fn last_round_trip() -> Option<Duration> {
+    let (sent, arrived) = (LAST_SENT.take()?, LAST_ARRIVAL.take()?);
+    arrived.duration_since(sent).ok()
+}
+
+/// A read of a TCP socket, noting when its bytes arrived (`last_arrival`).
+fn read_tcp(tcp: &mut TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let (n, arrived) = crate::sys::recv_stamped(tcp, buf)?;
+        if n > 0 && arrived.is_some() {
+            LAST_ARRIVAL.set(arrived);
+        }
+        Ok(n)
+    }
+    #[cfg(not(target_os = "linux"))]
+    tcp.read(buf)
 }
 
 /// A body kept for reuse is at most this large; a larger one is freed.
@@ -96,7 +124,7 @@ impl Stream {
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(tcp) => tcp.read(buf),
+            Stream::Tcp(tcp) => read_tcp(tcp, buf),
             Stream::Tls(tls) => tls.read(buf),
             Stream::Memory(bytes) => bytes.read(buf),
         }
@@ -341,6 +369,10 @@ impl Connection {
     /// Sends a request head (a GET has no body).
     pub fn send(&mut self, head: &[u8]) -> Result<(), Fail> {
         self.heard = false;
+        // Noted before the write: a thread preempted after it would note a later instant
+        // than the server's, and a response time shorter than the server's.
+        LAST_ARRIVAL.set(None);
+        LAST_SENT.set(Some(SystemTime::now()));
         let sent = self
             .stream
             .write_all(head)

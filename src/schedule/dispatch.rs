@@ -491,8 +491,11 @@ impl Dispatcher {
     /// were told to leave. Parked workers are woken in turn, so none stays parked long while
     /// others work: the fewest parked, not how long each waited, shows what is spare.
     pub fn retire_idle(&self) -> usize {
+        self.retire_idle_at(Instant::now())
+    }
+
+    fn retire_idle_at(&self, now: Instant) -> usize {
         let mut state = self.state.lock().unwrap();
-        let now = Instant::now();
         if !self.elastic || now.duration_since(state.spare_since) < SPARE_WINDOW {
             return 0;
         }
@@ -1170,6 +1173,63 @@ mod tests {
         while d.state.lock().unwrap().parked != n {
             assert!(Instant::now() < deadline, "{n} workers never parked");
             std::thread::yield_now();
+        }
+    }
+
+    /// An elastic pool: workers parked throughout a window were spare, and half of them leave
+    /// (their `next_work` says None while the crawl goes on), the rest stay parked; the first
+    /// window only starts the count. A fixed pool never shrinks.
+    #[test]
+    fn spare_workers_leave_an_elastic_pool_by_halves() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = ["http://a.test/0".to_owned(), "http://a.test/1".to_owned()];
+        let fixed = dispatcher(dir.path(), &urls);
+        assert_eq!(fixed.retire_idle_at(Instant::now() + SPARE_WINDOW * 4), 0);
+        let d = Arc::new(Dispatcher {
+            elastic: true,
+            workers_floor: 1,
+            ..fixed
+        });
+        let config = DueConfig {
+            cache_entries: 16,
+            buffer_entries: 16,
+        };
+        let due = Arc::new(
+            Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
+        );
+        let next = |finished| d.next_work(&due, finished, &|_| {}).unwrap();
+        let Some(Work::Robots { host, .. }) = next(false) else {
+            panic!("robots.txt first")
+        };
+        d.robots_done(host, robots_404(), Duration::ZERO);
+        let Some(Work::Page { .. }) = next(false) else {
+            panic!("a page")
+        };
+        // The one host is busy: four more workers park.
+        d.state.lock().unwrap().workers = 5;
+        let (answers, answered) = std::sync::mpsc::channel();
+        for _ in 0..4 {
+            worker(&d, &due, false, &answers);
+        }
+        until_parked(&d, 4);
+        let now = Instant::now();
+        assert_eq!(d.retire_idle_at(now), 0, "within the first window");
+        assert_eq!(d.retire_idle_at(now + SPARE_WINDOW), 0, "the count starts");
+        assert_eq!(d.retire_idle_at(now + SPARE_WINDOW * 2), 2);
+        for _ in 0..2 {
+            let left = answered.recv_timeout(Duration::from_secs(10));
+            assert!(matches!(left, Ok(None)), "a spare worker did not leave");
+        }
+        until_parked(&d, 2);
+        assert_eq!(d.state.lock().unwrap().workers, 3);
+        // The rest learn of the end.
+        d.stop.request(Reason::Signal);
+        d.wake_all();
+        for _ in 0..2 {
+            assert!(matches!(
+                answered.recv_timeout(Duration::from_secs(10)),
+                Ok(None)
+            ));
         }
     }
 
