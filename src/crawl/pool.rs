@@ -4,11 +4,14 @@
 //! flight: at 100 ms a response, 16 workers cannot fetch more than 160 pages/s whatever the
 //! web. An elastic pool starts `START` workers, and the dispatcher asks for another whenever a
 //! host is ready (or due with no worker watching the clock) while every worker is busy
-//! (`Dispatcher::workers_wanted`), up to `--max-connections`. Workers never leave before the
-//! end: an idle one parks on the dispatcher's condvar and costs its stack and nothing else.
+//! (`Dispatcher::workers_wanted`), up to `--max-connections`. An idle worker parks on the
+//! dispatcher's condvar and costs its stack and nothing else; the workers that were all parked
+//! at once over a few seconds were spare, and half of them leave, down to `START`
+//! (`Dispatcher::retire_idle`), so memory falls back after a burst (every host's robots.txt
+//! at the start of a large crawl).
 //!
-//! Invariants: the workers running never exceed `Workers::max`; with `-j N`, `start == max`
-//! and no worker is ever added.
+//! Invariants: the workers running never exceed `Workers::max` nor, in an elastic pool, fall
+//! below `Workers::start`; with `-j N`, `start == max` and no worker is ever added or leaves.
 
 /// The workers an elastic pool starts with.
 pub const START: usize = 8;
