@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -47,6 +47,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l cookie-jar -d 'Keep cookies
 complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or socks5h://. Default: the environment' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l ca-cert -d 'Also trust the certificates of this PEM file as roots (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l timeout -d 'Give up on a request after this many seconds (connect, headers and body together)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l retries -d 'Ask for a page again at most N times after a transient failure (0: never)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l retry-wait -d 'Wait this long before the first retry of a transient failure (30s, 2m, 50ms)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-error-ratio -d 'Exit with status 3 if more than this share of fetches failed (0 to 1)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-body -d 'Keep at most this many bytes of a response body (suffixes K, M, G)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match). Default: any' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read bodies of this media type (`image/*`, `application/pdf`; repeatable)' -r

@@ -129,7 +129,8 @@ pub struct Args {
     /// characters in the line escaped (a tab as \t); a line longer than 400 characters is shown
     /// as a window around the match. The URL log goes to --log FILE if given, and nowhere
     /// otherwise. If nothing matches within the depth limit, stdout stays empty and stderr says
-    /// so (unless -q). Either way the exit status is 0. The crawl is otherwise an ordinary one:
+    /// so (unless -q). Either way the exit status is 0 (3 if the crawl mostly failed, as
+    /// --max-error-ratio says). The crawl is otherwise an ordinary one:
     /// polite, obeying robots.txt, archiving to --out. With several workers the first match
     /// fetched wins; -j 1 gives strict breadth-first order.
     #[arg(long, value_name = "TEXT", value_parser = crate::crawl::hunt::parse_text)]
@@ -269,6 +270,43 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,
 
+    /// Ask for a page again at most N times after a transient failure (0: never).
+    ///
+    /// Transient: no answer because of a timeout, a refused or reset connection, or one closed
+    /// before the answer; or a 502 or 504 from a gateway. A 500 is the server's answer and is
+    /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page goes
+    /// back to the front of its host's queue and the host rests --retry-wait (30 s), then four
+    /// times longer at each retry (2 min, 8 min); each attempt is a URL-log line
+    /// (`connect,retry-after:30`), the last one noted `retries-exhausted`. A retried page counts
+    /// once (pages, --max-pages, --max-pages-per-host). A robots.txt that does not answer (no
+    /// response, or a 5xx) is asked again on the same schedule; if it never answers, its
+    /// host's URLs are not fetched: each is a URL-log line with status 0 and the note
+    /// host-unreachable, counted in summary.json, and asked for again when the crawl is
+    /// resumed. A host that fails 5 times in a row (pages or robots.txt, no answer at all) is
+    /// parked: its URLs wait the schedule's next wait (8 min) once more, and if that attempt
+    /// fails too they are all noted host-unreachable, without a request each.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+
+    /// Wait this long before the first retry of a transient failure (30s, 2m, 50ms).
+    ///
+    /// Each next retry waits four times longer; a parked host waits once more after a page's
+    /// last. A plain number is seconds.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = wait_time)]
+    pub retry_wait: Duration,
+
+    /// Exit with status 3 if more than this share of fetches failed (0 to 1).
+    ///
+    /// A fetch is a page asked for (once, however often it was retried) or a URL not asked for
+    /// because its host was unreachable (host-unreachable); it failed if it got no response (a
+    /// timeout, a refused connection, a TLS failure...; not a private-address or bad-url
+    /// refusal) or was host-unreachable. A 4xx or 5xx answer is the server's, not a failure of
+    /// the crawl. A crawl in which no seed host answered at all exits 3 as well. Such a crawl
+    /// is not marked complete: running the same command again resumes it (summary.json's
+    /// outcome says mostly-failed or nothing-answered). 1 turns the ratio off.
+    #[arg(long, value_name = "R", default_value_t = 0.5, value_parser = ratio)]
+    pub max_error_ratio: f64,
+
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
     ///
     /// The suffixes are powers of 1024. A body whose Content-Length is over it is not read at
@@ -393,10 +431,10 @@ pub struct Args {
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
     /// gone. --restart forgets the previous crawl instead (seen set, frontier, the record of
-    /// fetched pages, robots.txt answers; the WARC files stay). A recrawl forgets only the
-    /// robots.txt answers that could not be had (no answer, 5xx), so a host that was
-    /// unreachable is asked again at once. On an unfinished crawl --restart also discards the
-    /// progress made. See RESUME AND RECRAWL in the man page.
+    /// fetched pages, robots.txt answers; the WARC files stay). A recrawl (and a resume)
+    /// forgets only the robots.txt answers that could not be had (no answer, 5xx), so a host
+    /// that was unreachable is asked again at once. On an unfinished crawl --restart also
+    /// discards the progress made. See RESUME AND RECRAWL in the man page.
     #[arg(long)]
     pub restart: bool,
 
@@ -509,6 +547,38 @@ fn seconds(text: &str) -> Result<Duration, String> {
         .map_err(|_| format!("expected a number of seconds such as 0.5 or 30, found {text:?}"))
 }
 
+/// A wait: a number and a unit, `ms`, `s`, `m` or `h` (`50ms`, `30s`, `2m`, `1.5h`), or
+/// plain seconds.
+fn wait_time(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .and_then(|n| Duration::try_from_secs_f64(n * scale).ok())
+        .ok_or_else(|| format!("expected a wait such as 30s, 2m or 50ms, found {text:?}"))
+}
+
+/// A share from 0 to 1 (`--max-error-ratio`).
+fn ratio(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!(
+            "expected a share from 0 to 1 such as 0.5, found {text:?}"
+        )),
+    }
+}
+
 /// A byte count with an optional K/M/G suffix (powers of 1024).
 fn bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -552,6 +622,15 @@ mod tests {
         assert_eq!(bytes("7"), Ok(7));
         assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
         assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(wait_time("50ms"), Ok(Duration::from_millis(50)));
+        assert_eq!(wait_time("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(wait_time("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(wait_time("1.5h"), Ok(Duration::from_secs(5400)));
+        assert!(
+            wait_time("soon").is_err() && wait_time("5d").is_err() && wait_time("-1s").is_err()
+        );
+        assert_eq!(ratio("0.5"), Ok(0.5));
+        assert!(ratio("1.5").is_err() && ratio("x").is_err());
         assert!(seconds("-1").is_err() && seconds("nan").is_err());
     }
 

@@ -7,6 +7,7 @@ use crate::cli::args::{Args, Cli, Command};
 use crate::cli::config::Prepared;
 use crate::cli::exit::{Failure, Status};
 use crate::crawl::hunt::Hunt;
+use crate::crawl::outcome::RunOutcome;
 use crate::crawl::run::{Report, run};
 use crate::crawl::stop::{Exit, Reason, Stop};
 use crate::output::progress;
@@ -95,7 +96,8 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
         summary::to_json(&report).as_bytes(),
     )
     .context("writing summary.json")?;
-    if report.ending == Ending::Complete {
+    // A crawl that mostly failed is not complete: the next run resumes it.
+    if report.outcome == RunOutcome::Ended(Ending::Complete) {
         recrawl::mark_complete(&out)?;
     }
     // cron mails whatever a job prints: without a terminal the summary waits for -v.
@@ -104,6 +106,11 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
     }
     if let Some(hunt) = &hunt {
         report_hunt(hunt, &report, max_depth, quiet)?;
+    }
+    if report.outcome.failed() {
+        // Said whatever -q or the terminal: cron mails stderr, and this is what went wrong.
+        eprintln!("crawl: {}", summary::failure_text(&report));
+        return Ok(Status::MostlyFailed);
     }
     Ok(match report.ending {
         Ending::Stopped if stop.reason() == Some(Reason::Signal) => Status::Interrupted,

@@ -145,6 +145,7 @@ impl Args {
                 ),
             }),
         };
+        let seed_hosts = crate::crawl::outcome::SeedHosts::new(&seeds);
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -183,6 +184,12 @@ impl Args {
                 addresses,
             },
             robots_token,
+            retry: fetch::retry::Transient {
+                retries: args.retries,
+                first_wait: args.retry_wait,
+            },
+            max_error_ratio: args.max_error_ratio,
+            seed_hosts,
             obey_page_robots: !args.ignore_page_robots,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,

@@ -146,7 +146,7 @@ impl WorkerContext<'_> {
             Ok(response) => response,
             Err(e) => {
                 self.dispatcher.host_free(host, e.elapsed);
-                self.log_error(&e, entry.depth, &entry.url);
+                self.log_error(&e, entry.depth, &entry.url, &Note::Error(e.kind));
                 self.dispatcher.entry_done(entry.key())?;
                 return Ok(PageOutcome::Done);
             }

@@ -41,6 +41,13 @@
 //! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
 //! deferred FIFO holds no place yet. The budget's counts are saved with each checkpoint.
 //!
+//! Hosts held unreachable (`politeness`: robots.txt never answered, or a parked host failed
+//! again): `next_work` gives up their queued URLs, each told to `not_asked`
+//! (`NotAsked::HostUnreachable`: a URL-log line, no request) and kept in the given-up FIFO on
+//! disk (`given_up`, a `Deferred` never read in this run), whose ranges each checkpoint names
+//! first: a resumed crawl asks for them again. A crawl that completes hands them to
+//! `given_up_entries` (the fetch log, for the next recrawl). They give their budget places back.
+//!
 //! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
 //! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
@@ -69,7 +76,7 @@ use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
-use crate::schedule::politeness::{Census, Next, Scheduler, Work};
+use crate::schedule::politeness::{Census, Fate, Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
 use crate::seen::batch::Sink;
 use crate::seen::due::{Due, EarlyMerge};
@@ -140,6 +147,15 @@ pub enum Ending {
     Found,
 }
 
+/// Why a URL leaves without a request (`Dispatcher::next_work`'s `not_asked`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotAsked {
+    /// Its host had used its `--max-pages-per-host` budget: not fetched in this crawl.
+    HostBudget,
+    /// Its host is held unreachable: given up in this run, asked for again on resume.
+    HostUnreachable,
+}
+
 /// How the dispatcher ended, for the summary.
 pub struct Closed {
     pub ending: Ending,
@@ -149,6 +165,9 @@ pub struct Closed {
     pub robots_blocked: u64,
     /// URLs not fetched for their host's `--max-pages-per-host` budget.
     pub host_budget: u64,
+    /// URLs given up because their host was held unreachable (counted in `frontier_left` too:
+    /// a resumed crawl asks for them).
+    pub host_unreachable: u64,
 }
 
 /// The dispatcher's live figures.
@@ -200,6 +219,10 @@ struct State {
     focus: Option<Window>,
     /// URLs read ahead whose host held no slot, in frontier order.
     deferred: Deferred,
+    /// URLs given up because their host was held unreachable: on disk, never read in this run,
+    /// named by every checkpoint (see the module doc).
+    given_up: Deferred,
+    host_unreachable: u64,
     /// Deferred URLs per bucket of host hashes: a URL joins its host's queue only at 0.
     deferred_hosts: Vec<u32>,
     /// With `--max-pages-per-host`: which URLs the frontier may give their host.
@@ -235,9 +258,10 @@ impl State {
     }
 
     /// A page given to a worker: counted for `--max-pages` (a sitemap is no page:
-    /// `crawl::sitemaps`) and held in `handed` until it is done.
+    /// `crawl::sitemaps`; nor is a retry, counted at its first attempt) and held in `handed`
+    /// until it is done.
     fn hand_out(&mut self, entry: &Entry) {
-        self.pages_started += u64::from(entry.sitemap.is_none());
+        self.pages_started += u64::from(entry.sitemap.is_none() && !entry.is_retry());
         self.handed.insert(entry.key(), entry.clone());
     }
 
@@ -341,6 +365,8 @@ impl Dispatcher {
                 last_hosts_save: now,
                 focus,
                 deferred: Deferred::default(),
+                given_up: Deferred::default(),
+                host_unreachable: 0,
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
                 budget,
                 on_checkpoint,
@@ -422,10 +448,14 @@ impl Dispatcher {
             handed,
             focus,
             deferred,
+            given_up,
             ..
         } = state;
-        // Steps 1-2 of `frontier::spill`: host queues' files, then the deferred FIFO's, synced.
-        let mut ranges = scheduler.checkpoint_queues()?;
+        // Steps 1-2 of `frontier::spill`: the given-up URLs' files (first on resume: they were
+        // queued before anything still queued), host queues' files, then the deferred FIFO's,
+        // synced.
+        let mut ranges = given_up.checkpoint(scheduler.spill_dir())?;
+        ranges.extend(scheduler.checkpoint_queues()?);
         ranges.extend(deferred.checkpoint(scheduler.spill_dir())?);
         let window = focus.iter().flat_map(Window::entries);
         // Steps 3-4: the head (URLs in memory as lines, then the ranges), then orphans removed.
@@ -504,14 +534,15 @@ impl Dispatcher {
     /// DUE, its outputs queued), so it no longer holds the crawl open (the end is declared only
     /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
     /// and with nothing left in flight it is this worker that looks for the end, no other
-    /// woken for it. `refused` is told of each URL the host budget turns away (under the
-    /// lock: it must not call the dispatcher). Once the crawl's stop is requested, it ends the
+    /// woken for it. `not_asked` is told of each URL the host budget turns away and of each
+    /// URL of a host held unreachable given up (under the lock: it must not call the
+    /// dispatcher). Once the crawl's stop is requested, it ends the
     /// crawl (`Ending::Stopped`) and hands out nothing more.
     pub fn next_work(
         &self,
         due: &Due<Entry>,
         finished: bool,
-        refused: &dyn Fn(&Entry),
+        not_asked: &dyn Fn(&Entry, NotAsked),
     ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= usize::from(finished);
@@ -533,10 +564,11 @@ impl Dispatcher {
                 state = self.park(state, poll);
                 continue;
             }
-            self.refill(&mut state, refused)?;
+            self.refill(&mut state, not_asked)?;
             let now = Instant::now();
             let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
+            Self::give_up_unreachable(&mut state, now, not_asked)?;
             match next {
                 Next::Work(work) => {
                     state.in_flight += 1;
@@ -662,6 +694,50 @@ impl Dispatcher {
         self.wake_one(state);
     }
 
+    /// A page's fetch got no answer (a connection-level failure): `wait` is its retry's, if
+    /// its retries are not used up. Retried (or given up with its host, held unreachable), it
+    /// is back in its host's queue and no longer in flight; done, the worker finishes it as a
+    /// failure (`Scheduler::page_failed`).
+    pub fn page_failed(
+        &self,
+        host: usize,
+        entry: &Entry,
+        wait: Option<Duration>,
+        response_time: Duration,
+    ) -> Fate {
+        let mut state = self.state.lock().unwrap();
+        let again = Entry {
+            failures: entry.failures + 1,
+            ..entry.clone()
+        };
+        let now = Instant::now();
+        let fate = (state.scheduler).page_failed(host, again, wait, response_time, now);
+        if fate != Fate::Done {
+            state.in_flight -= 1;
+            state.handed.remove(&entry.key());
+        }
+        self.wake_one(state);
+        fate
+    }
+
+    /// A robots.txt fetch got no answer (none, or a 5xx): asked for again after the wait it
+    /// returns (no longer in flight), or None when its retries are used up (still in flight:
+    /// the worker reports the unreachable rules with `robots_done`).
+    pub fn robots_unanswered(
+        &self,
+        host: usize,
+        response_time: Duration,
+        connection_level: bool,
+    ) -> Option<Duration> {
+        let mut state = self.state.lock().unwrap();
+        let now = Instant::now();
+        let wait =
+            (state.scheduler).robots_unanswered(host, response_time, now, connection_level)?;
+        state.in_flight -= 1;
+        self.wake_one(state);
+        Some(wait)
+    }
+
     /// A robots.txt fetch finished.
     pub fn robots_done(&self, host: usize, rules: RobotsRules, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
@@ -699,6 +775,7 @@ impl Dispatcher {
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
         let frontier_left = state.frontier.len()
             + state.deferred.len()
+            + state.given_up.len()
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
@@ -707,7 +784,48 @@ impl Dispatcher {
             frontier_left,
             robots_blocked: state.scheduler.robots_blocked,
             host_budget: state.budget.as_ref().map_or(0, |b| b.refused),
+            host_unreachable: state.host_unreachable,
         })
+    }
+
+    /// Every URL given up in this run (`given_up`), read back from disk once the crawl is
+    /// over (after `close`): a crawl that completed records them for its next recrawl.
+    pub fn given_up_entries(&self, each: &mut dyn FnMut(&Entry) -> Result<()>) -> Result<()> {
+        let mut state = self.state.lock().unwrap();
+        let state = &mut *state;
+        while let Some(entry) = state.given_up.peek(state.scheduler.spill_dir())? {
+            each(entry)?;
+            state.given_up.pop();
+        }
+        Ok(())
+    }
+
+    /// Gives up the queued URLs of the hosts the scheduler holds unreachable: each is told to
+    /// `not_asked`, gives its budget place back, and is kept in `given_up` for a resume.
+    fn give_up_unreachable(
+        state: &mut State,
+        now: Instant,
+        not_asked: &dyn Fn(&Entry, NotAsked),
+    ) -> Result<()> {
+        for host in state.scheduler.take_unreachable() {
+            let State {
+                scheduler,
+                given_up,
+                budget,
+                host_unreachable,
+                ..
+            } = state;
+            let mut give_up = |entry: Entry, spill: &mut crate::frontier::spill::SpillDir| {
+                not_asked(&entry, NotAsked::HostUnreachable);
+                if let Some(budget) = budget.as_mut() {
+                    budget.dropped(&entry);
+                }
+                *host_unreachable += 1;
+                given_up.push(entry, spill)
+            };
+            scheduler.give_up(host, now, &mut give_up)?;
+        }
+        Ok(())
     }
 
     /// Live figures for progress lines.
@@ -729,7 +847,11 @@ impl Dispatcher {
 
     /// Moves URLs into host queues: the deferred FIFO's first, then the frontier's, read
     /// ahead past hosts without a slot (see the module doc).
-    fn refill(&self, state: &mut MutexGuard<'_, State>, refused: &dyn Fn(&Entry)) -> Result<()> {
+    fn refill(
+        &self,
+        state: &mut MutexGuard<'_, State>,
+        not_asked: &dyn Fn(&Entry, NotAsked),
+    ) -> Result<()> {
         let now = Instant::now();
         let limit = self.limit(state);
         let state = &mut **state;
@@ -743,7 +865,7 @@ impl Dispatcher {
             }
             let entry = state.deferred.pop().expect("peeked");
             *state.deferred_bucket(&key) -= 1;
-            join_host(state, entry, now, refused)?;
+            join_host(state, entry, now, not_asked)?;
         }
         let mut reads = READ_AHEAD;
         // Free slots are filled whatever the hosts already queued (their memory is bounded per
@@ -763,7 +885,7 @@ impl Dispatcher {
             let slot = state.scheduler.has_host(&key)
                 || state.deferred.is_empty() && state.scheduler.has_free_slot();
             if slot && *state.deferred_bucket(&key) == 0 {
-                join_host(state, entry, now, refused)?;
+                join_host(state, entry, now, not_asked)?;
             } else {
                 // Set aside, it holds no budget place: it takes one when it joins its host.
                 state.deferred.push(entry, state.scheduler.spill_dir())?;
@@ -931,18 +1053,18 @@ impl Dispatcher {
 }
 
 /// A URL joins its host's queue, taking its host's budget place there (the budget's hook): a
-/// host that has used its pages gets no more URLs, which `refused` is told of. Sitemaps are not
+/// host that has used its pages gets no more URLs, which `not_asked` is told of. Sitemaps are not
 /// pages: they use no place and pass.
 fn join_host(
     state: &mut State,
     entry: Entry,
     now: Instant,
-    refused: &dyn Fn(&Entry),
+    not_asked: &dyn Fn(&Entry, NotAsked),
 ) -> Result<()> {
     if let Some(budget) = &mut state.budget
         && !budget.admit(&entry)?
     {
-        refused(&entry);
+        not_asked(&entry, NotAsked::HostBudget);
         return Ok(());
     }
     state.scheduler.add(entry, now)
@@ -1103,7 +1225,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let work = d.next_work(&due, finished, &|_| {}).unwrap();
+            let work = d.next_work(&due, finished, &|_, _| {}).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -1132,7 +1254,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let next = |finished| d.next_work(&due, finished, &|_| {}).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_, _| {}).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -1179,7 +1301,7 @@ mod tests {
         let d = dispatcher(dir.path(), &urls);
         let host = {
             let mut state = d.state.lock().unwrap();
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             let Next::Work(Work::Page { host, entry }) =
                 next_not_robots(&mut state.scheduler, Instant::now())
             else {
@@ -1221,7 +1343,7 @@ mod tests {
             let d = dispatcher(dir.path(), &urls);
             let a = {
                 let mut state = d.state.lock().unwrap();
-                d.refill(&mut state, &|_| {}).unwrap();
+                d.refill(&mut state, &|_, _| {}).unwrap();
                 let now = Instant::now();
                 let Next::Work(Work::Robots { host: a, .. }) = state.scheduler.next(now).unwrap()
                 else {
@@ -1300,7 +1422,7 @@ mod tests {
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
         {
             let mut state = d.state.lock().unwrap();
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             assert!(!state.nothing_pending());
         }
         offer(&due, "http://a.test/1");
@@ -1319,7 +1441,7 @@ mod tests {
             let Next::Work(Work::Page { .. }) = next_not_robots(&mut state.scheduler, now) else {
                 panic!("a page")
             };
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             assert!(!state.deferred.is_empty() && !state.nothing_pending());
             assert!(state.scheduler.has_host_without_work());
             assert_eq!(d.merge_early(&state, &due, now).unwrap(), None);
@@ -1354,7 +1476,7 @@ mod tests {
         let due = due_of(dir.path(), &d);
         // The next page handed out, every robots.txt fetch on the way answered.
         let page = || loop {
-            match d.next_work(&due, false, &|_| {}).unwrap() {
+            match d.next_work(&due, false, &|_, _| {}).unwrap() {
                 Some(Work::Robots { host, .. }) => {
                     d.robots_done(host, robots_404(), Duration::ZERO)
                 }
@@ -1407,7 +1529,7 @@ mod tests {
         let d = dispatcher(dir.path(), &urls);
         let mut state = d.state.lock().unwrap();
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         // Serve until big.test/0 is in flight (robots.txt answered, other pages done).
         let big = loop {
             match next_not_robots(&mut state.scheduler, now) {
@@ -1429,7 +1551,7 @@ mod tests {
         assert!(!big_next(&state));
         // big.test is in flight with nothing queued; its next URL lies past ~99 hosts that
         // cannot all have a slot: they are set aside, and big.test/1 joins its queue.
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         assert!(big_next(&state), "big.test/1 is queued");
         assert!(state.deferred.len() >= 98, "{}", state.deferred.len());
         state.scheduler.page_done(big, Duration::ZERO, now);
@@ -1454,7 +1576,7 @@ mod tests {
         ];
         let d = dispatcher_with(dir.path(), &entries, Some(2));
         let refused = std::cell::RefCell::new(Vec::new());
-        let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
+        let refuse = |entry: &Entry, _| refused.borrow_mut().push(entry.url.clone());
         let mut state = d.state.lock().unwrap();
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
         let mut served = Vec::new();
@@ -1541,7 +1663,7 @@ mod tests {
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
                 if step != 0 || in_flight.is_empty() {
-                    d.refill(&mut state, &|_| {}).unwrap();
+                    d.refill(&mut state, &|_, _| {}).unwrap();
                     match state.scheduler.next(now).unwrap() {
                         Next::Work(Work::Robots { host, .. }) => in_flight.push((host, None)),
                         Next::Work(Work::Page { host, entry }) => {
