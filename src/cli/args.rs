@@ -98,6 +98,10 @@ pub struct Args {
 
     /// Stop after this many pages have been fetched (with --shard: by this shard). Default: no
     /// limit.
+    ///
+    /// A run limit, counted per run: the crawl stops resumably (summary.json's ending
+    /// page-limit, exit status 4, or complete and 0 if nothing was left), and the same command
+    /// fetches up to N more.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
@@ -109,6 +113,27 @@ pub struct Args {
     /// depth. The counts survive a resume (DIR/budget/).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages_per_host: Option<u64>,
+
+    /// Stop after this long (90m, 2h, 1h30m, 30s, or plain seconds). Default: no limit.
+    ///
+    /// A run limit, for a nightly job that crawls for at most two hours and continues the next
+    /// night: once the time has passed no more work is handed out, the fetches in flight finish
+    /// (each within --timeout), the state is saved, summary.json's ending is time-limit, and
+    /// the exit status is 4. Running the same command again continues where it stopped;
+    /// nothing is lost and no page is fetched twice. The same holds at --max-bytes and at
+    /// --max-pages (page-limit).
+    #[arg(long, value_name = "DURATION", value_parser = run_time)]
+    pub max_time: Option<Duration>,
+
+    /// Stop after receiving this many bytes of response bodies (suffixes K, M, G). Default: no
+    /// limit.
+    ///
+    /// A run limit like --max-time (summary.json's ending byte-limit, exit status 4; the same
+    /// command continues): the bytes counted are summary.json's `bytes`, each response's body as
+    /// received, so the crawl stops with at most the bodies in flight past the limit. The
+    /// suffixes are powers of 1024.
+    #[arg(long, value_name = "BYTES", value_parser = bytes)]
+    pub max_bytes: Option<u64>,
 
     /// Follow links at most this many hops from a seed (seeds are depth 0). Default: 100.
     ///
@@ -129,7 +154,8 @@ pub struct Args {
     /// characters in the line escaped (a tab as \t); a line longer than 400 characters is shown
     /// as a window around the match. The URL log goes to --log FILE if given, and nowhere
     /// otherwise. If nothing matches within the depth limit, stdout stays empty and stderr says
-    /// so (unless -q). Either way the exit status is 0. The crawl is otherwise an ordinary one:
+    /// so (unless -q). Either way the exit status is 0 (4 when a run limit such as --max-pages
+    /// ended the hunt first). The crawl is otherwise an ordinary one:
     /// polite, obeying robots.txt, archiving to --out. With several workers the first match
     /// fetched wins; -j 1 gives strict breadth-first order.
     #[arg(long, value_name = "TEXT", value_parser = crate::crawl::hunt::parse_text)]
@@ -181,6 +207,44 @@ pub struct Args {
     /// Each connection rests by the delay rule after its own responses.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub host_connections: u32,
+
+    /// At most N requests per second to any one host (fractional: 0.2 is one every 5 s).
+    /// Default: no limit beyond the delay rule.
+    ///
+    /// Politeness in the unit site operators state. One more lower bound beside the delay rule
+    /// (--delay-factor), robots.txt Crawl-delay and --min-delay; the strictest wins. A host's
+    /// requests start at least 1/N seconds apart, and a connection rests at least 1/N seconds
+    /// after each response. --host-rules may set another rate for some hosts.
+    #[arg(long, value_name = "N", value_parser = crate::schedule::hostrules::parse_rate)]
+    pub rate: Option<f64>,
+
+    /// At most N requests per second across all hosts (fractional allowed). Default: no limit.
+    ///
+    /// For a small uplink or an agreement with a CDN. Requests (robots.txt and sitemaps
+    /// included) are handed out at least 1/N seconds apart, with no burst after a pause.
+    #[arg(long, value_name = "N", value_parser = crate::schedule::hostrules::parse_rate)]
+    pub max_rate: Option<f64>,
+
+    /// Per-host overrides of --rate, --host-connections and --max-pages-per-host, read from FILE.
+    ///
+    /// For your own servers beside the polite default for everyone else. One rule per line:
+    /// a host pattern, then KEY=VALUE settings separated by spaces; `#` starts a comment,
+    /// blank lines are skipped. Patterns: `example.org` (that host, any port),
+    /// `example.org:8080` (that port only), `*.example.org` (example.org and every name under
+    /// it). Keys: `rate=N` (requests per second, as --rate; `rate=none` lifts --rate),
+    /// `connections=N` (1 to 256, as --host-connections), `pages=N` (as --max-pages-per-host;
+    /// `pages=none` lifts it). The most specific pattern wins: host:port, then the host, then
+    /// the longest `*.` domain. Example:
+    ///
+    ///     # our own servers: fast
+    ///     *.intranet.example    connections=8 rate=none
+    ///     archive.example.org   rate=20 pages=100000
+    ///
+    /// The rules may be laxer than the defaults, but robots.txt (and its Crawl-delay) still
+    /// applies, and --delay-factor and --min-delay still rest each connection. A malformed line
+    /// is exit status 2 naming FILE:LINE.
+    #[arg(long, value_name = "FILE")]
+    pub host_rules: Option<PathBuf>,
 
     /// Do not read sitemaps.
     ///
@@ -509,6 +573,42 @@ fn seconds(text: &str) -> Result<Duration, String> {
         .map_err(|_| format!("expected a number of seconds such as 0.5 or 30, found {text:?}"))
 }
 
+/// A run's length: `90m`, `2h`, `1h30m`, `30s` (fractions allowed: `1.5h`), or plain seconds.
+pub fn run_time(text: &str) -> Result<Duration, String> {
+    let fail =
+        || format!("expected a duration such as 90m, 2h, 1h30m, 30s or 3600, found {text:?}");
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return match Duration::try_from_secs_f64(secs) {
+            Ok(d) if !d.is_zero() => Ok(d),
+            _ => Err(fail()),
+        };
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(fail)?;
+        let (number, after) = rest.split_at(split);
+        let unit = after.chars().next().ok_or_else(fail)?;
+        let scale = match unit {
+            's' => 1.0,
+            'm' => 60.0,
+            'h' => 3600.0,
+            'd' => 86400.0,
+            _ => return Err(fail()),
+        };
+        let value: f64 = number.parse().map_err(|_| fail())?;
+        total += Duration::try_from_secs_f64(value * scale).map_err(|_| fail())?;
+        rest = &after[1..];
+    }
+    match total.is_zero() {
+        true => Err(fail()),
+        false => Ok(total),
+    }
+}
+
 /// A byte count with an optional K/M/G suffix (powers of 1024).
 fn bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -553,6 +653,15 @@ mod tests {
         assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
         assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
         assert!(seconds("-1").is_err() && seconds("nan").is_err());
+        assert_eq!(run_time("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(run_time("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(run_time("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(run_time("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(run_time("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(run_time("1.5h"), Ok(Duration::from_secs(5400)));
+        for bad in ["", "0", "2x", "h", "-5", "1h30", "m5"] {
+            assert!(run_time(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub enum Status {
     Fatal = 1,
     /// Bad usage or bad input (options, seed file); nothing was crawled.
     BadInput = 2,
+    /// Stopped at a run limit (`--max-time`, `--max-bytes`, `--max-pages`): resumable, nothing
+    /// lost; running the same command again continues the crawl.
+    RunLimit = 4,
     /// Stopped by SIGINT/SIGTERM; running the same command again resumes.
     Interrupted = 130,
 }
@@ -65,6 +68,7 @@ mod tests {
         assert_eq!(Status::Done as u8, 0);
         assert_eq!(Status::Fatal as u8, 1);
         assert_eq!(Status::BadInput as u8, 2);
+        assert_eq!(Status::RunLimit as u8, 4);
         assert_eq!(Status::Interrupted as u8, 130);
     }
 }
