@@ -234,11 +234,8 @@ pub struct Args {
     /// it). Keys: `rate=N` (requests per second, as --rate; `rate=none` lifts --rate),
     /// `connections=N` (1 to 256, as --host-connections), `pages=N` (as --max-pages-per-host;
     /// `pages=none` lifts it). The most specific pattern wins: host:port, then the host, then
-    /// the longest `*.` domain. Example:
-    ///
-    ///     # our own servers: fast
-    ///     *.intranet.example    connections=8 rate=none
-    ///     archive.example.org   rate=20 pages=100000
+    /// the longest `*.` domain. Example lines: `*.intranet.example connections=8 rate=none`,
+    /// `archive.example.org rate=20 pages=100000` (README, "Politeness", has a whole file).
     ///
     /// The rules may be laxer than the defaults, but robots.txt (and its Crawl-delay) still
     /// applies, and --delay-factor and --min-delay still rest each connection. A malformed line
