@@ -560,9 +560,15 @@ impl Dispatcher {
             }
             self.refill(&mut state, refused)?;
             let now = Instant::now();
-            if self.rate_gap.is_some() && state.rate_slot > now {
-                let at = state.rate_slot;
-                state = self.wait_until(state, at);
+            // `--max-rate`: work that could go before the slot waits for it; with none, the
+            // scheduler's answer (a later instant, or nothing: perhaps the end) stands.
+            let slot = state.rate_slot;
+            let scheduler = &state.scheduler;
+            if self.rate_gap.is_some()
+                && slot > now
+                && (scheduler.has_ready() || scheduler.next_ready_at().is_some_and(|t| t <= slot))
+            {
+                state = self.wait_until(state, slot);
                 continue;
             }
             let next = state.scheduler.next(now)?;
