@@ -120,7 +120,8 @@ pub struct Args {
     /// night: once the time has passed no more work is handed out, the fetches in flight finish
     /// (each within --timeout), the state is saved, summary.json's ending is time-limit, and
     /// the exit status is 4. Running the same command again continues where it stopped;
-    /// nothing is lost and no page is fetched twice. The same holds at --max-bytes and at
+    /// nothing is lost and no page is fetched twice. A limit reached with nothing left to
+    /// fetch ends the crawl complete (exit status 0). The same holds at --max-bytes and at
     /// --max-pages (page-limit).
     #[arg(long, value_name = "DURATION", value_parser = run_time)]
     pub max_time: Option<Duration>,

@@ -18,8 +18,8 @@
 //! Run limits are further reasons: `TimeLimit` (`--max-time`), requested by the stop watchdog's
 //! loop in `crawl::run` once the deadline passes, and `ByteLimit` (`--max-bytes`), requested
 //! where the worker adds a body's bytes to `Counters::bytes`. `Dispatcher::close` maps each to
-//! its `Ending` (`time-limit`, `byte-limit` in summary.json), and the exit status is the run
-//! limit's (4), as at `--max-pages`. `--max-pages` is not a reason: it is not a stop but a
+//! its `Ending` (`time-limit`, `byte-limit` in summary.json; `complete` if nothing was left to
+//! fetch), and the exit status is the run limit's (4), as at `--max-pages`. `--max-pages` is not a reason: it is not a stop but a
 //! drain, decided under the dispatcher's lock against the pages handed out, and with `--shard`
 //! its end waits for every shard (`EndGate`), which a stop does not.
 

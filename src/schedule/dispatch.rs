@@ -722,8 +722,9 @@ impl Dispatcher {
         self.spawn.notify_all();
     }
 
-    /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
-    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state. A crawl
+    /// After the workers have stopped (and the DUE has finished): a last checkpoint, so a
+    /// resumed crawl starts with the URLs still queued (and any fetch abandoned in flight), and
+    /// the hosts' state. A crawl
     /// stopped because `--find` found (here or, with `--shard`, in another shard, which may be
     /// read after this shard ran out of work) ended `Found`; this is where a reason is mapped
     /// to an ending.
@@ -746,6 +747,16 @@ impl Dispatcher {
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
+        // A run limit reached with nothing left to fetch (the DUE has finished: none waits
+        // there either) stopped a crawl that had in fact completed.
+        let ending = match ending {
+            Ending::TimeLimit | Ending::ByteLimit
+                if frontier_left == 0 && Self::gate_open(&state) =>
+            {
+                Ending::Complete
+            }
+            ending => ending,
+        };
         Ok(Closed {
             ending,
             frontier_left,

@@ -113,6 +113,16 @@ fn max_bytes_stops_resumably_and_a_run_without_it_finishes() {
     assert_fetched_once(&web, &every_page(&graph));
 }
 
+#[test]
+fn a_run_limit_reached_by_the_last_page_is_a_complete_crawl() {
+    let (_graph, web) = crate::util::small_web(1, 1, 36);
+    let args = ["--no-sitemaps", "--delay-factor", "0", "--max-bytes", "1"];
+    let run = crawl(&seeds(&web), &args);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.summary()["ending"], "complete");
+    assert!(run.out.join("complete").exists());
+}
+
 /// The server's requests per host, in the order they started.
 fn by_host(web: &TestWeb) -> BTreeMap<usize, Vec<LogEntry>> {
     crate::util::requests_by_host(web)
