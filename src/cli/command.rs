@@ -114,8 +114,26 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
     }
     Ok(match report.ending {
         Ending::Stopped if stop.reason() == Some(Reason::Signal) => Status::Interrupted,
+        Ending::TimeLimit | Ending::ByteLimit | Ending::PageLimit => {
+            if progress != progress::Mode::Off {
+                eprintln!(
+                    "crawl: stopped at {}; run the same command again to continue",
+                    run_limit(report.ending)
+                );
+            }
+            Status::RunLimit
+        }
         _ => Status::Done,
     })
+}
+
+/// The option whose run limit ended the crawl.
+fn run_limit(ending: Ending) -> &'static str {
+    match ending {
+        Ending::TimeLimit => "--max-time",
+        Ending::ByteLimit => "--max-bytes",
+        _ => "--max-pages",
+    }
 }
 
 /// Prints what `--find` found on stdout, or says on stderr that it found nothing.
@@ -140,7 +158,9 @@ fn report_hunt(hunt: &Hunt, report: &Report, max_depth: Option<u32>, quiet: bool
     }
     let pages = report.counters.pages.load(Ordering::Relaxed);
     let limit = match (report.ending, max_depth) {
-        (Ending::PageLimit, _) => "--max-pages".to_owned(),
+        (Ending::PageLimit | Ending::TimeLimit | Ending::ByteLimit, _) => {
+            run_limit(report.ending).to_owned()
+        }
         (_, Some(d)) => format!("depth {d} (depth {} counting the seeds as 1)", d + 1),
         (_, None) => "the end of the crawl".to_owned(),
     };

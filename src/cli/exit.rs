@@ -17,6 +17,9 @@ pub enum Status {
     /// `--max-error-ratio` of the fetches failed (`crawl::outcome`). Not marked complete:
     /// running the same command again resumes it.
     MostlyFailed = 3,
+    /// Stopped at a run limit (`--max-time`, `--max-bytes`, `--max-pages`): resumable, nothing
+    /// lost; running the same command again continues the crawl.
+    RunLimit = 4,
     /// Stopped by SIGINT/SIGTERM; running the same command again resumes.
     Interrupted = 130,
 }
@@ -71,6 +74,7 @@ mod tests {
         assert_eq!(Status::Fatal as u8, 1);
         assert_eq!(Status::BadInput as u8, 2);
         assert_eq!(Status::MostlyFailed as u8, 3);
+        assert_eq!(Status::RunLimit as u8, 4);
         assert_eq!(Status::Interrupted as u8, 130);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A crawl can end `complete` with nothing fetched: every host down, every URL given up. That is
 //! no success, and a cron job must see it. So at the end of a crawl that ended `complete` or at
-//! `--max-pages`, two questions are asked:
+//! a run limit (`--max-pages`, `--max-time`, `--max-bytes`), two questions are asked:
 //! - Did no seed host answer at all (`nothing-answered`)? Some request (robots.txt, a page) went
 //!   to a seed's host in this run and none of them got any response, whatever its status.
 //!   With `--shard`, only the seed hosts this shard owns count; a resumed run that asked no
@@ -15,7 +15,7 @@
 //!
 //! Either makes exit status 3, and the crawl is not marked complete: the next run resumes it
 //! (its given-up URLs are asked for again) rather than recrawling. Any other ending keeps its
-//! own name and status (`stopped`, `found`, and those of run limits).
+//! own name and status (`stopped`, `found`).
 
 use crate::schedule::dispatch::Ending;
 use crate::url::normalize::origin_and_key;
@@ -44,7 +44,10 @@ impl RunOutcome {
         fetches: u64,
         max_error_ratio: f64,
     ) -> RunOutcome {
-        if !matches!(ending, Ending::Complete | Ending::PageLimit) {
+        if !matches!(
+            ending,
+            Ending::Complete | Ending::PageLimit | Ending::TimeLimit | Ending::ByteLimit
+        ) {
             return RunOutcome::Ended(ending);
         }
         if nothing_answered {

@@ -27,7 +27,7 @@
 
 use crate::crawl::outcome::{RunOutcome, SeedHosts};
 use crate::crawl::pool;
-use crate::crawl::stop::Stop;
+use crate::crawl::stop::{Reason, RunLimits, Stop};
 use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::fetch::retry::Transient;
@@ -39,6 +39,7 @@ use crate::output::progress::{self, Gauges};
 use crate::output::urllog::UrlLog;
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
 use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
+use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::{DelayRule, Scheduler};
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
@@ -70,8 +71,16 @@ pub struct CrawlConfig {
     pub dispatch: DispatchConfig,
     pub filter: Filter,
     pub delay: DelayRule,
-    /// How pages are fetched; its `host_connections` (`--host-connections`) also bounds the
-    /// scheduler's requests in flight per host.
+    /// `--rate`: requests per second per host, beside the delay rule.
+    pub rate: Option<f64>,
+    /// `--host-connections`: the scheduler's requests in flight per host, unless a
+    /// `--host-rules` rule gives a host other connections.
+    pub host_connections: usize,
+    /// `--host-rules`: other rates, connections and page budgets for some hosts (empty
+    /// without it).
+    pub host_rules: Arc<HostRules>,
+    /// How pages are fetched; its `host_connections` is the idle connections kept per host:
+    /// the most requests any host may have in flight.
     pub fetch: FetchConfig,
     pub robots_token: String,
     /// When pages and robots.txt that failed transiently are asked again (`--retries`,
@@ -104,6 +113,8 @@ pub struct CrawlConfig {
     /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
     /// watchdog and the report.
     pub stop: Arc<Stop>,
+    /// `--max-time`, `--max-bytes`: stops the watchdog (time) and the workers (bytes) request.
+    pub limits: RunLimits,
 }
 
 /// Counters shared by the workers.
@@ -280,7 +291,12 @@ impl Stages {
             lastmods: &lastmods,
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
-        let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
+        let deadline = config.limits.time.map(|limit| self.started + limit);
+        let _watchdog = StopWatchdog::start(
+            Arc::clone(&config.stop),
+            Arc::clone(&self.dispatcher),
+            deadline,
+        );
         let ran = std::thread::scope(|scope| {
             let read = || gauges(&self.dispatcher, &self.due, &self.counters);
             let (mode, started) = (config.progress, self.started);
@@ -466,10 +482,11 @@ fn open_dispatcher(
         frontier,
         scheduler: Scheduler::with_lanes(
             config.delay,
-            config.fetch.host_connections,
+            config.host_connections,
             Some(robots.clone()),
         )
-        .with_retries(config.retry),
+        .with_retries(config.retry)
+        .with_rates(config.rate, Arc::clone(&config.host_rules)),
         dir: config.out.clone(),
         focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), focus_workers(config))),
         gate: config.exchange.clone().map(|x| x as _),
@@ -516,13 +533,19 @@ fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) 
 /// After a signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the frontier
 /// (those fetches stay outstanding, so a resume fetches them again) and ends the process with
 /// the "interrupted" status (`Stop::exit_interrupted`) rather than wait out a slow server.
+/// With `--max-time` it also requests the time limit's stop once the deadline passes (and
+/// wakes the workers to see it); the fetches in flight then finish, as at any stop.
 struct StopWatchdog {
     finished: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl StopWatchdog {
-    fn start(stop: Arc<Stop>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
+    fn start(
+        stop: Arc<Stop>,
+        dispatcher: Arc<Dispatcher>,
+        deadline: Option<Instant>,
+    ) -> StopWatchdog {
         let (finished, finished_signal) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("stop-watchdog".into())
@@ -531,6 +554,11 @@ impl StopWatchdog {
                 while !stop.signalled() {
                     if finished_signal.recv_timeout(Duration::from_millis(100)) != Err(Timeout) {
                         return; // the crawl ended by itself
+                    }
+                    if deadline.is_some_and(|at| Instant::now() >= at)
+                        && stop.request(Reason::TimeLimit)
+                    {
+                        dispatcher.wake_all();
                     }
                 }
                 if finished_signal.recv_timeout(STOP_GRACE) != Err(Timeout) {

@@ -474,9 +474,12 @@ impl WorkerContext<'_> {
     fn count(&self, response: &Response) {
         let class = (response.status / 100).clamp(0, 5) as usize;
         self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bytes
-            .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+        let body = response.body.len() as u64;
+        let received = self.counters.bytes.fetch_add(body, Ordering::Relaxed) + body;
+        // `--max-bytes`: no more work is handed out; the workers waiting see the stop.
+        if (self.config.limits).bytes_reached(received, &self.config.stop) {
+            self.dispatcher.wake_all();
+        }
     }
 
     /// The URLs a response leads to, from its source (`crawl::links`), and its note so far.

@@ -14,6 +14,8 @@ pub fn ending_name(ending: Ending) -> &'static str {
     match ending {
         Ending::Complete => "complete",
         Ending::PageLimit => "page-limit",
+        Ending::TimeLimit => "time-limit",
+        Ending::ByteLimit => "byte-limit",
         Ending::Stopped => "stopped",
         Ending::Found => "found",
     }

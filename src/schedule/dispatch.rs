@@ -48,6 +48,12 @@
 //! first: a resumed crawl asks for them again. A crawl that completes hands them to
 //! `given_up_entries` (the fetch log, for the next recrawl). They give their budget places back.
 //!
+//! With `--max-rate N`, requests (pages, robots.txt, sitemaps) are handed out at least 1/N s
+//! apart across all hosts: `State::rate_slot` is the earliest instant the next may go, set at
+//! each hand-out to that instant plus the gap (no burst after a pause). A worker that finds the
+//! slot in the future waits for it like a host's rest (`wait_until`: one worker timed, the
+//! lock released while it waits), and no page is chained (`host_free_or_next`) before it.
+//!
 //! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
 //! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
@@ -141,6 +147,10 @@ pub enum Ending {
     Complete,
     /// --max-pages reached.
     PageLimit,
+    /// --max-time passed (`Reason::TimeLimit`): stopped resumably.
+    TimeLimit,
+    /// --max-bytes received (`Reason::ByteLimit`): stopped resumably.
+    ByteLimit,
     /// A signal, the URL log's reader went away, or a failure (`crawl::stop::Reason`).
     Stopped,
     /// `--find` found its text.
@@ -229,6 +239,8 @@ struct State {
     budget: Option<Budget>,
     /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
     on_checkpoint: Option<CheckpointHook>,
+    /// With `--max-rate`: the earliest instant the next request may be handed out.
+    rate_slot: Instant,
     /// With `--shard`: what the end also waits for (every shard idle, nothing in transit).
     gate: Option<Arc<dyn EndGate>>,
 }
@@ -284,8 +296,10 @@ pub struct DispatchConfig {
     /// `--max-pages`: pages handed out at most (sitemaps are not counted).
     pub max_pages: Option<u64>,
     /// `--max-pages-per-host`: pages one host is given at most (`budget`, saved in
-    /// `DIR/budget`).
+    /// `DIR/budget`), unless the scheduler's `--host-rules` give it its own.
     pub max_pages_per_host: Option<u64>,
+    /// `--max-rate`: requests handed out per second at most, across all hosts.
+    pub max_rate: Option<f64>,
 }
 
 /// What the dispatcher owns or calls, opened or made by the crawl (`crawl::run`) before it is
@@ -314,6 +328,8 @@ pub struct Dispatcher {
     spawn: Condvar,
     queue_limit: usize,
     max_pages: Option<u64>,
+    /// `--max-rate`'s gap between two requests handed out.
+    rate_gap: Option<Duration>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
     hosts_file: PathBuf,
     /// The crawl's stop: read before handing out work, requested on a failure.
@@ -338,12 +354,14 @@ impl Dispatcher {
             scheduler.spill_to(spill, host_slots(config.queue_limit));
         }
         hoststate::load(&dir, &mut scheduler)?;
-        let budget = match config.max_pages_per_host {
-            Some(max) => {
+        let rules = Arc::clone(scheduler.rules());
+        let budget = match config.max_pages_per_host.is_some() || rules.sets_pages() {
+            true => {
                 scheduler.blocked_urls = Some(Vec::new());
-                Some(Budget::open(&dir.join("budget"), max)?)
+                let dir = dir.join("budget");
+                Some(Budget::with_rules(&dir, config.max_pages_per_host, rules)?)
             }
-            None => None,
+            false => None,
         };
         Ok(Dispatcher {
             state: Mutex::new(State {
@@ -370,12 +388,14 @@ impl Dispatcher {
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
                 budget,
                 on_checkpoint,
+                rate_slot: now,
                 gate,
             }),
             wake: Condvar::new(),
             spawn: Condvar::new(),
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
+            rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
             hosts_file: dir.join("hosts.tsv"),
             stop,
         })
@@ -558,7 +578,12 @@ impl Dispatcher {
             }
             if self.page_limit(&state) {
                 if state.in_flight == 0 && Self::gate_open(&state) {
-                    return Ok(self.end(&mut state, Ending::PageLimit));
+                    // The limit's last page may have been the crawl's last: then it completed.
+                    let ending = match Self::no_work_left(&state, due)? {
+                        true => Ending::Complete,
+                        false => Ending::PageLimit,
+                    };
+                    return Ok(self.end(&mut state, ending));
                 }
                 let poll = (state.in_flight == 0).then_some(GATE_POLL);
                 state = self.park(state, poll);
@@ -566,11 +591,23 @@ impl Dispatcher {
             }
             self.refill(&mut state, not_asked)?;
             let now = Instant::now();
+            // `--max-rate`: work that could go before the slot waits for it; with none, the
+            // scheduler's answer (a later instant, or nothing: perhaps the end) stands.
+            let slot = state.rate_slot;
+            let scheduler = &state.scheduler;
+            if self.rate_gap.is_some()
+                && slot > now
+                && (scheduler.has_ready() || scheduler.next_ready_at().is_some_and(|t| t <= slot))
+            {
+                state = self.wait_until(state, slot);
+                continue;
+            }
             let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
             Self::give_up_unreachable(&mut state, now, not_asked)?;
             match next {
                 Next::Work(work) => {
+                    self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
@@ -649,7 +686,8 @@ impl Dispatcher {
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
-        let next = if open && !page_limit && !self.stop.is_stopped() {
+        let rate_open = self.rate_gap.is_none() || state.rate_slot <= now;
+        let next = if open && !page_limit && rate_open && !self.stop.is_stopped() {
             let next = match state
                 .scheduler
                 .page_done_or_next(host, response_time, now)?
@@ -667,6 +705,7 @@ impl Dispatcher {
             self.wake_one(state);
             return Ok(None);
         };
+        self.take_rate_slot(&mut state, now);
         state.hand_out(&entry);
         // The freed host may be ready (or due with no worker watching the clock for it): a
         // worker is woken (or asked for) for it, as `host_free` would.
@@ -759,16 +798,22 @@ impl Dispatcher {
         self.spawn.notify_all();
     }
 
-    /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
-    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state. A crawl
+    /// After the workers have stopped (and the DUE has finished): a last checkpoint, so a
+    /// resumed crawl starts with the URLs still queued (and any fetch abandoned in flight), and
+    /// the hosts' state. A crawl
     /// stopped because `--find` found (here or, with `--shard`, in another shard, which may be
     /// read after this shard ran out of work) ended `Found`; this is where a reason is mapped
     /// to an ending.
     pub fn close(&self) -> Result<Closed> {
         let mut state = self.state.lock().unwrap();
-        let ending = match self.stop.reason() {
-            Some(Reason::Found) => Ending::Found,
-            _ => state.ending.unwrap_or(Ending::Stopped),
+        // A run limit names the ending of a crawl it stopped, not one that had already ended
+        // (the deadline may pass between the last page and this close).
+        let ending = match (self.stop.reason(), state.ending) {
+            (Some(Reason::Found), _) => Ending::Found,
+            (_, Some(ending)) if ending != Ending::Stopped => ending,
+            (Some(Reason::TimeLimit), _) => Ending::TimeLimit,
+            (Some(Reason::ByteLimit), _) => Ending::ByteLimit,
+            (_, ending) => ending.unwrap_or(Ending::Stopped),
         };
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
@@ -779,6 +824,16 @@ impl Dispatcher {
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
+        // A run limit reached with nothing left to fetch (the DUE has finished: none waits
+        // there either) stopped a crawl that had in fact completed.
+        let ending = match ending {
+            Ending::TimeLimit | Ending::ByteLimit
+                if frontier_left == 0 && Self::gate_open(&state) =>
+            {
+                Ending::Complete
+            }
+            ending => ending,
+        };
         Ok(Closed {
             ending,
             frontier_left,
@@ -901,6 +956,14 @@ impl Dispatcher {
             for entry in urls.drain(..) {
                 budget.dropped(&entry);
             }
+        }
+    }
+
+    /// A request is handed out at `now` (at or after the rate slot): with `--max-rate`, the
+    /// next may go one gap later.
+    fn take_rate_slot(&self, state: &mut State, now: Instant) {
+        if let Some(gap) = self.rate_gap {
+            state.rate_slot = now + gap;
         }
     }
 
@@ -1172,6 +1235,7 @@ mod tests {
             workers: Workers::fixed(1),
             max_pages: None,
             max_pages_per_host,
+            max_rate: None,
         };
         spilling_after_2(reopen(dir, frontier, &config))
     }
@@ -1657,7 +1721,7 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    let config = DispatchConfig { queue_limit: 8, workers: Workers::fixed(1), max_pages: None, max_pages_per_host: None };
+                    let config = DispatchConfig { queue_limit: 8, workers: Workers::fixed(1), max_pages: None, max_pages_per_host: None, max_rate: None };
                     d = spilling_after_2(reopen(dir.path(), frontier, &config));
                 }
                 let mut state = d.state.lock().unwrap();

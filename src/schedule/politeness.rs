@@ -8,7 +8,10 @@
 //! *lane* may be used again at `now + delay_factor × response_time`, clamped to [min_delay,
 //! max_delay] and never earlier than robots.txt's Crawl-delay. A lane is one request at a time
 //! with its own rest (not a socket: `fetch::pool` keeps those). A host has `--host-connections`
-//! lanes (default 1): no host ever has more requests in flight. Before a host's first page its
+//! lanes (default 1): no host ever has more requests in flight. With `--rate N` a host's
+//! requests also start at least 1/N s apart (`Host::next_start`, across its lanes) and each
+//! lane rests at least 1/N s: one more lower bound, the strictest wins. `--host-rules` may give
+//! a host other lanes and another rate (`hostrules`). Before a host's first page its
 //! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
 //! as it leaves the queue.
 //!
@@ -38,6 +41,7 @@ use crate::fetch::retry::{PARK_AFTER, Transient};
 use crate::frontier::entry::Entry;
 use crate::frontier::spill::{HostQueue, Range, SpillDir};
 use crate::lru::Lru;
+use crate::schedule::hostrules::HostRules;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::url::normalize::origin_and_key;
@@ -45,6 +49,7 @@ use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -149,8 +154,12 @@ struct Host {
     origin: String,
     queue: HostQueue,
     /// When each lane not in use may send its next request (`--host-connections` of
-    /// them in all, with `in_flight`).
+    /// them in all, with `in_flight`, or its `--host-rules` connections).
     idle: Vec<Instant>,
+    /// The shortest gap between two of its requests (`--rate`, or its rule's), zero without.
+    interval: Duration,
+    /// When its next request may start, whatever lane: the last one's start plus `interval`.
+    next_start: Instant,
     in_flight: usize,
     /// Nothing queued and a request in flight (`Scheduler::hungry` counts these).
     hungry: bool,
@@ -175,7 +184,14 @@ struct Host {
 impl Host {
     /// When every lane has rested: what a host leaving memory must remember.
     fn rested_at(&self) -> Option<Instant> {
-        self.idle.iter().max().copied()
+        let lanes = self.idle.iter().max().copied()?;
+        Some(lanes.max(self.next_start))
+    }
+
+    /// When its next request may go: its first lane rested and its rate's gap past.
+    fn next_at(&self) -> Option<Instant> {
+        let lane = self.idle.iter().min().copied()?;
+        Some(lane.max(self.next_start))
     }
 }
 
@@ -189,6 +205,10 @@ pub struct Scheduler {
     rule: DelayRule,
     /// Requests a host may have in flight at once (`--host-connections`, default 1).
     lanes: usize,
+    /// `--rate`: requests per second per host, unless a rule says otherwise.
+    rate: Option<f64>,
+    /// `--host-rules`: other lanes and rates for some hosts.
+    rules: Arc<HostRules>,
     hosts: Vec<Option<Host>>,
     free_ids: Vec<usize>,
     by_key: FxHashMap<String, usize>,
@@ -253,6 +273,8 @@ impl Scheduler {
         Scheduler {
             rule,
             lanes: lanes.max(1),
+            rate: None,
+            rules: Arc::default(),
             hosts: Vec::new(),
             free_ids: Vec::new(),
             by_key: FxHashMap::default(),
@@ -281,6 +303,19 @@ impl Scheduler {
     pub fn with_retries(mut self, transient: Transient) -> Scheduler {
         self.transient = transient;
         self
+    }
+
+    /// This scheduler with `--rate` (per host) and the `--host-rules`, which may give a host
+    /// other lanes and another rate.
+    pub fn with_rates(mut self, rate: Option<f64>, rules: Arc<HostRules>) -> Scheduler {
+        self.rate = rate;
+        self.rules = rules;
+        self
+    }
+
+    /// The `--host-rules` (also the page budget's).
+    pub fn rules(&self) -> &Arc<HostRules> {
+        &self.rules
     }
 
     /// Bounds the hosts held to `slots`, whose queues spill to `spill` past `spill.at` URLs.
@@ -354,8 +389,8 @@ impl Scheduler {
                 census.busy += 1;
             }
             if host.scheduled {
-                match host.idle.iter().min() {
-                    Some(&at) if at > now => census.resting += 1,
+                match host.next_at() {
+                    Some(at) if at > now => census.resting += 1,
                     _ => census.ready += 1,
                 }
             } else if host.queue.is_empty() && host.in_flight == 0 && !host.robots_pending {
@@ -406,11 +441,14 @@ impl Scheduler {
             .robots_cache
             .remove(key)
             .or_else(|| self.robots_store.as_ref()?.load(origin));
+        let lanes = self.rules.connections(key, self.lanes).max(1);
         let host = Host {
             key: key.to_owned(),
             origin: origin.to_owned(),
             queue: HostQueue::default(),
-            idle: vec![ready_at; self.lanes],
+            idle: vec![ready_at; lanes],
+            interval: (self.rules.interval(key, self.rate)).unwrap_or_default(),
+            next_start: ready_at,
             in_flight: 0,
             hungry: false,
             scheduled: false,
@@ -513,11 +551,11 @@ impl Scheduler {
                 let host = self.host(id);
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
-                self.take_lane(id);
+                self.take_lane(id, now);
                 return Ok(Some(Work::Robots { host: id, url }));
             }
             if let Some(entry) = self.pop_allowed(id)? {
-                self.take_lane(id);
+                self.take_lane(id, now);
                 return Ok(Some(Work::Page { host: id, entry }));
             }
             // Robots.txt dropped all it had queued.
@@ -525,10 +563,11 @@ impl Scheduler {
         }
     }
 
-    /// Hands out the host's lane that has rested longest, and schedules the host again
-    /// if another lane is free and work remains.
-    fn take_lane(&mut self, id: usize) {
+    /// Hands out the host's lane that has rested longest at `now`, and schedules the host
+    /// again if another lane is free and work remains (not before its rate's gap).
+    fn take_lane(&mut self, id: usize, now: Instant) {
         let host = self.host(id);
+        host.next_start = now + host.interval;
         let first = (0..host.idle.len())
             .min_by_key(|&i| host.idle[i])
             .expect("a scheduled host has a free lane");
@@ -645,8 +684,10 @@ impl Scheduler {
     /// The rest `host`'s lane takes after a response that took `response_time`: the
     /// delay rule, with its robots.txt's `Crawl-delay` if any.
     fn rest(&mut self, host: usize, response_time: Duration) -> Duration {
-        let crawl_delay = (self.host(host).robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
-        self.rule.delay(response_time, crawl_delay)
+        let host = self.host(host);
+        let crawl_delay = (host.robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
+        let interval = host.interval;
+        self.rule.delay(response_time, crawl_delay).max(interval)
     }
 
     /// The host answered `entry` 429 or 503 (or 502/504, a transient failure): it rests until
@@ -818,7 +859,7 @@ impl Scheduler {
         if host.scheduled || host.robots_pending || host.queue.is_empty() {
             return;
         }
-        let Some(&at) = host.idle.iter().min() else {
+        let Some(at) = host.next_at() else {
             return;
         };
         host.scheduled = true;
@@ -1224,6 +1265,48 @@ mod tests {
             panic!("page")
         };
         assert_eq!(entry.url, "http://big.test/1");
+    }
+
+    #[test]
+    fn a_rate_spaces_a_hosts_requests_across_its_lanes_and_rests_each_lane() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let rules = HostRules::parse("a.test connections=2 rate=2\nb.test rate=none\n", "r");
+        let mut s = Scheduler::with_lanes(rule(0.0), 1, None)
+            .with_rates(Some(10.0), Arc::new(rules.unwrap()));
+        for i in 0..4 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
+            panic!("robots first")
+        };
+        s.robots_done(host, robots_404(), Duration::ZERO, t0);
+        // robots.txt was a request: the next waits 1/2 s, on either lane.
+        assert!(matches!(s.next(t0).unwrap(), Next::WaitUntil(at) if at == t0 + ms(500)));
+        let Next::Work(Work::Page { .. }) = s.next(t0 + ms(500)).unwrap() else {
+            panic!("a page at 1/2 s")
+        };
+        // The second lane is free, but the rate's gap is not past.
+        assert!(
+            matches!(s.next(t0 + ms(500)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(1000))
+        );
+        let Next::Work(Work::Page { .. }) = s.next(t0 + ms(1000)).unwrap() else {
+            panic!("the second lane at 1 s")
+        };
+        // A lane freed at once rests 1/2 s all the same (the delay rule says none).
+        s.page_done(host, ms(1), t0 + ms(1001));
+        assert!(
+            matches!(s.next(t0 + ms(1001)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(1501))
+        );
+        // No rate for b.test (rate=none), one lane (--host-connections), no rest.
+        s.add(entry("http://b.test/1"), t0).unwrap();
+        s.add(entry("http://b.test/2"), t0).unwrap();
+        let (b, _) = first_page(&mut s, t0 + ms(1001));
+        assert!(
+            s.page_done_or_next(b, ms(1), t0 + ms(1001))
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[test]

@@ -263,7 +263,7 @@ fn depth_page_and_pattern_limits_hold() {
     assert_same_set("--max-depth 1", &within, &fetched);
 
     let run = crawl(&seeds, &["--delay-factor", "0", "--max-pages", "10"]);
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.code, 4, "a run limit; stderr: {}", run.stderr);
     assert_eq!(run.pages().len(), 10);
     assert_eq!(run.summary()["ending"], "page-limit");
 

@@ -160,7 +160,7 @@ fn a_host_budget_holds_with_spilled_queues_and_deferred_hosts_across_a_resume() 
     ];
     let stopped: Vec<&str> = args.iter().copied().chain(["--max-pages", "20"]).collect();
     let first = run(dir.path(), &stopped, &env, None);
-    assert_eq!(first.code, Some(0), "stderr: {}", first.stderr);
+    assert_eq!(first.code, Some(4), "a run limit; stderr: {}", first.stderr);
     let between = pages_requested(&web, 0).len();
     assert!(
         between < HOSTS * BUDGET,
