@@ -59,7 +59,7 @@ _crawl() {
 
     case "${cmd}" in
         crawl)
-            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-depth --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --no-sitemaps --ignore-page-robots --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --warc-max-size --no-warc --cache-entries --buffer-entries --log-format --log --save --restart --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz shards help"
+            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --warc-max-size --no-warc --cache-entries --buffer-entries --log-format --log --save --restart --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,6 +86,14 @@ _crawl() {
                     return 0
                     ;;
                 --max-pages-per-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -125,6 +133,18 @@ _crawl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host-rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --user-agent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -150,6 +170,18 @@ _crawl() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retry-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-error-ratio)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -29,6 +29,8 @@ complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'Exactly N wor
 complete -c crawl -n "__fish_crawl_needs_command" -l max-connections -d 'Without -j: at most N requests in flight (worker threads), 1 to 16384. Default: min((open files - 256) / 3, available memory / 4 / 1 MiB), within 16 to 4096' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-time -d 'Stop after this long (90m, 2h, 1h30m, 30s, or plain seconds). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-bytes -d 'Stop after receiving this many bytes of response bodies (suffixes K, M, G). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default: 100' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l find -d 'Stop at the first fetched page that contains TEXT and print where (at most 100 characters)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l scope -d 'Which hosts the crawl may visit beyond the seeds' -r -f -a "host\t'Only the seeds\' hosts (host and port)'
@@ -40,6 +42,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l delay-factor -d 'Wait this 
 complete -c crawl -n "__fish_crawl_needs_command" -l min-delay -d 'Never contact a host sooner than this many seconds after its last response' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-delay -d 'Cap the delay rule at this many seconds' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l host-connections -d 'At most N requests in flight per host, each connection resting by the delay rule' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l rate -d 'At most N requests per second to any one host (fractional: 0.2 is one every 5 s). Default: no limit beyond the delay rule' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-rate -d 'At most N requests per second across all hosts (fractional allowed). Default: no limit' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l host-rules -d 'Per-host overrides of --rate, --host-connections and --max-pages-per-host, read from FILE' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l user-agent -d 'User-Agent header; its first word (before `/`) is the robots.txt token' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l header -d 'Send this header with every request, as `Name: value` (repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l load-cookies -d 'Send the cookies of FILE (a Netscape cookie file, as curl and wget write them)' -r -F
@@ -47,6 +52,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l cookie-jar -d 'Keep cookies
 complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or socks5h://. Default: the environment' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l ca-cert -d 'Also trust the certificates of this PEM file as roots (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l timeout -d 'Give up on a request after this many seconds (connect, headers and body together)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l retries -d 'Ask for a page again at most N times after a transient failure (0: never)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l retry-wait -d 'Wait this long before the first retry of a transient failure (30s, 2m, 50ms)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l max-error-ratio -d 'Exit with status 3 if more than this share of fetches failed (0 to 1)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-body -d 'Keep at most this many bytes of a response body (suffixes K, M, G)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match). Default: any' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read bodies of this media type (`image/*`, `application/pdf`; repeatable)' -r

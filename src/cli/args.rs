@@ -98,6 +98,10 @@ pub struct Args {
 
     /// Stop after this many pages have been fetched (with --shard: by this shard). Default: no
     /// limit.
+    ///
+    /// A run limit, counted per run: the crawl stops resumably (summary.json's ending
+    /// page-limit, exit status 4, or complete and 0 if nothing was left), and the same command
+    /// fetches up to N more.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages: Option<u64>,
 
@@ -109,6 +113,28 @@ pub struct Args {
     /// depth. The counts survive a resume (DIR/budget/).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_pages_per_host: Option<u64>,
+
+    /// Stop after this long (90m, 2h, 1h30m, 30s, or plain seconds). Default: no limit.
+    ///
+    /// A run limit, for a nightly job that crawls for at most two hours and continues the next
+    /// night: once the time has passed no more work is handed out, the fetches in flight finish
+    /// (each within --timeout), the state is saved, summary.json's ending is time-limit, and
+    /// the exit status is 4. Running the same command again continues where it stopped;
+    /// nothing is lost and no page is fetched twice. A limit reached with nothing left to
+    /// fetch ends the crawl complete (exit status 0). The same holds at --max-bytes and at
+    /// --max-pages (page-limit).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_time: Option<Duration>,
+
+    /// Stop after receiving this many bytes of response bodies (suffixes K, M, G). Default: no
+    /// limit.
+    ///
+    /// A run limit like --max-time (summary.json's ending byte-limit, exit status 4; the same
+    /// command continues): the bytes counted are summary.json's `bytes`, each response's body as
+    /// received, so the crawl stops with at most the bodies in flight past the limit. The
+    /// suffixes are powers of 1024.
+    #[arg(long, value_name = "BYTES", value_parser = bytes)]
+    pub max_bytes: Option<u64>,
 
     /// Follow links at most this many hops from a seed (seeds are depth 0). Default: 100.
     ///
@@ -129,7 +155,9 @@ pub struct Args {
     /// characters in the line escaped (a tab as \t); a line longer than 400 characters is shown
     /// as a window around the match. The URL log goes to --log FILE if given, and nowhere
     /// otherwise. If nothing matches within the depth limit, stdout stays empty and stderr says
-    /// so (unless -q). Either way the exit status is 0. The crawl is otherwise an ordinary one:
+    /// so (unless -q). Either way the exit status is 0 (3 if the crawl mostly failed, as
+    /// --max-error-ratio says; 4 when a run limit such as --max-pages ended the hunt first).
+    /// The crawl is otherwise an ordinary one:
     /// polite, obeying robots.txt, archiving to --out. With several workers the first match
     /// fetched wins; -j 1 gives strict breadth-first order.
     #[arg(long, value_name = "TEXT", value_parser = crate::crawl::hunt::parse_text)]
@@ -181,6 +209,41 @@ pub struct Args {
     /// Each connection rests by the delay rule after its own responses.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub host_connections: u32,
+
+    /// At most N requests per second to any one host (fractional: 0.2 is one every 5 s).
+    /// Default: no limit beyond the delay rule.
+    ///
+    /// Politeness in the unit site operators state. One more lower bound beside the delay rule
+    /// (--delay-factor), robots.txt Crawl-delay and --min-delay; the strictest wins. A host's
+    /// requests start at least 1/N seconds apart, and a connection rests at least 1/N seconds
+    /// after each response. --host-rules may set another rate for some hosts.
+    #[arg(long, value_name = "N", value_parser = crate::schedule::hostrules::parse_rate)]
+    pub rate: Option<f64>,
+
+    /// At most N requests per second across all hosts (fractional allowed). Default: no limit.
+    ///
+    /// For a small uplink or an agreement with a CDN. Requests (robots.txt and sitemaps
+    /// included) are handed out at least 1/N seconds apart, with no burst after a pause.
+    #[arg(long, value_name = "N", value_parser = crate::schedule::hostrules::parse_rate)]
+    pub max_rate: Option<f64>,
+
+    /// Per-host overrides of --rate, --host-connections and --max-pages-per-host, read from FILE.
+    ///
+    /// For your own servers beside the polite default for everyone else. One rule per line:
+    /// a host pattern, then KEY=VALUE settings separated by spaces; `#` starts a comment,
+    /// blank lines are skipped. Patterns: `example.org` (that host, any port),
+    /// `example.org:8080` (that port only), `*.example.org` (example.org and every name under
+    /// it). Keys: `rate=N` (requests per second, as --rate; `rate=none` lifts --rate),
+    /// `connections=N` (1 to 256, as --host-connections), `pages=N` (as --max-pages-per-host;
+    /// `pages=none` lifts it). The most specific pattern wins: host:port, then the host, then
+    /// the longest `*.` domain. Example lines: `*.intranet.example connections=8 rate=none`,
+    /// `archive.example.org rate=20 pages=100000` (README, "Politeness", has a whole file).
+    ///
+    /// The rules may be laxer than the defaults, but robots.txt (and its Crawl-delay) still
+    /// applies, and --delay-factor and --min-delay still rest each connection. A malformed line
+    /// is exit status 2 naming FILE:LINE.
+    #[arg(long, value_name = "FILE")]
+    pub host_rules: Option<PathBuf>,
 
     /// Do not read sitemaps.
     ///
@@ -268,6 +331,43 @@ pub struct Args {
     /// Give up on a request after this many seconds (connect, headers and body together).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,
+
+    /// Ask for a page again at most N times after a transient failure (0: never).
+    ///
+    /// Transient: no answer because of a timeout, a refused or reset connection, or one closed
+    /// before the answer; or a 502 or 504 from a gateway. A 500 is the server's answer and is
+    /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page goes
+    /// back to the front of its host's queue and the host rests --retry-wait (30 s), then four
+    /// times longer at each retry (2 min, 8 min); each attempt is a URL-log line
+    /// (`connect,retry-after:30`), the last one noted `retries-exhausted`. A retried page counts
+    /// once (pages, --max-pages, --max-pages-per-host). A robots.txt that does not answer (no
+    /// response, or a 5xx) is asked again on the same schedule; if it never answers, its
+    /// host's URLs are not fetched: each is a URL-log line with status 0 and the note
+    /// host-unreachable, counted in summary.json, and asked for again when the crawl is
+    /// resumed. A host that fails 5 times in a row (pages or robots.txt, no answer at all) is
+    /// parked: its URLs wait the schedule's next wait (8 min) once more, and if that attempt
+    /// fails too they are all noted host-unreachable, without a request each.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+
+    /// Wait this long before the first retry of a transient failure (30s, 2m, 50ms).
+    ///
+    /// Each next retry waits four times longer; a parked host waits once more after a page's
+    /// last. A plain number is seconds.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub retry_wait: Duration,
+
+    /// Exit with status 3 if more than this share of fetches failed (0 to 1).
+    ///
+    /// A fetch is a page asked for (once, however often it was retried) or a URL not asked for
+    /// because its host was unreachable (host-unreachable); it failed if it got no response (a
+    /// timeout, a refused connection, a TLS failure...; not a private-address or bad-url
+    /// refusal) or was host-unreachable. A 4xx or 5xx answer is the server's, not a failure of
+    /// the crawl. A crawl in which no seed host answered at all exits 3 as well. Such a crawl
+    /// is not marked complete: running the same command again resumes it (summary.json's
+    /// outcome says mostly-failed or nothing-answered). 1 turns the ratio off.
+    #[arg(long, value_name = "R", default_value_t = 0.5, value_parser = ratio)]
+    pub max_error_ratio: f64,
 
     /// Keep at most this many bytes of a response body (suffixes K, M, G).
     ///
@@ -393,10 +493,10 @@ pub struct Args {
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for
     /// again with If-None-Match/If-Modified-Since and recorded as new, changed, unchanged or
     /// gone. --restart forgets the previous crawl instead (seen set, frontier, the record of
-    /// fetched pages, robots.txt answers; the WARC files stay). A recrawl forgets only the
-    /// robots.txt answers that could not be had (no answer, 5xx), so a host that was
-    /// unreachable is asked again at once. On an unfinished crawl --restart also discards the
-    /// progress made. See RESUME AND RECRAWL in the man page.
+    /// fetched pages, robots.txt answers; the WARC files stay). A recrawl (and a resume)
+    /// forgets only the robots.txt answers that could not be had (no answer, 5xx), so a host
+    /// that was unreachable is asked again at once. On an unfinished crawl --restart also
+    /// discards the progress made. See RESUME AND RECRAWL in the man page.
     #[arg(long)]
     pub restart: bool,
 
@@ -509,6 +609,53 @@ fn seconds(text: &str) -> Result<Duration, String> {
         .map_err(|_| format!("expected a number of seconds such as 0.5 or 30, found {text:?}"))
 }
 
+/// A share from 0 to 1 (`--max-error-ratio`).
+fn ratio(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!(
+            "expected a share from 0 to 1 such as 0.5, found {text:?}"
+        )),
+    }
+}
+
+/// A length of time (`--max-time`, `--retry-wait`): `90m`, `2h`, `1h30m`, `30s`, `50ms`
+/// (fractions allowed: `1.5h`), or plain seconds; never zero.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let fail =
+        || format!("expected a duration such as 90m, 2h, 1h30m, 30s, 50ms or 3600, found {text:?}");
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return match Duration::try_from_secs_f64(secs) {
+            Ok(d) if !d.is_zero() => Ok(d),
+            _ => Err(fail()),
+        };
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(fail)?;
+        let (number, after) = rest.split_at(split);
+        let (scale, unit_len) = match after.as_bytes() {
+            [b'm', b's', ..] => (0.001, 2),
+            [b's', ..] => (1.0, 1),
+            [b'm', ..] => (60.0, 1),
+            [b'h', ..] => (3600.0, 1),
+            [b'd', ..] => (86400.0, 1),
+            _ => return Err(fail()),
+        };
+        let value: f64 = number.parse().map_err(|_| fail())?;
+        total += Duration::try_from_secs_f64(value * scale).map_err(|_| fail())?;
+        rest = &after[unit_len..];
+    }
+    match total.is_zero() {
+        true => Err(fail()),
+        false => Ok(total),
+    }
+}
+
 /// A byte count with an optional K/M/G suffix (powers of 1024).
 fn bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -552,7 +699,23 @@ mod tests {
         assert_eq!(bytes("7"), Ok(7));
         assert!(bytes("ten").is_err() && bytes("0").is_err() && bytes("5X").is_err());
         assert_eq!(seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("50ms"), Ok(Duration::from_millis(50)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert!(duration("soon").is_err() && duration("5q").is_err() && duration("-1s").is_err());
+        assert_eq!(ratio("0.5"), Ok(0.5));
+        assert!(ratio("1.5").is_err() && ratio("x").is_err());
         assert!(seconds("-1").is_err() && seconds("nan").is_err());
+        assert_eq!(duration("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(duration("1.5h"), Ok(Duration::from_secs(5400)));
+        for bad in ["", "0", "2x", "h", "-5", "1h30", "m5"] {
+            assert!(duration(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

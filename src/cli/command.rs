@@ -7,6 +7,7 @@ use crate::cli::args::{Args, Cli, Command};
 use crate::cli::config::Prepared;
 use crate::cli::exit::{Failure, Status};
 use crate::crawl::hunt::Hunt;
+use crate::crawl::outcome::RunOutcome;
 use crate::crawl::run::{Report, run};
 use crate::crawl::stop::{Exit, Reason, Stop};
 use crate::output::progress;
@@ -95,7 +96,8 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
         summary::to_json(&report).as_bytes(),
     )
     .context("writing summary.json")?;
-    if report.ending == Ending::Complete {
+    // A crawl that mostly failed is not complete: the next run resumes it.
+    if report.outcome == RunOutcome::Ended(Ending::Complete) {
         recrawl::mark_complete(&out)?;
     }
     // cron mails whatever a job prints: without a terminal the summary waits for -v.
@@ -105,10 +107,33 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
     if let Some(hunt) = &hunt {
         report_hunt(hunt, &report, max_depth, quiet)?;
     }
+    if report.outcome.failed() {
+        // Said whatever -q or the terminal: cron mails stderr, and this is what went wrong.
+        eprintln!("crawl: {}", summary::failure_text(&report));
+        return Ok(Status::MostlyFailed);
+    }
     Ok(match report.ending {
         Ending::Stopped if stop.reason() == Some(Reason::Signal) => Status::Interrupted,
+        Ending::TimeLimit | Ending::ByteLimit | Ending::PageLimit => {
+            if progress != progress::Mode::Off {
+                eprintln!(
+                    "crawl: stopped at {}; run the same command again to continue",
+                    run_limit(report.ending)
+                );
+            }
+            Status::RunLimit
+        }
         _ => Status::Done,
     })
+}
+
+/// The option whose run limit ended the crawl.
+fn run_limit(ending: Ending) -> &'static str {
+    match ending {
+        Ending::TimeLimit => "--max-time",
+        Ending::ByteLimit => "--max-bytes",
+        _ => "--max-pages",
+    }
 }
 
 /// Prints what `--find` found on stdout, or says on stderr that it found nothing.
@@ -133,7 +158,9 @@ fn report_hunt(hunt: &Hunt, report: &Report, max_depth: Option<u32>, quiet: bool
     }
     let pages = report.counters.pages.load(Ordering::Relaxed);
     let limit = match (report.ending, max_depth) {
-        (Ending::PageLimit, _) => "--max-pages".to_owned(),
+        (Ending::PageLimit | Ending::TimeLimit | Ending::ByteLimit, _) => {
+            run_limit(report.ending).to_owned()
+        }
         (_, Some(d)) => format!("depth {d} (depth {} counting the seeds as 1)", d + 1),
         (_, None) => "the end of the crawl".to_owned(),
     };

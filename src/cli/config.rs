@@ -8,7 +8,7 @@ use crate::crawl::hunt::{self, Hunt};
 use crate::crawl::pool::{self, Workers};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
-use crate::crawl::stop::Stop;
+use crate::crawl::stop::{RunLimits, Stop};
 use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
@@ -19,6 +19,7 @@ use crate::output::progress;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::WarcConfig;
 use crate::schedule::dispatch::{DispatchConfig, host_slots_for};
+use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::DelayRule;
 use crate::seen::due::DueConfig;
 use crate::state::statedir::DirLock;
@@ -63,6 +64,10 @@ impl Args {
             )));
         }
         let headers = request_headers(&args.headers).map_err(Failure::bad_input)?;
+        let host_rules = Arc::new(match &args.host_rules {
+            Some(path) => HostRules::read(path).map_err(Failure::bad_input)?,
+            None => HostRules::default(),
+        });
         let proxy = match (&args.proxy, args.no_proxy) {
             (_, true) => None,
             (Some(url), false) => Some(proxy(url).map_err(Failure::bad_input)?),
@@ -145,6 +150,7 @@ impl Args {
                 ),
             }),
         };
+        let seed_hosts = crate::crawl::outcome::SeedHosts::new(&seeds);
         let config = CrawlConfig {
             out: args.out.clone(),
             seeds,
@@ -157,6 +163,7 @@ impl Args {
                 workers,
                 max_pages: args.max_pages,
                 max_pages_per_host: args.max_pages_per_host,
+                max_rate: args.max_rate,
             },
             filter,
             delay: DelayRule {
@@ -164,6 +171,9 @@ impl Args {
                 min: args.min_delay,
                 max: args.max_delay,
             },
+            rate: args.rate,
+            host_connections: args.host_connections as usize,
+            host_rules: Arc::clone(&host_rules),
             fetch: FetchConfig {
                 user_agent: args.user_agent,
                 headers,
@@ -173,7 +183,8 @@ impl Args {
                 extra_roots,
                 timeout: args.timeout,
                 max_body: args.max_body,
-                host_connections: args.host_connections as usize,
+                // The connections kept idle per host: as many as a host may have in flight.
+                host_connections: host_rules.max_connections(args.host_connections as usize),
                 idle_hosts: fetch::client::idle_hosts(workers.max),
                 body: BodyRule {
                     accept: args.accept_type,
@@ -183,6 +194,12 @@ impl Args {
                 addresses,
             },
             robots_token,
+            retry: fetch::retry::Transient {
+                retries: args.retries,
+                first_wait: args.retry_wait,
+            },
+            max_error_ratio: args.max_error_ratio,
+            seed_hosts,
             obey_page_robots: !args.ignore_page_robots,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
@@ -203,6 +220,10 @@ impl Args {
             sitemaps,
             exchange,
             stop,
+            limits: RunLimits {
+                time: args.max_time,
+                bytes: args.max_bytes,
+            },
         };
         Ok(Prepared {
             config,

@@ -6,12 +6,20 @@ use std::process::ExitCode;
 /// The crawler's exit statuses, in one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
-    /// The crawl completed. Pages that failed are data in the URL log, not errors.
+    /// The crawl completed. Pages that failed are data in the URL log, not errors (unless
+    /// most did: `MostlyFailed`).
     Done = 0,
     /// A fatal runtime error (the state directory could not be written, say).
     Fatal = 1,
     /// Bad usage or bad input (options, seed file); nothing was crawled.
     BadInput = 2,
+    /// The crawl finished but mostly failed: no seed host answered at all, or more than
+    /// `--max-error-ratio` of the fetches failed (`crawl::outcome`). Not marked complete:
+    /// running the same command again resumes it.
+    MostlyFailed = 3,
+    /// Stopped at a run limit (`--max-time`, `--max-bytes`, `--max-pages`): resumable, nothing
+    /// lost; running the same command again continues the crawl.
+    RunLimit = 4,
     /// Stopped by SIGINT/SIGTERM; running the same command again resumes.
     Interrupted = 130,
 }
@@ -65,6 +73,8 @@ mod tests {
         assert_eq!(Status::Done as u8, 0);
         assert_eq!(Status::Fatal as u8, 1);
         assert_eq!(Status::BadInput as u8, 2);
+        assert_eq!(Status::MostlyFailed as u8, 3);
+        assert_eq!(Status::RunLimit as u8, 4);
         assert_eq!(Status::Interrupted as u8, 130);
     }
 }

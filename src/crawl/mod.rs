@@ -5,13 +5,15 @@
 //! links come from (one file per source); `offer` makes a page's links ready for the DUE, each
 //! distinct URL once; `note` is the URL log's note column; `hunt` is `--find`, searched in
 //! each fetched page; `stop` is why the crawl stops, the one flag every thread reads; `pool` is how many workers run
-//! (fixed by `-j`, else elastic up to `--max-connections`). See
+//! (fixed by `-j`, else elastic up to `--max-connections`); `outcome` is how a finished crawl
+//! went (`summary.json`'s `outcome`, exit status 3). See
 //! ARCHITECTURE.md, "crawl/".
 
 pub mod hunt;
 mod links;
 pub mod note;
 mod offer;
+pub mod outcome;
 pub mod pool;
 pub mod run;
 pub mod sitemaps;

@@ -10,6 +10,7 @@ use crate::fetch::error::ErrorKind;
 use crate::state::recrawl::Outcome;
 use crate::url::directives::Directives;
 use std::fmt;
+use std::time::Duration;
 
 /// One fetch's note; `None` is an empty column (`-` in TSV, `null` in JSON).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,10 +33,18 @@ pub enum Note {
     Truncated,
     /// The body was not read: its headers said so (`fetch::body`: `type-rejected`, `too-long`).
     Skipped(Skipped),
-    /// A 429/503 asked again after this many seconds.
-    RetryAfter(u64),
-    /// A 429/503 after the last retry.
+    /// A 429/503 (or a 502/504) asked again after this wait.
+    RetryAfter(Duration),
+    /// A 429/503 (or a 502/504) after the last retry.
     RetriesExhausted,
+    /// A fetch without an answer (the error's note), or a robots.txt that did not answer
+    /// (`Robots`), asked again after the wait: `connect,retry-after:30`.
+    Retrying(Box<Note>, Duration),
+    /// The same after its last retry: `connect,retries-exhausted`.
+    Exhausted(Box<Note>),
+    /// Not asked for: its host is held unreachable (robots.txt never answered, or it failed
+    /// again after it was parked). Asked for again when the crawl is resumed.
+    HostUnreachable,
     /// A 429/503 whose Retry-After is longer than the crawler waits.
     RetryAfterTooLong,
     /// During a recrawl: how the page compares with the previous crawl.
@@ -96,8 +105,11 @@ impl fmt::Display for Note {
             Note::LinksCapped => f.write_str("links-capped"),
             Note::Truncated => f.write_str("truncated"),
             Note::Skipped(why) => f.write_str(why.note()),
-            Note::RetryAfter(secs) => write!(f, "retry-after:{secs}"),
+            Note::RetryAfter(wait) => write!(f, "retry-after:{}", Seconds(*wait)),
             Note::RetriesExhausted => f.write_str("retries-exhausted"),
+            Note::Retrying(note, wait) => write!(f, "{note},retry-after:{}", Seconds(*wait)),
+            Note::Exhausted(note) => write!(f, "{note},retries-exhausted"),
+            Note::HostUnreachable => f.write_str("host-unreachable"),
             Note::RetryAfterTooLong => f.write_str("retry-after-too-long"),
             Note::Recrawl(outcome) => f.write_str(outcome.name()),
             Note::Sitemap(note) => f.write_str(match note {
@@ -117,6 +129,21 @@ impl fmt::Display for Note {
             }),
             Note::HostBudget => f.write_str("host-budget"),
         }
+    }
+}
+
+/// A wait as the log writes it: whole seconds (rounded down) from one second up, else the
+/// fraction of a second to the millisecond (`0.05`), as short waits of tests are.
+struct Seconds(Duration);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let wait = self.0;
+        if wait >= Duration::from_secs(1) || wait.is_zero() {
+            return write!(f, "{}", wait.as_secs());
+        }
+        let text = format!("{:.3}", wait.as_secs_f64());
+        f.write_str(text.trim_end_matches('0'))
     }
 }
 
@@ -140,7 +167,31 @@ mod tests {
             (Note::Truncated, "truncated"),
             (Note::Skipped(Skipped::Type), "type-rejected"),
             (Note::Skipped(Skipped::TooLong), "too-long"),
-            (Note::RetryAfter(20), "retry-after:20"),
+            (Note::RetryAfter(Duration::from_secs(20)), "retry-after:20"),
+            (
+                Note::RetryAfter(Duration::from_millis(1500)),
+                "retry-after:1",
+            ),
+            (
+                Note::RetryAfter(Duration::from_millis(50)),
+                "retry-after:0.05",
+            ),
+            (
+                Note::Retrying(
+                    Box::new(Note::Error(ErrorKind::Connect)),
+                    Duration::from_secs(30),
+                ),
+                "connect,retry-after:30",
+            ),
+            (
+                Note::Retrying(Box::new(Note::Robots), Duration::from_secs(120)),
+                "robots,retry-after:120",
+            ),
+            (
+                Note::Exhausted(Box::new(Note::Error(ErrorKind::Timeout))),
+                "timeout,retries-exhausted",
+            ),
+            (Note::HostUnreachable, "host-unreachable"),
             (Note::RetriesExhausted, "retries-exhausted"),
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),

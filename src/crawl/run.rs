@@ -21,12 +21,16 @@
 //! reaches the frontier), then the dispatcher (a last checkpoint of the frontier, hosts and
 //! budgets, holding every page the archive reported done and every URL the DUE merged), then
 //! the exchange (the lease dropped and the senders stopped, after that checkpoint fsynced the
-//! outboxes).
+//! outboxes). Last, how the crawl went (`outcome`): a crawl that completed without failing
+//! records the URLs given up with their unreachable hosts in `fetched.tsv` (status 0), so
+//! that its next recrawl asks for them; one that failed keeps them for its resume.
 
+use crate::crawl::outcome::{RunOutcome, SeedHosts};
 use crate::crawl::pool;
-use crate::crawl::stop::Stop;
+use crate::crawl::stop::{Reason, RunLimits, Stop};
 use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::{FetchConfig, Fetcher};
+use crate::fetch::retry::Transient;
 use crate::frontier::focus::{Focus, Window};
 use crate::frontier::{Entry, Frontier};
 use crate::output::archive::Archive;
@@ -35,6 +39,7 @@ use crate::output::progress::{self, Gauges};
 use crate::output::urllog::UrlLog;
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
 use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
+use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::{DelayRule, Scheduler};
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
@@ -66,10 +71,25 @@ pub struct CrawlConfig {
     pub dispatch: DispatchConfig,
     pub filter: Filter,
     pub delay: DelayRule,
-    /// How pages are fetched; its `host_connections` (`--host-connections`) also bounds the
-    /// scheduler's requests in flight per host.
+    /// `--rate`: requests per second per host, beside the delay rule.
+    pub rate: Option<f64>,
+    /// `--host-connections`: the scheduler's requests in flight per host, unless a
+    /// `--host-rules` rule gives a host other connections.
+    pub host_connections: usize,
+    /// `--host-rules`: other rates, connections and page budgets for some hosts (empty
+    /// without it).
+    pub host_rules: Arc<HostRules>,
+    /// How pages are fetched; its `host_connections` is the idle connections kept per host:
+    /// the most requests any host may have in flight.
     pub fetch: FetchConfig,
     pub robots_token: String,
+    /// When pages and robots.txt that failed transiently are asked again (`--retries`,
+    /// `--retry-wait`).
+    pub retry: Transient,
+    /// `--max-error-ratio`: more fetches failed than this share makes the crawl `mostly-failed`.
+    pub max_error_ratio: f64,
+    /// The seeds' hosts, and whether any answered (`nothing-answered`).
+    pub seed_hosts: SeedHosts,
     /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
     pub obey_page_robots: bool,
     pub due: DueConfig,
@@ -93,13 +113,21 @@ pub struct CrawlConfig {
     /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
     /// watchdog and the report.
     pub stop: Arc<Stop>,
+    /// `--max-time`, `--max-bytes`: stops the watchdog (time) and the workers (bytes) request.
+    pub limits: RunLimits,
 }
 
 /// Counters shared by the workers.
 #[derive(Default)]
 pub struct Counters {
+    /// Pages asked for (or refused), each once however often it was retried.
     pub pages: AtomicU64,
     pub bytes: AtomicU64,
+    /// Pages whose last attempt got no response, but for the crawler's own refusals
+    /// (`ErrorKind::is_crawl_failure`): the failures of `--max-error-ratio`.
+    pub failed: AtomicU64,
+    /// Attempts put back to be asked for again (429/503, 502/504, no answer).
+    pub retried: AtomicU64,
     /// By status class: [no response, 1xx, 2xx, 3xx, 4xx, 5xx].
     pub by_class: [AtomicU64; 6],
     pub robots_fetches: AtomicU64,
@@ -138,6 +166,8 @@ pub struct Counters {
 /// What a finished (or stopped) crawl reports.
 pub struct Report {
     pub ending: Ending,
+    /// How the crawl went: its ending, or that it mostly failed (`crawl::outcome`).
+    pub outcome: RunOutcome,
     pub elapsed: Duration,
     pub counters: Arc<Counters>,
     pub due: DueStats,
@@ -145,6 +175,8 @@ pub struct Report {
     pub robots_blocked: u64,
     /// URLs not fetched because their host had used its `--max-pages-per-host` budget.
     pub host_budget: u64,
+    /// URLs given up because their host was held unreachable (asked for again on resume).
+    pub host_unreachable: u64,
     /// What the WARC writer wrote; `None` when archiving was off.
     pub warc: Option<WarcStats>,
     pub generation: Generation,
@@ -259,7 +291,12 @@ impl Stages {
             lastmods: &lastmods,
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
-        let _watchdog = StopWatchdog::start(Arc::clone(&config.stop), Arc::clone(&self.dispatcher));
+        let deadline = config.limits.time.map(|limit| self.started + limit);
+        let _watchdog = StopWatchdog::start(
+            Arc::clone(&config.stop),
+            Arc::clone(&self.dispatcher),
+            deadline,
+        );
         let ran = std::thread::scope(|scope| {
             let read = || gauges(&self.dispatcher, &self.due, &self.counters);
             let (mode, started) = (config.progress, self.started);
@@ -397,14 +434,36 @@ impl Stages {
         if let Some(exchange) = &config.exchange {
             exchange.finish()?;
         }
+        let counters = &self.counters;
+        let failed = counters.failed.load(Ordering::Relaxed) + closed.host_unreachable;
+        let fetches = counters.pages.load(Ordering::Relaxed) + closed.host_unreachable;
+        let outcome = RunOutcome::of(
+            closed.ending,
+            config.seed_hosts.nothing_answered(),
+            failed,
+            fetches,
+            config.max_error_ratio,
+        );
+        if outcome == RunOutcome::Ended(Ending::Complete) {
+            self.dispatcher.given_up_entries(&mut |entry| {
+                let got = entry.previous.clone();
+                let got = got.unwrap_or_else(crate::state::recrawl::no_capture);
+                self.fetched.record(&Entry {
+                    previous: Some(got),
+                    ..entry.clone()
+                })
+            })?;
+        }
         Ok(Report {
             ending: closed.ending,
+            outcome,
             elapsed: self.started.elapsed(),
             counters: self.counters,
             due: due_stats,
             frontier_left: closed.frontier_left,
             robots_blocked: closed.robots_blocked,
             host_budget: closed.host_budget,
+            host_unreachable: closed.host_unreachable,
             warc,
             generation: config.generation,
             exchange: config.exchange.as_ref().map(|x| x.stats()),
@@ -441,9 +500,11 @@ fn open_dispatcher(
         frontier,
         scheduler: Scheduler::with_lanes(
             config.delay,
-            config.fetch.host_connections,
+            config.host_connections,
             Some(robots.clone()),
-        ),
+        )
+        .with_retries(config.retry)
+        .with_rates(config.rate, Arc::clone(&config.host_rules)),
         dir: config.out.clone(),
         focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), focus_workers(config))),
         gate: config.exchange.clone().map(|x| x as _),
@@ -490,13 +551,19 @@ fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) 
 /// After a signal, gives in-flight fetches `STOP_GRACE` to end; then checkpoints the frontier
 /// (those fetches stay outstanding, so a resume fetches them again) and ends the process with
 /// the "interrupted" status (`Stop::exit_interrupted`) rather than wait out a slow server.
+/// With `--max-time` it also requests the time limit's stop once the deadline passes (and
+/// wakes the workers to see it); the fetches in flight then finish, as at any stop.
 struct StopWatchdog {
     finished: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl StopWatchdog {
-    fn start(stop: Arc<Stop>, dispatcher: Arc<Dispatcher>) -> StopWatchdog {
+    fn start(
+        stop: Arc<Stop>,
+        dispatcher: Arc<Dispatcher>,
+        deadline: Option<Instant>,
+    ) -> StopWatchdog {
         let (finished, finished_signal) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("stop-watchdog".into())
@@ -505,6 +572,11 @@ impl StopWatchdog {
                 while !stop.signalled() {
                     if finished_signal.recv_timeout(Duration::from_millis(100)) != Err(Timeout) {
                         return; // the crawl ended by itself
+                    }
+                    if deadline.is_some_and(|at| Instant::now() >= at)
+                        && stop.request(Reason::TimeLimit)
+                    {
+                        dispatcher.wake_all();
                     }
                 }
                 if finished_signal.recv_timeout(STOP_GRACE) != Err(Timeout) {

@@ -25,6 +25,7 @@ use crate::crawl::note::{Note, SitemapNote};
 use crate::crawl::worker::{PageOutcome, WorkerContext};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
+use crate::schedule::politeness::Fate;
 use crate::schedule::robots::RobotsRules;
 use crate::state::recrawl::{self, Generation};
 use crate::url::normalize::canonicalize;
@@ -145,8 +146,16 @@ impl WorkerContext<'_> {
         let response = match self.fetcher.get(&entry.url) {
             Ok(response) => response,
             Err(e) => {
-                self.dispatcher.host_free(host, e.elapsed);
-                self.log_error(&e, entry.depth, &entry.url);
+                self.log_error(&e, entry.depth, &entry.url, &Note::Error(e.kind));
+                // No answer counts towards its host's failures in a row (not asked again).
+                if e.kind.is_connection_level() {
+                    let fate = self.dispatcher.page_failed(host, entry, None, e.elapsed);
+                    if fate == Fate::HostUnreachable {
+                        return Ok(PageOutcome::PutBack);
+                    }
+                } else {
+                    self.dispatcher.host_free(host, e.elapsed);
+                }
                 self.dispatcher.entry_done(entry.key())?;
                 return Ok(PageOutcome::Done);
             }

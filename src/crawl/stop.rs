@@ -15,15 +15,16 @@
 //! The process is never ended here by the library itself: `main` passes the function that ends
 //! it (`Exit`), which a second signal, or the watchdog after a signal's grace, calls.
 //!
-//! Run limits (a time limit, a byte limit) are further reasons: a `TimeLimit` requested by the
-//! stop watchdog's loop in `crawl::run` (it already wakes every 100 ms) once the deadline
-//! passes, a `ByteLimit` requested where the worker adds a body's bytes to `Counters::bytes`;
-//! each needs its `Ending` (and its name in `output::summary`) in `Dispatcher::close`, which
-//! maps a reason to the ending. `--max-pages` is not a reason: it is not a stop but a drain,
-//! decided under the dispatcher's lock against the pages handed out, and with `--shard` its end
-//! waits for every shard (`EndGate`), which a stop does not.
+//! Run limits are further reasons: `TimeLimit` (`--max-time`), requested by the stop watchdog's
+//! loop in `crawl::run` once the deadline passes, and `ByteLimit` (`--max-bytes`), requested
+//! where the worker adds a body's bytes to `Counters::bytes`. `Dispatcher::close` maps each to
+//! its `Ending` (`time-limit`, `byte-limit` in summary.json; `complete` if nothing was left to
+//! fetch), and the exit status is the run limit's (4), as at `--max-pages`. `--max-pages` is not a reason: it is not a stop but a
+//! drain, decided under the dispatcher's lock against the pages handed out, and with `--shard`
+//! its end waits for every shard (`EndGate`), which a stop does not.
 
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::time::Duration;
 
 /// Why the crawl stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,10 @@ pub enum Reason {
     LogClosed = 3,
     /// A fatal error (the state directory, say) in a worker or an exchange thread.
     Failed = 4,
+    /// `--max-time` has passed since the crawl started: it stops resumably, exit status 4.
+    TimeLimit = 5,
+    /// `--max-bytes` of response bodies have been received: it stops resumably, exit status 4.
+    ByteLimit = 6,
 }
 
 impl Reason {
@@ -46,8 +51,28 @@ impl Reason {
             2 => Reason::Found,
             3 => Reason::LogClosed,
             4 => Reason::Failed,
+            5 => Reason::TimeLimit,
+            6 => Reason::ByteLimit,
             _ => return None,
         })
+    }
+}
+
+/// The run limits that stop a crawl resumably (`--max-time`, `--max-bytes`); `None`: no limit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunLimits {
+    /// `--max-time`, counted from the crawl's start.
+    pub time: Option<Duration>,
+    /// `--max-bytes`: response bodies received (`Counters::bytes`).
+    pub bytes: Option<u64>,
+}
+
+impl RunLimits {
+    /// Whether `received` bytes reach the byte limit: then the crawl's stop is requested
+    /// (`ByteLimit`, unless another reason came first).
+    pub fn bytes_reached(&self, received: u64, stop: &Stop) -> bool {
+        let reached = self.bytes.is_some_and(|max| received >= max);
+        reached && stop.request(Reason::ByteLimit)
     }
 }
 
@@ -127,6 +152,20 @@ mod tests {
         assert!(!stop.request(Reason::Found));
         assert!(stop.is_stopped());
         assert_eq!(stop.reason(), Some(Reason::LogClosed));
+    }
+
+    #[test]
+    fn the_byte_limit_stops_once_when_reached() {
+        let stop = Stop::new(no_exit);
+        let limits = RunLimits {
+            time: None,
+            bytes: Some(100),
+        };
+        assert!(!limits.bytes_reached(99, &stop) && !stop.is_stopped());
+        assert!(limits.bytes_reached(100, &stop));
+        assert!(!limits.bytes_reached(150, &stop), "requested once");
+        assert_eq!(stop.reason(), Some(Reason::ByteLimit));
+        assert!(!RunLimits::default().bytes_reached(u64::MAX, &Stop::new(no_exit)));
     }
 
     #[test]

@@ -5,7 +5,12 @@
 //!    fetch is not asked for (`not_modified_since`, see `state::recrawl::Lastmods`).
 //! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
 //!    error.
-//! 2. A 429/503 with a usable wait goes back to its host (`fetch::retry`); nothing else happens.
+//! 2. A 429/503 with a usable wait, or a 502/504 or a fetch without an answer (timeout,
+//!    refused, reset, closed) while its `--retries` last, goes back to the front of its host's
+//!    queue, the host resting the wait (`fetch::retry`); only its URL-log line is written (and
+//!    a response archived). A page is counted once, at its first attempt, however often it is
+//!    asked again; a host that keeps failing is parked, then held unreachable
+//!    (`schedule::politeness`).
 //! 3. The host is freed: the delay rule counts from the response, and nothing below holds it.
 //!    Outside a recrawl, this worker is handed its next page now (`Dispatcher::host_free_or_next`):
 //!    the host's own when it needs no rest (`--delay-factor 0`), else a ready host's. The worker
@@ -38,6 +43,8 @@ use crate::output::links::LinkLog;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::output::warc::Revisit;
 use crate::schedule::dispatch::Dispatcher;
+use crate::schedule::dispatch::NotAsked;
+use crate::schedule::politeness::Fate;
 use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
@@ -70,8 +77,15 @@ pub struct WorkerContext<'a> {
 pub(super) enum PageOutcome {
     /// Done, whatever the status (the host was freed when the response arrived).
     Done,
-    /// 429 or 503: the host rests and the page is asked for again at `at`.
-    Retry { elapsed: Duration, at: Instant },
+    /// 429 or 503 (`transient` false), or 502/504 (true): the host rests and the page is
+    /// asked for again at `at`.
+    Retry {
+        elapsed: Duration,
+        at: Instant,
+        transient: bool,
+    },
+    /// Back in its host's queue already (no answer: `Dispatcher::page_failed`); not finished.
+    PutBack,
 }
 
 /// The page handed to the worker that just received its previous one: the same host's next,
@@ -98,16 +112,23 @@ impl WorkerContext<'_> {
         // The last page given is finished: told to the dispatcher with the next request.
         let mut finished = false;
         loop {
-            let refused = |entry: &Entry| self.log_not_asked(entry, Note::HostBudget);
-            let next = self.dispatcher.next_work(self.due, finished, &refused)?;
+            let not_asked = |entry: &Entry, why: NotAsked| {
+                let note = match why {
+                    NotAsked::HostBudget => Note::HostBudget,
+                    NotAsked::HostUnreachable => Note::HostUnreachable,
+                };
+                self.log_not_asked(entry, note);
+            };
+            let next = self.dispatcher.next_work(self.due, finished, &not_asked)?;
             finished = false;
             let Some(work) = next else {
                 return Ok(());
             };
             match work {
                 Work::Robots { host, url } => {
-                    let (rules, elapsed) = self.fetch_robots(&url)?;
-                    self.dispatcher.robots_done(host, rules, elapsed);
+                    if let Some((rules, elapsed)) = self.fetch_robots(host, &url)? {
+                        self.dispatcher.robots_done(host, rules, elapsed);
+                    }
                 }
                 Work::Page { host, entry } => {
                     finished = self.crawl_chain(host, entry)?;
@@ -132,14 +153,25 @@ impl WorkerContext<'_> {
                     (host, entry, sent) = chain.next.take().expect("checked");
                 }
                 PageOutcome::Done => return Ok(true),
-                PageOutcome::Retry { elapsed, at } => {
-                    let entry = Entry {
-                        retries: entry.retries + 1,
-                        ..entry
+                PageOutcome::Retry {
+                    elapsed,
+                    at,
+                    transient,
+                } => {
+                    let entry = match transient {
+                        true => Entry {
+                            failures: entry.failures + 1,
+                            ..entry
+                        },
+                        false => Entry {
+                            retries: entry.retries + 1,
+                            ..entry
+                        },
                     };
                     self.dispatcher.page_retry(host, entry, elapsed, at);
                     return Ok(false);
                 }
+                PageOutcome::PutBack => return Ok(false),
             }
         }
     }
@@ -178,36 +210,64 @@ impl WorkerContext<'_> {
         }
     }
 
-    /// Fetches, logs and archives a robots.txt, and offers the sitemaps it leads to; only a
+    /// Fetches, logs and archives a robots.txt, and offers the sitemaps it leads to: its rules,
+    /// or None when it did not answer (no response of a retried kind, or a 5xx) and is asked
+    /// for again later (`Dispatcher::robots_unanswered`); after its last retry the rules are
+    /// the unreachable ones (everything disallowed: the host is held unreachable). Only a
     /// failure of the state directory is an error.
-    fn fetch_robots(&self, url: &str) -> Result<(RobotsRules, Duration)> {
+    fn fetch_robots(&self, host: usize, url: &str) -> Result<Option<(RobotsRules, Duration)>> {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
+        self.config.seed_hosts.asked(url);
         let token = &self.config.robots_token;
-        Ok(match self.fetcher.get_robots(url) {
+        let fetched = self.fetcher.get_robots(url);
+        // No answer worth keeping: asked again while its retries last.
+        let unanswered = match &fetched {
+            Ok(response) => (response.status >= 500).then_some((false, response.elapsed)),
+            Err(e) => e.kind.is_retried().then_some((true, e.elapsed)),
+        };
+        let retry = unanswered.and_then(|(connection_level, elapsed)| {
+            (self.dispatcher).robots_unanswered(host, elapsed, connection_level)
+        });
+        if retry.is_some() {
+            self.counters.retried.fetch_add(1, Ordering::Relaxed);
+        }
+        // The note of a robots.txt line: `first` as it is, or with its retry.
+        let noted = |first: Note| match (retry, unanswered) {
+            (Some(wait), _) => Note::Retrying(Box::new(first), wait),
+            (None, Some(_)) if self.config.retry.retries > 0 => Note::Exhausted(Box::new(first)),
+            _ => first,
+        };
+        Ok(match fetched {
             // Refused before any packet: no rules to read, and the host's pages are each
             // refused (and logged) in their turn. Not saved: a resume with --allow-private asks.
             Err(e) if e.kind == ErrorKind::PrivateAddress => {
-                self.log_error(&e, 0, url);
+                self.log_error(&e, 0, url, &Note::Error(e.kind));
                 self.counters
                     .private_refused
                     .fetch_add(1, Ordering::Relaxed);
-                (RobotsRules::from_response(token, 404, b""), e.elapsed)
+                Some((RobotsRules::from_response(token, 404, b""), e.elapsed))
             }
             Ok(response) => {
-                self.log_response(&response, 0, url, &Note::Robots);
+                self.config.seed_hosts.answered(url);
+                self.log_response(&response, 0, url, &noted(Note::Robots));
                 let rules = RobotsRules::from_response(token, response.status, &response.body);
-                self.save_robots(url, response.status, &response.body)?;
-                self.offer_robots_sitemaps(url, &rules)?;
+                if retry.is_none() {
+                    self.save_robots(url, response.status, &response.body)?;
+                    self.offer_robots_sitemaps(url, &rules)?;
+                }
                 let elapsed = response.elapsed;
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
                 self.archive(answered.as_deref().unwrap_or(url), response, None)?;
-                (rules, elapsed)
+                retry.is_none().then_some((rules, elapsed))
             }
             Err(e) => {
-                self.log_error(&e, 0, url);
+                self.log_error(&e, 0, url, &noted(Note::Error(e.kind)));
+                if retry.is_some() {
+                    return Ok(None);
+                }
                 self.save_robots(url, 0, b"")?;
-                (RobotsRules::unreachable(token), e.elapsed)
+                Some((RobotsRules::unreachable(token), e.elapsed))
             }
         })
     }
@@ -228,19 +288,24 @@ impl WorkerContext<'_> {
             self.not_modified_since(entry, previous)?;
             return Ok(PageOutcome::Done);
         }
-        self.counters.pages.fetch_add(1, Ordering::Relaxed);
+        if !entry.is_retry() {
+            self.counters.pages.fetch_add(1, Ordering::Relaxed);
+        }
+        self.config.seed_hosts.asked(&entry.url);
         let fetched = match chain.sent.take() {
             Some(sent) => self.fetcher.finish(sent),
             None => self.request(entry),
         };
         let (page_url, response) = match fetched {
             Ok(fetched) => fetched,
+            Err(e) if e.kind.is_connection_level() => return self.no_answer(host, entry, &e),
             Err(e) => {
                 self.free_host(host, e.elapsed, chain)?;
-                self.fetch_failed(entry, &e)?;
+                self.fetch_failed(entry, &e, Note::Error(e.kind))?;
                 return Ok(PageOutcome::Done);
             }
         };
+        self.config.seed_hosts.answered(&entry.url);
         let response = match self.unless_retried(entry, response)? {
             Ok(response) => response,
             Err(retry) => return Ok(retry),
@@ -268,6 +333,9 @@ impl WorkerContext<'_> {
                 true => Note::RetriesExhausted,
                 false => Note::RetryAfterTooLong,
             });
+        }
+        if retry::is_transient_status(response.status) && entry.failures > 0 {
+            note = note.merge(Note::RetriesExhausted);
         }
         let (digest, block_sha1) = self.page_digests(&response);
         let outcome = (self.config.generation == Generation::Recrawl)
@@ -298,26 +366,68 @@ impl WorkerContext<'_> {
         Ok(PageOutcome::Done)
     }
 
-    /// The response, or, for a 429/503 with a usable wait, the retry it leads to (the response
-    /// is then logged and archived here, and the host rests until the retry).
+    /// The response, or, for a 429/503 with a usable wait or a 502/504 with retries left, the
+    /// retry it leads to (the response is then logged and archived here, and the host rests
+    /// until the retry).
     pub(super) fn unless_retried(
         &self,
         entry: &Entry,
         response: Response,
     ) -> Result<Result<Response, PageOutcome>> {
-        let wait = retry::wait(
-            response.status,
-            response.header("retry-after"),
-            entry.retries,
-        );
+        let transient = retry::is_transient_status(response.status);
+        let wait = match transient {
+            true => self.config.retry.wait(entry.failures),
+            false => retry::wait(
+                response.status,
+                response.header("retry-after"),
+                entry.retries,
+            ),
+        };
         let Some(wait) = wait else {
             return Ok(Ok(response));
         };
-        let note = Note::RetryAfter(wait.as_secs());
+        self.counters.retried.fetch_add(1, Ordering::Relaxed);
+        let note = Note::RetryAfter(wait);
         self.log_response(&response, entry.depth, &entry.url, &note);
         let (elapsed, at) = (response.elapsed, Instant::now() + wait);
         self.archive(&entry.url, response, None)?;
-        Ok(Err(PageOutcome::Retry { elapsed, at }))
+        Ok(Err(PageOutcome::Retry {
+            elapsed,
+            at,
+            transient,
+        }))
+    }
+
+    /// A page that got no answer at all (a connection-level failure): asked for again after
+    /// the transient schedule's wait while its retries last (a retried kind only), given up
+    /// with its host if that is now held unreachable, else done as a failure
+    /// (`Dispatcher::page_failed`, which frees the host).
+    fn no_answer(&self, host: usize, entry: &Entry, e: &FetchError) -> Result<PageOutcome> {
+        let wait = match e.kind.is_retried() {
+            true => self.config.retry.wait(entry.failures),
+            false => None,
+        };
+        let error = Note::Error(e.kind);
+        match self.dispatcher.page_failed(host, entry, wait, e.elapsed) {
+            Fate::Retry(wait) => {
+                self.counters.retried.fetch_add(1, Ordering::Relaxed);
+                let note = Note::Retrying(Box::new(error), wait);
+                self.log_error(e, entry.depth, &entry.url, &note);
+                Ok(PageOutcome::PutBack)
+            }
+            Fate::HostUnreachable => {
+                self.log_error(e, entry.depth, &entry.url, &error);
+                Ok(PageOutcome::PutBack)
+            }
+            Fate::Done => {
+                let note = match entry.failures > 0 {
+                    true => Note::Exhausted(Box::new(error)),
+                    false => error,
+                };
+                self.fetch_failed(entry, e, note)?;
+                Ok(PageOutcome::Done)
+            }
+        }
     }
 
     /// The GET, with `If-None-Match` / `If-Modified-Since` when a previous crawl got the page.
@@ -333,16 +443,19 @@ impl WorkerContext<'_> {
         Ok((url, response))
     }
 
-    /// No response: a URL-log line, and `fetched.tsv` keeps the last good capture as the one a
-    /// recrawl compares with. The page is done (there is nothing to archive).
-    fn fetch_failed(&self, entry: &Entry, e: &FetchError) -> Result<()> {
+    /// No response: a URL-log line with `note`, and `fetched.tsv` keeps the last good capture
+    /// as the one a recrawl compares with. The page is done (there is nothing to archive).
+    fn fetch_failed(&self, entry: &Entry, e: &FetchError, note: Note) -> Result<()> {
         self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
         if e.kind == ErrorKind::PrivateAddress {
             self.counters
                 .private_refused
                 .fetch_add(1, Ordering::Relaxed);
         }
-        self.log_error(e, entry.depth, &entry.url);
+        if e.kind.is_crawl_failure() {
+            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.log_error(e, entry.depth, &entry.url, &note);
         let got = entry.previous.clone().unwrap_or_else(recrawl::no_capture);
         self.record_fetched(entry, got)?;
         self.dispatcher.entry_done(entry.key())
@@ -361,9 +474,12 @@ impl WorkerContext<'_> {
     fn count(&self, response: &Response) {
         let class = (response.status / 100).clamp(0, 5) as usize;
         self.counters.by_class[class].fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .bytes
-            .fetch_add(response.body.len() as u64, Ordering::Relaxed);
+        let body = response.body.len() as u64;
+        let received = self.counters.bytes.fetch_add(body, Ordering::Relaxed) + body;
+        // `--max-bytes`: no more work is handed out; the workers waiting see the stop.
+        if (self.config.limits).bytes_reached(received, &self.config.stop) {
+            self.dispatcher.wake_all();
+        }
     }
 
     /// The URLs a response leads to, from its source (`crawl::links`), and its note so far.
@@ -524,8 +640,9 @@ impl WorkerContext<'_> {
         });
     }
 
-    pub(super) fn log_error(&self, e: &FetchError, depth: u32, url: &str) {
-        let note = Note::Error(e.kind).to_string();
+    /// A fetch without a response: status 0, noted with its error (and its retry, if any).
+    pub(super) fn log_error(&self, e: &FetchError, depth: u32, url: &str, note: &Note) {
+        let note = note.to_string();
         self.log.write(&LogLine {
             status: 0,
             depth,

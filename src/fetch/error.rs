@@ -118,6 +118,29 @@ impl ErrorKind {
         }
     }
 
+    /// Whether a page (or robots.txt) that failed so is asked again later on the transient
+    /// schedule (`fetch::retry::Transient`): no answer came because the server was slow,
+    /// refused, or dropped the connection before answering. A DNS failure is not (a missing
+    /// name fails again), nor a failure inside a body or of TLS.
+    pub fn is_retried(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Timeout | ErrorKind::Connect | ErrorKind::Reset | ErrorKind::Closed
+        )
+    }
+
+    /// Whether the failure says the host could not be reached at all: a retried kind, or a
+    /// name that did not resolve. `PARK_AFTER` of these in a row park the host.
+    pub fn is_connection_level(self) -> bool {
+        self.is_retried() || self == ErrorKind::Dns
+    }
+
+    /// Whether the failure counts against the crawl (`--max-error-ratio`): every kind but the
+    /// crawler's own refusals, where nothing was sent (`private-address`, `bad-url`).
+    pub fn is_crawl_failure(self) -> bool {
+        !matches!(self, ErrorKind::PrivateAddress | ErrorKind::BadUrl)
+    }
+
     /// The kind a failure has when it happened while reading a body: an early close is a
     /// short body, another I/O error a body error; the others stay as they are.
     pub fn in_body(self) -> ErrorKind {
@@ -214,6 +237,19 @@ mod tests {
         assert_eq!(ErrorKind::Io.in_body(), ErrorKind::Body);
         assert_eq!(ErrorKind::Timeout.in_body(), ErrorKind::Timeout);
         assert_eq!(ErrorKind::Reset.in_body(), ErrorKind::Reset);
+    }
+
+    #[test]
+    fn only_failures_before_an_answer_are_retried() {
+        let retried: Vec<&str> = (ErrorKind::ALL.iter())
+            .filter(|k| k.is_retried())
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(retried, ["timeout", "connect", "reset", "closed"]);
+        assert!(ErrorKind::Dns.is_connection_level() && !ErrorKind::Dns.is_retried());
+        assert!(!ErrorKind::Tls.is_connection_level());
+        assert!(!ErrorKind::PrivateAddress.is_crawl_failure());
+        assert!(ErrorKind::Tls.is_crawl_failure());
     }
 
     #[test]

@@ -1,6 +1,16 @@
-//! When to ask a host again after it answered 429 (Too Many Requests) or 503 (Service
-//! Unavailable). The page goes back to the front of its host's queue and the host rests until
-//! then (`Scheduler::page_retry`), `MAX_RETRIES` times at most.
+//! When to ask again.
+//!
+//! - After a 429 (Too Many Requests) or 503 (Service Unavailable): the page goes back to the
+//!   front of its host's queue and the host rests until then (`Scheduler::page_retry`),
+//!   `MAX_RETRIES` times at most, as the server's `Retry-After` asks (`wait`).
+//! - After a transient failure (`Transient`): no answer (`ErrorKind::is_retried`: timeout,
+//!   connection refused or reset, closed before an answer) or a 502/504 from a gateway. A 500
+//!   is the server's own answer and is not asked again. The page goes back to the front of its
+//!   host's queue and the host rests `--retry-wait` (30 s), then 4 times longer at each retry
+//!   (2 min, 8 min), `--retries` times at most (2). A robots.txt that does not answer (no
+//!   response, or a 5xx) is asked again on the same schedule before its host's pages are given
+//!   up (RFC 9309 §2.3.1.3-4), and a host parked after `PARK_AFTER` failures in a row waits the
+//!   next wait of the schedule (8 min by default) once more (`schedule::politeness`).
 
 use std::time::{Duration, SystemTime};
 
@@ -8,6 +18,59 @@ use std::time::{Duration, SystemTime};
 pub const MAX_RETRIES: u32 = 3;
 /// The longest Retry-After honoured; a server asking for more is not asked again.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// Consecutive connection-level failures of one host (across its pages and robots.txt) after
+/// which it is parked: its URLs wait `Transient::park_wait`, and if the next attempt fails too
+/// they are all given up (`host-unreachable`) without a request each.
+pub const PARK_AFTER: u32 = 5;
+
+/// Each wait of the transient schedule is this many times the one before.
+const GROWTH: u32 = 4;
+
+/// The schedule of retries after transient failures (`--retries`, `--retry-wait`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transient {
+    /// Retries of one page (or one host's robots.txt) at most.
+    pub retries: u32,
+    /// The wait before the first retry; each next one is `GROWTH` times longer.
+    pub first_wait: Duration,
+}
+
+impl Default for Transient {
+    fn default() -> Transient {
+        Transient {
+            retries: 2,
+            first_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Transient {
+    /// The wait before retry number `done + 1`, after `done` retries already; None once the
+    /// retries are used up.
+    pub fn wait(&self, done: u32) -> Option<Duration> {
+        (done < self.retries).then(|| self.nth_wait(done))
+    }
+
+    /// How long a parked host waits once more: the schedule's next wait after a page's last.
+    pub fn park_wait(&self) -> Duration {
+        self.nth_wait(self.retries)
+    }
+
+    fn nth_wait(&self, n: u32) -> Duration {
+        let factor = GROWTH.saturating_pow(n);
+        self.first_wait
+            .checked_mul(factor)
+            .unwrap_or(MAX_RETRY_AFTER)
+            .min(MAX_RETRY_AFTER)
+    }
+}
+
+/// Whether a status is a gateway's transient failure, asked for again on the transient
+/// schedule: 502 (Bad Gateway) and 504 (Gateway Timeout).
+pub fn is_transient_status(status: u16) -> bool {
+    matches!(status, 502 | 504)
+}
 
 /// How long to wait before asking again, or None when the page is done: other statuses,
 /// retries used up, or a wait over `MAX_RETRY_AFTER`. `retry_after` is the header's value:
@@ -51,6 +114,27 @@ mod tests {
         assert_eq!(wait(429, None, 0), Some(Duration::from_secs(10)));
         assert_eq!(wait(429, None, 1), Some(Duration::from_secs(20)));
         assert_eq!(wait(503, Some("soon"), 2), Some(Duration::from_secs(40)));
+    }
+
+    #[test]
+    fn transient_waits_grow_fourfold_and_stop_at_the_retries() {
+        let schedule = Transient::default();
+        assert_eq!(schedule.wait(0), Some(Duration::from_secs(30)));
+        assert_eq!(schedule.wait(1), Some(Duration::from_secs(120)));
+        assert_eq!(schedule.wait(2), None, "2 retries by default");
+        assert_eq!(schedule.park_wait(), Duration::from_secs(480));
+        let short = Transient {
+            retries: 3,
+            first_wait: Duration::from_millis(50),
+        };
+        assert_eq!(short.wait(2), Some(Duration::from_millis(800)));
+        let long = Transient {
+            retries: 40,
+            first_wait: Duration::from_secs(30),
+        };
+        assert_eq!(long.wait(39), Some(MAX_RETRY_AFTER), "capped at an hour");
+        assert!(is_transient_status(502) && is_transient_status(504));
+        assert!(!is_transient_status(500) && !is_transient_status(503));
     }
 
     #[test]

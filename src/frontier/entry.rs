@@ -25,6 +25,9 @@ pub struct Entry {
     /// Times this URL was answered 429 or 503 and put back (in memory only: a resumed crawl
     /// starts counting again).
     pub retries: u32,
+    /// Times this URL's fetch failed transiently (no answer, or a 502/504) and was put back
+    /// (`fetch::retry::Transient`; in memory only, as `retries`).
+    pub failures: u32,
     /// `Some(level)`: a sitemap to read, not a page. Level 0 is named by robots.txt (or is a
     /// seed host's `/sitemap.xml`); a sitemap listed by an index at level N is at N + 1.
     /// Its depth is 0, and the pages it lists are at depth 1.
@@ -40,6 +43,7 @@ impl Entry {
             url,
             previous: None,
             retries: 0,
+            failures: 0,
             sitemap: None,
         }
     }
@@ -50,6 +54,12 @@ impl Entry {
             sitemap: Some(level),
             ..Entry::new(url, 0, redirects)
         }
+    }
+
+    /// Whether this is a second (or later) attempt at the URL: it was put back after a 429/503
+    /// or a transient failure. A retry is not another page: it is not counted again.
+    pub fn is_retry(&self) -> bool {
+        self.retries > 0 || self.failures > 0
     }
 
     /// The checksum that names this entry in the seen set and the done log.
@@ -102,6 +112,7 @@ impl Entry {
                 None => None,
             },
             retries: 0,
+            failures: 0,
             sitemap,
         })
     }

@@ -1,5 +1,6 @@
 //! The end-of-crawl summary: a few lines on stderr for people, `DIR/summary.json` for scripts.
 
+use crate::crawl::outcome::RunOutcome;
 use crate::crawl::run::Report;
 use crate::output::warc::WarcStats;
 use crate::schedule::dispatch::Ending;
@@ -8,10 +9,13 @@ use crate::url::normalize::Rejection;
 use serde::{Serialize, Serializer};
 use std::sync::atomic::Ordering;
 
-fn ending_name(ending: Ending) -> &'static str {
+/// The name `summary.json` gives an ending (`ending`, and `outcome` when the crawl did not fail).
+pub fn ending_name(ending: Ending) -> &'static str {
     match ending {
         Ending::Complete => "complete",
         Ending::PageLimit => "page-limit",
+        Ending::TimeLimit => "time-limit",
+        Ending::ByteLimit => "byte-limit",
         Ending::Stopped => "stopped",
         Ending::Found => "found",
     }
@@ -68,6 +72,16 @@ struct Summary {
     max_workers: u64,
     /// Connections closed for what their servers did (`fetch::pool::ConnectionEvents`).
     connections: Connections,
+    /// How the crawl went (`crawl::outcome`): `ending`'s name, or `nothing-answered` or
+    /// `mostly-failed` (exit status 3, not complete).
+    outcome: &'static str,
+    /// URLs not asked for because their host was held unreachable (asked for on resume).
+    host_unreachable: u64,
+    /// Attempts put back to be asked for again (429/503, 502/504, no answer).
+    retried: u64,
+    /// Pages whose last attempt got no response, the crawler's own refusals aside: with
+    /// `host_unreachable`, the failures `--max-error-ratio` counts.
+    failed: u64,
 }
 
 /// `ConnectionEvents` as the file names them.
@@ -227,6 +241,10 @@ pub fn to_json(report: &Report) -> String {
             unsolicited: load(&c.connections.unsolicited),
             ambiguous_framing: load(&c.connections.ambiguous),
         },
+        outcome: report.outcome.name(),
+        host_unreachable: report.host_unreachable,
+        retried: load(&c.retried),
+        failed: load(&c.failed),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -276,8 +294,8 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}{}",
-        ending_name(report.ending),
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}{}{}",
+        report.outcome.name(),
         pages,
         secs,
         if secs > 0.0 { pages as f64 / secs } else { 0.0 },
@@ -299,6 +317,7 @@ pub fn to_text(report: &Report) -> String {
         warc_text(report.warc),
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
+        retry_text(report),
         safety_text(report),
         sitemap_text(report),
         shard_text(report),
@@ -323,6 +342,35 @@ fn shard_text(report: &Report) -> String {
         "shard {}: {} URLs sent to other shards ({rate:.1}% of {lookups} kept back by the sent \
          cache), {} received\n{found}",
         x.shard, x.sent, x.received
+    )
+}
+
+/// Retries and hosts given up, for people ("" when there were none).
+fn retry_text(report: &Report) -> String {
+    let retried = report.counters.retried.load(Ordering::Relaxed);
+    if retried == 0 && report.host_unreachable == 0 {
+        return String::new();
+    }
+    format!(
+        "{retried} attempts asked for again; {} URLs not asked for: host unreachable\n",
+        report.host_unreachable
+    )
+}
+
+/// What went wrong with a crawl that mostly failed (`RunOutcome::failed`), in one line for
+/// stderr: what failed, and that the next run resumes.
+pub fn failure_text(report: &Report) -> String {
+    let c = &report.counters;
+    let failed = c.failed.load(Ordering::Relaxed) + report.host_unreachable;
+    let fetches = c.pages.load(Ordering::Relaxed) + report.host_unreachable;
+    let what = match report.outcome {
+        RunOutcome::NothingAnswered => "no seed host answered".to_owned(),
+        _ => "most fetches failed".to_owned(),
+    };
+    format!(
+        "{what} ({failed} of {fetches} fetches failed, {} URLs not asked for: host unreachable); \
+         the crawl is not complete: run the same command again to resume it (exit status 3)",
+        report.host_unreachable
     )
 }
 
@@ -399,6 +447,8 @@ mod tests {
         set(&counters.connections.closed_idle, 77);
         set(&counters.connections.unsolicited, 78);
         set(&counters.connections.ambiguous, 79);
+        set(&counters.retried, 81);
+        set(&counters.failed, 82);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -421,6 +471,7 @@ mod tests {
         }
         Report {
             ending: Ending::PageLimit,
+            outcome: RunOutcome::Ended(Ending::PageLimit),
             elapsed: Duration::from_micros(2_500_400),
             counters: Arc::new(counters),
             due: DueStats {
@@ -433,6 +484,7 @@ mod tests {
             frontier_left: 6,
             robots_blocked: 8,
             host_budget: 47,
+            host_unreachable: 80,
             warc,
             generation,
             exchange: None,
@@ -454,7 +506,8 @@ mod tests {
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
                 r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
                 r#""workers":75,"max_workers":76,"#,
-                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79}}"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
+                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82}"#,
                 "\n"
             ),
         );
@@ -481,7 +534,8 @@ mod tests {
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
                 r#""workers":75,"max_workers":76,"#,
-                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79}}"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
+                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82}"#,
                 "\n"
             )),
             "{json}"

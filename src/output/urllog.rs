@@ -7,7 +7,8 @@
 //!
 //! `jsonl`: one JSON object per line with the same fields, named `status`, `depth`, `bytes`,
 //! `ms`, `content_type` (`null` if none), `url`, `note` (`null` if none), plus `error`: the
-//! error kind when there was no response (status 0), else `null`. serde_json writes it, and
+//! error kind when there was no response (status 0: the note up to its first comma, without
+//! a retry's `,retry-after:SECS` or `,retries-exhausted`), else `null`. serde_json writes it, and
 //! strings stay ASCII: everything else is `\uXXXX` (the README promises it).
 //!
 //! Many workers, one owner: lines are added to a shared batch that one writer thread takes
@@ -87,7 +88,9 @@ impl LogLine<'_> {
             content_type: self.content_type.and_then(nonempty),
             url: self.url,
             note: nonempty(self.note),
-            error: (self.status == 0).then_some(self.note).and_then(nonempty),
+            error: (self.status == 0)
+                .then(|| self.note.split(',').next().unwrap_or_default())
+                .and_then(nonempty),
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
         view.serialize(&mut serializer)

@@ -10,6 +10,10 @@
 //! the URL log by the worker, never silently dropped. A pending URL robots.txt forbids gives its
 //! place back (`dropped`), so only fetched pages use the budget; a 429/503 retry keeps its place.
 //!
+//! With `--host-rules`, a host's `pages=` replaces N for it (`pages=none` lifts it); a host
+//! without a budget is not counted at all (its URLs pass, holding no place), so the rules must
+//! not change while a crawl is resumed for its counts to stay exact.
+//!
 //! Memory is bounded, not one record per host ever seen: `live` holds the hosts with pending
 //! URLs (at most the hosts holding a queue slot plus those with fetches in flight) and those whose count
 //! changed since the last save (at most the pages done between two checkpoints); `recent` keeps
@@ -26,12 +30,14 @@
 
 use crate::frontier::Entry;
 use crate::lru::Lru;
+use crate::schedule::hostrules::HostRules;
 use crate::state::durable;
 use crate::url::normalize::origin_and_key;
 use anyhow::{Context, Result};
 use rustc_hash::FxHashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Counts of hosts not in `live` kept in memory, so a host whose URLs come in bursts is not
 /// read from disk at each one.
@@ -48,7 +54,9 @@ struct Count {
 
 /// The budget of every host (see the module doc).
 pub struct Budget {
-    max: u64,
+    /// `--max-pages-per-host`, for hosts no rule gives a budget of their own.
+    max: Option<u64>,
+    rules: Arc<HostRules>,
     dir: PathBuf,
     live: FxHashMap<String, Count>,
     recent: Lru<String, u64>,
@@ -59,10 +67,17 @@ pub struct Budget {
 impl Budget {
     /// A budget of `max` pages per host, its counts kept in `dir` (created if missing; the counts
     /// of an earlier run are found there).
+    #[cfg(test)]
     pub fn open(dir: &Path, max: u64) -> Result<Budget> {
+        Budget::with_rules(dir, Some(max), Arc::default())
+    }
+
+    /// A budget of `max` pages per host (none: no budget) unless `rules` give a host its own.
+    pub fn with_rules(dir: &Path, max: Option<u64>, rules: Arc<HostRules>) -> Result<Budget> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Budget {
             max,
+            rules,
             dir: dir.to_owned(),
             live: FxHashMap::default(),
             recent: Lru::new(RECENT),
@@ -77,7 +92,9 @@ impl Budget {
         let Some(key) = page_key(entry) else {
             return Ok(true);
         };
-        let max = self.max;
+        let Some(max) = self.rules.pages(&key, self.max) else {
+            return Ok(true);
+        };
         let count = self.count(key)?;
         if count.done + count.pending >= max {
             self.refused += 1;
@@ -89,7 +106,9 @@ impl Budget {
 
     /// A page of `entry`'s host is done: its place becomes a done page.
     pub fn done(&mut self, entry: &Entry) -> Result<()> {
-        if let Some(key) = page_key(entry) {
+        if let Some(key) = page_key(entry)
+            && self.rules.pages(&key, self.max).is_some()
+        {
             let count = self.count(key)?;
             count.pending = count.pending.saturating_sub(1);
             count.done += 1;

@@ -41,6 +41,19 @@
 //! comes from the frontier or from the deferred FIFO, never when it is set aside; a URL in the
 //! deferred FIFO holds no place yet. The budget's counts are saved with each checkpoint.
 //!
+//! Hosts held unreachable (`politeness`: robots.txt never answered, or a parked host failed
+//! again): `next_work` gives up their queued URLs, each told to `not_asked`
+//! (`NotAsked::HostUnreachable`: a URL-log line, no request) and kept in the given-up FIFO on
+//! disk (`given_up`, a `Deferred` never read in this run), whose ranges each checkpoint names
+//! first: a resumed crawl asks for them again. A crawl that completes hands them to
+//! `given_up_entries` (the fetch log, for the next recrawl). They give their budget places back.
+//!
+//! With `--max-rate N`, requests (pages, robots.txt, sitemaps) are handed out at least 1/N s
+//! apart across all hosts: `State::rate_slot` is the earliest instant the next may go, set at
+//! each hand-out to that instant plus the gap (no burst after a pause). A worker that finds the
+//! slot in the future waits for it like a host's rest (`wait_until`: one worker timed, the
+//! lock released while it waits), and no page is chained (`host_free_or_next`) before it.
+//!
 //! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
 //! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
@@ -73,7 +86,7 @@ use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
-use crate::schedule::politeness::{Census, Next, Scheduler, Work};
+use crate::schedule::politeness::{Census, Fate, Next, Scheduler, Work};
 use crate::schedule::robots::RobotsRules;
 use crate::seen::batch::Sink;
 use crate::seen::due::{Due, EarlyMerge};
@@ -138,10 +151,23 @@ pub enum Ending {
     Complete,
     /// --max-pages reached.
     PageLimit,
+    /// --max-time passed (`Reason::TimeLimit`): stopped resumably.
+    TimeLimit,
+    /// --max-bytes received (`Reason::ByteLimit`): stopped resumably.
+    ByteLimit,
     /// A signal, the URL log's reader went away, or a failure (`crawl::stop::Reason`).
     Stopped,
     /// `--find` found its text.
     Found,
+}
+
+/// Why a URL leaves without a request (`Dispatcher::next_work`'s `not_asked`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotAsked {
+    /// Its host had used its `--max-pages-per-host` budget: not fetched in this crawl.
+    HostBudget,
+    /// Its host is held unreachable: given up in this run, asked for again on resume.
+    HostUnreachable,
 }
 
 /// How the dispatcher ended, for the summary.
@@ -153,6 +179,9 @@ pub struct Closed {
     pub robots_blocked: u64,
     /// URLs not fetched for their host's `--max-pages-per-host` budget.
     pub host_budget: u64,
+    /// URLs given up because their host was held unreachable (counted in `frontier_left` too:
+    /// a resumed crawl asks for them).
+    pub host_unreachable: u64,
 }
 
 /// The dispatcher's live figures.
@@ -210,12 +239,18 @@ struct State {
     focus: Option<Window>,
     /// URLs read ahead whose host held no slot, in frontier order.
     deferred: Deferred,
+    /// URLs given up because their host was held unreachable: on disk, never read in this run,
+    /// named by every checkpoint (see the module doc).
+    given_up: Deferred,
+    host_unreachable: u64,
     /// Deferred URLs per bucket of host hashes: a URL joins its host's queue only at 0.
     deferred_hosts: Vec<u32>,
     /// With `--max-pages-per-host`: which URLs the frontier may give their host.
     budget: Option<Budget>,
     /// Run at each checkpoint, before the frontier is saved (the cookie jar's save).
     on_checkpoint: Option<CheckpointHook>,
+    /// With `--max-rate`: the earliest instant the next request may be handed out.
+    rate_slot: Instant,
     /// With `--shard`: what the end also waits for (every shard idle, nothing in transit).
     gate: Option<Arc<dyn EndGate>>,
 }
@@ -248,9 +283,10 @@ impl State {
     }
 
     /// A page given to a worker: counted for `--max-pages` (a sitemap is no page:
-    /// `crawl::sitemaps`) and held in `handed` until it is done.
+    /// `crawl::sitemaps`; nor is a retry, counted at its first attempt) and held in `handed`
+    /// until it is done.
     fn hand_out(&mut self, entry: &Entry) {
-        self.pages_started += u64::from(entry.sitemap.is_none());
+        self.pages_started += u64::from(entry.sitemap.is_none() && !entry.is_retry());
         self.handed.insert(entry.key(), entry.clone());
     }
 
@@ -273,8 +309,10 @@ pub struct DispatchConfig {
     /// `--max-pages`: pages handed out at most (sitemaps are not counted).
     pub max_pages: Option<u64>,
     /// `--max-pages-per-host`: pages one host is given at most (`budget`, saved in
-    /// `DIR/budget`).
+    /// `DIR/budget`), unless the scheduler's `--host-rules` give it its own.
     pub max_pages_per_host: Option<u64>,
+    /// `--max-rate`: requests handed out per second at most, across all hosts.
+    pub max_rate: Option<f64>,
 }
 
 /// What the dispatcher owns or calls, opened or made by the crawl (`crawl::run`) before it is
@@ -306,6 +344,8 @@ pub struct Dispatcher {
     elastic: bool,
     queue_limit: usize,
     max_pages: Option<u64>,
+    /// `--max-rate`'s gap between two requests handed out.
+    rate_gap: Option<Duration>,
     /// Where the hosts' politeness state is saved (`DIR/hosts.tsv`).
     hosts_file: PathBuf,
     /// The crawl's stop: read before handing out work, requested on a failure.
@@ -330,12 +370,14 @@ impl Dispatcher {
             scheduler.spill_to(spill, host_slots(config.queue_limit));
         }
         hoststate::load(&dir, &mut scheduler)?;
-        let budget = match config.max_pages_per_host {
-            Some(max) => {
+        let rules = Arc::clone(scheduler.rules());
+        let budget = match config.max_pages_per_host.is_some() || rules.sets_pages() {
+            true => {
                 scheduler.blocked_urls = Some(Vec::new());
-                Some(Budget::open(&dir.join("budget"), max)?)
+                let dir = dir.join("budget");
+                Some(Budget::with_rules(&dir, config.max_pages_per_host, rules)?)
             }
-            None => None,
+            false => None,
         };
         Ok(Dispatcher {
             state: Mutex::new(State {
@@ -360,9 +402,12 @@ impl Dispatcher {
                 last_hosts_save: now,
                 focus,
                 deferred: Deferred::default(),
+                given_up: Deferred::default(),
+                host_unreachable: 0,
                 deferred_hosts: vec![0; DEFERRED_BUCKETS],
                 budget,
                 on_checkpoint,
+                rate_slot: now,
                 gate,
             }),
             wake: Condvar::new(),
@@ -371,6 +416,7 @@ impl Dispatcher {
             elastic: config.workers.is_elastic(),
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
+            rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
             hosts_file: dir.join("hosts.tsv"),
             stop,
         })
@@ -443,10 +489,14 @@ impl Dispatcher {
             handed,
             focus,
             deferred,
+            given_up,
             ..
         } = state;
-        // Steps 1-2 of `frontier::spill`: host queues' files, then the deferred FIFO's, synced.
-        let mut ranges = scheduler.checkpoint_queues()?;
+        // Steps 1-2 of `frontier::spill`: the given-up URLs' files (first on resume: they were
+        // queued before anything still queued), host queues' files, then the deferred FIFO's,
+        // synced.
+        let mut ranges = given_up.checkpoint(scheduler.spill_dir())?;
+        ranges.extend(scheduler.checkpoint_queues()?);
         ranges.extend(deferred.checkpoint(scheduler.spill_dir())?);
         let window = focus.iter().flat_map(Window::entries);
         // Steps 3-4: the head (URLs in memory as lines, then the ranges), then orphans removed.
@@ -553,14 +603,15 @@ impl Dispatcher {
     /// DUE, its outputs queued), so it no longer holds the crawl open (the end is declared only
     /// with nothing in flight). It leaves the in-flight count in this same lock round trip,
     /// and with nothing left in flight it is this worker that looks for the end, no other
-    /// woken for it. `refused` is told of each URL the host budget turns away (under the
-    /// lock: it must not call the dispatcher). Once the crawl's stop is requested, it ends the
+    /// woken for it. `not_asked` is told of each URL the host budget turns away and of each
+    /// URL of a host held unreachable given up (under the lock: it must not call the
+    /// dispatcher). Once the crawl's stop is requested, it ends the
     /// crawl (`Ending::Stopped`) and hands out nothing more.
     pub fn next_work(
         &self,
         due: &Due<Entry>,
         finished: bool,
-        refused: &dyn Fn(&Entry),
+        not_asked: &dyn Fn(&Entry, NotAsked),
     ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= usize::from(finished);
@@ -582,18 +633,36 @@ impl Dispatcher {
             }
             if self.page_limit(&state) {
                 if state.in_flight == 0 && Self::gate_open(&state) {
-                    return Ok(self.end(&mut state, Ending::PageLimit));
+                    // The limit's last page may have been the crawl's last: then it completed.
+                    let ending = match Self::no_work_left(&state, due)? {
+                        true => Ending::Complete,
+                        false => Ending::PageLimit,
+                    };
+                    return Ok(self.end(&mut state, ending));
                 }
                 let poll = (state.in_flight == 0).then_some(GATE_POLL);
                 state = self.park(state, poll);
                 continue;
             }
-            self.refill(&mut state, refused)?;
+            self.refill(&mut state, not_asked)?;
             let now = Instant::now();
+            // `--max-rate`: work that could go before the slot waits for it; with none, the
+            // scheduler's answer (a later instant, or nothing: perhaps the end) stands.
+            let slot = state.rate_slot;
+            let scheduler = &state.scheduler;
+            if self.rate_gap.is_some()
+                && slot > now
+                && (scheduler.has_ready() || scheduler.next_ready_at().is_some_and(|t| t <= slot))
+            {
+                state = self.wait_until(state, slot);
+                continue;
+            }
             let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
+            Self::give_up_unreachable(&mut state, now, not_asked)?;
             match next {
                 Next::Work(work) => {
+                    self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
@@ -672,7 +741,8 @@ impl Dispatcher {
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
-        let next = if open && !page_limit && !self.stop.is_stopped() {
+        let rate_open = self.rate_gap.is_none() || state.rate_slot <= now;
+        let next = if open && !page_limit && rate_open && !self.stop.is_stopped() {
             let next = match state
                 .scheduler
                 .page_done_or_next(host, response_time, now)?
@@ -690,6 +760,7 @@ impl Dispatcher {
             self.wake_one(state);
             return Ok(None);
         };
+        self.take_rate_slot(&mut state, now);
         state.hand_out(&entry);
         // The freed host may be ready (or due with no worker watching the clock for it): a
         // worker is woken (or asked for) for it, as `host_free` would.
@@ -717,6 +788,50 @@ impl Dispatcher {
         self.wake_one(state);
     }
 
+    /// A page's fetch got no answer (a connection-level failure): `wait` is its retry's, if
+    /// its retries are not used up. Retried (or given up with its host, held unreachable), it
+    /// is back in its host's queue and no longer in flight; done, the worker finishes it as a
+    /// failure (`Scheduler::page_failed`).
+    pub fn page_failed(
+        &self,
+        host: usize,
+        entry: &Entry,
+        wait: Option<Duration>,
+        response_time: Duration,
+    ) -> Fate {
+        let mut state = self.state.lock().unwrap();
+        let again = Entry {
+            failures: entry.failures + 1,
+            ..entry.clone()
+        };
+        let now = Instant::now();
+        let fate = (state.scheduler).page_failed(host, again, wait, response_time, now);
+        if fate != Fate::Done {
+            state.in_flight -= 1;
+            state.handed.remove(&entry.key());
+        }
+        self.wake_one(state);
+        fate
+    }
+
+    /// A robots.txt fetch got no answer (none, or a 5xx): asked for again after the wait it
+    /// returns (no longer in flight), or None when its retries are used up (still in flight:
+    /// the worker reports the unreachable rules with `robots_done`).
+    pub fn robots_unanswered(
+        &self,
+        host: usize,
+        response_time: Duration,
+        connection_level: bool,
+    ) -> Option<Duration> {
+        let mut state = self.state.lock().unwrap();
+        let now = Instant::now();
+        let wait =
+            (state.scheduler).robots_unanswered(host, response_time, now, connection_level)?;
+        state.in_flight -= 1;
+        self.wake_one(state);
+        Some(wait)
+    }
+
     /// A robots.txt fetch finished.
     pub fn robots_done(&self, host: usize, rules: RobotsRules, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
@@ -738,31 +853,89 @@ impl Dispatcher {
         self.spawn.notify_all();
     }
 
-    /// After the workers have stopped: a last checkpoint, so a resumed crawl starts with the
-    /// URLs still queued (and any fetch abandoned in flight), and the hosts' state. A crawl
+    /// After the workers have stopped (and the DUE has finished): a last checkpoint, so a
+    /// resumed crawl starts with the URLs still queued (and any fetch abandoned in flight), and
+    /// the hosts' state. A crawl
     /// stopped because `--find` found (here or, with `--shard`, in another shard, which may be
     /// read after this shard ran out of work) ended `Found`; this is where a reason is mapped
     /// to an ending.
     pub fn close(&self) -> Result<Closed> {
         let mut state = self.state.lock().unwrap();
-        let ending = match self.stop.reason() {
-            Some(Reason::Found) => Ending::Found,
-            _ => state.ending.unwrap_or(Ending::Stopped),
+        // A run limit names the ending of a crawl it stopped, not one that had already ended
+        // (the deadline may pass between the last page and this close).
+        let ending = match (self.stop.reason(), state.ending) {
+            (Some(Reason::Found), _) => Ending::Found,
+            (_, Some(ending)) if ending != Ending::Stopped => ending,
+            (Some(Reason::TimeLimit), _) => Ending::TimeLimit,
+            (Some(Reason::ByteLimit), _) => Ending::ByteLimit,
+            (_, ending) => ending.unwrap_or(Ending::Stopped),
         };
         state.last_hosts_save = Instant::now() - HOSTS_EVERY;
         self.checkpoint(&mut state)?;
         let window = state.focus.as_ref().map_or(0, Window::len) as u64;
         let frontier_left = state.frontier.len()
             + state.deferred.len()
+            + state.given_up.len()
             + window
             + state.scheduler.queued() as u64
             + state.handed.len() as u64;
+        // A run limit reached with nothing left to fetch (the DUE has finished: none waits
+        // there either) stopped a crawl that had in fact completed.
+        let ending = match ending {
+            Ending::TimeLimit | Ending::ByteLimit
+                if frontier_left == 0 && Self::gate_open(&state) =>
+            {
+                Ending::Complete
+            }
+            ending => ending,
+        };
         Ok(Closed {
             ending,
             frontier_left,
             robots_blocked: state.scheduler.robots_blocked,
             host_budget: state.budget.as_ref().map_or(0, |b| b.refused),
+            host_unreachable: state.host_unreachable,
         })
+    }
+
+    /// Every URL given up in this run (`given_up`), read back from disk once the crawl is
+    /// over (after `close`): a crawl that completed records them for its next recrawl.
+    pub fn given_up_entries(&self, each: &mut dyn FnMut(&Entry) -> Result<()>) -> Result<()> {
+        let mut state = self.state.lock().unwrap();
+        let state = &mut *state;
+        while let Some(entry) = state.given_up.peek(state.scheduler.spill_dir())? {
+            each(entry)?;
+            state.given_up.pop();
+        }
+        Ok(())
+    }
+
+    /// Gives up the queued URLs of the hosts the scheduler holds unreachable: each is told to
+    /// `not_asked`, gives its budget place back, and is kept in `given_up` for a resume.
+    fn give_up_unreachable(
+        state: &mut State,
+        now: Instant,
+        not_asked: &dyn Fn(&Entry, NotAsked),
+    ) -> Result<()> {
+        for host in state.scheduler.take_unreachable() {
+            let State {
+                scheduler,
+                given_up,
+                budget,
+                host_unreachable,
+                ..
+            } = state;
+            let mut give_up = |entry: Entry, spill: &mut crate::frontier::spill::SpillDir| {
+                not_asked(&entry, NotAsked::HostUnreachable);
+                if let Some(budget) = budget.as_mut() {
+                    budget.dropped(&entry);
+                }
+                *host_unreachable += 1;
+                given_up.push(entry, spill)
+            };
+            scheduler.give_up(host, now, &mut give_up)?;
+        }
+        Ok(())
     }
 
     /// Live figures for progress lines.
@@ -784,7 +957,11 @@ impl Dispatcher {
 
     /// Moves URLs into host queues: the deferred FIFO's first, then the frontier's, read
     /// ahead past hosts without a slot (see the module doc).
-    fn refill(&self, state: &mut MutexGuard<'_, State>, refused: &dyn Fn(&Entry)) -> Result<()> {
+    fn refill(
+        &self,
+        state: &mut MutexGuard<'_, State>,
+        not_asked: &dyn Fn(&Entry, NotAsked),
+    ) -> Result<()> {
         let now = Instant::now();
         let limit = self.limit(state);
         let state = &mut **state;
@@ -798,7 +975,7 @@ impl Dispatcher {
             }
             let entry = state.deferred.pop().expect("peeked");
             *state.deferred_bucket(&key) -= 1;
-            join_host(state, entry, now, refused)?;
+            join_host(state, entry, now, not_asked)?;
         }
         let mut reads = READ_AHEAD;
         // Free slots are filled whatever the hosts already queued (their memory is bounded per
@@ -818,7 +995,7 @@ impl Dispatcher {
             let slot = state.scheduler.has_host(&key)
                 || state.deferred.is_empty() && state.scheduler.has_free_slot();
             if slot && *state.deferred_bucket(&key) == 0 {
-                join_host(state, entry, now, refused)?;
+                join_host(state, entry, now, not_asked)?;
             } else {
                 // Set aside, it holds no budget place: it takes one when it joins its host.
                 state.deferred.push(entry, state.scheduler.spill_dir())?;
@@ -834,6 +1011,14 @@ impl Dispatcher {
             for entry in urls.drain(..) {
                 budget.dropped(&entry);
             }
+        }
+    }
+
+    /// A request is handed out at `now` (at or after the rate slot): with `--max-rate`, the
+    /// next may go one gap later.
+    fn take_rate_slot(&self, state: &mut State, now: Instant) {
+        if let Some(gap) = self.rate_gap {
+            state.rate_slot = now + gap;
         }
     }
 
@@ -987,18 +1172,18 @@ impl Dispatcher {
 }
 
 /// A URL joins its host's queue, taking its host's budget place there (the budget's hook): a
-/// host that has used its pages gets no more URLs, which `refused` is told of. Sitemaps are not
+/// host that has used its pages gets no more URLs, which `not_asked` is told of. Sitemaps are not
 /// pages: they use no place and pass.
 fn join_host(
     state: &mut State,
     entry: Entry,
     now: Instant,
-    refused: &dyn Fn(&Entry),
+    not_asked: &dyn Fn(&Entry, NotAsked),
 ) -> Result<()> {
     if let Some(budget) = &mut state.budget
         && !budget.admit(&entry)?
     {
-        refused(&entry);
+        not_asked(&entry, NotAsked::HostBudget);
         return Ok(());
     }
     state.scheduler.add(entry, now)
@@ -1109,6 +1294,7 @@ mod tests {
             workers: Workers::fixed(1),
             max_pages: None,
             max_pages_per_host,
+            max_rate: None,
         };
         spilling_after_2(reopen(dir, frontier, &config))
     }
@@ -1162,7 +1348,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let work = d.next_work(&due, finished, &|_| {}).unwrap();
+            let work = d.next_work(&due, finished, &|_, _| {}).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -1242,7 +1428,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let next = |finished| d.next_work(&due, finished, &|_| {}).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_, _| {}).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -1289,7 +1475,7 @@ mod tests {
         let d = dispatcher(dir.path(), &urls);
         let host = {
             let mut state = d.state.lock().unwrap();
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             let Next::Work(Work::Page { host, entry }) =
                 next_not_robots(&mut state.scheduler, Instant::now())
             else {
@@ -1331,7 +1517,7 @@ mod tests {
             let d = dispatcher(dir.path(), &urls);
             let a = {
                 let mut state = d.state.lock().unwrap();
-                d.refill(&mut state, &|_| {}).unwrap();
+                d.refill(&mut state, &|_, _| {}).unwrap();
                 let now = Instant::now();
                 let Next::Work(Work::Robots { host: a, .. }) = state.scheduler.next(now).unwrap()
                 else {
@@ -1410,7 +1596,7 @@ mod tests {
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
         {
             let mut state = d.state.lock().unwrap();
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             assert!(!state.nothing_pending());
         }
         offer(&due, "http://a.test/1");
@@ -1429,7 +1615,7 @@ mod tests {
             let Next::Work(Work::Page { .. }) = next_not_robots(&mut state.scheduler, now) else {
                 panic!("a page")
             };
-            d.refill(&mut state, &|_| {}).unwrap();
+            d.refill(&mut state, &|_, _| {}).unwrap();
             assert!(!state.deferred.is_empty() && !state.nothing_pending());
             assert!(state.scheduler.has_host_without_work());
             assert_eq!(d.merge_early(&state, &due, now).unwrap(), None);
@@ -1464,7 +1650,7 @@ mod tests {
         let due = due_of(dir.path(), &d);
         // The next page handed out, every robots.txt fetch on the way answered.
         let page = || loop {
-            match d.next_work(&due, false, &|_| {}).unwrap() {
+            match d.next_work(&due, false, &|_, _| {}).unwrap() {
                 Some(Work::Robots { host, .. }) => {
                     d.robots_done(host, robots_404(), Duration::ZERO)
                 }
@@ -1517,7 +1703,7 @@ mod tests {
         let d = dispatcher(dir.path(), &urls);
         let mut state = d.state.lock().unwrap();
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         // Serve until big.test/0 is in flight (robots.txt answered, other pages done).
         let big = loop {
             match next_not_robots(&mut state.scheduler, now) {
@@ -1539,7 +1725,7 @@ mod tests {
         assert!(!big_next(&state));
         // big.test is in flight with nothing queued; its next URL lies past ~99 hosts that
         // cannot all have a slot: they are set aside, and big.test/1 joins its queue.
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         assert!(big_next(&state), "big.test/1 is queued");
         assert!(state.deferred.len() >= 98, "{}", state.deferred.len());
         state.scheduler.page_done(big, Duration::ZERO, now);
@@ -1564,7 +1750,7 @@ mod tests {
         ];
         let d = dispatcher_with(dir.path(), &entries, Some(2));
         let refused = std::cell::RefCell::new(Vec::new());
-        let refuse = |entry: &Entry| refused.borrow_mut().push(entry.url.clone());
+        let refuse = |entry: &Entry, _| refused.borrow_mut().push(entry.url.clone());
         let mut state = d.state.lock().unwrap();
         let now = Instant::now() + Duration::from_secs(3600); // refill adds hosts ready at its own now
         let mut served = Vec::new();
@@ -1645,13 +1831,13 @@ mod tests {
                     d.checkpoint(&mut state).unwrap();
                     drop(state);
                     let frontier = Frontier::open(&dir.path().join("frontier")).unwrap();
-                    let config = DispatchConfig { queue_limit: 8, workers: Workers::fixed(1), max_pages: None, max_pages_per_host: None };
+                    let config = DispatchConfig { queue_limit: 8, workers: Workers::fixed(1), max_pages: None, max_pages_per_host: None, max_rate: None };
                     d = spilling_after_2(reopen(dir.path(), frontier, &config));
                 }
                 let mut state = d.state.lock().unwrap();
                 let mut step = steps.next().unwrap();
                 if step != 0 || in_flight.is_empty() {
-                    d.refill(&mut state, &|_| {}).unwrap();
+                    d.refill(&mut state, &|_, _| {}).unwrap();
                     match state.scheduler.next(now).unwrap() {
                         Next::Work(Work::Robots { host, .. }) => in_flight.push((host, None)),
                         Next::Work(Work::Page { host, entry }) => {

@@ -8,7 +8,10 @@
 //! *lane* may be used again at `now + delay_factor × response_time`, clamped to [min_delay,
 //! max_delay] and never earlier than robots.txt's Crawl-delay. A lane is one request at a time
 //! with its own rest (not a socket: `fetch::pool` keeps those). A host has `--host-connections`
-//! lanes (default 1): no host ever has more requests in flight. Before a host's first page its
+//! lanes (default 1): no host ever has more requests in flight. With `--rate N` a host's
+//! requests also start at least 1/N s apart (`Host::next_start`, across its lanes) and each
+//! lane rests at least 1/N s: one more lower bound, the strictest wins. `--host-rules` may give
+//! a host other lanes and another rate (`hostrules`). Before a host's first page its
 //! robots.txt is fetched, through the same queue and delay, and every URL is checked against it
 //! as it leaves the queue.
 //!
@@ -20,12 +23,25 @@
 //! place); then it leaves memory. Its resting time (while it lasts) and its robots.txt rules (a bounded cache,
 //! then the state directory's `robots/` store, `robotstore`) are what is remembered.
 //!
+//! Hosts that fail (`fetch::retry`): a page that got no answer, or a 502/504, goes back to
+//! the front of its host's queue and the host rests by the transient schedule (`page_failed`,
+//! `page_retry`); a robots.txt that got none (or a 5xx) is asked again on the same schedule
+//! (`robots_unanswered`) before the host is held unreachable. A host with `PARK_AFTER`
+//! connection-level failures in a row is parked: every lane rests the schedule's next wait once
+//! more, and if the attempt after it fails too, the host is held unreachable. An unreachable
+//! host carries the verdict of an unreachable robots.txt (RFC 9309 §2.3.1.4: everything
+//! disallowed, for `ROBOTS_RETRY`, then asked again), and its queued URLs are not dropped as
+//! robots blocks: the host is listed for the caller to give them up (`take_unreachable`,
+//! `give_up`), each without a request. Any answer from a host clears its failures.
+//!
 //! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
 //! the host queues' spill files.
 
+use crate::fetch::retry::{PARK_AFTER, Transient};
 use crate::frontier::entry::Entry;
 use crate::frontier::spill::{HostQueue, Range, SpillDir};
 use crate::lru::Lru;
+use crate::schedule::hostrules::HostRules;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::url::normalize::origin_and_key;
@@ -33,6 +49,7 @@ use anyhow::{Result, bail};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -72,6 +89,18 @@ const ROBOTS_CACHED: usize = 4096;
 /// The table of resting hosts that left memory is pruned of hosts past their rest when it
 /// reaches this size (or twice what the last prune kept).
 const RESTING_PRUNE_AT: usize = 4096;
+
+/// What became of a page whose fetch got no answer (`Scheduler::page_failed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Back at the front of its host's queue, asked for again after the wait.
+    Retry(Duration),
+    /// Done: not asked for again in this crawl (retries used up, or not a retried kind).
+    Done,
+    /// Its host failed again after it was parked: the page is back in its host's queue, and
+    /// the queue is given up (`host-unreachable`) with it.
+    HostUnreachable,
+}
 
 /// A unit of work for one worker.
 #[derive(Debug)]
@@ -125,8 +154,12 @@ struct Host {
     origin: String,
     queue: HostQueue,
     /// When each lane not in use may send its next request (`--host-connections` of
-    /// them in all, with `in_flight`).
+    /// them in all, with `in_flight`, or its `--host-rules` connections).
     idle: Vec<Instant>,
+    /// The shortest gap between two of its requests (`--rate`, or its rule's), zero without.
+    interval: Duration,
+    /// When its next request may start, whatever lane: the last one's start plus `interval`.
+    next_start: Instant,
     in_flight: usize,
     /// Nothing queued and a request in flight (`Scheduler::hungry` counts these).
     hungry: bool,
@@ -138,12 +171,27 @@ struct Host {
     robots_pending: bool,
     /// Drained but kept in its slot (with bounded slots), stamped for `Scheduler::drained`.
     drained: Option<u64>,
+    /// Connection-level failures in a row (pages and robots.txt); an answer clears them.
+    failures: u32,
+    /// `PARK_AFTER` failures in a row: resting its last wait; the next failure gives it up.
+    parked: bool,
+    /// robots.txt fetches without an answer in a row (`robots_unanswered`).
+    robots_failures: u32,
+    /// Held unreachable with URLs queued: listed in `Scheduler::unreachable` to give them up.
+    giving_up: bool,
 }
 
 impl Host {
     /// When every lane has rested: what a host leaving memory must remember.
     fn rested_at(&self) -> Option<Instant> {
-        self.idle.iter().max().copied()
+        let lanes = self.idle.iter().max().copied()?;
+        Some(lanes.max(self.next_start))
+    }
+
+    /// When its next request may go: its first lane rested and its rate's gap past.
+    fn next_at(&self) -> Option<Instant> {
+        let lane = self.idle.iter().min().copied()?;
+        Some(lane.max(self.next_start))
     }
 }
 
@@ -157,6 +205,10 @@ pub struct Scheduler {
     rule: DelayRule,
     /// Requests a host may have in flight at once (`--host-connections`, default 1).
     lanes: usize,
+    /// `--rate`: requests per second per host, unless a rule says otherwise.
+    rate: Option<f64>,
+    /// `--host-rules`: other lanes and rates for some hosts.
+    rules: Arc<HostRules>,
     hosts: Vec<Option<Host>>,
     free_ids: Vec<usize>,
     by_key: FxHashMap<String, usize>,
@@ -192,6 +244,15 @@ pub struct Scheduler {
     pub robots_blocked: u64,
     /// With `--max-pages-per-host`, the URLs of `robots_blocked` not yet taken by the budget.
     pub blocked_urls: Option<Vec<Entry>>,
+    /// When failing pages and robots.txt are asked again (`--retries`, `--retry-wait`).
+    transient: Transient,
+    /// Hosts held unreachable whose queued URLs wait to be given up (`take_unreachable`).
+    unreachable: Vec<usize>,
+}
+
+/// The rules of a host held unreachable (no token applies: everything is disallowed).
+fn unreachable_rules() -> RobotsRules {
+    RobotsRules::unreachable("*")
 }
 
 impl Scheduler {
@@ -212,6 +273,8 @@ impl Scheduler {
         Scheduler {
             rule,
             lanes: lanes.max(1),
+            rate: None,
+            rules: Arc::default(),
             hosts: Vec::new(),
             free_ids: Vec::new(),
             by_key: FxHashMap::default(),
@@ -231,7 +294,28 @@ impl Scheduler {
             drained_seq: 0,
             robots_blocked: 0,
             blocked_urls: None,
+            transient: Transient::default(),
+            unreachable: Vec::new(),
         }
+    }
+
+    /// The same scheduler, asking failing pages and robots.txt again by `transient`.
+    pub fn with_retries(mut self, transient: Transient) -> Scheduler {
+        self.transient = transient;
+        self
+    }
+
+    /// This scheduler with `--rate` (per host) and the `--host-rules`, which may give a host
+    /// other lanes and another rate.
+    pub fn with_rates(mut self, rate: Option<f64>, rules: Arc<HostRules>) -> Scheduler {
+        self.rate = rate;
+        self.rules = rules;
+        self
+    }
+
+    /// The `--host-rules` (also the page budget's).
+    pub fn rules(&self) -> &Arc<HostRules> {
+        &self.rules
     }
 
     /// Bounds the hosts held to `slots`, whose queues spill to `spill` past `spill.at` URLs.
@@ -305,8 +389,8 @@ impl Scheduler {
                 census.busy += 1;
             }
             if host.scheduled {
-                match host.idle.iter().min() {
-                    Some(&at) if at > now => census.resting += 1,
+                match host.next_at() {
+                    Some(at) if at > now => census.resting += 1,
                     _ => census.ready += 1,
                 }
             } else if host.queue.is_empty() && host.in_flight == 0 && !host.robots_pending {
@@ -357,17 +441,24 @@ impl Scheduler {
             .robots_cache
             .remove(key)
             .or_else(|| self.robots_store.as_ref()?.load(origin));
+        let lanes = self.rules.connections(key, self.lanes).max(1);
         let host = Host {
             key: key.to_owned(),
             origin: origin.to_owned(),
             queue: HostQueue::default(),
-            idle: vec![ready_at; self.lanes],
+            idle: vec![ready_at; lanes],
+            interval: (self.rules.interval(key, self.rate)).unwrap_or_default(),
+            next_start: ready_at,
             in_flight: 0,
             hungry: false,
             scheduled: false,
             robots,
             robots_pending: false,
             drained: None,
+            failures: 0,
+            parked: false,
+            robots_failures: 0,
+            giving_up: false,
         };
         let id = match self.free_ids.pop() {
             Some(id) => {
@@ -460,11 +551,11 @@ impl Scheduler {
                 let host = self.host(id);
                 host.robots_pending = true;
                 let url = format!("{}/robots.txt", host.origin);
-                self.take_lane(id);
+                self.take_lane(id, now);
                 return Ok(Some(Work::Robots { host: id, url }));
             }
             if let Some(entry) = self.pop_allowed(id)? {
-                self.take_lane(id);
+                self.take_lane(id, now);
                 return Ok(Some(Work::Page { host: id, entry }));
             }
             // Robots.txt dropped all it had queued.
@@ -472,10 +563,11 @@ impl Scheduler {
         }
     }
 
-    /// Hands out the host's lane that has rested longest, and schedules the host again
-    /// if another lane is free and work remains.
-    fn take_lane(&mut self, id: usize) {
+    /// Hands out the host's lane that has rested longest at `now`, and schedules the host
+    /// again if another lane is free and work remains (not before its rate's gap).
+    fn take_lane(&mut self, id: usize, now: Instant) {
         let host = self.host(id);
+        host.next_start = now + host.interval;
         let first = (0..host.idle.len())
             .min_by_key(|&i| host.idle[i])
             .expect("a scheduled host has a free lane");
@@ -497,6 +589,7 @@ impl Scheduler {
 
     /// A page fetch on `host` ended at `now` after `response_time`.
     pub fn page_done(&mut self, host: usize, response_time: Duration, now: Instant) {
+        self.answered(host);
         let rest = self.rest(host, response_time);
         self.release(host, now + rest, now);
     }
@@ -512,6 +605,7 @@ impl Scheduler {
         response_time: Duration,
         now: Instant,
     ) -> Result<Option<Entry>> {
+        self.answered(host);
         let delay = self.rest(host, response_time);
         if delay.is_zero() && self.fresh_robots(host, now) {
             self.promote_due(now);
@@ -550,8 +644,16 @@ impl Scheduler {
         }
     }
 
+    /// The host answered (whatever the status): its failures in a row are over.
+    fn answered(&mut self, id: usize) {
+        let host = self.host(id);
+        host.failures = 0;
+        host.parked = false;
+    }
+
     /// The host's next queued page robots.txt allows, dropping (and counting) the disallowed
-    /// ones on the way; robots.txt must be known.
+    /// ones on the way; robots.txt must be known. A host held unreachable gives none: it is
+    /// listed for its URLs to be given up (`take_unreachable`).
     fn pop_allowed(&mut self, id: usize) -> Result<Option<Entry>> {
         let popped = self.pop_allowed_unnoted(id);
         self.note_hunger(id);
@@ -562,6 +664,10 @@ impl Scheduler {
     fn pop_allowed_unnoted(&mut self, id: usize) -> Result<Option<Entry>> {
         let host = self.hosts[id].as_mut().expect("a live host id");
         let rules = &host.robots.as_ref().expect("known robots").0;
+        if rules.disallows_everything() {
+            self.list_unreachable(id);
+            return Ok(None);
+        }
         while let Some(entry) = host.queue.pop_front(&self.spill)? {
             self.queued -= 1;
             if rules.is_allowed(path_and_query(&entry.url)) {
@@ -578,12 +684,15 @@ impl Scheduler {
     /// The rest `host`'s lane takes after a response that took `response_time`: the
     /// delay rule, with its robots.txt's `Crawl-delay` if any.
     fn rest(&mut self, host: usize, response_time: Duration) -> Duration {
-        let crawl_delay = (self.host(host).robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
-        self.rule.delay(response_time, crawl_delay)
+        let host = self.host(host);
+        let crawl_delay = (host.robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
+        let interval = host.interval;
+        self.rule.delay(response_time, crawl_delay).max(interval)
     }
 
-    /// The host answered `entry` 429 or 503: it rests until `retry_at` (or longer, by the delay
-    /// rule) and `entry` goes back to the front of its queue, to be asked for again first.
+    /// The host answered `entry` 429 or 503 (or 502/504, a transient failure): it rests until
+    /// `retry_at` (or longer, by the delay rule) and `entry` goes back to the front of its
+    /// queue, to be asked for again first.
     pub fn page_retry(
         &mut self,
         host: usize,
@@ -592,11 +701,123 @@ impl Scheduler {
         now: Instant,
         retry_at: Instant,
     ) {
+        self.answered(host);
         self.host(host).queue.push_front(entry);
         self.queued += 1;
         self.note_hunger(host);
         let rule = now + self.rest(host, response_time);
         self.release(host, rule.max(retry_at), now);
+    }
+
+    /// A page fetch on `host` got no answer at `now` (a connection-level failure: see
+    /// `ErrorKind::is_connection_level`). `entry` is the page, asked for again after `wait`
+    /// if there is one (else done). The host counts a failure in a row: at `PARK_AFTER` it is
+    /// parked (every lane rests `Transient::park_wait`), and a failure while parked holds it
+    /// unreachable, its queue (the page put back first) to be given up. What became of the page.
+    pub fn page_failed(
+        &mut self,
+        host: usize,
+        entry: Entry,
+        wait: Option<Duration>,
+        response_time: Duration,
+        now: Instant,
+    ) -> Fate {
+        let park_wait = self.transient.park_wait();
+        let rest = self.rest(host, response_time);
+        let h = self.host(host);
+        h.failures += 1;
+        // The attempt after a park failed too: the host is held unreachable.
+        let unreachable = std::mem::replace(&mut h.parked, false);
+        if unreachable {
+            h.failures = 0;
+            h.robots = Some((unreachable_rules(), now));
+        } else if h.failures >= PARK_AFTER {
+            h.parked = true;
+            for lane in &mut h.idle {
+                *lane = (*lane).max(now + park_wait);
+            }
+        }
+        let mut ready_at = now + rest;
+        if h.parked {
+            ready_at = ready_at.max(now + park_wait);
+        }
+        let fate = match (unreachable, wait) {
+            (true, _) => Fate::HostUnreachable,
+            (false, Some(wait)) => {
+                ready_at = ready_at.max(now + wait);
+                Fate::Retry(wait)
+            }
+            (false, None) => Fate::Done,
+        };
+        if fate != Fate::Done {
+            h.queue.push_front(entry);
+            self.queued += 1;
+        }
+        self.note_hunger(host);
+        if unreachable {
+            self.list_unreachable(host);
+        }
+        self.release(host, ready_at, now);
+        fate
+    }
+
+    /// Lists `host`, held unreachable, for its queued URLs to be given up now, not after its
+    /// rest (they will not be asked for anyway).
+    fn list_unreachable(&mut self, id: usize) {
+        let host = self.hosts[id].as_mut().expect("a live host id");
+        if !host.queue.is_empty() && !host.giving_up {
+            host.giving_up = true;
+            self.unreachable.push(id);
+        }
+    }
+
+    /// A robots.txt fetch on `host` got no answer at `now` (no response, or a 5xx): while its
+    /// retries last, the host rests the transient schedule's wait and its robots.txt is asked
+    /// for again (its pages wait); the wait, or None when they are used up (the caller then
+    /// reports the unreachable rules with `robots_done`, the fetch still in flight).
+    pub fn robots_unanswered(
+        &mut self,
+        host: usize,
+        response_time: Duration,
+        now: Instant,
+        connection_level: bool,
+    ) -> Option<Duration> {
+        let rest = self.rest(host, response_time);
+        let transient = self.transient;
+        let h = self.host(host);
+        h.failures += u32::from(connection_level);
+        let wait = transient.wait(h.robots_failures)?;
+        h.robots_failures += 1;
+        h.robots_pending = false;
+        self.release(host, now + rest.max(wait), now);
+        Some(wait)
+    }
+
+    /// Takes the hosts held unreachable whose queued URLs are to be given up, each once.
+    pub fn take_unreachable(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.unreachable)
+    }
+
+    /// Gives up every URL queued for `host`, held unreachable: `each` is told of each one
+    /// (none is asked for), with the spill directory to keep it in, and the host leaves its
+    /// queue empty.
+    pub fn give_up(
+        &mut self,
+        host: usize,
+        now: Instant,
+        each: &mut dyn FnMut(Entry, &mut SpillDir) -> Result<()>,
+    ) -> Result<()> {
+        let Some(h) = self.hosts[host].as_mut().filter(|h| h.giving_up) else {
+            return Ok(());
+        };
+        h.giving_up = false;
+        while let Some(entry) = h.queue.pop_front(&self.spill)? {
+            self.queued -= 1;
+            each(entry, &mut self.spill)?;
+        }
+        self.note_hunger(host);
+        self.retire_if_idle(host, now);
+        Ok(())
     }
 
     /// The host's robots.txt fetch ended at `now`; its rules apply from here on.
@@ -608,8 +829,18 @@ impl Scheduler {
         now: Instant,
     ) {
         let h = self.host(host);
+        h.robots_failures = 0;
+        let unreachable = rules.disallows_everything();
+        if !unreachable {
+            h.failures = 0;
+            h.parked = false;
+            h.giving_up = false;
+        }
         h.robots = Some((rules, now));
         h.robots_pending = false;
+        if unreachable {
+            self.list_unreachable(host);
+        }
         let rest = self.rest(host, response_time);
         self.release(host, now + rest, now);
     }
@@ -628,7 +859,7 @@ impl Scheduler {
         if host.scheduled || host.robots_pending || host.queue.is_empty() {
             return;
         }
-        let Some(&at) = host.idle.iter().min() else {
+        let Some(at) = host.next_at() else {
             return;
         };
         host.scheduled = true;
@@ -1037,6 +1268,48 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_spaces_a_hosts_requests_across_its_lanes_and_rests_each_lane() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let rules = HostRules::parse("a.test connections=2 rate=2\nb.test rate=none\n", "r");
+        let mut s = Scheduler::with_lanes(rule(0.0), 1, None)
+            .with_rates(Some(10.0), Arc::new(rules.unwrap()));
+        for i in 0..4 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
+            panic!("robots first")
+        };
+        s.robots_done(host, robots_404(), Duration::ZERO, t0);
+        // robots.txt was a request: the next waits 1/2 s, on either lane.
+        assert!(matches!(s.next(t0).unwrap(), Next::WaitUntil(at) if at == t0 + ms(500)));
+        let Next::Work(Work::Page { .. }) = s.next(t0 + ms(500)).unwrap() else {
+            panic!("a page at 1/2 s")
+        };
+        // The second lane is free, but the rate's gap is not past.
+        assert!(
+            matches!(s.next(t0 + ms(500)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(1000))
+        );
+        let Next::Work(Work::Page { .. }) = s.next(t0 + ms(1000)).unwrap() else {
+            panic!("the second lane at 1 s")
+        };
+        // A lane freed at once rests 1/2 s all the same (the delay rule says none).
+        s.page_done(host, ms(1), t0 + ms(1001));
+        assert!(
+            matches!(s.next(t0 + ms(1001)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(1501))
+        );
+        // No rate for b.test (rate=none), one lane (--host-connections), no rest.
+        s.add(entry("http://b.test/1"), t0).unwrap();
+        s.add(entry("http://b.test/2"), t0).unwrap();
+        let (b, _) = first_page(&mut s, t0 + ms(1001));
+        assert!(
+            s.page_done_or_next(b, ms(1), t0 + ms(1001))
+                .unwrap()
+                .is_some()
+        );
+    }
+
+    #[test]
     fn host_connections_bound_requests_in_flight_each_with_its_own_rest() {
         let t0 = Instant::now();
         let mut s = Scheduler::with_lanes(rule(10.0), 2, None);
@@ -1066,6 +1339,118 @@ mod tests {
             panic!("the freed lane rests")
         };
         assert_eq!(at, t0 + Duration::from_millis(100));
+    }
+
+    /// Two retries, waiting 1 s, then 4 s (and 16 s parked).
+    fn one_second_first() -> Transient {
+        Transient {
+            retries: 2,
+            first_wait: Duration::from_secs(1),
+        }
+    }
+
+    /// Five failures in a row without an answer park the host (every lane rests the
+    /// schedule's next wait); the attempt after the park fails too, and the host's queue is
+    /// listed to be given up, the failed page first, without another request.
+    #[test]
+    fn a_host_failing_in_a_row_is_parked_then_held_unreachable() {
+        let t0 = Instant::now();
+        let transient = one_second_first();
+        let mut s = Scheduler::new(rule(0.0)).with_retries(transient);
+        for i in 0..10 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let mut now = t0;
+        let mut fates = Vec::new();
+        loop {
+            let (host, page) = match s.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    s.robots_done(host, robots_404(), Duration::ZERO, now);
+                    continue;
+                }
+                Next::Work(Work::Page { host, entry }) => (host, entry),
+                Next::WaitUntil(at) => {
+                    fates.push(("waited", at - now));
+                    now = at;
+                    continue;
+                }
+                Next::Empty => break,
+            };
+            let wait = transient.wait(page.failures);
+            let again = Entry {
+                failures: page.failures + 1,
+                ..page.clone()
+            };
+            match s.page_failed(host, again, wait, Duration::ZERO, now) {
+                Fate::Retry(_) => fates.push(("retry", Duration::ZERO)),
+                Fate::Done => fates.push(("done", Duration::ZERO)),
+                Fate::HostUnreachable => {
+                    fates.push(("unreachable", Duration::ZERO));
+                }
+            }
+        }
+        let secs = Duration::from_secs;
+        assert_eq!(
+            fates,
+            [
+                ("retry", secs(0)),
+                ("waited", secs(1)),
+                ("retry", secs(0)),
+                ("waited", secs(4)),
+                ("done", secs(0)),
+                ("retry", secs(0)),
+                ("waited", secs(1)),
+                // The fifth failure in a row: parked for the schedule's next wait (16 s).
+                ("retry", secs(0)),
+                ("waited", secs(16)),
+                ("unreachable", secs(0)),
+            ]
+        );
+        let hosts = s.take_unreachable();
+        assert_eq!(hosts.len(), 1);
+        let mut given_up = Vec::new();
+        let mut keep = |entry: Entry, _: &mut SpillDir| {
+            given_up.push(entry.url);
+            Ok(())
+        };
+        s.give_up(hosts[0], now, &mut keep).unwrap();
+        assert_eq!(
+            given_up.len(),
+            9,
+            "every URL but the one whose retries ran out"
+        );
+        assert_eq!(given_up[0], "http://a.test/1", "the failed page first");
+        assert_eq!(s.queued(), 0);
+        assert_eq!(s.robots_blocked, 0, "not robots blocks");
+    }
+
+    /// A robots.txt without an answer is asked again after each wait of the schedule; then
+    /// the host is held unreachable, its pages listed to be given up.
+    #[test]
+    fn an_unanswered_robots_txt_is_asked_again_then_its_host_is_unreachable() {
+        let t0 = Instant::now();
+        let transient = one_second_first();
+        let mut s = Scheduler::new(rule(0.0)).with_retries(transient);
+        s.add(entry("http://a.test/1"), t0).unwrap();
+        s.add(entry("http://a.test/2"), t0).unwrap();
+        let mut now = t0;
+        let mut waits = Vec::new();
+        loop {
+            match s.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    match s.robots_unanswered(host, Duration::ZERO, now, true) {
+                        Some(wait) => waits.push(wait),
+                        None => s.robots_done(host, unreachable_rules(), Duration::ZERO, now),
+                    }
+                }
+                Next::WaitUntil(at) => now = at,
+                Next::Work(Work::Page { entry, .. }) => panic!("{} was asked for", entry.url),
+                Next::Empty => break,
+            }
+        }
+        assert_eq!(waits, [Duration::from_secs(1), Duration::from_secs(4)]);
+        assert_eq!(s.take_unreachable().len(), 1);
+        assert_eq!(s.queued(), 2, "queued until given up");
     }
 
     #[test]

@@ -273,9 +273,10 @@ const GENERATION_STATE: [&str; 6] = [
 /// can be repeated, and `complete` is removed last, so a crash half-way is finished next time.
 ///
 /// The robots.txt answers (`DIR/robots/`, a cache) go too with `restart`, which crawls as if
-/// new; a recrawl forgets only those that were not had (`robotstore::forget_unreachable`):
-/// otherwise a host whose robots.txt was unreachable stays blocked, all of it, for the first
-/// minutes of the new generation (all of a run that soon after).
+/// new; every other run (a recrawl, a resume) forgets only those that were not had
+/// (`robotstore::forget_unreachable`): otherwise a host whose robots.txt was unreachable stays
+/// held unreachable, all of it, for the first minutes of the next run (all of a run that soon
+/// after), and a resumed crawl would give up its URLs again without asking.
 pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
     let complete = out.join(COMPLETE);
     let previous = out.join(PREVIOUS);
@@ -293,7 +294,6 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         for name in GENERATION_STATE {
             remove(&out.join(name))?;
         }
-        crate::schedule::robotstore::forget_unreachable(&out.join(ROBOTS))?;
         durable::sync_dir(out)?;
         fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
         durable::sync_dir(out)?;
@@ -303,6 +303,7 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
             remove(&out.join(name))?;
         }
     }
+    crate::schedule::robotstore::forget_unreachable(&out.join(ROBOTS))?;
     Ok(if previous.exists() {
         Generation::Recrawl
     } else {

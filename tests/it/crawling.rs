@@ -263,7 +263,7 @@ fn depth_page_and_pattern_limits_hold() {
     assert_same_set("--max-depth 1", &within, &fetched);
 
     let run = crawl(&seeds, &["--delay-factor", "0", "--max-pages", "10"]);
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.code, 4, "a run limit; stderr: {}", run.stderr);
     assert_eq!(run.pages().len(), 10);
     assert_eq!(run.summary()["ending"], "page-limit");
 
@@ -374,19 +374,41 @@ fn bad_seed_files_name_the_line_and_crawl_nothing() {
 }
 
 #[test]
-fn seeds_from_stdin_and_an_unreachable_host_are_data_not_errors() {
-    // Port 1 on loopback refuses connections: robots.txt is unreachable, so the host's pages
-    // are blocked (RFC 9309), the robots failure is logged, and the crawl still ends with 0.
+fn seeds_from_stdin_and_an_unreachable_host_are_data_and_exit_3() {
+    // Port 1 on loopback refuses connections: robots.txt is asked 3 times (2 retries), then the
+    // host is held unreachable: its seed is noted host-unreachable (not a robots block), and
+    // the crawl, in which no seed host answered, ends with 3 and is not complete.
     let dir = tempfile::tempdir().unwrap();
-    let args = ["-", "--out", "out", "--timeout", "5"].map(String::from);
+    let args = [
+        "-",
+        "--out",
+        "out",
+        "--timeout",
+        "5",
+        "--retry-wait",
+        "10ms",
+    ]
+    .map(String::from);
     let (code, stdout, stderr) =
         crate::util::run_binary(&args, Some(b"http://127.0.0.1:1/\n"), dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 3, "{stderr}");
     let rows = crate::util::parse_log(&stdout);
-    assert_eq!(rows.len(), 1, "{stdout}");
-    assert_eq!((rows[0].status, rows[0].note.as_str()), (0, "connect"));
+    let notes: Vec<(u16, &str)> = rows.iter().map(|r| (r.status, r.note.as_str())).collect();
+    assert_eq!(
+        notes,
+        [
+            (0, "connect,retry-after:0.01"),
+            (0, "connect,retry-after:0.04"),
+            (0, "connect,retries-exhausted"),
+            (0, "host-unreachable")
+        ],
+        "{stdout}"
+    );
     let summary = crate::util::read_summary(&dir.path().join("out"));
-    assert_eq!(summary["robots_blocked"], 1, "{summary}");
+    assert_eq!(summary["robots_blocked"], 0, "{summary}");
+    assert_eq!(summary["host_unreachable"], 1, "{summary}");
+    assert_eq!(summary["outcome"], "nothing-answered", "{summary}");
+    assert!(!dir.path().join("out/complete").exists());
 }
 
 #[test]

@@ -189,7 +189,7 @@ fn a_host_budget_survives_a_resume() {
         crawl_dir(dir.path(), &all, &[], None)
     };
     let (code, _, stderr) = run(&["--max-pages", "2"]);
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(code, Some(4), "a run limit: {stderr}");
     assert_eq!(calendar_pages(&web), 2);
     let (code, _, stderr) = run(&[]);
     assert_eq!(code, Some(0), "{stderr}");

@@ -13,6 +13,7 @@ mod framing;
 mod fuzz;
 mod hostile;
 mod hunt;
+mod limits;
 mod manpage;
 mod outputs;
 mod rank;

@@ -445,17 +445,19 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
             .collect()
     };
 
-    // Mozilla's roots do not include our CA: the handshake fails, nothing is served.
+    // Mozilla's roots do not include our CA: the handshake fails, nothing is served. The
+    // host never answered its robots.txt: its seed is given up, and no seed host answered.
     let r = run(dir.path(), &seed, &[], &no_proxy_env());
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
     assert!(server.failed_handshakes() >= 1);
     assert_eq!(targets(0), Vec::<String>::new());
-    assert_eq!(r.rows.len(), 1, "{}", r.stdout);
+    assert_eq!(r.rows.len(), 2, "{}", r.stdout);
     assert_eq!(
         r.rows[0].note, "tls",
         "the URL log names the TLS failure: {}",
         r.stdout
     );
+    assert_eq!(r.rows[1].note, "host-unreachable", "{}", r.stdout);
 
     let fresh = || tempfile::tempdir_in(dir.path()).unwrap();
     let r = run(fresh().path(), &seed, &["--ca-cert", ca], &no_proxy_env());

@@ -160,7 +160,7 @@ fn a_host_budget_holds_with_spilled_queues_and_deferred_hosts_across_a_resume() 
     ];
     let stopped: Vec<&str> = args.iter().copied().chain(["--max-pages", "20"]).collect();
     let first = run(dir.path(), &stopped, &env, None);
-    assert_eq!(first.code, Some(0), "stderr: {}", first.stderr);
+    assert_eq!(first.code, Some(4), "a run limit; stderr: {}", first.stderr);
     let between = pages_requested(&web, 0).len();
     assert!(
         between < HOSTS * BUDGET,
@@ -664,7 +664,8 @@ fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
     })])
     .unwrap();
     let dir = seeded_with(&web.url(0, "/"));
-    let args = ["--delay-factor", "0", "--no-sitemaps"];
+    // No retries: each run asks for robots.txt once.
+    let args = ["--delay-factor", "0", "--no-sitemaps", "--retries", "0"];
     let pages = |from: usize| -> Vec<String> {
         web.log()[from..]
             .iter()
@@ -674,9 +675,11 @@ fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
     };
     let mut runs = Vec::new();
     // (restart, robots.txt down, the pages the run should fetch), each run asking for
-    // robots.txt once: a first crawl blocked by an unreachable robots.txt, then --restart as
-    // soon as it answers; --restart again (which forgets even a good answer), blocked; then a
-    // plain recrawl as soon as it answers (which forgets the unreachable answer only).
+    // robots.txt once: a first crawl blocked by an unreachable robots.txt (its seed given up,
+    // exit 3, not complete), then --restart as soon as it answers; --restart again (which
+    // forgets even a good answer), blocked; then a plain run as soon as it answers (a resume
+    // of the blocked crawl, which forgets the unreachable answer only and asks for the seed it
+    // gave up).
     for (restart, is_down, fetched) in [
         (false, 1, &[][..]),
         (true, 0, &["/", "/a"][..]),
@@ -690,7 +693,8 @@ fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
             all.push("--restart");
         }
         let r = run(dir.path(), &all, &[], None);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let status = if is_down == 1 { 3 } else { 0 };
+        assert_eq!(r.code, Some(status), "{}", r.stderr);
         let robots = web.log()[start..]
             .iter()
             .filter(|e| e.target == "/robots.txt")
