@@ -1377,12 +1377,12 @@ mod tests {
             ..fixed
         });
         let due = due_of(dir.path(), &d);
-        let Some(Work::Robots { host, .. }) = d.next_work(&due, false, &|_| {}).unwrap() else {
+        let Some(Work::Robots { host, .. }) = d.next_work(&due, false, &|_, _| {}).unwrap() else {
             panic!("robots.txt first")
         };
         d.robots_done(host, robots_404(), Duration::ZERO);
         assert!(matches!(
-            d.next_work(&due, false, &|_| {}).unwrap(),
+            d.next_work(&due, false, &|_, _| {}).unwrap(),
             Some(Work::Page { .. })
         ));
         // The one host is busy: four more workers park.
