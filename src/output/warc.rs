@@ -23,8 +23,8 @@
 //! A record under `SMALL_RECORD` bytes (a request, a short redirect) is stored in its zstd frame
 //! uncompressed (raw blocks, with the same content size and checksum a compressed frame has):
 //! zstd's fixed cost per frame (its match tables, its entropy tables) is most of what it spends
-//! on such a record, for a sixth of its bytes at best (`examples/zstd_options`; figures in
-//! BENCHMARKS.md). Every reader of zstd frames reads raw blocks.
+//! on such a record, for a sixth of its bytes at best (BENCHMARKS.md, "The archive's CPU").
+//! Every reader of zstd frames reads raw blocks.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, Write};
