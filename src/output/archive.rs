@@ -8,6 +8,11 @@
 //! response's and revisit's line to its file's CDXJ index (`cdxj`), after the record: a kill
 //! between the two (or before the flush) is repaired by rebuilding that index from the WARC
 //! file on the next run.
+//!
+//! Bodies go back the other way: the thread keeps the bodies it wrote (a few, none large) and
+//! each worker that hands over a record takes one for its next response
+//! (`fetch::conn::recycle_body`), as a worker without an archive reuses its own; otherwise
+//! every page costs a fresh allocation on a worker and a free on this thread, across arenas.
 
 use crate::output::cdxj::{Capture, CdxjWriter};
 use crate::output::digest::payload_and_block;
@@ -16,7 +21,7 @@ use crate::output::warc::{RequestResponse, Revisit, WarcStats, WarcWriter, paylo
 use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -65,8 +70,15 @@ pub fn page_digests(archiving: bool, head: &[u8], body: &[u8]) -> (String, Optio
 /// before them, so a slow disk slows the workers down instead of filling memory with bodies.
 pub struct Archive {
     records: Arc<Handoff<Vec<ArchiveRecord>>>,
+    /// Bodies written, emptied, for the workers' next responses.
+    spare_bodies: Arc<Mutex<Vec<Vec<u8>>>>,
     writer: Option<JoinHandle<Result<WarcStats>>>,
 }
+
+/// Spare bodies kept at most, and the largest kept: a batch's worth of small pages, a few
+/// MiB at most.
+const SPARE_BODIES: usize = 32;
+const SPARE_BODY_BYTES: usize = 128 << 10;
 
 /// Records in a batch when the writer is woken, for `workers` workers; a batch holds
 /// `ROOM` times as many at most. Each holds a whole body: a deep queue is memory, not speed
@@ -97,11 +109,13 @@ impl Archive {
         let batch = batch_records(workers);
         let records = Arc::new(Handoff::new(ROOM * batch, batch, LINGER));
         let batches = Arc::clone(&records);
+        let spare_bodies = Arc::new(Mutex::new(Vec::new()));
+        let spare = Arc::clone(&spare_bodies);
         let mut index = CdxjWriter::open(warc.dir())?;
         let writer = std::thread::Builder::new()
             .name("warc".into())
             .spawn(move || {
-                let result = write_batches(&mut warc, &mut index, &batches, archived);
+                let result = write_batches(&mut warc, &mut index, &batches, &spare, archived);
                 // On an error workers see the writer stop; the file being written stays
                 // `.open` and the next run repairs it (and its index).
                 if result.is_err() {
@@ -114,16 +128,23 @@ impl Archive {
             .context("starting the WARC writer thread")?;
         Ok(Archive {
             records,
+            spare_bodies,
             writer: Some(writer),
         })
     }
 
-    /// Queues a record, waiting while the queue is full.
+    /// Queues a record, waiting while the queue is full, and gives the calling thread a body
+    /// the writer is done with for its next response.
     pub fn write(&self, record: ArchiveRecord) -> Result<()> {
         let mut record = Some(record);
         self.records
             .push(1, |batch| batch.extend(record.take()))
-            .map_err(|_| anyhow!("the WARC writer stopped"))
+            .map_err(|_| anyhow!("the WARC writer stopped"))?;
+        let spare = self.spare_bodies.lock().unwrap().pop();
+        if let Some(body) = spare {
+            crate::fetch::conn::recycle_body(body);
+        }
+        Ok(())
     }
 
     /// Writes what is queued, closes the last file and returns what was written, or the error
@@ -151,9 +172,10 @@ fn write_batches(
     warc: &mut WarcWriter,
     index: &mut CdxjWriter,
     batches: &Handoff<Vec<ArchiveRecord>>,
+    spare_bodies: &Mutex<Vec<Vec<u8>>>,
     archived: impl Fn(&[u64]) -> Result<()>,
 ) -> Result<()> {
-    let mut done = Vec::new();
+    let (mut done, mut bodies) = (Vec::new(), Vec::new());
     while let Some(batch) = batches.take() {
         done.clear();
         for r in batch {
@@ -208,8 +230,19 @@ fn write_batches(
                 .add(&capture)
                 .with_context(|| format!("indexing {}", r.target_uri))?;
             done.extend(r.page.map(|page| page.key));
+            if r.body.capacity() <= SPARE_BODY_BYTES && bodies.len() < SPARE_BODIES {
+                bodies.push(r.body);
+            }
         }
         warc.flush().context("archiving a batch of records")?;
+        if !bodies.is_empty() {
+            let mut spare = spare_bodies.lock().unwrap();
+            let room = SPARE_BODIES.saturating_sub(spare.len());
+            spare.extend(bodies.drain(..).take(room).map(|mut body| {
+                body.clear();
+                body
+            }));
+        }
         if !done.is_empty() {
             archived(&done)?;
         }

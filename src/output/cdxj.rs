@@ -68,7 +68,11 @@ pub fn line(c: &Capture) -> String {
 /// Appends the index line of a capture, without its newline, to `out`: built in place, with no
 /// allocation of its own when the URL takes `surt`'s common path and the head is UTF-8.
 fn push_line(out: &mut String, c: &Capture) {
-    let head = String::from_utf8_lossy(c.http_head);
+    // Valid UTF-8 (nearly every head) is checked at `from_utf8`'s speed, not `from_utf8_lossy`'s.
+    let head = match std::str::from_utf8(c.http_head) {
+        Ok(head) => std::borrow::Cow::Borrowed(head),
+        Err(_) => String::from_utf8_lossy(c.http_head),
+    };
     let (status, content_type) = http_status_and_type(&head);
     let mime = if c.revisit {
         Some("warc/revisit")
@@ -125,7 +129,13 @@ fn push_timestamp(out: &mut String, warc_date: &str) {
 /// A JSON string as Python's `json.dumps` writes it (`ensure_ascii`: non-ASCII as `\uXXXX`).
 fn json_string(out: &mut String, s: &str) {
     out.push('"');
-    for ch in s.chars() {
+    // The printable ASCII before the first character to escape (if any) goes in as it is.
+    let plain = s
+        .bytes()
+        .position(|b| !matches!(b, b' '..=b'~') || b == b'"' || b == b'\\')
+        .unwrap_or(s.len());
+    out.push_str(&s[..plain]);
+    for ch in s[plain..].chars() {
         match ch {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -1026,6 +1036,17 @@ mod tests {
         let mut s = String::new();
         json_string(&mut s, "é\"\\\u{1}😀");
         assert_eq!(s, "\"\\u00e9\\\"\\\\\\u0001\\ud83d\\ude00\"");
+        // Plain ASCII before the first character to escape, and after it.
+        for (plain, json) in [
+            ("", "\"\""),
+            ("a b~", "\"a b~\""),
+            ("ab\"c\td", "\"ab\\\"c\\td\""),
+            ("x/é", "\"x/\\u00e9\""),
+        ] {
+            s.clear();
+            json_string(&mut s, plain);
+            assert_eq!(s, json, "{plain:?}");
+        }
     }
 
     #[test]

@@ -17,13 +17,14 @@
 //! the file its final name, so every flushed record survives a crash.
 //!
 //! Per record, nothing is allocated: the record is framed in a buffer kept from one record to
-//! the next, compressed with one of two zstd contexts set up once (level, checksum and
-//! content-size flags), and record ids and dates are fixed-size values.
+//! the next, compressed with a zstd context set up once (level, checksum and content-size
+//! flags), and record ids and dates are fixed-size values.
 //!
-//! A record under `SMALL_RECORD` bytes (a request, a short redirect) is compressed with its
-//! literals stored raw: building a Huffman table per frame is most of what zstd spends on such a
-//! record and saves little of it (`examples/zstd_options`; figures in BENCHMARKS.md). Larger
-//! records keep literal compression.
+//! A record under `SMALL_RECORD` bytes (a request, a short redirect) is stored in its zstd frame
+//! uncompressed (raw blocks, with the same content size and checksum a compressed frame has):
+//! zstd's fixed cost per frame (its match tables, its entropy tables) is most of what it spends
+//! on such a record, for a sixth of its bytes at best (BENCHMARKS.md, "The archive's CPU").
+//! Every reader of zstd frames reads raw blocks.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Seek, Write};
@@ -35,7 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use sha1::{Digest, Sha1};
-use zstd::zstd_safe::{CParameter, ParamSwitch};
+use zstd::zstd_safe::CParameter;
 
 use crate::output::digest;
 use crate::splitmix::SplitMix;
@@ -45,18 +46,57 @@ use crate::state::durable;
 /// levels save little space for much more CPU, and the archive writer is one thread
 /// (BENCHMARKS.md, "Speed at the web's shape").
 const ZSTD_LEVEL: i32 = 1;
-/// Records shorter than this are compressed with raw literals (see the module doc).
+/// Records shorter than this are stored in their frames uncompressed (see the module doc).
 const SMALL_RECORD: usize = 1024;
 
-/// A zstd context of `ZSTD_LEVEL` writing frames with content size and checksum, compressing
-/// literals or not (`literals`).
-fn zstd_context(literals: ParamSwitch) -> Result<zstd::bulk::Compressor<'static>> {
+/// A zstd context of `ZSTD_LEVEL` writing frames with content size and checksum.
+fn zstd_context() -> Result<zstd::bulk::Compressor<'static>> {
     let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
     c.set_parameter(CParameter::ChecksumFlag(true))?;
     c.set_parameter(CParameter::ContentSizeFlag(true))?;
-    c.set_parameter(CParameter::LiteralCompressionMode(literals))?;
     Ok(c)
 }
+
+/// Appends `record` to `out` as one zstd frame of raw blocks (RFC 8878 §3.1): a single-segment
+/// frame with its content size and checksum (XXH64's low 32 bits), as zstd writes them.
+fn stored_frame(record: &[u8], out: &mut Vec<u8>) {
+    /// The largest block a frame may hold (RFC 8878 §3.1.1.2.4).
+    const MAX_BLOCK: usize = 128 << 10;
+    /// The frame header's descriptor: single segment (the window is the content), checksum;
+    /// the content size field's width goes in the two highest bits.
+    const SINGLE_SEGMENT_CHECKSUM: u8 = 0b0010_0100;
+    out.extend_from_slice(&ZSTD_MAGIC);
+    let len = record.len();
+    // The content size in 1, 2 (less 256), 4 or 8 bytes, little-endian.
+    if len < 256 {
+        out.extend_from_slice(&[SINGLE_SEGMENT_CHECKSUM, len as u8]);
+    } else if len < 256 + (1 << 16) {
+        out.push(1 << 6 | SINGLE_SEGMENT_CHECKSUM);
+        out.extend_from_slice(&((len - 256) as u16).to_le_bytes());
+    } else if let Ok(len) = u32::try_from(len) {
+        out.push(2 << 6 | SINGLE_SEGMENT_CHECKSUM);
+        out.extend_from_slice(&len.to_le_bytes());
+    } else {
+        out.push(3 << 6 | SINGLE_SEGMENT_CHECKSUM);
+        out.extend_from_slice(&(len as u64).to_le_bytes());
+    }
+    // Each block's 3-byte header: last-block bit, type 0 (raw), size.
+    let block_header = |size: usize, last: bool| (size as u32) << 3 | u32::from(last);
+    if record.is_empty() {
+        out.extend_from_slice(&block_header(0, true).to_le_bytes()[..3]);
+    }
+    let mut blocks = record.chunks(MAX_BLOCK).peekable();
+    while let Some(block) = blocks.next() {
+        let last = blocks.peek().is_none();
+        out.extend_from_slice(&block_header(block.len(), last).to_le_bytes()[..3]);
+        out.extend_from_slice(block);
+    }
+    let checksum = xxhash_rust::xxh64::xxh64(record, 0) as u32;
+    out.extend_from_slice(&checksum.to_le_bytes());
+}
+
+/// The first bytes of every zstd frame.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// How each record is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -168,14 +208,16 @@ pub struct WarcWriter {
     current: Option<OpenWarc>,
     next_serial: u64,
     ids: RecordIds,
-    /// The zstd contexts: for records of `SMALL_RECORD` bytes and more, and for smaller ones.
-    zstd: Option<[zstd::bulk::Compressor<'static>; 2]>,
+    /// The zstd context, for records of `SMALL_RECORD` bytes and more.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
     gzip: GzipMembers,
     stats: WarcStats,
     /// The record being framed: kept from one record to the next.
     record: Vec<u8>,
     /// Complete units of the current file not yet written (see `flush`).
     pending: Vec<u8>,
+    /// The last server address written, as text: consecutive records mostly share a server.
+    last_ip: Option<(IpAddr, String)>,
 }
 
 struct OpenWarc {
@@ -223,10 +265,7 @@ impl WarcWriter {
         }
         let zstd = match config.compression {
             Compression::Gzip => None,
-            Compression::Zstd => Some([
-                zstd_context(ParamSwitch::Auto)?,
-                zstd_context(ParamSwitch::Disable)?,
-            ]),
+            Compression::Zstd => Some(zstd_context()?),
         };
         Ok(WarcWriter {
             config,
@@ -238,6 +277,7 @@ impl WarcWriter {
             stats: WarcStats::default(),
             record: Vec::new(),
             pending: Vec::new(),
+            last_ip: None,
         })
     }
 
@@ -352,10 +392,12 @@ impl WarcWriter {
         let mut ip_text = [0u8; 64];
         let ip = match ex.ip {
             Some(ip) => {
-                let mut at = &mut ip_text[..];
-                write!(at, "{ip}")?;
-                let len = 64 - at.len();
-                std::str::from_utf8(&ip_text[..len])?
+                if self.last_ip.as_ref().is_none_or(|(last, _)| *last != ip) {
+                    self.last_ip = Some((ip, ip.to_string()));
+                }
+                let text = self.last_ip.as_ref().map_or("", |(_, text)| text);
+                ip_text[..text.len()].copy_from_slice(text.as_bytes());
+                std::str::from_utf8(&ip_text[..text.len()])?
             }
             None => "",
         };
@@ -474,7 +516,9 @@ impl WarcWriter {
         }
         record.extend_from_slice(b"WARC-Block-Digest: sha1:");
         record.extend_from_slice(&digest);
-        write!(record, "\r\nContent-Length: {len}\r\n\r\n")?;
+        record.extend_from_slice(b"\r\nContent-Length: ");
+        push_decimal(record, len);
+        record.extend_from_slice(b"\r\n\r\n");
         block.iter().for_each(|b| record.extend_from_slice(b));
         record.extend_from_slice(b"\r\n\r\n");
 
@@ -482,12 +526,11 @@ impl WarcWriter {
         let cur = self.current.as_mut().context("no open WARC file")?;
         let start = self.pending.len();
         let compressed = match &mut self.zstd {
-            Some([large, small]) => {
-                let compressor = if record.len() < SMALL_RECORD {
-                    small
-                } else {
-                    large
-                };
+            Some(_) if record.len() < SMALL_RECORD => {
+                stored_frame(record, &mut self.pending);
+                Ok(())
+            }
+            Some(compressor) => {
                 let pending = &mut self.pending;
                 pending.reserve(zstd::zstd_safe::compress_bound(record.len()));
                 let mut end = io::Cursor::new(pending);
@@ -635,7 +678,39 @@ fn sha1_base32(bytes: &[u8]) -> String {
 /// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
 pub fn warc_date(t: SystemTime) -> String {
     let [y, mo, d, h, mi, s] = civil(t);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    if y > 9999 {
+        return format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z");
+    }
+    // Digits put in place: this runs for every record, `format!` costs several times more.
+    let mut date = *b"0000-00-00T00:00:00Z";
+    for (at, width, n) in [
+        (0, 4, y),
+        (5, 2, mo),
+        (8, 2, d),
+        (11, 2, h),
+        (14, 2, mi),
+        (17, 2, s),
+    ] {
+        put_digits(&mut date[at..at + width], n);
+    }
+    String::from_utf8(date.to_vec()).expect("ASCII by construction")
+}
+
+/// Writes `n` into `slot` in decimal, right-aligned with leading zeros (the high digits of a
+/// number too large for the slot are dropped).
+fn put_digits(slot: &mut [u8], mut n: u64) {
+    for digit in slot.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// Appends `n` in decimal, without `fmt`'s machinery.
+fn push_decimal(out: &mut Vec<u8>, n: usize) {
+    let mut digits = [0u8; 20];
+    let len = (n.checked_ilog10().unwrap_or(0) + 1) as usize;
+    put_digits(&mut digits[..len], n as u64);
+    out.extend_from_slice(&digits[..len]);
 }
 
 /// Year, month, day, hour, minute, second (UTC) of `t`; times before 1970 count as 1970.
@@ -783,10 +858,8 @@ mod tests {
         }
     }
 
-    /// The literals type of a zstd frame's first block (0 raw, 1 RLE, 2 Huffman-compressed,
-    /// 3 treeless), read from the frame and block headers (RFC 8878 §3.1.1); the block must
-    /// be a compressed one.
-    fn first_literals_type(frame: &[u8]) -> u8 {
+    /// Where a zstd frame's first block header starts, past the frame header (RFC 8878 §3.1.1).
+    fn first_block(frame: &[u8]) -> usize {
         assert_eq!(frame[..4], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic");
         let descriptor = frame[4];
         let single_segment = descriptor & 0x20 != 0;
@@ -797,13 +870,55 @@ mod tests {
             _ => 8,
         };
         let dict_id = [0, 1, 2, 4][usize::from(descriptor & 3)];
-        let block = 5 + usize::from(!single_segment) + dict_id + content_size;
-        assert_eq!((frame[block] >> 1) & 3, 2, "the first block is compressed");
-        frame[block + 3] & 3
+        5 + usize::from(!single_segment) + dict_id + content_size
+    }
+
+    /// The type of a zstd frame's first block: 0 raw, 1 RLE, 2 compressed.
+    fn first_block_type(frame: &[u8]) -> u8 {
+        (frame[first_block(frame)] >> 1) & 3
+    }
+
+    /// The literals type of a zstd frame's first block (0 raw, 1 RLE, 2 Huffman-compressed,
+    /// 3 treeless), read from the frame and block headers; the block must be a compressed one.
+    fn first_literals_type(frame: &[u8]) -> u8 {
+        assert_eq!(first_block_type(frame), 2, "the first block is compressed");
+        frame[first_block(frame) + 3] & 3
+    }
+
+    /// A stored frame is a zstd frame like any other: zstd decodes it, checks its checksum
+    /// (a changed byte is refused) and reads its content size, at every width of that field
+    /// and across the 128 KiB block limit.
+    #[test]
+    fn stored_frames_are_zstd_frames() {
+        let mut noise = SplitMix(11);
+        for len in [
+            0, 1, 255, 256, 257, 65_791, 65_792, 131_072, 131_073, 300_000,
+        ] {
+            let record: Vec<u8> = (0..len).map(|_| noise.next_u64() as u8).collect();
+            let mut frame = b"before".to_vec();
+            stored_frame(&record, &mut frame);
+            assert_eq!(&frame[..6], b"before", "appended");
+            let frame = &frame[6..];
+            let content_size = zstd::zstd_safe::get_frame_content_size(frame);
+            assert_eq!(content_size.ok(), Some(Some(len as u64)));
+            assert_eq!(
+                zstd::zstd_safe::find_frame_compressed_size(frame),
+                Ok(frame.len())
+            );
+            assert_eq!(first_block_type(frame), 0, "a raw block");
+            assert_eq!(zstd::bulk::decompress(frame, len).unwrap(), record, "{len}");
+            let mut bad = frame.to_vec();
+            let last = bad.len() - 1;
+            bad[last] ^= 1;
+            assert!(
+                zstd::bulk::decompress(&bad, len).is_err(),
+                "checksum of {len}"
+            );
+        }
     }
 
     #[test]
-    fn small_records_store_literals_raw_and_large_ones_compress_them() {
+    fn small_records_are_stored_and_large_ones_compressed() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
         let request = "GET /docs/section/page-0123.html HTTP/1.1\r\nHost: a.test:8080\r\n\
@@ -841,11 +956,9 @@ mod tests {
             panic!("{} units", units.len());
         };
         assert!(small.len() < SMALL_RECORD && large.len() >= SMALL_RECORD);
-        assert_eq!(
-            first_literals_type(request),
-            0,
-            "a small record's literals are raw"
-        );
+        assert_eq!(first_block_type(request), 0, "a small record is stored raw");
+        // The frame header (with a 2-byte content size), the block's header, the checksum.
+        assert_eq!(request.len(), 7 + 3 + small.len() + 4);
         assert_eq!(
             first_literals_type(response),
             2,
@@ -1251,6 +1364,12 @@ mod tests {
         assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(at(1_709_251_199), "2024-02-29T23:59:59Z");
         assert_eq!(at(253_402_300_799), "9999-12-31T23:59:59Z");
+        assert_eq!(at(253_402_300_800), "10000-01-01T00:00:00Z");
+        for n in [0, 1, 9, 10, 99, 100, 12_345, usize::MAX] {
+            let mut out = b"x".to_vec();
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}").into_bytes());
+        }
     }
 
     #[test]
