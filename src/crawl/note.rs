@@ -45,6 +45,9 @@ pub enum Note {
     PageRobots(Directives),
     /// Not fetched: its host had used its `--max-pages-per-host` budget.
     HostBudget,
+    /// Fetched only as a page requisite (past `--max-depth`, or with `--requisites any`
+    /// outside the scope): its links are not followed, a stylesheet's excepted.
+    Requisite,
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
 }
@@ -116,6 +119,7 @@ impl fmt::Display for Note {
                 (false, false) => "",
             }),
             Note::HostBudget => f.write_str("host-budget"),
+            Note::Requisite => f.write_str("requisite"),
         }
     }
 }
@@ -145,6 +149,7 @@ mod tests {
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
             (Note::Recrawl(Outcome::Lastmod), "lastmod"),
+            (Note::Requisite, "requisite"),
             (Note::PageRobots(Directives::NONE), ""),
             (
                 Note::PageRobots(Directives {

@@ -43,6 +43,7 @@ use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
+use crate::url::normalize::LinkKind;
 use anyhow::Result;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -251,6 +252,13 @@ impl WorkerContext<'_> {
         self.count(&response);
         let discovered = self.discover(entry, &page_url, &response)?;
         let mut note = discovered.note;
+        if self
+            .config
+            .filter
+            .fetched_as_requisite(&page_url, entry.depth)
+        {
+            note = note.merge(Note::Requisite);
+        }
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
             note = note.merge(Note::Truncated);
@@ -366,11 +374,33 @@ impl WorkerContext<'_> {
             .fetch_add(response.body.len() as u64, Ordering::Relaxed);
     }
 
-    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far.
+    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far. A
+    /// URL wanted only as a page requisite (`Filter::fetched_as_requisite`) leads only to
+    /// requisites: a stylesheet's links, a redirect's target; an HTML page's links are not
+    /// followed.
     fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
+        let requisite = || {
+            self.config
+                .filter
+                .fetched_as_requisite(page_url, entry.depth)
+        };
         Ok(match Source::of(response, false) {
-            Some(Source::Redirect) => redirect::discovered(entry, page_url, response),
-            Some(Source::Html) => self.html_links(entry, page_url, response)?,
+            Some(Source::Redirect) => {
+                let mut found = redirect::discovered(entry, page_url, response);
+                if requisite() {
+                    found.links.requisite = vec![true; found.links.urls.len()];
+                    found.links.requisite_kind = LinkKind::Stylesheet;
+                }
+                found
+            }
+            Some(Source::Html) => {
+                let mut found = self.html_links(entry, page_url, response)?;
+                if requisite() {
+                    found.links = Links::default();
+                }
+                found
+            }
+            Some(Source::Css) => self.css_links(entry, page_url, response),
             Some(Source::Unread) => self.unread(response),
             Some(Source::Sitemap) => {
                 unreachable!("a sitemap is read by WorkerContext::crawl_sitemap")
@@ -460,10 +490,13 @@ impl WorkerContext<'_> {
             order,
             depth,
             redirects,
+            requisite,
+            requisite_kind,
         } = found;
         let filter = &self.config.filter;
         let (order, found_at) = (order.as_deref(), (depth, redirects));
-        let wanted = Wanted::of(&text, urls, order, filter, found_at, self.counters);
+        let kinds = (&requisite[..], requisite_kind);
+        let wanted = Wanted::of(&text, urls, order, filter, found_at, kinds, self.counters);
         let mut merge = false;
         if let Some((from, topical)) = from {
             self.links.write(from, wanted.links())?;

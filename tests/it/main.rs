@@ -17,6 +17,7 @@ mod manpage;
 mod outputs;
 mod rank;
 mod request;
+mod requisites;
 mod resume;
 mod retry;
 mod robots;
