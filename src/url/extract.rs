@@ -84,7 +84,8 @@ pub struct Extracted {
     pub links: Vec<Found>,
     /// For each of `links`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
-    /// For each of `links`, whether its URL is a requisite of the page (`PageLinks::requisite`).
+    /// For each of `links`, whether its URL is a requisite of the page (`PageLinks::requisite`);
+    /// empty when none is.
     pub requisite: Vec<bool>,
     /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
     pub directives: Directives,
@@ -106,8 +107,9 @@ pub struct PageLinks {
     pub order: Vec<u32>,
     /// For each of `order`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
-    /// For each of `distinct`, whether the page needs it to render (`is_requisite`): some link
-    /// to it is an image, script, stylesheet, icon, frame, media or CSS `url()`.
+    /// For each of `distinct`, whether the page needs it to render: some link to it is an
+    /// image, script, stylesheet, icon, frame, media or CSS `url()`. Empty when none is (no
+    /// allocation for a page of hyperlinks only).
     pub requisite: Vec<bool>,
     /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
     pub directives: Directives,
@@ -134,8 +136,10 @@ impl PageLinks {
             PageLink::Canonical { at, .. } => Found::Canonical(self.text[at].to_owned()),
             PageLink::Parsed(url) => Found::Parsed(url),
         };
-        let requisite = self.order.iter().map(|&i| self.requisite[i as usize]);
-        let requisite = requisite.collect();
+        let requisite = match self.requisite.is_empty() {
+            true => Vec::new(),
+            false => (self.order.iter().map(|&i| self.requisite[i as usize])).collect(),
+        };
         if self.order.len() == self.distinct.len() {
             // No repeat: the order is 0, 1, 2, ...
             return Extracted {
@@ -664,7 +668,7 @@ impl State<'_> {
         let index = match parsed {
             Some(url) => {
                 distinct.push(PageLink::Parsed(url));
-                requisites.push(requisite);
+                mark(requisites, distinct.len() - 1, distinct.len(), requisite);
                 distinct.len() - 1
             }
             None => {
@@ -678,13 +682,13 @@ impl State<'_> {
                 match self.first.get(&key).filter(same) {
                     Some(&i) => {
                         text.truncate(start);
-                        requisites[i as usize] |= requisite;
+                        mark(requisites, i as usize, distinct.len(), requisite);
                         i as usize
                     }
                     None => {
                         distinct.push(PageLink::Canonical { at, key });
-                        requisites.push(requisite);
                         let i = distinct.len() - 1;
+                        mark(requisites, i, distinct.len(), requisite);
                         self.first.entry(key).or_insert(i as u32);
                         i
                     }
@@ -693,6 +697,17 @@ impl State<'_> {
         };
         self.out.order.push(index as u32);
         self.out.rel_nofollow.push(false);
+    }
+}
+
+/// Marks URL `i` of `distinct` (that many) a requisite if `requisite`; the marks stay empty
+/// until one is (`PageLinks::requisite`), then one for each URL.
+fn mark(marks: &mut Vec<bool>, i: usize, distinct: usize, requisite: bool) {
+    if requisite || !marks.is_empty() {
+        marks.resize(distinct, false);
+    }
+    if requisite {
+        marks[i] = true;
     }
 }
 
@@ -895,8 +910,9 @@ mod tests {
     fn kinds(body: &str) -> Vec<(String, bool)> {
         let page = Url::parse(PAGE).unwrap();
         let out = extract_links(body.as_bytes(), &page, None, 1000);
+        let requisite = |i| out.requisite.get(i).copied().unwrap_or(false);
         let paths = out.links.iter().map(|l| path(l).to_owned());
-        paths.zip(out.requisite).collect()
+        paths.enumerate().map(|(i, p)| (p, requisite(i))).collect()
     }
 
     /// What a page needs to render is marked a requisite; hyperlinks, forms and refreshes are

@@ -64,7 +64,7 @@ impl WorkerContext<'_> {
         Discovered {
             links: Links {
                 text: links.text,
-                requisite: vec![true; links.distinct.len()],
+                requisite: links.requisite,
                 urls: links.distinct,
                 order: Some(order),
                 depth: entry.depth + 1,
