@@ -3,7 +3,7 @@
 //! on the scope's hosts, or with `any` on others; their own links are not followed; the URL
 //! log notes `requisite`. CSS links are read from stylesheets, `<style>` and `style=`.
 
-use crate::util::{crawl, is_page_target};
+use crate::util::{crawl, crawl_dir, is_page_target, parse_log};
 use std::collections::BTreeSet;
 use testweb::{HostSpec, Response, TestWeb};
 
@@ -169,4 +169,28 @@ fn a_stylesheet_within_the_depth_leads_to_its_urls() {
         assert!(home.contains(path), "{path} not asked for: {row:?}");
     }
     assert!(rows.iter().all(|(_, _, note)| note != "requisite"));
+}
+
+/// A recrawl asks for the requisites the last crawl fetched as known URLs (not dropped as past
+/// the depth and found again as new): their outcome is noted, `unchanged` here.
+#[test]
+fn a_recrawl_asks_again_for_the_requisites_it_fetched() {
+    let web = site();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), web.url(0, "/") + "\n").unwrap();
+    let args = ["--max-depth", "1", "--delay-factor", "0"];
+    let (code, first, stderr) = crawl_dir(dir.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let (code, second, stderr) = crawl_dir(dir.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let note = |log: &str, path: &str| {
+        let url = web.url(0, path);
+        let rows = parse_log(log);
+        rows.into_iter().find(|r| r.url == url).map(|r| r.note)
+    };
+    for path in ["/img.png", "/fonts/f.woff2"] {
+        assert_eq!(note(&first, path).as_deref(), Some("requisite"), "{path}");
+        assert_eq!(note(&second, path).as_deref(), Some("unchanged"), "{path}");
+    }
+    web.shutdown();
 }
