@@ -14,7 +14,9 @@
 //!    server works on it while this page is processed, and its response is read then
 //!    (`Fetcher::finish`).
 //! 4. `discover`: the response's links, from its source (`crawl::links::Source`): a redirect's
-//!    target, or an HTML page's links (and `--save files`), page-level robots directives obeyed.
+//!    target, an HTML page's links (and `--save files`) or a stylesheet's, page-level robots
+//!    directives obeyed; a URL fetched only as a page requisite is noted so, and leads only to
+//!    requisites.
 //! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
 //! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
@@ -250,13 +252,10 @@ impl WorkerContext<'_> {
         // this worker's own work.
         self.free_host(host, response.elapsed, chain)?;
         self.count(&response);
-        let discovered = self.discover(entry, &page_url, &response)?;
+        let requisite = (self.config.filter).fetched_as_requisite(&page_url, entry.depth);
+        let discovered = self.discover(entry, &page_url, &response, requisite)?;
         let mut note = discovered.note;
-        if self
-            .config
-            .filter
-            .fetched_as_requisite(&page_url, entry.depth)
-        {
+        if requisite {
             note = note.merge(Note::Requisite);
         }
         if response.truncated {
@@ -375,19 +374,20 @@ impl WorkerContext<'_> {
     }
 
     /// The URLs a response leads to, from its source (`crawl::links`), and its note so far. A
-    /// URL wanted only as a page requisite (`Filter::fetched_as_requisite`) leads only to
-    /// requisites: a stylesheet's links, a redirect's target; an HTML page's links are not
-    /// followed.
-    fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
-        let requisite = || {
-            self.config
-                .filter
-                .fetched_as_requisite(page_url, entry.depth)
-        };
+    /// URL wanted only as a page requisite (`requisite`: `Filter::fetched_as_requisite`) leads
+    /// only to requisites: a stylesheet's links, a redirect's target; an HTML page's links are
+    /// not followed.
+    fn discover(
+        &self,
+        entry: &Entry,
+        page_url: &Url,
+        response: &Response,
+        requisite: bool,
+    ) -> Result<Discovered> {
         Ok(match Source::of(response, false) {
             Some(Source::Redirect) => {
                 let mut found = redirect::discovered(entry, page_url, response);
-                if requisite() {
+                if requisite {
                     found.links.requisite = vec![true; found.links.urls.len()];
                     found.links.requisite_kind = LinkKind::Stylesheet;
                 }
@@ -395,7 +395,7 @@ impl WorkerContext<'_> {
             }
             Some(Source::Html) => {
                 let mut found = self.html_links(entry, page_url, response)?;
-                if requisite() {
+                if requisite {
                     found.links = Links::default();
                 }
                 found

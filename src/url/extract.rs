@@ -50,6 +50,15 @@
 //!   `action`; links in a `<template>`'s content (inert in a browser until used) are read too.
 //!   That costs a few extra URLs, never a missed one. A `<base>` in SVG or MathML is not
 //!   HTML's and is ignored.
+//! - CSS in HTML: the text of an HTML `<style>` and the `style` attribute of any element are
+//!   read by `url::css` (`url()`, `@import`, `image-set()`), resolved against the base like
+//!   the rest; a `style` value without a `(` is not parsed (it can hold no URL). A stylesheet
+//!   of its own is read by `stylesheet_links`, against its own URL.
+//! - Each URL is marked a requisite (`PageLinks::requisite`) when the page needs it to render:
+//!   `img`/`source` `src` and `srcset`, `script`, `iframe`, `frame`, `embed`, `object`,
+//!   `audio`, `video` and its `poster`, `track`, `input` (an image button), a `<link>` whose
+//!   `rel` says stylesheet, icon, preload or manifest, and what CSS references. Anchors,
+//!   forms and refreshes are not. The crawl fetches requisites past its depth (`--requisites`).
 //! - Page-level robots directives are read here, not obeyed: `<meta name="robots">` (and
 //!   `<meta name="TOKEN">`, the crawler's own robots token) give `Directives`, and each link
 //!   carries whether its `rel` says `nofollow` (`a`, `area`, `link`, `form`). The worker decides
