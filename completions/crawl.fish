@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -32,6 +32,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetc
 complete -c crawl -n "__fish_crawl_needs_command" -l max-time -d 'Stop after this long (90m, 2h, 1h30m, 30s, or plain seconds). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-bytes -d 'Stop after receiving this many bytes of response bodies (suffixes K, M, G). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-depth -d 'Follow links at most this many hops from a seed (seeds are depth 0). Default: 100' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l requisites -d 'Fetch what pages need to render (page requisites) one hop past --max-depth' -r -f -a "scope\t'One hop past `--max-depth`, on the hosts of the scope'
+any\t'One hop past `--max-depth`, on any host; their own links are not followed'
+off\t'No further than hyperlinks go'"
 complete -c crawl -n "__fish_crawl_needs_command" -l find -d 'Stop at the first fetched page that contains TEXT and print where (at most 100 characters)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l scope -d 'Which hosts the crawl may visit beyond the seeds' -r -f -a "host\t'Only the seeds\' hosts (host and port)'
 domain\t'The seeds\' registrable domains (example.com covers www.example.com), any port'

@@ -63,7 +63,7 @@ pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
-    pub use crate::url::extract::page_links;
+    pub use crate::url::extract::{page_links, stylesheet_links};
 }
 
 /// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record),

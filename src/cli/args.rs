@@ -16,7 +16,7 @@ use crate::tools::cachesim::CachesimArgs;
 use crate::tools::dedupe::DedupeArgs;
 use crate::tools::rank::RankArgs;
 use crate::tools::wacz::WaczArgs;
-use crate::url::normalize::Scope;
+use crate::url::normalize::{Requisites, Scope};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -143,6 +143,19 @@ pub struct Args {
     /// the start page counts as 1).
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
+
+    /// Fetch what pages need to render (page requisites) one hop past --max-depth.
+    ///
+    /// Requisites are images (src and srcset), scripts, stylesheets, icons and preloads
+    /// (<link rel>), frames, embeds, audio, video and their posters and tracks, and what CSS
+    /// references (url() in stylesheets, <style> and style attributes; a stylesheet's @import
+    /// and what that imports, a few hops further). The page at the last depth still gets them;
+    /// a requisite's own links are not followed, a stylesheet's excepted. `scope`: on the
+    /// hosts of --scope. `any`: on any host too (CDNs, font hosts), politely and within the
+    /// private-address rules like any fetch. `off`: no further than links go. The URL log
+    /// notes `requisite` on a URL fetched only as one.
+    #[arg(long, value_enum, value_name = "WHERE", default_value_t = Requisites::Scope)]
+    pub requisites: Requisites,
 
     /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
     ///

@@ -128,6 +128,7 @@ impl Args {
             Some(_) => hunt::DEFAULT_MAX_DEPTH,
             None => normalize::DEFAULT_MAX_DEPTH,
         }));
+        filter.requisites = args.requisites;
         filter.include = args.include;
         filter.exclude = args.exclude;
         let robots_token = args

@@ -54,6 +54,9 @@ pub enum Note {
     PageRobots(Directives),
     /// Not fetched: its host had used its `--max-pages-per-host` budget.
     HostBudget,
+    /// Fetched only as a page requisite (past `--max-depth`, or with `--requisites any`
+    /// outside the scope): its links are not followed, a stylesheet's excepted.
+    Requisite,
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
 }
@@ -80,13 +83,15 @@ pub enum SitemapNote {
 impl Note {
     /// The note to show when `self` and then `later` both apply. A redirect's target (or its
     /// failure) always shows; a cut body explains cut links, so it replaces them; a page's
-    /// robots directives show only when nothing else is noted (a recrawl's outcome, a cut
-    /// body say more); anything else shows only when nothing was noted before.
+    /// robots directives, and that a URL was fetched as a requisite, show only when nothing else
+    /// is noted (a recrawl's outcome, a cut body say more); anything else shows only when
+    /// nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
             (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
-            // Directives are the least of notes: any other one replaces them.
-            (Note::None | Note::PageRobots(_), _) => later,
+            // Directives and the requisite mark are the least of notes: any other one
+            // replaces them (a recrawl's outcome of a requisite shows).
+            (Note::None | Note::PageRobots(_) | Note::Requisite, _) => later,
             (Note::LinksCapped, Note::Truncated) => later,
             _ => self,
         }
@@ -128,6 +133,7 @@ impl fmt::Display for Note {
                 (false, false) => "",
             }),
             Note::HostBudget => f.write_str("host-budget"),
+            Note::Requisite => f.write_str("requisite"),
         }
     }
 }
@@ -196,6 +202,7 @@ mod tests {
             (Note::RetryAfterTooLong, "retry-after-too-long"),
             (Note::Recrawl(Outcome::Unchanged), "unchanged"),
             (Note::Recrawl(Outcome::Lastmod), "lastmod"),
+            (Note::Requisite, "requisite"),
             (Note::PageRobots(Directives::NONE), ""),
             (
                 Note::PageRobots(Directives {
@@ -260,5 +267,11 @@ mod tests {
             Note::Recrawl(Outcome::Changed)
         );
         assert_eq!(nofollow.clone().merge(Note::None), nofollow);
+        // The requisite mark replaces directives and gives way to any other note.
+        assert_eq!(nofollow.clone().merge(Note::Requisite), Note::Requisite);
+        assert_eq!(Note::Requisite.merge(Note::None), Note::Requisite);
+        let unchanged = Note::Recrawl(Outcome::Unchanged);
+        assert_eq!(Note::Requisite.merge(unchanged.clone()), unchanged);
+        assert_eq!(redirect().merge(Note::Requisite), redirect());
     }
 }

@@ -15,7 +15,7 @@ use crate::frontier::Entry;
 use crate::frontier::entry::FoundLine;
 use crate::seen::checksum::checksum;
 use crate::url::extract::PageLink;
-use crate::url::normalize::{Filter, Found, Rejection};
+use crate::url::normalize::{Filter, Found, LinkKind, Rejection};
 use rustc_hash::FxHashMap;
 use std::io::Write;
 use std::ops::Range;
@@ -43,13 +43,15 @@ impl Wanted {
     /// Filters `urls` (canonical ones in `text`) found at `depth` after `redirects` redirects,
     /// counting each rejected one (repeats included) in `counters.filtered`. The links are
     /// `order`, indices into `urls` (`PageLinks`: a repeated text is there once), or else
-    /// `urls` each once in turn.
+    /// `urls` each once in turn. Those `requisite` marks (one for each of `urls`; empty: none)
+    /// are filtered as links of `kind`, the others as hyperlinks.
     pub fn of(
         text: &str,
         mut urls: Vec<PageLink>,
         order: Option<&[u32]>,
         filter: &Filter,
         (depth, redirects): (u32, u32),
+        (requisite, kind): (&[bool], LinkKind),
         counters: &Counters,
     ) -> Wanted {
         let links = order.map_or(urls.len(), <[u32]>::len);
@@ -71,7 +73,11 @@ impl Wanted {
                 None => {
                     let url =
                         std::mem::replace(&mut urls[i], PageLink::Canonical { at: 0..0, key: 0 });
-                    let (answer, new) = wanted.answer(text, url, filter);
+                    let kind = match requisite.get(i) {
+                        Some(true) => kind,
+                        _ => LinkKind::Hyperlink,
+                    };
+                    let (answer, new) = wanted.answer(text, url, filter, kind);
                     answers[i] = Some(answer);
                     (answer, new)
                 }
@@ -87,30 +93,33 @@ impl Wanted {
         wanted
     }
 
-    /// What `url` gets: the index of its entry, new (true) or one before it with the same
-    /// text, or the filter's reason.
+    /// What `url`, a link of `kind`, gets: the index of its entry, new (true) or one before it
+    /// with the same text, or the filter's reason.
     fn answer(
         &mut self,
         text: &str,
         url: PageLink,
         filter: &Filter,
+        kind: LinkKind,
     ) -> (Result<u32, Rejection>, bool) {
         let accepted = match url {
             // Canonical text comes with its key (the extractor's): a repeat is known before the
-            // filter reads it.
+            // filter reads it (a requisite rejected as a hyperlink is asked about again).
             PageLink::Canonical { at, key } => {
                 let text = &text[at];
-                if let Some(&answer) = self.first.get(&key) {
-                    return (answer, false);
+                match self.first.get(&key) {
+                    Some(&Err(_)) if kind != LinkKind::Hyperlink => {}
+                    Some(&answer) => return (answer, false),
+                    None => {}
                 }
-                if let Err(reason) = filter.check_canonical(text, self.depth) {
-                    self.first.insert(key, Err(reason));
+                if let Err(reason) = filter.check_canonical_as(text, self.depth, kind) {
+                    self.first.entry(key).or_insert(Err(reason));
                     return (Err(reason), false);
                 }
                 return (Ok(self.add(key, text)), true);
             }
-            // A parsed URL's canonical text (and key) comes from `accept`.
-            PageLink::Parsed(url) => match Found::Parsed(url).accept(filter, self.depth) {
+            // A parsed URL's canonical text (and key) comes from `accept_as`.
+            PageLink::Parsed(url) => match Found::Parsed(url).accept_as(filter, self.depth, kind) {
                 Ok(text) => text,
                 Err(reason) => return (Err(reason), false),
             },
@@ -230,7 +239,8 @@ mod tests {
             (away, true),
         ];
         let (text, urls) = links(&page);
-        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), &counters);
+        let all_links = (&[][..], LinkKind::Hyperlink);
+        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), all_links, &counters);
         let keys = [a, b].map(|u| checksum(u.as_bytes()));
         let entries: Vec<(u64, Entry)> = wanted.entries();
         let want = [a, b].map(|u| Entry::new(u.to_owned(), 2, 0));
@@ -253,6 +263,29 @@ mod tests {
         }
     }
 
+    /// The links marked requisites are filtered as such (past the depth here), the others as
+    /// hyperlinks; a URL both linked and embedded is wanted once, whichever comes first.
+    #[test]
+    fn requisites_are_filtered_as_their_kind() {
+        let seed = Url::parse(SEED).unwrap();
+        let mut filter = Filter::new(Scope::Host, &[seed]);
+        filter.max_depth = Some(1);
+        let counters = Counters::default();
+        let (page, img, both) = (
+            "http://127.0.0.1:8080/page",
+            "http://127.0.0.1:8080/img.png",
+            "http://127.0.0.1:8080/both.png",
+        );
+        let distinct = [(page, false), (img, true), (both, false), (both, true)];
+        let (text, urls) = links(&distinct);
+        let requisite = [false, true, false, true];
+        let kinds = (&requisite[..], LinkKind::Requisite);
+        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), kinds, &counters);
+        assert_eq!(wanted.urls().collect::<Vec<_>>(), [img, both]);
+        let depth = counters.filtered[Rejection::Depth as usize].load(Ordering::Relaxed);
+        assert_eq!(depth, 2);
+    }
+
     /// A page's links given as `order` (each text once, `PageLinks`) come out as the same
     /// links given one by one: the same entries, `links.tsv` lines, repeats and counts.
     #[test]
@@ -265,10 +298,19 @@ mod tests {
         let order = [0, 1, 2, 0, 1, 3, 0, 2];
         let (by_order, one_by_one) = (Counters::default(), Counters::default());
         let (text, urls) = links(&distinct);
-        let got = Wanted::of(&text, urls, Some(&order), &filter, (1, 0), &by_order);
+        let all_links = (&[][..], LinkKind::Hyperlink);
+        let got = Wanted::of(
+            &text,
+            urls,
+            Some(&order),
+            &filter,
+            (1, 0),
+            all_links,
+            &by_order,
+        );
         let each: Vec<(&str, bool)> = order.iter().map(|&i| distinct[i as usize]).collect();
         let (text, urls) = links(&each);
-        let want = Wanted::of(&text, urls, None, &filter, (1, 0), &one_by_one);
+        let want = Wanted::of(&text, urls, None, &filter, (1, 0), all_links, &one_by_one);
         assert_eq!(got.entries(), want.entries());
         assert_eq!(got.links().collect::<Vec<_>>(), [a, b, a, b, a, b]);
         assert_eq!(

@@ -534,7 +534,10 @@ fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) 
         crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
             let wanted = group.into_iter().filter_map(|entry| {
                 let url = Url::parse(&entry.url).ok()?;
-                match config.filter.check(&url, entry.depth) {
+                // As leniently as a requisite: one the last crawl fetched past the depth or
+                // the scope (`--requisites`) is asked for again too.
+                let kind = crate::url::normalize::LinkKind::Stylesheet;
+                match config.filter.check_as(&url, entry.depth, kind) {
                     Ok(()) => Some((entry.key(), entry)),
                     Err(reason) => {
                         counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);

@@ -188,7 +188,7 @@ impl WorkerContext<'_> {
                 }
             }
             // Not asked for as a sitemap: `Source::of` gives a sitemap's 2xx as `Sitemap`.
-            Some(Source::Html | Source::Unread) | None => {}
+            Some(Source::Html | Source::Css | Source::Unread) | None => {}
         }
         if hold {
             self.dispatcher.host_free(host, response.elapsed);

@@ -19,7 +19,9 @@
 //!    server works on it while this page is processed, and its response is read then
 //!    (`Fetcher::finish`).
 //! 4. `discover`: the response's links, from its source (`crawl::links::Source`): a redirect's
-//!    target, or an HTML page's links (and `--save files`), page-level robots directives obeyed.
+//!    target, an HTML page's links (and `--save files`) or a stylesheet's, page-level robots
+//!    directives obeyed; a URL fetched only as a page requisite is noted so, and leads only to
+//!    requisites.
 //! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
 //! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
 //! 7. `--find` searches the page; the response goes to the archive, and the page is done once
@@ -50,6 +52,7 @@ use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
+use crate::url::normalize::LinkKind;
 use anyhow::Result;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -314,8 +317,12 @@ impl WorkerContext<'_> {
         // this worker's own work.
         self.free_host(host, response.elapsed, chain)?;
         self.count(&response);
-        let discovered = self.discover(entry, &page_url, &response)?;
+        let requisite = (self.config.filter).fetched_as_requisite(&page_url, entry.depth);
+        let discovered = self.discover(entry, &page_url, &response, requisite)?;
         let mut note = discovered.note;
+        if requisite {
+            note = note.merge(Note::Requisite);
+        }
         if response.truncated {
             self.counters.truncated.fetch_add(1, Ordering::Relaxed);
             note = note.merge(Note::Truncated);
@@ -482,11 +489,34 @@ impl WorkerContext<'_> {
         }
     }
 
-    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far.
-    fn discover(&self, entry: &Entry, page_url: &Url, response: &Response) -> Result<Discovered> {
+    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far. A
+    /// URL wanted only as a page requisite (`requisite`: `Filter::fetched_as_requisite`) leads
+    /// only to requisites: a stylesheet's links, a redirect's target; an HTML page's links are
+    /// not followed.
+    fn discover(
+        &self,
+        entry: &Entry,
+        page_url: &Url,
+        response: &Response,
+        requisite: bool,
+    ) -> Result<Discovered> {
         Ok(match Source::of(response, false) {
-            Some(Source::Redirect) => redirect::discovered(entry, page_url, response),
-            Some(Source::Html) => self.html_links(entry, page_url, response)?,
+            Some(Source::Redirect) => {
+                let mut found = redirect::discovered(entry, page_url, response);
+                if requisite {
+                    found.links.requisite = vec![true; found.links.urls.len()];
+                    found.links.requisite_kind = LinkKind::Stylesheet;
+                }
+                found
+            }
+            Some(Source::Html) => {
+                let mut found = self.html_links(entry, page_url, response)?;
+                if requisite {
+                    found.links = Links::default();
+                }
+                found
+            }
+            Some(Source::Css) => self.css_links(entry, page_url, response),
             Some(Source::Unread) => self.unread(response),
             Some(Source::Sitemap) => {
                 unreachable!("a sitemap is read by WorkerContext::crawl_sitemap")
@@ -576,10 +606,13 @@ impl WorkerContext<'_> {
             order,
             depth,
             redirects,
+            requisite,
+            requisite_kind,
         } = found;
         let filter = &self.config.filter;
         let (order, found_at) = (order.as_deref(), (depth, redirects));
-        let wanted = Wanted::of(&text, urls, order, filter, found_at, self.counters);
+        let kinds = (&requisite[..], requisite_kind);
+        let wanted = Wanted::of(&text, urls, order, filter, found_at, kinds, self.counters);
         let mut merge = false;
         if let Some((from, topical)) = from {
             self.links.write(from, wanted.links())?;

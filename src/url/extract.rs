@@ -50,12 +50,22 @@
 //!   `action`; links in a `<template>`'s content (inert in a browser until used) are read too.
 //!   That costs a few extra URLs, never a missed one. A `<base>` in SVG or MathML is not
 //!   HTML's and is ignored.
+//! - CSS in HTML: the text of an HTML `<style>` and the `style` attribute of any element are
+//!   read by `url::css` (`url()`, `@import`, `image-set()`), resolved against the base like
+//!   the rest; a `style` value without a `(` is not parsed (it can hold no URL). A stylesheet
+//!   of its own is read by `stylesheet_links`, against its own URL.
+//! - Each URL is marked a requisite (`PageLinks::requisite`) when the page needs it to render:
+//!   `img`/`source` `src` and `srcset`, `script`, `iframe`, `frame`, `embed`, `object`,
+//!   `audio`, `video` and its `poster`, `track`, `input` (an image button), a `<link>` whose
+//!   `rel` says stylesheet, icon, preload or manifest, and what CSS references. Anchors,
+//!   forms and refreshes are not. The crawl fetches requisites past its depth (`--requisites`).
 //! - Page-level robots directives are read here, not obeyed: `<meta name="robots">` (and
 //!   `<meta name="TOKEN">`, the crawler's own robots token) give `Directives`, and each link
 //!   carries whether its `rel` says `nofollow` (`a`, `area`, `link`, `form`). The worker decides
 //!   what to follow (`--ignore-page-robots`). `url::directives` reads the header form.
 
 use crate::seen::checksum::checksum;
+use crate::url::css::css_urls;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use crate::url::normalize::{Base, Found, join_into};
@@ -83,6 +93,9 @@ pub struct Extracted {
     pub links: Vec<Found>,
     /// For each of `links`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
+    /// For each of `links`, whether its URL is a requisite of the page (`PageLinks::requisite`);
+    /// empty when none is.
+    pub requisite: Vec<bool>,
     /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
     pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
@@ -103,6 +116,10 @@ pub struct PageLinks {
     pub order: Vec<u32>,
     /// For each of `order`, whether its element said `rel="nofollow"`.
     pub rel_nofollow: Vec<bool>,
+    /// For each of `distinct`, whether the page needs it to render: some link to it is an
+    /// image, script, stylesheet, icon, frame, media or CSS `url()`. Empty when none is (no
+    /// allocation for a page of hyperlinks only).
+    pub requisite: Vec<bool>,
     /// What `<meta name="robots">` (or the crawler's token) said about the whole page.
     pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
@@ -128,11 +145,16 @@ impl PageLinks {
             PageLink::Canonical { at, .. } => Found::Canonical(self.text[at].to_owned()),
             PageLink::Parsed(url) => Found::Parsed(url),
         };
+        let requisite = match self.requisite.is_empty() {
+            true => Vec::new(),
+            false => (self.order.iter().map(|&i| self.requisite[i as usize])).collect(),
+        };
         if self.order.len() == self.distinct.len() {
             // No repeat: the order is 0, 1, 2, ...
             return Extracted {
                 links: self.distinct.into_iter().map(found).collect(),
                 rel_nofollow: self.rel_nofollow,
+                requisite,
                 directives: self.directives,
                 truncated: self.truncated,
             };
@@ -154,6 +176,7 @@ impl PageLinks {
         Extracted {
             links,
             rel_nofollow: self.rel_nofollow,
+            requisite,
             directives: self.directives,
             truncated: self.truncated,
         }
@@ -206,6 +229,26 @@ pub fn page_links(
     state.out
 }
 
+/// The links of a stylesheet `body` fetched from `sheet_url` (`url::css`), each distinct URL
+/// once, every one a requisite: the same shape as a page's (`page_links`), resolved against
+/// the stylesheet's own URL. The text is read in `charset` (the `Content-Type`'s, if it is
+/// one whose ASCII bytes mean ASCII), else UTF-8; bytes that are not are replaced. At most
+/// `max_links` links.
+pub fn stylesheet_links(
+    body: &[u8],
+    sheet_url: &Url,
+    charset: Option<&str>,
+    max_links: usize,
+) -> PageLinks {
+    let encoding = charset
+        .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
+        .filter(|encoding| encoding.is_ascii_compatible())
+        .unwrap_or(UTF_8);
+    let mut state = State::new(sheet_url, max_links, "", body.len());
+    state.css(&encoding.decode(body).0);
+    state.out
+}
+
 /// Tokenizes `body`, recording into `state`. Stops at the link limit once the base is known.
 ///
 /// The first `<base href>` outside a template sets the base of every link, those before it
@@ -223,18 +266,45 @@ fn scan(
     let mut tokens = Tokenizer::new(body);
     // The link limit was reached before a base: only a base is looked for.
     let mut full = false;
+    // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
+    let mut style = false;
     while let Some(token) = tokens.next_token() {
-        let Token::Start { name, ns, .. } = token else {
-            continue;
+        let (name, ns) = match token {
+            Token::Start { name, ns, .. } => (name, ns),
+            Token::Text(text) if std::mem::take(&mut style) => {
+                if !full && state.css(&encoding.decode_without_bom_handling(&body[text]).0) {
+                    if state.base_seen {
+                        return;
+                    }
+                    full = true;
+                }
+                continue;
+            }
+            Token::Text(_) => continue,
         };
         let tag_start = name.start - 1;
         let name = &body[name];
+        style = ns == Namespace::Html && name.eq_ignore_ascii_case(b"style");
+        let found = interesting(name, ns);
+        // Any element's `style` attribute, read before its other attributes; not a `<base>`'s,
+        // which the reading again from a base (below) would lose (the oracle skips it too).
+        if !full
+            && found != Some("base")
+            && let Some(value) = tokens.attr(b"style")
+            && memchr::memchr(b'(', value).is_some()
+            && state.style_attribute(&encoding.decode(value).0)
+        {
+            if state.base_seen {
+                return;
+            }
+            full = true;
+        }
         #[cfg(any(test, feature = "oracle"))]
         if tokens.unlike_lol_html || ns != Namespace::Html && name.eq_ignore_ascii_case(b"noscript")
         {
             state.unlike_lol_html = true;
         }
-        let Some(name) = interesting(name, ns) else {
+        let Some(name) = found else {
             continue;
         };
         #[cfg(any(test, feature = "oracle"))]
@@ -420,25 +490,32 @@ impl State<'_> {
     /// link limit was exceeded, which ends the reading. `<base>` is not read here (`set_base`).
     fn element(&mut self, name: &str, el: &impl StartTag) -> bool {
         match name {
-            "a" | "area" | "link" => self.attr_rel(el, "href"),
+            "a" | "area" => self.attr_rel(el, "href", false),
+            "link" => {
+                let requisite = el.get("rel").is_some_and(|rel| {
+                    let rel = attribute_value(&rel);
+                    rel.split(is_ascii_ws).any(is_requisite_rel)
+                });
+                self.attr_rel(el, "href", requisite);
+            }
             "img" | "source" => {
-                self.attr(el, "src");
+                self.attr(el, "src", true);
                 if let Some(srcset) = el.get("srcset") {
                     let srcset = attribute_value(&srcset);
                     for candidate in srcset_urls(&srcset) {
-                        self.push(candidate);
+                        self.push(candidate, true);
                     }
                 }
             }
             "video" => {
-                self.attr(el, "src");
-                self.attr(el, "poster");
+                self.attr(el, "src", true);
+                self.attr(el, "poster", true);
             }
             "script" | "iframe" | "frame" | "embed" | "audio" | "track" | "input" => {
-                self.attr(el, "src");
+                self.attr(el, "src", true);
             }
-            "object" => self.attr(el, "data"),
-            "form" => self.attr_rel(el, "action"),
+            "object" => self.attr(el, "data", true),
+            "form" => self.attr_rel(el, "action", false),
             "meta" => {
                 self.meta_robots(el);
                 self.meta_refresh(el);
@@ -476,7 +553,7 @@ impl State<'_> {
         }
         self.refresh_seen = true;
         if let Some(url) = url {
-            self.push(url);
+            self.push(url, false);
         }
     }
 
@@ -505,21 +582,23 @@ impl State<'_> {
         self.out.distinct.clear();
         self.out.order.clear();
         self.out.rel_nofollow.clear();
+        self.out.requisite.clear();
         self.first.clear();
         self.out.truncated = false;
         self.refresh_seen = false;
     }
 
-    fn attr(&mut self, el: &impl StartTag, name: &str) {
+    /// The attribute `name` of `el` as a link (`requisite`: one the page needs to render).
+    fn attr(&mut self, el: &impl StartTag, name: &str, requisite: bool) {
         if let Some(value) = el.get(name) {
-            self.push(&attribute_value(&value));
+            self.push(&attribute_value(&value), requisite);
         }
     }
 
     /// `attr`, marking the link `nofollow` when the element's `rel` has that keyword.
-    fn attr_rel(&mut self, el: &impl StartTag, name: &str) {
+    fn attr_rel(&mut self, el: &impl StartTag, name: &str, requisite: bool) {
         let before = self.out.order.len();
-        self.attr(el, name);
+        self.attr(el, name, requisite);
         if self.out.order.len() > before
             && let Some(rel) = el.get("rel")
             && attribute_value(&rel)
@@ -544,8 +623,28 @@ impl State<'_> {
         }
     }
 
-    /// Resolves one raw (entity-decoded) value and records it, or sets `truncated`.
-    fn push(&mut self, raw: &str) {
+    /// The URLs of CSS (a `<style>`'s text, a `style` attribute's value, decoded; or a
+    /// stylesheet), each a requisite. Returns whether the link limit was exceeded.
+    fn css(&mut self, css: &str) -> bool {
+        css_urls(css, &mut |url| {
+            self.push(url, true);
+            !self.out.truncated
+        });
+        self.out.truncated
+    }
+
+    /// A `style` attribute's value (character references not yet decoded): its `url()`s, if
+    /// it may have any (a `(`; most have none). Returns whether the link limit was exceeded.
+    fn style_attribute(&mut self, value: &str) -> bool {
+        if !value.contains('(') {
+            return self.out.truncated;
+        }
+        self.css(&attribute_value(value))
+    }
+
+    /// Resolves one raw (entity-decoded) value and records it (`requisite`: the page needs it
+    /// to render), or sets `truncated`.
+    fn push(&mut self, raw: &str, requisite: bool) {
         let value = raw.trim_matches(is_ascii_ws);
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
@@ -569,10 +668,16 @@ impl State<'_> {
             self.out.truncated = true;
             return;
         }
-        let PageLinks { text, distinct, .. } = &mut self.out;
+        let PageLinks {
+            text,
+            distinct,
+            requisite: requisites,
+            ..
+        } = &mut self.out;
         let index = match parsed {
             Some(url) => {
                 distinct.push(PageLink::Parsed(url));
+                mark(requisites, distinct.len() - 1, distinct.len(), requisite);
                 distinct.len() - 1
             }
             None => {
@@ -586,11 +691,13 @@ impl State<'_> {
                 match self.first.get(&key).filter(same) {
                     Some(&i) => {
                         text.truncate(start);
+                        mark(requisites, i as usize, distinct.len(), requisite);
                         i as usize
                     }
                     None => {
                         distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
+                        mark(requisites, i, distinct.len(), requisite);
                         self.first.entry(key).or_insert(i as u32);
                         i
                     }
@@ -600,6 +707,34 @@ impl State<'_> {
         self.out.order.push(index as u32);
         self.out.rel_nofollow.push(false);
     }
+}
+
+/// Marks URL `i` of `distinct` (that many) a requisite if `requisite`; the marks stay empty
+/// until one is (`PageLinks::requisite`), then one for each URL.
+fn mark(marks: &mut Vec<bool>, i: usize, distinct: usize, requisite: bool) {
+    if requisite || !marks.is_empty() {
+        marks.resize(distinct, false);
+    }
+    if requisite {
+        marks[i] = true;
+    }
+}
+
+/// Whether a `<link rel>` keyword names something the page needs to render: a stylesheet
+/// (`alternate stylesheet` too), an icon (`icon`, `shortcut icon`, Apple's and Safari's), or a
+/// resource the page asks to be loaded early (`preload`, `modulepreload`), or its manifest.
+fn is_requisite_rel(keyword: &str) -> bool {
+    const KEYWORDS: [&str; 8] = [
+        "stylesheet",
+        "icon",
+        "apple-touch-icon",
+        "apple-touch-icon-precomposed",
+        "mask-icon",
+        "preload",
+        "modulepreload",
+        "manifest",
+    ];
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(keyword))
 }
 
 fn is_ascii_ws(c: char) -> bool {
@@ -778,6 +913,118 @@ mod tests {
         assert_eq!(expanded.rel_nofollow, got.rel_nofollow);
         let cut = page_links(body.as_bytes(), &page, None, 3, "robots");
         assert_eq!((cut.order, cut.truncated), (vec![0, 1, 0], true));
+    }
+
+    /// Each link's URL path and whether it is a requisite of the page.
+    fn kinds(body: &str) -> Vec<(String, bool)> {
+        let page = Url::parse(PAGE).unwrap();
+        let out = extract_links(body.as_bytes(), &page, None, 1000);
+        let requisite = |i| out.requisite.get(i).copied().unwrap_or(false);
+        let paths = out.links.iter().map(|l| path(l).to_owned());
+        paths.enumerate().map(|(i, p)| (p, requisite(i))).collect()
+    }
+
+    /// What a page needs to render is marked a requisite; hyperlinks, forms and refreshes are
+    /// not; a URL both linked and embedded is a requisite wherever it occurs.
+    #[test]
+    fn requisites_are_what_the_page_needs_to_render() {
+        let body = r#"<a href=/a>a</a><link rel=stylesheet href=/s.css><link rel="Shortcut Icon" href=/i.ico>
+            <link rel=alternate href=/feed><link rel=next href=/2><link rel=preload href=/p.woff2>
+            <img src=/img.png srcset="/1x.png 1x, /2x.png 2x"><script src=/s.js></script>
+            <video src=/v.mp4 poster=/poster.jpg><source src=/v.webm><track src=/t.vtt></video>
+            <audio src=/a.ogg></audio><iframe src=/frame></iframe><embed src=/e.swf><object data=/o.svg></object>
+            <input type=image src=/button.png><form action=/search></form>
+            <meta http-equiv=refresh content="0; url=/moved"><a href=/img.png>big</a>"#;
+        let want = [
+            ("/a", false),
+            ("/s.css", true),
+            ("/i.ico", true),
+            ("/feed", false),
+            ("/2", false),
+            ("/p.woff2", true),
+            ("/img.png", true),
+            ("/1x.png", true),
+            ("/2x.png", true),
+            ("/s.js", true),
+            ("/v.mp4", true),
+            ("/poster.jpg", true),
+            ("/v.webm", true),
+            ("/t.vtt", true),
+            ("/a.ogg", true),
+            ("/frame", true),
+            ("/e.swf", true),
+            ("/o.svg", true),
+            ("/button.png", true),
+            ("/search", false),
+            ("/moved", false),
+            ("/img.png", true),
+        ];
+        let want: Vec<(String, bool)> = want.iter().map(|&(p, r)| (p.to_owned(), r)).collect();
+        assert_eq!(kinds(body), want);
+    }
+
+    /// `<style>` text and `style` attributes are CSS: their `url()`s and `@import`s are
+    /// requisites, resolved against the page's base; a `<style>` in SVG, a `<style>` inside a
+    /// comment or a script, and a `url(` in a CSS comment or string are not read.
+    #[test]
+    fn style_elements_and_attributes_are_read_as_css() {
+        let body = r#"<head><base href="http://example.com/b/"><style>
+            @import "print.css" print; @import url(/reset.css);
+            /* url(/comment.png) */ body { background: url('bg.png'); content: "url(/string.png)" }
+            @font-face { font-family: X; src: url(&quot;font.woff2&quot;) }
+            </style></head><body style="background-image: url(&quot;/attr.png&quot;)">
+            <div style='background: image-set("/a1x.png" 1x, "/a2x.png" 2x)'>x</div>
+            <p style="color: red">no parenthesis</p><p style="background: url(data:image/png;base64,AAAA)">
+            <svg><style>rect { fill: url(/svg.png) }</style></svg>
+            <script>var s = "<style>a { background: url(/script.png) }</style>";</script>
+            <!-- <style>a { background: url(/comment2.png) }</style> -->
+            <img src=/after.png style="border-image: url(/border.png)"></body>"#;
+        let got = kinds(body);
+        let want = [
+            "/b/print.css",
+            "/reset.css",
+            "/b/bg.png",
+            // `&quot;` stays itself in `<style>` text (raw text: no character references).
+            "/b/&quot;font.woff2&quot;",
+            "/attr.png",
+            "/a1x.png",
+            "/a2x.png",
+            "/border.png",
+            "/after.png",
+        ];
+        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, want);
+        assert!(got.iter().all(|(_, requisite)| *requisite));
+    }
+
+    /// A stylesheet's links resolve against its own URL, each a requisite, each distinct URL
+    /// once; the link limit holds; its charset is the header's.
+    #[test]
+    fn stylesheet_links_resolve_against_the_sheet() {
+        let sheet = Url::parse("http://cdn.test/css/site.css").unwrap();
+        let css = "@import 'base.css'; a { background: url(../img/a.png) } b { background: url(../img/a.png) }
+                   @font-face { src: url(/fonts/f.woff2) } c { background: url(data:image/gif;base64,R0lG) }";
+        let got = stylesheet_links(css.as_bytes(), &sheet, None, 100).into_extracted();
+        let urls: Vec<&str> = got.links.iter().map(Found::as_str).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://cdn.test/css/base.css",
+                "http://cdn.test/img/a.png",
+                "http://cdn.test/img/a.png",
+                "http://cdn.test/fonts/f.woff2",
+            ]
+        );
+        assert_eq!(got.requisite, [true; 4]);
+        let cut = stylesheet_links(css.as_bytes(), &sheet, None, 2);
+        assert_eq!((cut.order.len(), cut.truncated), (2, true));
+        let latin1: &[u8] = b"a { background: url(/caf\\e9.png) url(/caf\xe9.png) }";
+        let latin1 = stylesheet_links(latin1, &sheet, Some("iso-8859-1"), 10);
+        let urls: Vec<Found> = latin1.into_extracted().links;
+        assert_eq!(
+            urls.iter().map(path).collect::<Vec<_>>(),
+            ["/caf%C3%A9.png"; 2]
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! URLs in: seed files, links extracted from pages, and the canonical form both are put in.
 //!
-//! `seeds` reads the seed list, `extract` finds links in a page over `html` (the tokenizer),
+//! `seeds` reads the seed list, `extract` finds links in a page over `html` (the tokenizer)
+//! and in a stylesheet over `css`,
 //! `directives` reads a page's robots directives, `normalize` makes the canonical form and
 //! applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "url/".
 
+pub mod css;
 pub mod directives;
 pub mod extract;
 mod html;

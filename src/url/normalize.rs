@@ -25,6 +25,36 @@ pub enum Scope {
     Any,
 }
 
+/// Which page requisites are fetched past the limits of hyperlinks (`--requisites`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Requisites {
+    /// One hop past `--max-depth`, on the hosts of the scope.
+    Scope,
+    /// One hop past `--max-depth`, on any host; their own links are not followed.
+    Any,
+    /// No further than hyperlinks go.
+    Off,
+}
+
+/// What a link is to the response it was found in, which says how far past the scope and
+/// `--max-depth` it may go (`Filter::requisites`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LinkKind {
+    /// A hyperlink, a form, a refresh, a redirect, a sitemap's page: within the limits.
+    #[default]
+    Hyperlink,
+    /// What a page needs to render: one hop past `--max-depth`.
+    Requisite,
+    /// A stylesheet's `@import`s and `url()`s (or the redirect of a URL fetched as a
+    /// requisite): requisites of the page that led to it, `STYLESHEET_HOPS` more hops allowed.
+    Stylesheet,
+}
+
+/// Hops a stylesheet's links may go past the page requisite that led to them: a chain of
+/// imports (Sphinx: `default.css`, `classic.css`, `basic.css`) and the fonts and images at its
+/// end, bounded so that a stylesheet that makes a new URL of every import ends.
+pub const STYLESHEET_HOPS: u32 = 4;
+
 /// Why a URL was not wanted; counted in the summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rejection {
@@ -155,14 +185,24 @@ impl Found {
 
     /// The canonical text of the URL if `filter` wants it at `depth`.
     pub fn accept(self, filter: &Filter, depth: u32) -> Result<String, Rejection> {
+        self.accept_as(filter, depth, LinkKind::Hyperlink)
+    }
+
+    /// `accept`, for a link of `kind`.
+    pub fn accept_as(
+        self,
+        filter: &Filter,
+        depth: u32,
+        kind: LinkKind,
+    ) -> Result<String, Rejection> {
         match self {
             Found::Parsed(url) => {
                 let url = canonicalize(url);
-                filter.check(&url, depth)?;
+                filter.check_as(&url, depth, kind)?;
                 Ok(url.into())
             }
             Found::Canonical(text) => {
-                filter.check_canonical(&text, depth)?;
+                filter.check_canonical_as(&text, depth, kind)?;
                 Ok(text)
             }
         }
@@ -720,6 +760,8 @@ pub struct Filter {
     allowed: HashSet<String>,
     /// Link hops from a seed beyond which URLs are dropped (`--max-depth`).
     pub max_depth: Option<u32>,
+    /// How far past the scope and `max_depth` page requisites go (`--requisites`).
+    pub requisites: Requisites,
     /// When not empty, a URL must match one of these (`--include`).
     pub include: Vec<Regex>,
     /// A URL matching one of these is dropped (`--exclude`).
@@ -746,6 +788,7 @@ impl Filter {
             scope,
             allowed,
             max_depth: None,
+            requisites: Requisites::Scope,
             include: Vec::new(),
             exclude: Vec::new(),
             max_url_len: 2048,
@@ -757,64 +800,124 @@ impl Filter {
     /// Checks a canonical URL found at `depth`. Seeds pass through the same rules, except scope
     /// (they define it).
     pub fn check(&self, url: &Url, depth: u32) -> Result<(), Rejection> {
+        self.check_as(url, depth, LinkKind::Hyperlink)
+    }
+
+    /// `check` for a link of `kind`: a requisite may go past `max_depth`, and with
+    /// `Requisites::Any` outside the scope.
+    pub fn check_as(&self, url: &Url, depth: u32, kind: LinkKind) -> Result<(), Rejection> {
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return Err(Rejection::Scheme);
         }
-        let in_scope = match self.scope {
+        if !self.anywhere(kind) && !self.in_scope(url) {
+            return Err(Rejection::Scope);
+        }
+        self.check_rules(
+            url.as_str(),
+            self.path_of(url),
+            depth,
+            self.past_depth(kind),
+        )
+    }
+
+    /// Whether `url` (http(s), with a host) is on a host of the scope.
+    pub fn in_scope(&self, url: &Url) -> bool {
+        match self.scope {
             Scope::Any => true,
             Scope::Host => self.allowed.contains(&host_key(url)),
             Scope::Domain => self.allowed.contains(&registrable_domain(url)),
-        };
-        if !in_scope {
-            return Err(Rejection::Scope);
         }
-        self.check_url_rules(url, depth)
+    }
+
+    /// Whether `url`, found at `depth`, can only have been wanted as a page requisite (past
+    /// `max_depth`, or outside the scope): its links are not followed, except a stylesheet's.
+    pub fn fetched_as_requisite(&self, url: &Url, depth: u32) -> bool {
+        self.requisites != Requisites::Off
+            && (self.max_depth.is_some_and(|max| depth > max)
+                || self.requisites == Requisites::Any && !self.in_scope(url))
+    }
+
+    /// Links of `kind` are wanted on any host (`--requisites any`).
+    fn anywhere(&self, kind: LinkKind) -> bool {
+        self.requisites == Requisites::Any && kind != LinkKind::Hyperlink
+    }
+
+    /// The hops past `max_depth` links of `kind` may go.
+    fn past_depth(&self, kind: LinkKind) -> u32 {
+        match (self.requisites, kind) {
+            (Requisites::Off, _) | (_, LinkKind::Hyperlink) => 0,
+            (_, LinkKind::Requisite) => 1,
+            (_, LinkKind::Stylesheet) => 1 + STYLESHEET_HOPS,
+        }
     }
 
     /// `check` for the text of a URL that `is_canonical` accepted (http(s), a host of
     /// `[a-z0-9.-]` or IPv4, no user info), read off the text without a parse.
     pub fn check_canonical(&self, text: &str, depth: u32) -> Result<(), Rejection> {
+        self.check_canonical_as(text, depth, LinkKind::Hyperlink)
+    }
+
+    /// `check_canonical` for a link of `kind` (`check_as`).
+    pub fn check_canonical_as(
+        &self,
+        text: &str,
+        depth: u32,
+        kind: LinkKind,
+    ) -> Result<(), Rejection> {
         let (origin, authority, default_port) = origin_parts(text).ok_or(Rejection::Scheme)?;
-        let in_scope = match self.scope {
-            Scope::Any => true,
-            // A few seed hosts (the usual case) are compared with the link's authority as
-            // they are: no key built, no hash per link.
-            Scope::Host if self.allowed.len() <= FEW_HOSTS => self
-                .allowed
-                .iter()
-                .any(|key| is_host_key_of(key, authority, default_port)),
-            Scope::Host => with_key_of(authority, default_port, |key| self.allowed.contains(key)),
-            Scope::Domain => {
-                let host = &authority[..authority.find(':').unwrap_or(authority.len())];
-                // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
-                let ipv4 = host
-                    .rsplit('.')
-                    .next()
-                    .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()));
-                let domain = match ipv4 {
-                    true => host,
-                    false => psl::domain_str(host).unwrap_or(host),
-                };
-                self.allowed.contains(domain)
-            }
-        };
+        let in_scope = self.anywhere(kind)
+            || match self.scope {
+                Scope::Any => true,
+                // A few seed hosts (the usual case) are compared with the link's authority as
+                // they are: no key built, no hash per link.
+                Scope::Host if self.allowed.len() <= FEW_HOSTS => self
+                    .allowed
+                    .iter()
+                    .any(|key| is_host_key_of(key, authority, default_port)),
+                Scope::Host => {
+                    with_key_of(authority, default_port, |key| self.allowed.contains(key))
+                }
+                Scope::Domain => {
+                    let host = &authority[..authority.find(':').unwrap_or(authority.len())];
+                    // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
+                    let ipv4 = host
+                        .rsplit('.')
+                        .next()
+                        .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()));
+                    let domain = match ipv4 {
+                        true => host,
+                        false => psl::domain_str(host).unwrap_or(host),
+                    };
+                    self.allowed.contains(domain)
+                }
+            };
         if !in_scope {
             return Err(Rejection::Scope);
         }
         let rest = &text[origin.len()..];
         let path = &rest[..memchr::memchr(b'?', rest.as_bytes()).unwrap_or(rest.len())];
-        self.check_rules(text, Some(path), depth)
+        self.check_rules(text, Some(path), depth, self.past_depth(kind))
     }
 
     /// The rules that apply to seeds too: depth, patterns and trap guards.
     pub fn check_url_rules(&self, url: &Url, depth: u32) -> Result<(), Rejection> {
-        let path = (!url.cannot_be_a_base()).then(|| url.path());
-        self.check_rules(url.as_str(), path, depth)
+        self.check_rules(url.as_str(), self.path_of(url), depth, 0)
     }
 
-    /// `check_url_rules` over a URL's text and its path (`None` for a URL without one).
-    fn check_rules(&self, text: &str, path: Option<&str>, depth: u32) -> Result<(), Rejection> {
-        if self.max_depth.is_some_and(|max| depth > max) {
+    fn path_of<'u>(&self, url: &'u Url) -> Option<&'u str> {
+        (!url.cannot_be_a_base()).then(|| url.path())
+    }
+
+    /// `check_url_rules` over a URL's text and its path (`None` for a URL without one), for a
+    /// link allowed `past_depth` hops past `max_depth`.
+    fn check_rules(
+        &self,
+        text: &str,
+        path: Option<&str>,
+        depth: u32,
+        past_depth: u32,
+    ) -> Result<(), Rejection> {
+        if (self.max_depth).is_some_and(|max| depth > max.saturating_add(past_depth)) {
             return Err(Rejection::Depth);
         }
         if text.len() > self.max_url_len {
@@ -1021,6 +1124,64 @@ mod tests {
             filter.check(&Url::parse("http://other.co.uk/").unwrap(), 1),
             Err(Rejection::Scope)
         );
+    }
+
+    /// Requisites go one hop past `max_depth`, a stylesheet's links `STYLESHEET_HOPS` more;
+    /// with `any` on any host; with `off` no further than hyperlinks. The parsed and the
+    /// canonical checks agree.
+    #[test]
+    fn requisites_go_past_the_depth_and_with_any_the_scope() {
+        let seeds = [Url::parse("http://h/").unwrap()];
+        let mut filter = Filter::new(Scope::Host, &seeds);
+        filter.max_depth = Some(2);
+        let check = |filter: &Filter, url: &str, depth, kind| {
+            let parsed = filter.check_as(&Url::parse(url).unwrap(), depth, kind);
+            assert_eq!(parsed, filter.check_canonical_as(url, depth, kind), "{url}");
+            parsed
+        };
+        let (link, requisite, sheet) = (
+            LinkKind::Hyperlink,
+            LinkKind::Requisite,
+            LinkKind::Stylesheet,
+        );
+        let last = 3 + STYLESHEET_HOPS;
+        for (requisites, cdn) in [
+            (Requisites::Scope, Err(Rejection::Scope)),
+            (Requisites::Any, Ok(())),
+        ] {
+            filter.requisites = requisites;
+            assert_eq!(check(&filter, "http://h/a", 3, link), Err(Rejection::Depth));
+            assert_eq!(check(&filter, "http://h/a.png", 3, requisite), Ok(()));
+            assert_eq!(
+                check(&filter, "http://h/a.png", 4, requisite),
+                Err(Rejection::Depth)
+            );
+            assert_eq!(check(&filter, "http://h/f.woff", last, sheet), Ok(()));
+            let past = check(&filter, "http://h/f.woff", last + 1, sheet);
+            assert_eq!(past, Err(Rejection::Depth));
+            assert_eq!(check(&filter, "http://cdn/a.png", 3, requisite), cdn);
+            assert_eq!(check(&filter, "http://cdn/f.woff", 4, sheet), cdn);
+            assert_eq!(
+                check(&filter, "http://cdn/", 1, link),
+                Err(Rejection::Scope)
+            );
+            let h = Url::parse("http://h/a.png").unwrap();
+            let cdn_url = Url::parse("http://cdn/a.png").unwrap();
+            assert!(!filter.fetched_as_requisite(&h, 2));
+            assert!(filter.fetched_as_requisite(&h, 3));
+            let any = requisites == Requisites::Any;
+            assert_eq!(filter.fetched_as_requisite(&cdn_url, 1), any);
+        }
+        filter.requisites = Requisites::Off;
+        for kind in [link, requisite, sheet] {
+            assert_eq!(
+                check(&filter, "http://h/a.png", 3, kind),
+                Err(Rejection::Depth)
+            );
+            let cdn = check(&filter, "http://cdn/a.png", 1, kind);
+            assert_eq!(cdn, Err(Rejection::Scope));
+        }
+        assert!(!filter.fetched_as_requisite(&Url::parse("http://h/a").unwrap(), 3));
     }
 
     #[test]

@@ -309,6 +309,18 @@ proptest! {
     }
 
     #[test]
+    fn stylesheet(css in css_text(), charset in prop::option::of(prop::sample::select(
+        vec!["utf-8", "iso-8859-1", "utf-16", "bogus"],
+    ))) {
+        use crawl::internals::stylesheet_links;
+        let sheet = Url::parse("http://h.test/css/site.css").unwrap();
+        let (out, heap) = peak_heap(|| stylesheet_links(&css, &sheet, charset, 50));
+        prop_assert!(out.order.len() <= 50);
+        prop_assert_eq!(out.requisite.len(), out.distinct.len());
+        prop_assert!(heap <= 8 * css.len() + (1 << 20), "{heap} bytes for {}", css.len());
+    }
+
+    #[test]
     fn robots(text in robots_text(), status in prop::sample::select(vec![200u16, 301, 404, 503]),
               paths in prop::collection::vec(url_text(), 1..8)) {
         let (rules, heap) = peak_heap(|| RobotsRules::from_response("crawl", status, &text));
@@ -341,7 +353,7 @@ proptest! {
 fn html_text() -> impl Strategy<Value = Vec<u8>> {
     let attr = (
         prop::sample::select(vec![
-            "href", "src", "srcset", "action", "content", "poster", "data", "rel", "name",
+            "href", "src", "srcset", "action", "content", "poster", "data", "rel", "name", "style",
         ]),
         url_text(),
     )
@@ -364,6 +376,33 @@ fn html_text() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|s| s.as_bytes().to_vec()),
         1 => any::<Vec<u8>>(),
         1 => (0usize..300).prop_map(|n| b"<div>".repeat(n)),
+    ];
+    prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+}
+
+/// CSS made of `url()`s, `@import`s, `image-set()`s, strings, comments, escapes, blocks
+/// nested deep and raw bytes.
+fn css_text() -> impl Strategy<Value = Vec<u8>> {
+    let url = url_text().prop_flat_map(|u| {
+        prop::sample::select(vec![
+            format!("url({u})"),
+            format!("url(\"{u}\")"),
+            format!("url( '{u}' )"),
+            format!("@import \"{u}\";"),
+            format!("@import url({u}) screen;"),
+            format!("image-set(\"{u}\" 1x, url({u}) 2x)"),
+            format!("@namespace url({u});"),
+        ])
+    });
+    let piece = prop_oneof![
+        4 => url.prop_map(String::into_bytes),
+        1 => prop::sample::select(vec![
+            "a { background: ", "}", "{", "(", ")", "[", "]", ";", "/*", "*/", "\"", "'", "\\",
+            "\\75 rl(", "u\\72l(x)", "url(", "@media screen {", "\n", "\u{0}", "\u{FEFF}",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+        1 => any::<Vec<u8>>(),
+        1 => (0usize..300).prop_map(|n| b"{(".repeat(n)),
     ];
     prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
 }

@@ -18,6 +18,7 @@ mod manpage;
 mod outputs;
 mod rank;
 mod request;
+mod requisites;
 mod resume;
 mod retry;
 mod robots;

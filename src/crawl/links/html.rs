@@ -12,6 +12,7 @@ use crate::fetch::client::Response;
 use crate::frontier::Entry;
 use crate::url::directives::Directives;
 use crate::url::extract::{PageLinks, page_links};
+use crate::url::normalize::LinkKind;
 use anyhow::{Context, Result};
 use std::sync::atomic::Ordering;
 use url::Url;
@@ -38,6 +39,8 @@ impl WorkerContext<'_> {
                 order: Some(links.order),
                 depth: entry.depth + 1,
                 redirects: 0,
+                requisite: links.requisite,
+                requisite_kind: LinkKind::Requisite,
             },
             from: Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body))),
             note,

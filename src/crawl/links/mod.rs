@@ -4,16 +4,24 @@
 //!
 //! The sources are a closed set (`Source`), one file each, picked from the response's kind by
 //! `Source::of`: a 3xx's `Location` (`redirect`), a 2xx HTML page's links (`html`), a 2xx
-//! sitemap's listed pages (`sitemap`). `WorkerContext::discover` (a page) and
-//! `WorkerContext::crawl_sitemap` (a sitemap) match on it, every variant named, so a new source is an
-//! arm the compiler asks for in each.
+//! stylesheet's `url()`s and `@import`s (`css`), a 2xx sitemap's listed pages (`sitemap`).
+//! `WorkerContext::discover` (a page) and `WorkerContext::crawl_sitemap` (a sitemap) match on
+//! it, every variant named, so a new source is an arm the compiler asks for in each.
 //!
 //! Invariants: a source makes no copy of a link and no allocation per link (`Links` keeps the
 //! extractor's own lists; this path runs for every page); it neither canonicalizes nor filters
 //! (`crawl::offer` does, once per distinct URL); and page-level robots directives
 //! (`X-Robots-Tag`, and for HTML `<meta name="robots">` and `rel="nofollow"`) are obeyed by
 //! every 2xx page source unless `--ignore-page-robots`.
+//!
+//! Page requisites (`--requisites`): a page's links say which are what it needs to render
+//! (`Links::requisite`), and a stylesheet's are all requisites; the filter lets them one hop
+//! past `--max-depth` (a stylesheet's a few more: `normalize::STYLESHEET_HOPS`) and, with
+//! `any`, outside the scope. A response that was wanted only as a requisite
+//! (`Filter::fetched_as_requisite`) is noted `requisite` in the URL log, and the links of an
+//! HTML one are not followed.
 
+pub(super) mod css;
 pub(super) mod html;
 pub(super) mod redirect;
 pub(super) mod sitemap;
@@ -23,6 +31,7 @@ use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::url::directives::Directives;
 use crate::url::extract::PageLink;
+use crate::url::normalize::LinkKind;
 use std::sync::atomic::Ordering;
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
@@ -38,16 +47,23 @@ pub(in crate::crawl) struct Links {
     pub order: Option<Vec<u32>>,
     pub depth: u32,
     pub redirects: u32,
+    /// For each of `urls`, whether it is a requisite, filtered as a link of `requisite_kind`
+    /// (`crawl::offer`); empty: none is.
+    pub requisite: Vec<bool>,
+    /// `Requisite` for a page's, `Stylesheet` for a stylesheet's (`Hyperlink`: none is).
+    pub requisite_kind: LinkKind,
 }
 
-/// Where a response's links come from. Add CSS here (a 2xx `text/css` body's `url(…)` and
-/// `@import`): a variant, its file, its arm in `Source::of` and in the matches on it.
+/// Where a response's links come from. A new source is a variant, its file, its arm in
+/// `Source::of` and in the matches on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::crawl) enum Source {
     /// A 3xx other than 304: its `Location` (`redirect`).
     Redirect,
     /// A 2xx HTML page whose body was read: its links (`html`).
     Html,
+    /// A 2xx `text/css` body that was read: its `url()`s and `@import`s (`css`).
+    Css,
     /// A 2xx fetched as a sitemap: the pages it lists (`sitemap`; `crawl::sitemaps` reads it).
     Sitemap,
     /// A 2xx page whose body is not read for links (another type, or not fetched: `--max-body`,
@@ -64,6 +80,9 @@ impl Source {
             300..400 => Some(Source::Redirect),
             200..300 if sitemap => Some(Source::Sitemap),
             200..300 if response.skipped.is_none() && response.is_html() => Some(Source::Html),
+            200..300 if response.skipped.is_none() && css::is_stylesheet(response) => {
+                Some(Source::Css)
+            }
             200..300 => Some(Source::Unread),
             _ => None,
         }

@@ -146,6 +146,8 @@ fn parse_with(
 ) -> bool {
     let state = RefCell::new(state);
     let noscript = RefCell::new(String::new());
+    // The text of the HTML `<style>` being read, and whether one is open.
+    let style = RefCell::new((String::new(), false));
     let mut settings = Settings::new()
         .with_strict(false)
         .with_encoding(encoding)
@@ -155,6 +157,40 @@ fn parse_with(
                 .with_preallocated_parsing_buffer_size(CHUNK)
                 .with_max_allowed_memory_usage(MAX_PARSER_MEMORY),
         )
+        // First: an element's `style` attribute is read before its other attributes.
+        .append_element_content_handler((
+            Cow::Borrowed(&*STYLED),
+            ElementContentHandlers::default().element(|el: &mut Element<'_, '_>| {
+                let value = el.get_attribute("style").unwrap_or_default();
+                if el.tag_name() != "base" && state.borrow_mut().style_attribute(&value) {
+                    return Err("link limit reached".into());
+                }
+                Ok(())
+            }),
+        ))
+        .append_element_content_handler((
+            Cow::Borrowed(&*STYLE),
+            ElementContentHandlers::default()
+                .element(|el: &mut Element<'_, '_>| {
+                    style.borrow_mut().1 = el.namespace_uri() == "http://www.w3.org/1999/xhtml";
+                    Ok(())
+                })
+                .text(|chunk: &mut TextChunk<'_>| {
+                    let mut style = style.borrow_mut();
+                    if !style.1 {
+                        return Ok(());
+                    }
+                    style.0.push_str(chunk.as_str());
+                    if !chunk.last_in_text_node() {
+                        return Ok(());
+                    }
+                    let css = std::mem::take(&mut style.0);
+                    if state.borrow_mut().css(&css) {
+                        return Err("link limit reached".into());
+                    }
+                    Ok(())
+                }),
+        ))
         .append_element_content_handler((
             Cow::Borrowed(selector()),
             ElementContentHandlers::default().element(|el: &mut Element<'_, '_>| {
@@ -217,6 +253,10 @@ fn selector() -> &'static Selector {
         LazyLock::new(|| SELECTOR.parse().expect("SELECTOR is valid CSS"));
     &PARSED
 }
+
+/// Elements with a `style` attribute, and `<style>` elements.
+static STYLED: LazyLock<Selector> = LazyLock::new(|| "[style]".parse().expect("a valid selector"));
+static STYLE: LazyLock<Selector> = LazyLock::new(|| "style".parse().expect("a valid selector"));
 
 fn noscript_selector() -> &'static Selector {
     static PARSED: LazyLock<Selector> =
@@ -325,6 +365,8 @@ mod tests {
             // The first base applies to the links before it (the oracle finds it first).
             b"<a href=before><link href=l.css><base href=\"http://b.test/d/\"><a href=after>",
             b"<noscript><a href=before></noscript><base href=\"http://b.test/d/\"><noscript><a href=after></noscript>",
+            // CSS: `style` attributes (before the element's other attributes), HTML `<style>`.
+            b"<p style=\"background:url(/s1)\"><img style='x:url(&quot;/s2&quot;)' src=/i><style>a{b:url(/s3)}</style><svg><style>a{b:url(/svg)}</style></svg><base style=\"x:url(/b)\" href=/d/><a href=x style=\"y:image-set('z.png' 1x)\">",
             // `<noscript>` text that ends where the markup does.
             b"<noscript><a title=\"x\" href=/ns><!-- c --><script>1</script></noscript><a href=/after>",
         ];
