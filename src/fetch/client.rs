@@ -276,8 +276,7 @@ impl Fetcher {
         if self.proxy.as_ref().is_some_and(|p| !p.resolve_target) {
             return None;
         }
-        let resolver = Arc::clone(&self.resolver);
-        Some(Box::new(move |key| resolver.resolve_ahead(key)))
+        self.resolver.ahead_hook()
     }
 
     /// Connections closed for what their servers did (summary.json).

@@ -16,7 +16,8 @@
 //!
 //! Resolution ahead of need: the scheduler announces a host as soon as it is held or set aside
 //! for a slot (`Scheduler::foresee`, hooked up by `Fetcher::resolver_ahead`; not when a proxy
-//! resolves the names), and its name is looked up then, on one of at most
+//! resolves the names; the key is handed over a channel, `CachingResolver::ahead_hook`, so that
+//! the dispatcher never waits for this resolver's lock), and its name is looked up then, on one of at most
 //! `AHEAD_THREADS` threads (names beyond them wait in a bounded queue, dropped past
 //! `AHEAD_QUEUED`: their fetch looks them up), so that its first request (robots.txt) finds the
 //! answer cached rather than waiting a round trip to the DNS server for it. A look-up ahead
@@ -139,6 +140,24 @@ impl CachingResolver {
         let host = unbracketed(host);
         let (key, addrs) = self.lookup(host, port, timeout)?;
         self.allowed(&key, addrs)
+    }
+
+    /// What the scheduler tells of each host it comes to know (`Scheduler::foresee_with`): the
+    /// key goes over a channel to a thread of its own, which calls `resolve_ahead`. The
+    /// scheduler calls it holding the dispatcher's lock, so it never takes the resolver's:
+    /// on a machine short of CPU, a look-up thread preempted while holding it would stall
+    /// every worker behind the dispatcher. The thread ends when the scheduler is dropped.
+    pub fn ahead_hook(self: &Arc<Self>) -> Option<crate::schedule::politeness::HostAhead> {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let resolver = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("dns-ahead".into())
+            .stack_size(LOOKUP_STACK)
+            .spawn(move || rx.iter().for_each(|key| resolver.resolve_ahead(&key)))
+            .ok()?;
+        Some(Box::new(move |key| {
+            let _ = tx.send(key.to_owned());
+        }))
     }
 
     /// Starts looking up `key` (`host:port`, a host's politeness key) unless its answer is
@@ -556,6 +575,22 @@ mod tests {
         let lookups = r.lookups.lock();
         assert!(lookups.running.is_empty() && lookups.ahead.is_empty());
         assert!(lookups.queued.is_empty());
+    }
+
+    #[test]
+    fn the_schedulers_hook_hands_the_key_over_without_taking_the_lock() {
+        let (r, fake) = with_fake("http://127.0.0.1/");
+        let r = Arc::new(r);
+        let hook = r.ahead_hook().unwrap();
+        let held = r.lookups.lock();
+        hook("hooked.test:80"); // returns though the resolver's lock is held
+        drop(held);
+        fake.open();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cached(&r, "hooked.test:80") {
+            assert!(Instant::now() < deadline, "never resolved");
+            std::thread::yield_now();
+        }
     }
 
     #[test]
