@@ -45,6 +45,7 @@
 #   CRAWL_ARGS="--buffer-entries 4096" ...   more crawl options for every run
 #   NETNS=1 ...      serve every web by address (below); NETNS=0 never; default: the webs of
 #                    more than 4,000 hosts (web a from SCALE 0.41 on)
+#   DNS_DELAY_MS="0 100" ...   hosts by name, answered by a DNS server after each delay (below)
 #
 # Hosts by address (NETNS): one listener per host costs testweb a descriptor each, and with
 # 10,000 of them plus one per connection (the crawler keeps thousands open) testweb outgrows
@@ -55,6 +56,20 @@
 # then runs itself, testweb and the crawl in a network namespace of its own (unshare --net,
 # as root; lo is its only interface). Such a web's column says "by address"; its log still
 # names hosts by index, so the bound and the idle figures are computed alike.
+#
+# Hosts by name (DNS_DELAY_MS, a list of delays in ms): every web is served by address, and
+# each run is made once per delay with the hosts named instead, h{i}.web.test in the seeds and
+# the links, so that the crawler resolves a name per host. testweb answers those names itself
+# (--dns-bind 127.0.0.53:53), each answer the delay after its question. The network namespace
+# then has a mount namespace too (unshare --mount, private), where a resolv.conf naming
+# 127.0.0.53 is bind-mounted over /etc/resolv.conf (nsswitch.conf must say dns for hosts).
+# The names resolve to loopback, which no seed by name opens: the crawl is given
+# --allow-private. Such a web's column says "names, DNS D ms". Below the table, per run:
+# from the DNS server's log, when a host's name was first asked for (s after the crawl's first
+# request), the time from that question to the host's first request (a lookup that waits for
+# the first request's turn shows as about the delay; one made ahead of need, as more), the
+# look-ups in flight at once (A questions asked and not yet answered, most and median over
+# the questions), and names asked for more than once.
 #
 # MAX_SECONDS (default 900) stops a run with SIGINT (the row then says so). Needs python3 and
 # /usr/bin/time (installed with apt-get when missing) and a raised open-file limit (a web of
@@ -85,6 +100,7 @@ scaled() { python3 -c "print(max(1, round($1 * $SCALE)))"; }
 by_address() {
   local hosts
   case $1 in a) hosts=$(scaled 10000) ;; *) hosts=$(scaled 2000) ;; esac
+  [ -z "${DNS_DELAY_MS:-}" ] || { echo 1; return; } # names resolve to the hosts' addresses
   case ${NETNS:-auto} in
     1) echo 1 ;;
     0) echo 0 ;;
@@ -97,8 +113,17 @@ if [ "$netns" = 1 ] && [ -z "${LATENCY_IN_NETNS:-}" ]; then
   # Into a network namespace of our own, lo up; its sysctls are its own, so the listen queue
   # of the one shared port may grow past the default 4,096 (a burst of first connections).
   need ip iproute2
-  exec unshare --net -- env LATENCY_IN_NETNS=1 SKIP_BUILD=1 bash -c \
-    'ip link set lo up && { sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535 || true; } && exec bash benches/latency.sh' ||
+  # With DNS_DELAY_MS, a mount namespace too, where /etc/resolv.conf names testweb's server.
+  dns_setup=true unshare_mount=()
+  if [ -n "${DNS_DELAY_MS:-}" ]; then
+    grep -Eq '^hosts:.*\<dns\>' /etc/nsswitch.conf ||
+      { echo "DNS_DELAY_MS: /etc/nsswitch.conf's hosts line has no dns" >&2; exit 1; }
+    resolv=$(mktemp)
+    printf 'nameserver 127.0.0.53\noptions timeout:5 attempts:2\n' >"$resolv"
+    dns_setup="mount --bind $resolv /etc/resolv.conf" unshare_mount=(--mount --propagation private)
+  fi
+  exec unshare --net "${unshare_mount[@]}" -- env LATENCY_IN_NETNS=1 SKIP_BUILD=1 bash -c \
+    "ip link set lo up && $dns_setup && { sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535 || true; } && exec bash benches/latency.sh" ||
     { echo "NETNS: unshare --net failed (needs root); NETNS=0 serves one port per host" >&2; exit 1; }
 fi
 
@@ -141,9 +166,57 @@ PY
   sampler_pid=$!
 }
 
+# dns_note RUN DELAY_MS: from the DNS server's log (host, t_us, qtype, name; t on the request
+# log's clock) and the request log, per host: its name's first question, the time from it to
+# the host's first request; the look-ups in flight at once; names asked for twice or more.
+dns_note() {
+  python3 - "$tmp" "$1" "$2" <<'PY'
+import statistics, sys
+from collections import Counter
+tmp, run, delay_ms = sys.argv[1:]
+delay = int(delay_ms) / 1e3
+asked, first_q = Counter(), {}
+a_times = []
+for line in open(f"{tmp}/{run}.dns"):
+    h, us, qtype, name = line.rstrip("\n").split("\t")
+    if qtype != "1":
+        continue
+    t = int(us) / 1e6
+    a_times.append(t)
+    asked[name] += 1
+    if int(h) >= 0:
+        first_q.setdefault(int(h), t)
+first_req = {}
+for line in open(f"{tmp}/{run}.log"):
+    h, a = line.split("\t", 2)[:2]
+    first_req.setdefault(int(h), int(a) / 1e6)
+    first_req[int(h)] = min(first_req[int(h)], int(a) / 1e6)
+waits = sorted(first_req[h] - first_q[h] for h in first_req if h in first_q)
+qs = sorted(first_q.values())
+def pct(xs, q):
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+# A questions in flight at each question: asked within the delay before it (answers come
+# exactly one delay after their question).
+a_times.sort()
+in_flight, lo = [], 0
+for i, t in enumerate(a_times):
+    while lo < i and a_times[lo] <= t - delay:
+        lo += 1
+    in_flight.append(i - lo + 1)
+twice = sum(1 for n in asked.values() if n > 1)
+print(f"- DNS {run}: {len(asked):,} names, {len(a_times):,} A questions ({twice:,} names asked twice or more); "
+      f"first question per host at med {statistics.median(qs) if qs else float('nan'):.2f} / p90 {pct(qs, .9):.2f} / max {qs[-1] if qs else float('nan'):.2f} s; "
+      f"question to first request med {statistics.median(waits) if waits else float('nan'):.3f} / p90 {pct(waits, .9):.3f} s "
+      f"(hosts {len(waits):,}; within the delay + 20 ms, i.e. waiting on the answer: {sum(w <= delay + 0.02 for w in waits):,}); "
+      + (f"look-ups in flight at once: max {max(in_flight, default=0)}, median {statistics.median(in_flight) if in_flight else 0:.0f}"
+         if delay > 0 else "look-ups in flight: not seen without a delay"))
+PY
+}
+
 lscpu | sed -n 's/^Model name: *//p' | head -1 | sed 's/^/CPU: /'
 echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg), open files $nofile, $("$CRAWL" --version 2>/dev/null | head -1), SCALE $SCALE, delay factor $FACTOR"
 [ "$netns" = 0 ] || echo "in a network namespace of its own (lo only): webs marked \"by address\" serve every host on one port, host i at 127.0.0.1 + i"
+[ -z "${DNS_DELAY_MS:-}" ] || echo "hosts by name: h{i}.web.test answered by testweb's DNS server on 127.0.0.53 (/etc/resolv.conf: $(grep -v '^#' /etc/resolv.conf | tr '\n' ' '))"
 echo
 echo "| web | options | pages | wall (s) | bound (s) | wall / bound | j-bound (s) | idle beyond rule per host med / p90 / p99 (s) | 1st req med / p90 / max (s) | overlaps | short gaps | fetched / reachable | dup | peak RSS (MiB) | CPU (s) | testweb CPU (s) | pages/s per 5 s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -151,13 +224,19 @@ notes=""
 runs=()
 [ "$DEFAULT" = 0 ] || runs+=("")
 for j in $JOBS_LIST; do runs+=("-j $j"); done
+# DNS_DELAY_MS: every run once per delay, hosts by name ("-" = by address, the default).
+dns_delays=${DNS_DELAY_MS:--}
 for web in $WEBS; do
+ for dns_ms in $dns_delays; do
   args=$(web_args "$web")
   hosts=$(set -- $args; echo "$2")
-  label=$web listeners=$hosts
+  label=$web listeners=$hosts dns_args="" dns_crawl=""
   if [ "$(by_address "$web")" = 1 ]; then
     args+=" --hosts-by-address --bind 0.0.0.0:0"
     label="$web (by address)" listeners=1
+  fi
+  if [ "$dns_ms" != - ]; then
+    label="$web (names, DNS $dns_ms ms)" dns_crawl="--allow-private"
   fi
   if [ "$nofile" != unlimited ] && [ "$nofile" -lt $((listeners + 4096)) ]; then
     echo "| $label | | skipped: open-file limit $nofile < listeners ($listeners) + 4096 |"
@@ -165,8 +244,12 @@ for web in $WEBS; do
   fi
   for opts in "${runs[@]}"; do
     run=$web.$(echo "${opts:-default}" | tr -d ' -')
+    if [ "$dns_ms" != - ]; then
+      run+=.dns$dns_ms
+      dns_args="--dns-bind 127.0.0.53:53 --dns-delay-ms $dns_ms --dns-log-out $tmp/$run.dns"
+    fi
     # shellcheck disable=SC2086
-    start_web "$run" $args --check-delay-factor "$FACTOR" --log-out "$tmp/$run.log"
+    start_web "$run" $args $dns_args --check-delay-factor "$FACTOR" --log-out "$tmp/$run.log"
     web_pid=$!
     sampler_pid=""
     ( peak=0; while [ -e "/proc/$web_pid" ]; do
@@ -178,7 +261,7 @@ for web in $WEBS; do
     set +e
     # shellcheck disable=SC2086
     /usr/bin/time -f '%M %e %U %S' -o "$tmp/$run.time" timeout -s INT -k 30 "$MAX_SECONDS" \
-      "$CRAWL" "$tmp/$run.seeds" --out "$tmp/out.$run" $opts --scope any -q ${CRAWL_ARGS:-} \
+      "$CRAWL" "$tmp/$run.seeds" --out "$tmp/out.$run" $opts --scope any -q $dns_crawl ${CRAWL_ARGS:-} \
       >"$tmp/$run.urls" 2>"$tmp/$run.err"
     status=$?
     set -e
@@ -305,7 +388,9 @@ PY
 )
     echo "${row%%$'\n'*}"
     notes+="${row#*$'\n'}"$'\n'
+    [ "$dns_ms" = - ] || notes+="$(dns_note "$run" "$dns_ms")"$'\n'
   done
+ done
 done
 echo
 printf '%s' "$notes"

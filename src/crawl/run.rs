@@ -207,6 +207,8 @@ struct Stages {
     due: Due<Entry>,
     fetched: FetchLog,
     counters: Arc<Counters>,
+    /// The HTTP client, made before the dispatcher, whose scheduler resolves names through it.
+    fetcher: Fetcher,
 }
 
 impl Stages {
@@ -225,7 +227,8 @@ impl Stages {
         let links = LinkLog::start(&config.out, 512 * 1024)?;
         let frontier = Frontier::open(&config.out.join("frontier"))?;
         let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
-        let dispatcher = Arc::new(open_dispatcher(config, frontier, &robots)?);
+        let fetcher = Fetcher::new(&config.fetch);
+        let dispatcher = Arc::new(open_dispatcher(config, frontier, &robots, &fetcher)?);
         let wake_dispatcher = Arc::clone(&dispatcher);
         let due = Due::open_with(
             &config.out,
@@ -268,6 +271,7 @@ impl Stages {
             due,
             fetched,
             counters,
+            fetcher,
         })
     }
 
@@ -275,11 +279,11 @@ impl Stages {
     /// until the workers end, with the stop watchdog beside them; the workers' (and the
     /// exchange's) first error.
     fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
-        let fetcher = Fetcher::new(&config.fetch);
+        let fetcher = &self.fetcher;
         let lastmods = Lastmods::new(LASTMODS);
         let worker = WorkerContext {
             config,
-            fetcher: &fetcher,
+            fetcher,
             due: &self.due,
             dispatcher: &self.dispatcher,
             robots: &self.robots,
@@ -484,6 +488,7 @@ fn open_dispatcher(
     config: &CrawlConfig,
     frontier: Frontier,
     robots: &RobotsStore,
+    fetcher: &Fetcher,
 ) -> Result<Dispatcher> {
     // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
     // fsynced, so that a page the done log counts survives a power cut with its links sent.
@@ -496,15 +501,16 @@ fn open_dispatcher(
             jar.as_ref().map_or(Ok(()), |jar| jar.save_if_changed())
         }) as _
     });
+    let mut scheduler =
+        Scheduler::with_lanes(config.delay, config.host_connections, Some(robots.clone()))
+            .with_retries(config.retry)
+            .with_rates(config.rate, Arc::clone(&config.host_rules));
+    if let Some(ahead) = fetcher.resolver_ahead() {
+        scheduler.foresee_with(ahead);
+    }
     let parts = DispatchParts {
         frontier,
-        scheduler: Scheduler::with_lanes(
-            config.delay,
-            config.host_connections,
-            Some(robots.clone()),
-        )
-        .with_retries(config.retry)
-        .with_rates(config.rate, Arc::clone(&config.host_rules)),
+        scheduler,
         dir: config.out.clone(),
         focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), focus_workers(config))),
         gate: config.exchange.clone().map(|x| x as _),

@@ -177,7 +177,7 @@ pub fn parse(url: &str) -> Result<Url, FetchError> {
 /// A reusable HTTP client shared by all workers: connections kept per origin.
 pub struct Fetcher {
     pool: Pool,
-    resolver: CachingResolver,
+    resolver: Arc<CachingResolver>,
     tls: Arc<ClientConfig>,
     proxy: Option<Proxy>,
     user_agent: String,
@@ -269,7 +269,7 @@ impl Fetcher {
         }
         Fetcher {
             pool: Pool::new(config.idle_hosts, config.host_connections),
-            resolver,
+            resolver: Arc::new(resolver),
             tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
             proxy: config.proxy.clone(),
             user_agent: config.user_agent.clone(),
@@ -279,6 +279,15 @@ impl Fetcher {
             cookies: config.cookies.clone(),
             body_rule: config.body.clone(),
         }
+    }
+
+    /// What resolves a host's name as soon as the scheduler knows the host (`fetch::dns`);
+    /// None when a proxy resolves the names.
+    pub fn resolver_ahead(&self) -> Option<crate::schedule::politeness::HostAhead> {
+        if self.proxy.as_ref().is_some_and(|p| !p.resolve_target) {
+            return None;
+        }
+        self.resolver.ahead_hook()
     }
 
     /// Connections closed for what their servers did (summary.json).

@@ -14,28 +14,55 @@
 //! (`CachingResolver::exempt`). Its targets are checked: every proxy is set to resolve here
 //! unless `--allow-private` (`fetch::proxy`), so no proxy resolves a name out of our sight.
 //!
+//! Resolution ahead of need: the scheduler announces a host as soon as it is held or set aside
+//! for a slot (`Scheduler::foresee`, hooked up by `Fetcher::resolver_ahead`; not when a proxy
+//! resolves the names; the key is handed over a channel, `CachingResolver::ahead_hook`, so that
+//! the dispatcher never waits for this resolver's lock), and its name is looked up then, on one of at most
+//! `AHEAD_THREADS` threads (names beyond them wait in a bounded queue, dropped past
+//! `AHEAD_QUEUED`: their fetch looks them up), so that its first request (robots.txt) finds the
+//! answer cached rather than waiting a round trip to the DNS server for it. A look-up ahead
+//! only fills the cache: its answer is checked by the policy when a fetch asks for it, like
+//! any other. One look-up runs per name at a time: a fetch that needs a name being looked up
+//! waits for that answer (at most its timeout) instead of asking again, and an answer that
+//! comes after its fetch gave up is cached all the same. Failures are not cached.
+//! Invariants: at most one look-up per `host:port` runs at a time (`LookupState::running`), at
+//! most `AHEAD_THREADS` threads look up ahead, and a key waits in the queue ahead at most once.
+//!
 //! `CRAWL_TEST_HOSTS=name=127.0.0.2,...` (a hidden test knob) answers those names without the
 //! system resolver; it accepts loopback addresses only, so a test can never reach further.
 
 use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::private::AddressPolicy;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
+use std::io;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long resolved addresses are reused.
 const TTL: Duration = Duration::from_secs(300);
-/// Entries kept at most (a fixed cost, whatever the number of hosts); the cache is cleared when
-/// it fills (hosts are crawled in waves).
-const MAX_ENTRIES: usize = 4096;
+/// Entries kept at most (a fixed cost, whatever the number of hosts: a few MiB); the cache is
+/// cleared when it fills (hosts are crawled in waves). As many as the hosts the scheduler may
+/// hold (`dispatch::MAX_HOST_SLOTS`), so that names resolved ahead stay until their fetch.
+const MAX_ENTRIES: usize = 32_768;
+/// Look-ups ahead of need running at once: at 100 ms an answer, 2,560 names a second, more
+/// than the hosts a crawl starts per second at its most connections; a bound on the threads
+/// and on the burst of questions a crawl of many new hosts sends its DNS server.
+const AHEAD_THREADS: usize = 256;
+/// Names waiting for a look-up ahead at most; more are left to their fetch.
+const AHEAD_QUEUED: usize = 4096;
+/// A look-up thread's stack: `getaddrinfo` needs far less (the workers' is the same).
+const LOOKUP_STACK: usize = 512 * 1024;
 
 /// The addresses of one answer (most names have one or two).
 pub type Addrs = Arc<[SocketAddr]>;
 
-#[derive(Debug, Default)]
+/// The system resolver's answer for a name and port (`getaddrinfo`); a test may put another.
+type SystemLookup = Arc<dyn Fn(&str, u16) -> io::Result<Vec<SocketAddr>> + Send + Sync>;
+
 pub struct CachingResolver {
-    cache: Mutex<FxHashMap<String, (Addrs, Instant)>>,
+    lookups: Arc<Lookups>,
     /// Which addresses may be connected to.
     policy: AddressPolicy,
     /// `host:port`s answered without the policy (a proxy the user named).
@@ -44,13 +71,61 @@ pub struct CachingResolver {
     test_hosts: FxHashMap<String, IpAddr>,
 }
 
+/// The cache and the look-ups under way, shared with the threads that run them.
+struct Lookups {
+    state: Mutex<LookupState>,
+    system: SystemLookup,
+}
+
+#[derive(Default)]
+struct LookupState {
+    /// `host:port` → its addresses and when they were had.
+    cache: FxHashMap<String, (Addrs, Instant)>,
+    /// Look-ups under way by key: who needs one waits for its answer.
+    running: FxHashMap<String, Arc<Pending>>,
+    /// Keys to look up ahead once a thread is free, at most `AHEAD_QUEUED`, and the same as a
+    /// set (a key is queued once).
+    ahead: VecDeque<String>,
+    queued: FxHashSet<String>,
+    /// Threads looking up ahead, at most `AHEAD_THREADS`.
+    ahead_threads: usize,
+}
+
+/// One look-up's answer, once it came: the addresses or the message of its error.
+#[derive(Default)]
+struct Pending {
+    answer: Mutex<Option<Result<Addrs, String>>>,
+    done: Condvar,
+}
+
+impl std::fmt::Debug for CachingResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachingResolver")
+            .field("exempt", &self.exempt)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CachingResolver {
     /// A resolver whose answers pass `policy`.
     pub fn new(policy: AddressPolicy) -> CachingResolver {
+        let test_hosts = test_hosts(&std::env::var("CRAWL_TEST_HOSTS").unwrap_or_default());
+        CachingResolver::with_system(policy, test_hosts, Arc::new(getaddrinfo))
+    }
+
+    fn with_system(
+        policy: AddressPolicy,
+        test_hosts: FxHashMap<String, IpAddr>,
+        system: SystemLookup,
+    ) -> CachingResolver {
         CachingResolver {
+            lookups: Arc::new(Lookups {
+                state: Mutex::default(),
+                system,
+            }),
             policy,
-            test_hosts: test_hosts(&std::env::var("CRAWL_TEST_HOSTS").unwrap_or_default()),
-            ..CachingResolver::default()
+            exempt: Vec::new(),
+            test_hosts,
         }
     }
 
@@ -65,6 +140,67 @@ impl CachingResolver {
         let host = unbracketed(host);
         let (key, addrs) = self.lookup(host, port, timeout)?;
         self.allowed(&key, addrs)
+    }
+
+    /// What the scheduler tells of each host it comes to know (`Scheduler::foresee_with`): the
+    /// key goes over a channel to a thread of its own, which calls `resolve_ahead`. The
+    /// scheduler calls it holding the dispatcher's lock, so it never takes the resolver's:
+    /// on a machine short of CPU, a look-up thread preempted while holding it would stall
+    /// every worker behind the dispatcher. The thread ends when the scheduler is dropped.
+    pub fn ahead_hook(self: &Arc<Self>) -> Option<crate::schedule::politeness::HostAhead> {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let resolver = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("dns-ahead".into())
+            .stack_size(LOOKUP_STACK)
+            .spawn(move || rx.iter().for_each(|key| resolver.resolve_ahead(&key)))
+            .ok()?;
+        Some(Box::new(move |key| {
+            let _ = tx.send(key.to_owned());
+        }))
+    }
+
+    /// Starts looking up `key` (`host:port`, a host's politeness key) unless its answer is
+    /// cached or coming, so that its first fetch finds it (see the module doc). Never waits
+    /// for the answer, nor checks it against the policy (its fetch does).
+    pub fn resolve_ahead(&self, key: &str) {
+        let Some((host, port)) = key.rsplit_once(':') else {
+            return;
+        };
+        let Ok(port) = port.parse::<u16>() else {
+            return;
+        };
+        let host = unbracketed(host).to_ascii_lowercase();
+        if self.answered_here(&host).is_some() {
+            return;
+        }
+        let key = format!("{host}:{port}");
+        let mut state = self.lookups.lock();
+        if state.cached(&key).is_some()
+            || state.running.contains_key(&key)
+            || state.queued.contains(&key)
+        {
+            return;
+        }
+        if state.ahead_threads < AHEAD_THREADS {
+            state.ahead_threads += 1;
+            state.start(&key);
+            drop(state);
+            let (lookups, first) = (Arc::clone(&self.lookups), key.clone());
+            let started = std::thread::Builder::new()
+                .name("dns-ahead".into())
+                .stack_size(LOOKUP_STACK)
+                .spawn(move || lookups.ahead(first));
+            if let Err(e) = started {
+                // Its fetch looks it up when it comes.
+                self.lookups.lock().ahead_threads -= 1;
+                let message = format!("cannot start a look-up of {host}: {e}");
+                self.lookups.finish(&key, Err(message));
+            }
+        } else if state.ahead.len() < AHEAD_QUEUED {
+            state.queued.insert(key.clone());
+            state.ahead.push_back(key);
+        }
     }
 
     /// The answer without refused addresses; an error if none is left.
@@ -89,61 +225,165 @@ impl CachingResolver {
         }
     }
 
+    /// An IP literal, or a name of the test knob: answered without a look-up.
+    fn answered_here(&self, host: &str) -> Option<IpAddr> {
+        let literal = host.parse::<IpAddr>().ok();
+        literal.or_else(|| self.test_hosts.get(host).copied())
+    }
+
     /// The addresses of `host` before the policy: an IP literal, the test knob, the cache, or
-    /// the system resolver; with the cache key.
+    /// the system resolver (a look-up under way, or one of its own); with the cache key.
     fn lookup(&self, host: &str, port: u16, timeout: Duration) -> Result<(String, Addrs), Fail> {
         let host = host.to_ascii_lowercase();
         let key = format!("{host}:{port}");
-        let literal = host.parse::<IpAddr>().ok();
-        if let Some(ip) = literal.or_else(|| self.test_hosts.get(&host).copied()) {
+        if let Some(ip) = self.answered_here(&host) {
             return Ok((key, Arc::from([SocketAddr::new(ip, port)])));
         }
-        if let Some((addrs, at)) = self.cache.lock().unwrap().get(&key)
-            && at.elapsed() < TTL
-        {
-            return Ok((key, Arc::clone(addrs)));
+        let mut state = self.lookups.lock();
+        if let Some(addrs) = state.cached(&key) {
+            return Ok((key, addrs));
         }
-        let addrs = system_lookup(&host, port, timeout)?;
-        let mut cache = self.cache.lock().unwrap();
-        if cache.len() >= MAX_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(key.clone(), (Arc::clone(&addrs), Instant::now()));
+        let running = state.running.get(&key).cloned();
+        let pending = match running {
+            Some(pending) => {
+                drop(state); // the look-up's thread takes it to answer
+                pending
+            }
+            None => {
+                let pending = state.start(&key);
+                drop(state);
+                let (lookups, owned) = (Arc::clone(&self.lookups), key.clone());
+                std::thread::Builder::new()
+                    .name("dns".into())
+                    .stack_size(LOOKUP_STACK)
+                    .spawn(move || lookups.run(&owned))
+                    .map_err(|e| {
+                        let message = format!("cannot start a look-up of {host}: {e}");
+                        self.lookups.finish(&key, Err(message.clone()));
+                        Fail::new(ErrorKind::Dns, message)
+                    })?;
+                pending
+            }
+        };
+        let addrs = pending.wait(&host, timeout)?;
         Ok((key, addrs))
     }
+}
+
+impl Lookups {
+    fn lock(&self) -> MutexGuard<'_, LookupState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks the system resolver for `key` and hands the answer to whoever waits for it.
+    fn run(&self, key: &str) {
+        let (host, port) = key.rsplit_once(':').expect("a host:port key");
+        let port = port.parse().expect("a port");
+        let answer = match (self.system)(host, port) {
+            Ok(addrs) if !addrs.is_empty() => Ok(Addrs::from(addrs)),
+            Ok(_) => Err(format!("{host} has no address")),
+            Err(e) => Err(format!("looking up {host}: {e}")),
+        };
+        self.finish(key, answer);
+    }
+
+    /// A look-up thread ahead of need: `key`, then the queued keys nobody has looked up yet.
+    fn ahead(&self, mut key: String) {
+        loop {
+            self.run(&key);
+            let mut state = self.lock();
+            let next = loop {
+                let next = state.ahead.pop_front();
+                if let Some(k) = &next {
+                    state.queued.remove(k);
+                    if state.cached(k).is_some() || state.running.contains_key(k) {
+                        continue;
+                    }
+                }
+                break next;
+            };
+            match next {
+                Some(next) => {
+                    state.start(&next);
+                    key = next;
+                }
+                None => {
+                    state.ahead_threads -= 1;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Caches an answer (a failure is not) and wakes whoever waits for it.
+    fn finish(&self, key: &str, answer: Result<Addrs, String>) {
+        let mut state = self.lock();
+        if let Ok(addrs) = &answer {
+            if state.cache.len() >= MAX_ENTRIES {
+                state.cache.clear();
+            }
+            state
+                .cache
+                .insert(key.to_owned(), (Arc::clone(addrs), Instant::now()));
+        }
+        if let Some(pending) = state.running.remove(key) {
+            *pending.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+            pending.done.notify_all();
+        }
+    }
+}
+
+impl LookupState {
+    /// `key`'s addresses while they are fresh.
+    fn cached(&self, key: &str) -> Option<Addrs> {
+        let (addrs, at) = self.cache.get(key)?;
+        (at.elapsed() < TTL).then(|| Arc::clone(addrs))
+    }
+
+    /// Records a look-up of `key` as under way.
+    fn start(&mut self, key: &str) -> Arc<Pending> {
+        let pending = Arc::new(Pending::default());
+        self.running.insert(key.to_owned(), Arc::clone(&pending));
+        pending
+    }
+}
+
+impl Pending {
+    /// The answer, waited for at most `timeout`.
+    fn wait(&self, host: &str, timeout: Duration) -> Result<Addrs, Fail> {
+        let deadline = Instant::now() + timeout;
+        let mut answer = self.answer.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(answer) = answer.as_ref() {
+                return answer
+                    .clone()
+                    .map_err(|message| Fail::new(ErrorKind::Dns, message));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Fail::new(
+                    ErrorKind::Timeout,
+                    format!("looking up {host} took over {timeout:?}"),
+                ));
+            }
+            answer = self
+                .done
+                .wait_timeout(answer, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// The system resolver: `getaddrinfo`, which has no timeout of its own (hence its thread).
+fn getaddrinfo(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    (host, port).to_socket_addrs().map(Vec::from_iter)
 }
 
 /// An IPv6 literal without the brackets a URL's host carries (`[::1]` → `::1`), which the
 /// resolver, `NO_PROXY` and TLS's server name take bare; any other host as it is.
 pub fn unbracketed(host: &str) -> &str {
     host.trim_start_matches('[').trim_end_matches(']')
-}
-
-/// `getaddrinfo` on a thread of its own, waited for at most `timeout` (a late answer is
-/// dropped with its thread).
-fn system_lookup(host: &str, port: u16, timeout: Duration) -> Result<Addrs, Fail> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let name = host.to_owned();
-    std::thread::Builder::new()
-        .name("dns".into())
-        .spawn(move || {
-            let _ = tx.send((name.as_str(), port).to_socket_addrs().map(Vec::from_iter));
-        })
-        .map_err(|e| {
-            Fail::new(
-                ErrorKind::Dns,
-                format!("cannot start a look-up of {host}: {e}"),
-            )
-        })?;
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(addrs)) if !addrs.is_empty() => Ok(addrs.into()),
-        Ok(Ok(_)) => Err(Fail::new(ErrorKind::Dns, format!("{host} has no address"))),
-        Ok(Err(e)) => Err(Fail::new(ErrorKind::Dns, format!("looking up {host}: {e}"))),
-        Err(_) => Err(Fail::new(
-            ErrorKind::Timeout,
-            format!("looking up {host} took over {timeout:?}"),
-        )),
-    }
 }
 
 /// `CRAWL_TEST_HOSTS`'s `name=address` pairs, lower-cased names; pairs whose address is not
@@ -178,11 +418,7 @@ mod tests {
 
     fn resolver(seed: &str, hosts: &str) -> CachingResolver {
         let policy = AddressPolicy::new(&[Url::parse(seed).unwrap()], false);
-        CachingResolver {
-            policy,
-            test_hosts: test_hosts(hosts),
-            ..CachingResolver::default()
-        }
+        CachingResolver::with_system(policy, test_hosts(hosts), Arc::new(getaddrinfo))
     }
 
     #[test]
@@ -213,6 +449,165 @@ mod tests {
         r.exempt("127.0.0.1:3128");
         assert!(resolve(&r, "http://127.0.0.1:3128/").is_ok());
         assert!(resolve(&r, "http://127.0.0.1:3129/").is_err());
+    }
+
+    /// A system resolver for tests: answers `name` with 127.0.0.2 once its gate is open,
+    /// counting the look-ups of each name and the most running at once.
+    #[derive(Default)]
+    struct FakeDns {
+        state: Mutex<FakeState>,
+        opened: Condvar,
+    }
+
+    #[derive(Default)]
+    struct FakeState {
+        open: bool,
+        running: usize,
+        most: usize,
+        asked: FxHashMap<String, usize>,
+    }
+
+    impl FakeDns {
+        fn lookup(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+            let mut state = self.state.lock().unwrap();
+            *state.asked.entry(host.to_owned()).or_default() += 1;
+            state.running += 1;
+            state.most = state.most.max(state.running);
+            while !state.open {
+                state = self.opened.wait(state).unwrap();
+            }
+            state.running -= 1;
+            Ok(vec![SocketAddr::new([127, 0, 0, 2].into(), port)])
+        }
+
+        fn open(&self) {
+            self.state.lock().unwrap().open = true;
+            self.opened.notify_all();
+        }
+
+        /// Polls (with a deadline) until `done` holds of the state.
+        fn until(&self, done: impl Fn(&FakeState) -> bool) {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !done(&self.state.lock().unwrap()) {
+                assert!(Instant::now() < deadline, "timed out");
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    fn with_fake(seed: &str) -> (CachingResolver, Arc<FakeDns>) {
+        let fake = Arc::new(FakeDns::default());
+        let system = Arc::clone(&fake);
+        let policy = AddressPolicy::new(&[Url::parse(seed).unwrap()], false);
+        let system: SystemLookup = Arc::new(move |host, port| system.lookup(host, port));
+        (
+            CachingResolver::with_system(policy, FxHashMap::default(), system),
+            fake,
+        )
+    }
+
+    fn cached(r: &CachingResolver, key: &str) -> bool {
+        r.lookups.lock().cached(key).is_some()
+    }
+
+    #[test]
+    fn a_name_resolved_ahead_is_answered_from_the_cache_and_checked_then() {
+        // A public seed: loopback is refused, though the name was resolved ahead.
+        let (r, fake) = with_fake("http://example.com/");
+        fake.open();
+        r.resolve_ahead("A.test:80");
+        r.resolve_ahead("127.0.0.1:80"); // literals need no look-up
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cached(&r, "a.test:80") {
+            assert!(Instant::now() < deadline, "never resolved");
+            std::thread::yield_now();
+        }
+        let e = resolve(&r, "http://a.test/").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PrivateAddress, "{e:?}");
+        r.resolve_ahead("a.test:80"); // cached: not asked again
+        // A loopback seed: the same cached answer is allowed.
+        let (open, _) = with_fake("http://127.0.0.1/");
+        let answer = open.allowed("a.test:80", r.lookups.lock().cached("a.test:80").unwrap());
+        assert_eq!(answer.unwrap()[..], ["127.0.0.2:80".parse().unwrap()]);
+        let asked = fake.state.lock().unwrap().asked.clone();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert_eq!(asked["a.test"], 1);
+    }
+
+    #[test]
+    fn look_ups_ahead_run_at_once_up_to_the_bound_and_once_per_name() {
+        let (r, fake) = with_fake("http://127.0.0.1/");
+        let names: Vec<String> = (0..AHEAD_THREADS + 10)
+            .map(|i| format!("h{i}.test"))
+            .collect();
+        for name in &names {
+            r.resolve_ahead(&format!("{name}:80"));
+            r.resolve_ahead(&format!("{name}:80")); // known: neither queued nor asked twice
+        }
+        // Every thread is waiting on the (closed) resolver: the bound, all at once.
+        fake.until(|s| s.running == AHEAD_THREADS);
+        assert_eq!(r.lookups.lock().ahead.len(), 10);
+        // A fetch of a queued name does not wait for a thread ahead: it asks at once, and
+        // a second fetch of it waits for that answer rather than asking again.
+        let queued = format!("{}:80", names.last().unwrap());
+        std::thread::scope(|scope| {
+            let fetches: Vec<_> = (0..2)
+                .map(|_| scope.spawn(|| resolve(&r, &format!("http://{queued}/"))))
+                .collect();
+            fake.until(|s| s.running == AHEAD_THREADS + 1);
+            fake.open();
+            for fetch in fetches {
+                assert_eq!(
+                    fetch.join().unwrap().unwrap(),
+                    ["127.0.0.2:80".parse().unwrap()]
+                );
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !names.iter().all(|n| cached(&r, &format!("{n}:80"))) {
+            assert!(Instant::now() < deadline, "not all resolved");
+            std::thread::yield_now();
+        }
+        let state = fake.state.lock().unwrap();
+        assert!(state.asked.values().all(|&n| n == 1), "asked twice");
+        assert_eq!(state.asked.len(), names.len());
+        assert_eq!(state.most, AHEAD_THREADS + 1);
+        let lookups = r.lookups.lock();
+        assert!(lookups.running.is_empty() && lookups.ahead.is_empty());
+        assert!(lookups.queued.is_empty());
+    }
+
+    #[test]
+    fn the_schedulers_hook_hands_the_key_over_without_taking_the_lock() {
+        let (r, fake) = with_fake("http://127.0.0.1/");
+        let r = Arc::new(r);
+        let hook = r.ahead_hook().unwrap();
+        let held = r.lookups.lock();
+        hook("hooked.test:80"); // returns though the resolver's lock is held
+        drop(held);
+        fake.open();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cached(&r, "hooked.test:80") {
+            assert!(Instant::now() < deadline, "never resolved");
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_fetch_that_gives_up_leaves_the_late_answer_cached() {
+        let (r, fake) = with_fake("http://127.0.0.1/");
+        let e = r
+            .resolve("slow.test", 80, Duration::from_millis(1))
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Timeout, "{e:?}");
+        fake.open();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !cached(&r, "slow.test:80") {
+            assert!(Instant::now() < deadline, "the late answer was dropped");
+            std::thread::yield_now();
+        }
+        assert!(resolve(&r, "http://slow.test/").is_ok());
+        assert_eq!(fake.state.lock().unwrap().asked["slow.test"], 1);
     }
 
     #[test]

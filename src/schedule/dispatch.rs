@@ -997,6 +997,9 @@ impl Dispatcher {
             if slot && *state.deferred_bucket(&key) == 0 {
                 join_host(state, entry, now, not_asked)?;
             } else {
+                if *state.deferred_bucket(&key) == 0 {
+                    state.scheduler.foresee(&key);
+                }
                 // Set aside, it holds no budget place: it takes one when it joins its host.
                 state.deferred.push(entry, state.scheduler.spill_dir())?;
                 *state.deferred_bucket(&key) += 1;
@@ -1799,6 +1802,38 @@ mod tests {
         );
         assert_eq!(*refused.borrow(), ["http://c.test/2"]);
         assert_eq!(state.budget.as_ref().unwrap().refused, 1);
+    }
+
+    /// Every host is foreseen once (its name resolved ahead, `fetch::dns`): as it is held, or
+    /// as its first URL is set aside for a slot.
+    #[test]
+    fn hosts_are_foreseen_when_held_or_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls: Vec<String> = ["a", "b", "c", "d", "c"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| format!("http://{h}.test/{i}"))
+            .collect();
+        let d = dispatcher(dir.path(), &urls); // 2 host slots
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let mut state = d.state.lock().unwrap();
+        (state.scheduler).foresee_with(Box::new(move |key| {
+            log.lock().unwrap().push(key.to_owned())
+        }));
+        d.refill(&mut state, &|_| {}).unwrap();
+        // A held host's page in flight, its queue empty: the frontier is read past the slots.
+        let now = Instant::now() + Duration::from_secs(3600);
+        assert!(matches!(
+            next_not_robots(&mut state.scheduler, now),
+            Next::Work(_)
+        ));
+        d.refill(&mut state, &|_| {}).unwrap();
+        assert!(!state.deferred.is_empty(), "c and d wait for a slot");
+        drop(state);
+        let mut seen = seen.lock().unwrap().clone();
+        seen.sort();
+        assert_eq!(seen, ["a.test:80", "b.test:80", "c.test:80", "d.test:80"]);
     }
 
     proptest! {

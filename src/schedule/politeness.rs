@@ -248,12 +248,18 @@ pub struct Scheduler {
     transient: Transient,
     /// Hosts held unreachable whose queued URLs wait to be given up (`take_unreachable`).
     unreachable: Vec<usize>,
+    /// Told of each host as it is first held or set aside for a slot (`foresee`).
+    ahead: Option<HostAhead>,
 }
 
 /// The rules of a host held unreachable (no token applies: everything is disallowed).
 fn unreachable_rules() -> RobotsRules {
     RobotsRules::unreachable("*")
 }
+
+/// Told a host's key (`host:port`) as soon as the host is known, so that its name is resolved
+/// before its first request comes due (`fetch::dns::CachingResolver::resolve_ahead`).
+pub type HostAhead = Box<dyn Fn(&str) + Send + Sync>;
 
 impl Scheduler {
     /// A scheduler with one lane per host and no robots.txt store.
@@ -296,6 +302,7 @@ impl Scheduler {
             blocked_urls: None,
             transient: Transient::default(),
             unreachable: Vec::new(),
+            ahead: None,
         }
     }
 
@@ -322,6 +329,19 @@ impl Scheduler {
     pub fn spill_to(&mut self, spill: SpillDir, slots: usize) {
         self.spill = spill;
         self.slots = slots.max(1);
+    }
+
+    /// Tells `ahead` of every host as soon as it is known (`foresee`).
+    pub fn foresee_with(&mut self, ahead: HostAhead) {
+        self.ahead = Some(ahead);
+    }
+
+    /// A host is known: held now, or set aside until a slot frees (the dispatcher's deferred
+    /// FIFO). Its name is resolved meanwhile.
+    pub fn foresee(&self, key: &str) {
+        if let Some(ahead) = &self.ahead {
+            ahead(key);
+        }
     }
 
     /// Where the host queues spill (the deferred FIFO shares it).
@@ -471,6 +491,7 @@ impl Scheduler {
             }
         };
         self.by_key.insert(key.to_owned(), id);
+        self.foresee(key);
         id
     }
 
@@ -993,6 +1014,28 @@ mod tests {
         assert_eq!(entry.url, "http://a.test/3", "/private/2 is disallowed");
         assert_eq!(s.robots_blocked, 1);
         assert_eq!(s.queued(), 0);
+    }
+
+    #[test]
+    fn each_host_is_foreseen_once_when_it_is_first_held() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut s = Scheduler::new(rule(10.0));
+        let log = std::sync::Arc::clone(&seen);
+        s.foresee_with(Box::new(move |key| {
+            log.lock().unwrap().push(key.to_owned())
+        }));
+        let t0 = Instant::now();
+        for u in [
+            "http://a.test/1",
+            "http://a.test/2",
+            "https://b.test:8443/",
+            "http://a.test/3",
+        ] {
+            s.add(entry(u), t0).unwrap();
+        }
+        assert_eq!(*seen.lock().unwrap(), ["a.test:80", "b.test:8443"]);
+        s.foresee("c.test:80"); // the dispatcher's, for a host set aside until a slot frees
+        assert_eq!(seen.lock().unwrap().len(), 3);
     }
 
     /// Serves `s`'s robots.txt fetches (404) until a page is handed out.

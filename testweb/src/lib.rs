@@ -20,6 +20,8 @@
 //!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
 //! - [`redis::RedisServer`] is a `redis-server` of the test's own on a loopback port (append-only
 //!   file, fsync always), which a test can SIGKILL and restart, for the shard exchange.
+//! - [`dns::DnsServer`] answers DNS questions over UDP after a delay and logs when each came
+//!   (names of hosts by address: `h{i}.web.test`), for the crawler's name resolution.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
 //!   `--fixtures DIR` (see `src/main.rs`).
 //!
@@ -34,6 +36,7 @@
 mod accept;
 pub mod community;
 pub mod directives;
+pub mod dns;
 pub mod fixtures;
 pub mod framing;
 pub mod graph;

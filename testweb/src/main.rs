@@ -40,6 +40,13 @@
 //! 127/8) is refused while an interface other than `lo` exists: run it in a network namespace
 //! of your own (`unshare --net`, `ip link set lo up`), with the crawler.
 //!
+//! `--dns-bind ADDR:PORT` (with `--hosts-by-address`) names the hosts instead: host i is
+//! `h{i}.web.test` (`testweb::dns::host_name`) in the seeds and the links, and a DNS server on
+//! ADDR:PORT (UDP) answers that name with host i's address, `--dns-delay-ms D` (default 0)
+//! after each question. `--dns-log-out FILE` writes its questions as `host TAB t_us TAB qtype
+//! TAB name` (host -1 for a name of no host; t_us on the request log's clock, so negative
+//! before the first request), and the JSON line counts them (`dns_queries`).
+//!
 //! With `--fixtures DIR` it serves that directory as one host instead (see
 //! `testweb::fixtures`); the JSON line then has requests, distinct, duplicates, robots, 404s
 //! (`not_found`) and overlaps.
@@ -52,13 +59,14 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use testweb::graph::zipf_sizes;
-use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, hostile, serve_dir, sitemaps};
+use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, dns, hostile, serve_dir, sitemaps};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
          [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late]
-         [--check-delay-factor F] [--log-out FILE] [--hosts-by-address --bind ADDR:PORT]
+         [--check-delay-factor F] [--log-out FILE] [--hosts-by-address --bind ADDR:PORT
+         [--dns-bind ADDR:PORT [--dns-delay-ms D] [--dns-log-out FILE]]]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
@@ -71,6 +79,8 @@ Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints
 --log-out writes every request as `host TAB start_us TAB end_us TAB status TAB target`.
 --hosts-by-address serves every host on one listener at --bind (e.g. 0.0.0.0:0, only inside a
 network namespace with lo alone: unshare --net), host i at 127.0.0.1 + i (skipping .0, .255).
+--dns-bind names host i h{i}.web.test in seeds and links and answers DNS for those names on
+ADDR:PORT (UDP), --dns-delay-ms after each question; --dns-log-out logs the questions.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
 --sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
 
@@ -97,6 +107,15 @@ struct Args {
     check_delay_factor: Option<f64>,
     /// `--hosts-by-address --bind ADDR:PORT`: one listener for every host, by local address.
     by_address: Option<SocketAddr>,
+    /// `--dns-bind`: hosts named, and the DNS server that answers for them.
+    dns: Option<DnsArgs>,
+}
+
+/// `--dns-bind ADDR:PORT [--dns-delay-ms D] [--dns-log-out FILE]`.
+struct DnsArgs {
+    bind: SocketAddr,
+    delay: Duration,
+    log_out: Option<PathBuf>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -108,6 +127,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let (mut hosts_by_address, mut bind) = (false, None);
+    let (mut dns_bind, mut dns_delay_ms, mut dns_log_out) = (None, None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -158,6 +178,13 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--zipf-pages" => zipf_pages = Some(num()? as usize),
             "--zipf-exponent" => zipf_exponent = Some(real()?),
             "--check-delay-factor" => check_delay_factor = Some(real()?),
+            "--dns-bind" => {
+                dns_bind = Some(value.parse::<SocketAddr>().map_err(|_| {
+                    format!("--dns-bind: want ADDR:PORT such as 127.0.0.53:53, got {value:?}")
+                })?)
+            }
+            "--dns-delay-ms" => dns_delay_ms = Some(num()?),
+            "--dns-log-out" => dns_log_out = Some(PathBuf::from(value)),
             "--bind" => {
                 bind = Some(value.parse::<SocketAddr>().map_err(|_| {
                     format!("--bind: want an IPv4 ADDR:PORT such as 0.0.0.0:0, got {value:?}")
@@ -221,6 +248,20 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if by_address.is_some() && (hostile || sitemaps || fixtures.is_some()) {
         return Err("--hosts-by-address serves the generated web only".into());
     }
+    let dns = match dns_bind {
+        Some(_) if by_address.is_none() => {
+            return Err("--dns-bind names hosts by address: it needs --hosts-by-address".into());
+        }
+        Some(bind) => Some(DnsArgs {
+            bind,
+            delay: Duration::from_millis(dns_delay_ms.unwrap_or(0)),
+            log_out: dns_log_out,
+        }),
+        None if dns_delay_ms.is_some() || dns_log_out.is_some() => {
+            return Err("--dns-delay-ms and --dns-log-out need --dns-bind".into());
+        }
+        None => None,
+    };
     let seeds_out = seeds_out.ok_or("--seeds-out FILE is required")?;
     Ok(Args {
         spec,
@@ -237,6 +278,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         largest_late,
         check_delay_factor,
         by_address,
+        dns,
     })
 }
 
@@ -448,8 +490,14 @@ fn run(args: Args) -> Result<String, String> {
         }
         _ => args.latency,
     };
+    let named = args.dns.is_some();
     let make = |origins: &[String]| {
-        let origins: std::sync::Arc<[String]> = origins.into();
+        let origins: std::sync::Arc<[String]> = match named {
+            true => (origins.iter().enumerate())
+                .map(|(h, o)| named_origin(o, h))
+                .collect(),
+            false => origins.into(),
+        };
         (0..hosts)
             .map(|h| HostSpec {
                 handler: graph.handler_shared(h, origins.clone(), None),
@@ -465,13 +513,41 @@ fn run(args: Args) -> Result<String, String> {
         None => TestWeb::start_with(hosts, make),
     }
     .map_err(|e| format!("cannot start: {e}"))?;
-    write_seeds(&web, &args.seeds_out)?;
+    let dns = match &args.dns {
+        Some(dns) => {
+            let answer: dns::Answer = Box::new(move |name| {
+                dns::host_of_name(name)
+                    .filter(|&h| h < hosts)
+                    .and_then(testweb::host_address)
+            });
+            let server = dns::DnsServer::start(dns.bind, dns.delay, answer)
+                .map_err(|e| format!("--dns-bind {}: {e}", dns.bind))?;
+            Some(server)
+        }
+        None => None,
+    };
+    let origin = |h: usize| match named {
+        true => named_origin(&web.origin(h), h),
+        false => web.origin(h),
+    };
+    write_atomically(
+        &args.seeds_out,
+        &(0..hosts)
+            .map(|h| format!("{}/\n", origin(h)))
+            .collect::<String>(),
+    )?;
     serve_until_eof(args.max_seconds);
 
     let log = web.log();
     web.shutdown();
+    let queries = dns.map(dns::DnsServer::shutdown);
     if let Some(path) = &args.log_out {
         write_log(path, &log)?;
+    }
+    if let (Some(queries), Some(path)) =
+        (&queries, args.dns.as_ref().and_then(|d| d.log_out.as_ref()))
+    {
+        write_dns_log(path, queries, &log)?;
     }
     let (requests, distinct, duplicates, robots) = counts(&log);
     let reachable = graph.bfs(&graph.roots(), &|_, _| true, None).len();
@@ -491,8 +567,35 @@ fn run(args: Args) -> Result<String, String> {
             c.largest_idle.as_secs_f64(),
         );
     }
+    if let Some(queries) = &queries {
+        let _ = write!(line, ",\"dns_queries\":{}", queries.len());
+    }
     line.push('}');
     Ok(line)
+}
+
+/// `http://h{h}.web.test:PORT` for host `h` by address at `origin` (`http://127.A.B.C:PORT`).
+fn named_origin(origin: &str, h: usize) -> String {
+    let port = origin.rsplit_once(':').map_or("", |(_, port)| port);
+    format!("http://{}:{port}", dns::host_name(h))
+}
+
+/// Writes the DNS questions as TSV: host index (-1 for a name of no host), µs relative to the
+/// request log's first request (negative before it), record type, name.
+fn write_dns_log(path: &Path, queries: &[dns::Query], log: &[LogEntry]) -> Result<(), String> {
+    let t0 = log.iter().map(|e| e.start).min();
+    let t0 = t0.or(queries.first().map(|q| q.at));
+    let mut out = String::with_capacity(queries.len() * 40);
+    for q in queries {
+        let t0 = t0.unwrap_or(q.at);
+        let us = match q.at.checked_duration_since(t0) {
+            Some(d) => d.as_micros() as i128,
+            None => -(t0.duration_since(q.at).as_micros() as i128),
+        };
+        let host = dns::host_of_name(&q.name).map_or(-1, |h| h as i64);
+        let _ = writeln!(out, "{host}\t{us}\t{}\t{}", q.qtype, q.name);
+    }
+    std::fs::write(path, out).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn run_fixtures(dir: &Path, args: &Args) -> Result<String, String> {
