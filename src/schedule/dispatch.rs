@@ -1821,14 +1821,14 @@ mod tests {
         (state.scheduler).foresee_with(Box::new(move |key| {
             log.lock().unwrap().push(key.to_owned())
         }));
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         // A held host's page in flight, its queue empty: the frontier is read past the slots.
         let now = Instant::now() + Duration::from_secs(3600);
         assert!(matches!(
             next_not_robots(&mut state.scheduler, now),
             Next::Work(_)
         ));
-        d.refill(&mut state, &|_| {}).unwrap();
+        d.refill(&mut state, &|_, _| {}).unwrap();
         assert!(!state.deferred.is_empty(), "c and d wait for a slot");
         drop(state);
         let mut seen = seen.lock().unwrap().clone();
