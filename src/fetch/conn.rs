@@ -1300,12 +1300,14 @@ mod tests {
     #[test]
     fn only_a_first_head_that_is_not_http_makes_a_reused_connection_stale() {
         let reused = |response: &'static [u8]| {
-            let (mut conn, server) = answered_by(response);
-            conn.answered = 1;
-            let fail = conn.read_head(soon()).err().expect("an error");
-            drop(conn);
-            let _ = server.join();
-            (fail.kind, fail.stale)
+            within(move || {
+                let (mut conn, server) = answered_by(response);
+                conn.answered = 1;
+                let fail = conn.read_head(soon()).err().expect("an error");
+                drop(conn);
+                let _ = server.join();
+                (fail.kind, fail.stale)
+            })
         };
         assert_eq!(reused(b"garbage\r\n\r\n"), (ErrorKind::Protocol, true));
         assert_eq!(
