@@ -8,6 +8,10 @@
 //! machine slows the figures less than the wall clock). Only `crawl::extract_links` is called, so the same file measures
 //! any build of the crate (a checkout of main, for the before/after).
 
+#[path = "common/cpu.rs"]
+mod cpu;
+
+use cpu::thread_cpu_seconds;
 use crawl::extract_links;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -45,18 +49,6 @@ fn main() {
             pages.len()
         );
     }
-}
-
-/// The CPU time this thread has used.
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID needs nothing else.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime");
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// 400 pages of a 50-host generated web with the benchmark's padding.

@@ -78,10 +78,11 @@ pub mod archive_internals {
 }
 
 /// The HTTP/1.1 response parser alone (status line, headers, framing, chunked decoder), for
-/// the fuzz target `fuzz/fuzz_targets/response.rs`. Not a stable interface.
+/// the fuzz target `fuzz/fuzz_targets/response.rs`, and one connection with its liveness check,
+/// for `examples/idle_check_cost.rs`. Not a stable interface.
 #[doc(hidden)]
 pub mod fetch_internals {
-    pub use crate::fetch::conn::{After, Framing, read_response};
+    pub use crate::fetch::conn::{After, Connection, Framing, Idle, Stream, read_response};
 }
 
 /// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,

@@ -103,7 +103,9 @@ pub fn recycle_body(mut body: Vec<u8>) {
 /// A connection's byte stream: TCP, or TLS over a stream (TLS over TLS through an `https://`
 /// proxy's tunnel).
 pub enum Stream {
+    /// Plain TCP.
     Tcp(TcpStream),
+    /// TLS over a stream.
     Tls(Box<StreamOwned<ClientConnection, Stream>>),
     /// Bytes in memory, then the end of the stream: the response parser alone
     /// (`read_response`, for the fuzz target). Writes go nowhere.
@@ -841,14 +843,54 @@ mod tests {
         Instant::now() + Duration::from_secs(10)
     }
 
+    /// Reads one response from a server that writes `response` and closes.
     fn read(response: &'static [u8], cap: u64) -> Result<(Head, Vec<u8>, After), Fail> {
-        let (mut conn, server) = answered_by(response);
-        let head = conn.read_head(soon())?;
+        within(move || {
+            let (mut conn, server) = answered_by(response);
+            let head = conn.read_head(soon())?;
+            let mut body = Vec::new();
+            let framing = head.framing()?;
+            let reuse = conn.read_body(&head, framing, cap, soon(), &mut body)?;
+            server.join().unwrap();
+            Ok((head, body, reuse))
+        })
+    }
+
+    /// Runs `read` on a thread and waits for it a while: a read that loops without end (no
+    /// byte taken, no fill) fails the test instead of hanging it.
+    fn within<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
+        const WAIT: Duration = Duration::from_secs(10);
+        let (done, answer) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let _ = done.send(read());
+        });
+        match answer.recv_timeout(WAIT) {
+            Ok(answer) => answer,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(reader.join().expect_err("it panicked"))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the read did not return within {WAIT:?}")
+            }
+        }
+    }
+
+    /// The head and body `conn` reads with `framing` (the head's own when `None`), and what
+    /// becomes of the connection.
+    fn read_on(
+        mut conn: Connection,
+        framing: Option<Framing>,
+        cap: u64,
+        deadline: Instant,
+    ) -> Result<(Head, Vec<u8>, After), Fail> {
+        let head = conn.read_head(deadline)?;
+        let framing = match framing {
+            Some(framing) => framing,
+            None => head.framing()?,
+        };
         let mut body = Vec::new();
-        let framing = head.framing()?;
-        let reuse = conn.read_body(&head, framing, cap, soon(), &mut body)?;
-        server.join().unwrap();
-        Ok((head, body, reuse))
+        let after = conn.read_body(&head, framing, cap, deadline, &mut body)?;
+        Ok((head, body, after))
     }
 
     #[test]
@@ -1241,6 +1283,10 @@ mod tests {
     /// cases: a short, deterministic run of what cargo-fuzz runs long.
     #[test]
     fn the_response_parser_keeps_its_promises_on_mutated_responses() {
+        within(mutated_responses_keep_the_promises);
+    }
+
+    fn mutated_responses_keep_the_promises() {
         let seeds: [&[u8]; 6] = [
             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x\r\nhello\r\n0\r\nT: 1\r\n\r\n",
@@ -1286,12 +1332,14 @@ mod tests {
     #[test]
     fn only_a_first_head_that_is_not_http_makes_a_reused_connection_stale() {
         let reused = |response: &'static [u8]| {
-            let (mut conn, server) = answered_by(response);
-            conn.answered = 1;
-            let fail = conn.read_head(soon()).err().expect("an error");
-            drop(conn);
-            let _ = server.join();
-            (fail.kind, fail.stale)
+            within(move || {
+                let (mut conn, server) = answered_by(response);
+                conn.answered = 1;
+                let fail = conn.read_head(soon()).err().expect("an error");
+                drop(conn);
+                let _ = server.join();
+                (fail.kind, fail.stale)
+            })
         };
         assert_eq!(reused(b"garbage\r\n\r\n"), (ErrorKind::Protocol, true));
         assert_eq!(
@@ -1322,17 +1370,173 @@ mod tests {
     #[test]
     fn a_body_that_comes_after_its_head_in_another_read_is_whole() {
         let head = b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n";
-        let (mut conn, server) = holding(head, b"hello world");
-        let head = conn.read_head(soon()).unwrap();
-        let mut body = Vec::new();
-        let after = conn
-            .read_body(&head, head.framing().unwrap(), 100, soon(), &mut body)
-            .unwrap();
+        let (conn, server) = holding(head, b"hello world");
+        let (_, body, after) = within(move || read_on(conn, None, 100, soon())).unwrap();
         assert_eq!(
             (body.as_slice(), after),
             (&b"hello world"[..], After::Reuse)
         );
         server.join().unwrap();
+    }
+
+    /// A chunked body whose pieces come in later reads than its head: a chunk-size line and
+    /// the head together, the chunk's bytes after; a chunk split between two reads.
+    #[test]
+    fn a_chunked_body_that_comes_in_pieces_is_whole() {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for (held, then) in [
+            ("5\r\n", &b"hello\r\n6\r\n world\r\n0\r\n\r\n"[..]),
+            ("5\r\nhel", b"lo\r\n6\r\n world\r\n0\r\n\r\n"),
+        ] {
+            let (conn, server) = holding(format!("{head}{held}").as_bytes(), then);
+            let (_, body, after) = within(move || read_on(conn, None, 100, soon())).unwrap();
+            assert_eq!(
+                (body.as_slice(), after),
+                (&b"hello world"[..], After::Reuse),
+                "{held:?}"
+            );
+            server.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_body_to_the_close_is_cut_at_the_cap() {
+        let (_, body, after) = read(b"HTTP/1.0 200 OK\r\n\r\n0123456789", 3).unwrap();
+        assert_eq!((body.as_slice(), after), (&b"0123"[..], After::Close));
+    }
+
+    /// A body read to the close ends at the close, not at the deadline: a server that neither
+    /// sends nor closes is a `timeout`, never a body cut short that looks whole.
+    #[test]
+    fn a_body_to_the_close_from_a_silent_server_times_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket.write_all(b"HTTP/1.0 200 OK\r\n\r\npartial").unwrap();
+            // Until the client closes.
+            while socket.read(&mut [0u8; 64]).is_ok_and(|n| n > 0) {}
+        });
+        let conn = Connection::new(Stream::Tcp(TcpStream::connect(addr).unwrap()), None, None);
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let fail = within(move || read_on(conn, None, 100, deadline)).err();
+        assert_eq!(fail.map(|f| f.kind), Some(ErrorKind::Timeout));
+        server.join().unwrap();
+    }
+
+    /// A TLS server that closes the TCP connection without `close_notify` (many do) ends a
+    /// body read to the close: rustls reports that close as an unexpected end, and the body
+    /// read so far is the response.
+    #[test]
+    fn a_tls_close_without_close_notify_ends_a_body_read_to_the_close() {
+        let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hello"));
+        let upstream: std::net::SocketAddr = server
+            .origin()
+            .trim_start_matches("https://")
+            .parse()
+            .unwrap();
+        let (relay, relaying) = without_alerts(upstream);
+        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
+        let mut store = rustls::RootCertStore::empty();
+        store.add_parsable_certificates(roots);
+        // TLS 1.2: its alert records are marked as such outside the encryption, so the relay
+        // can drop them.
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS12])
+            .unwrap()
+            .with_root_certificates(store)
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let client = ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+        let tcp = TcpStream::connect(relay).unwrap();
+        let tls = Stream::Tls(Box::new(StreamOwned::new(client, Stream::Tcp(tcp))));
+        let mut conn = Connection::new(tls, None, None);
+        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let (head, body, after) =
+            within(move || read_on(conn, Some(Framing::Close), 100, soon())).unwrap();
+        assert_eq!(head.status, 200);
+        assert_eq!((body.as_slice(), after), (&b"hello"[..], After::Close));
+        relaying.join().unwrap();
+    }
+
+    /// A relay to `upstream` that passes every TLS record but alerts (TLS 1.2's record type
+    /// 21), then closes: a server's `close_notify` never reaches the client. Ends when both
+    /// sides have closed.
+    fn without_alerts(
+        upstream: std::net::SocketAddr,
+    ) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let relaying = std::thread::spawn(move || {
+            let (mut client, _) = listener.accept().unwrap();
+            let mut server = TcpStream::connect(upstream).unwrap();
+            let (mut to_server, mut from_client) =
+                (server.try_clone().unwrap(), client.try_clone().unwrap());
+            let requests = std::thread::spawn(move || {
+                let _ = io::copy(&mut from_client, &mut to_server);
+                let _ = to_server.shutdown(std::net::Shutdown::Write);
+            });
+            let mut records = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = server.read(&mut chunk) {
+                records.extend_from_slice(&chunk[..n]);
+                while records.len() >= 5 {
+                    let end = 5 + usize::from(u16::from_be_bytes([records[3], records[4]]));
+                    if records.len() < end {
+                        break;
+                    }
+                    if records[0] != 21 {
+                        client.write_all(&records[..end]).unwrap();
+                    }
+                    records.drain(..end);
+                }
+            }
+            client.shutdown(std::net::Shutdown::Write).unwrap();
+            requests.join().unwrap();
+        });
+        (addr, relaying)
+    }
+
+    /// A head is judged when its blank line has come: bytes that are not HTTP, then the close
+    /// before any blank line, are a close inside the head.
+    #[test]
+    fn a_head_is_parsed_only_once_its_blank_line_came() {
+        for bytes in [
+            &b"SSH-2.0-OpenSSH_9.6\r\n"[..],
+            b"x\ny\n",
+            b"<html>\r\n<p>\n\r",
+        ] {
+            let fail = read(bytes.to_vec().leak(), 100).err().expect("an error");
+            let case = String::from_utf8_lossy(bytes);
+            assert_eq!(fail.kind, ErrorKind::Closed, "{case:?}: {fail:?}");
+            assert!(
+                fail.message.contains("inside the head"),
+                "{case:?}: {fail:?}"
+            );
+        }
+        // LF CR LF ends a head as CRLF CRLF and LF LF do.
+        for bytes in [
+            &b"HTTP/1.1 200 OK\nContent-Length: 2\n\r\nhi"[..],
+            b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi",
+        ] {
+            let (_, body, after) = read(bytes.to_vec().leak(), 100).unwrap();
+            assert_eq!((body.as_slice(), after), (&b"hi"[..], After::Reuse));
+        }
+    }
+
+    /// A head's headers are kept in one string allocated once at their exact size.
+    #[test]
+    fn headers_take_one_allocation_of_their_size() {
+        let (head, _, _) = read(
+            b"HTTP/1.1 200 OK\r\nLink: </a.css>; rel=preload\r\nContent-Length: 0\r\n\r\n",
+            100,
+        )
+        .unwrap();
+        let text = &head.headers.text;
+        assert_eq!(text, "Link</a.css>; rel=preloadContent-Length0");
+        assert_eq!(text.capacity(), text.len());
     }
 
     #[test]
