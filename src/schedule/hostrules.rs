@@ -86,6 +86,11 @@ impl HostRules {
             bail!("{pattern:?} has no setting (rate=N, connections=N or pages=N after it)");
         }
         let (table, name) = match pattern.strip_prefix("*.") {
+            // A domain's rule covers every port (`lookup` drops the port before the domains):
+            // a port here would make a rule that never matches.
+            Some(domain) if has_port(domain) => {
+                bail!("{pattern:?} names a port; a *.domain rule covers every port")
+            }
             Some(domain) => (&mut self.by_domain, domain.to_owned()),
             None if has_port(&pattern) => (&mut self.by_key, pattern.clone()),
             None => (&mut self.by_host, pattern.clone()),
@@ -291,6 +296,10 @@ archive.test:8080 rate=0.5
                 "rules.txt:1: \"http://a.test\" is not a host",
             ),
             ("a.test pages=0\n", "rules.txt:1: pages=0"),
+            (
+                "*.a.test:8080 rate=1\n",
+                "rules.txt:1: \"*.a.test:8080\" names a port",
+            ),
         ] {
             let err = HostRules::parse(text, "rules.txt").unwrap_err().to_string();
             assert!(err.starts_with(wanted), "{text:?}: {err}");
