@@ -246,7 +246,7 @@ pub struct Args {
     /// a host pattern, then KEY=VALUE settings separated by spaces; `#` starts a comment,
     /// blank lines are skipped. Patterns: `example.org` (that host, any port),
     /// `example.org:8080` (that port only), `*.example.org` (example.org and every name under
-    /// it). Keys: `rate=N` (requests per second, as --rate; `rate=none` lifts --rate),
+    /// it, on any port: a `*.` pattern with a port is an error). Keys: `rate=N` (requests per second, as --rate; `rate=none` lifts --rate),
     /// `connections=N` (1 to 256, as --host-connections), `pages=N` (as --max-pages-per-host;
     /// `pages=none` lifts it). The most specific pattern wins: host:port, then the host, then
     /// the longest `*.` domain. Example lines: `*.intranet.example connections=8 rate=none`,
