@@ -372,3 +372,99 @@ fn write_record(out: &mut Written, r: &ArchiveRecord) -> Result<Option<String>> 
     };
     Ok(original)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::cdxj::for_each_record;
+    use crate::output::warc::{Compression, DedupeConfig, WarcConfig};
+
+    fn record(uri: &str, body: &[u8], page: PageRecord) -> ArchiveRecord {
+        ArchiveRecord {
+            target_uri: uri.into(),
+            date: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            ip: None,
+            request_head: b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            response_head: b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n".to_vec(),
+            body: body.to_vec(),
+            truncated: None,
+            page: Some(page),
+        }
+    }
+
+    /// A copy handed to the writer before the first capture it refers to waits for it: the
+    /// archive holds the original first, and both pages are done once written.
+    #[test]
+    fn a_revisit_is_written_after_its_original_whatever_the_order_handed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let warc = WarcWriter::open(WarcConfig {
+            dir: dir.path().join("warc"),
+            compression: Compression::Gzip,
+            max_file_bytes: 1 << 30,
+            prefix: "crawl".into(),
+            software: "test".into(),
+            dedupe: Some(DedupeConfig {
+                store: dir.path().join("digests"),
+                against: Vec::new(),
+            }),
+        })
+        .unwrap();
+        let done = Arc::new(Mutex::new(Vec::new()));
+        let reported = Arc::clone(&done);
+        let archive = Archive::start(warc, 4, move |keys| {
+            reported.lock().unwrap().extend_from_slice(keys);
+            Ok(())
+        })
+        .unwrap();
+        let body = b"<p>the same page</p>";
+        let digest = payload_digest(body);
+        let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let first = archive.duplicate_of("http://a/", date, &digest, true, true);
+        assert!(
+            first.unwrap().is_none(),
+            "the first page claims the payload"
+        );
+        let copy = archive.duplicate_of("http://b/", date, &digest, true, true);
+        let revisit = copy.unwrap().expect("a copy of a claimed payload");
+        let page = |key, revisit| PageRecord {
+            key,
+            payload_digest: digest.clone(),
+            block_sha1: None,
+            revisit,
+        };
+        archive
+            .write(record("http://b/", body, page(2, Some(revisit))))
+            .unwrap();
+        archive
+            .write(record("http://a/", body, page(1, None)))
+            .unwrap();
+        let stats = archive.finish().unwrap();
+        assert_eq!(
+            (stats.duplicates, stats.duplicate_bytes),
+            (1, body.len() as u64)
+        );
+        let mut done = done.lock().unwrap().clone();
+        done.sort();
+        assert_eq!(done, [1, 2]);
+        let file = std::fs::read_dir(dir.path().join("warc"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".warc.gz"))
+            .unwrap();
+        let mut order = Vec::new();
+        for_each_record(&file, Compression::Gzip, |r| {
+            let kind = r.header("WARC-Type").unwrap_or_default().to_owned();
+            if kind == "response" || kind == "revisit" {
+                let uri = r.header("WARC-Target-URI").unwrap_or_default();
+                let refers = r.header("WARC-Refers-To-Target-URI").unwrap_or_default();
+                order.push(format!("{kind} {uri} {refers}"));
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            order,
+            ["response http://a/ ", "revisit http://b/ http://a/"]
+        );
+    }
+}
