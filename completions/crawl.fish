@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -64,6 +64,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read 
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-compression -d 'How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz)' -r -f -a "zstd\t'One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader'
 gzip\t'One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page'"
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-max-size -d 'Start a new WARC file once the current one reaches this size (suffixes K, M, G)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l dedupe-against -d 'Also count payloads archived by the crawl in DIR as archived before (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l cache-entries -d 'Entries in the CLOCK cache of recently seen URL checksums' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache misses buffered before they are merged into the on-disk seen set' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines)' -r -f -a "tsv\t'Tab-separated columns'
@@ -82,6 +83,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l insecure -d 'Do not check T
 complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the first --max-body bytes of a body whose Content-Length is over --max-body'
 complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc -d 'Do not write WARC files (the URL log and the crawl are unchanged)'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-payload-dedupe -d 'Archive every payload whole, even one archived before (turns payload dedupe off)'
 complete -c crawl -n "__fish_crawl_needs_command" -l restart -d 'On a state directory whose crawl completed, crawl afresh instead of recrawling'
 complete -c crawl -n "__fish_crawl_needs_command" -s q -l quiet -d 'Print nothing on stderr but errors (no progress, no summary)'
 complete -c crawl -n "__fish_crawl_needs_command" -s v -l verbose -d 'Without a terminal, print a status line on stderr every 10 seconds and at the end'

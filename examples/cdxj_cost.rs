@@ -23,6 +23,7 @@ fn write(dir: &Path, compression: Compression, records: u64, index: bool) -> (Du
         max_file_bytes: u64::MAX,
         prefix: "bench".into(),
         software: "cdxj_cost".into(),
+        dedupe: None,
     })
     .unwrap();
     let mut cdxj = index.then(|| CdxjWriter::open(dir).unwrap());

@@ -466,6 +466,25 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["warc_compression", "warc_max_size"])]
     pub no_warc: bool,
 
+    /// Archive every payload whole, even one archived before (turns payload dedupe off).
+    ///
+    /// By default a 2xx page whose payload (its body, by SHA-1) was archived before, under any
+    /// URL, in this crawl, an earlier run in the same --out or a crawl named by
+    /// --dedupe-against, is written as a WARC `revisit` record (profile identical-payload-digest)
+    /// naming the first capture's URL and date, without the body, and noted `duplicate` in the
+    /// URL log; replay tools (pywb, replayweb.page) serve the first capture's body. Turn it off
+    /// for tools that read each record on its own. The store of archived payloads is DIR/digests/.
+    #[arg(long, conflicts_with = "no_warc")]
+    pub no_payload_dedupe: bool,
+
+    /// Also count payloads archived by the crawl in DIR as archived before (repeatable).
+    ///
+    /// DIR is another crawl's --out (or a directory of CDXJ indexes): its CDXJ indexes are read
+    /// at the start, and a page whose payload one of its captures holds is written as a revisit
+    /// of that capture. Replaying such a page needs that crawl's WARC files beside this one's.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["no_payload_dedupe", "no_warc"])]
+    pub dedupe_against: Vec<PathBuf>,
+
     /// Entries in the CLOCK cache of recently seen URL checksums.
     ///
     /// About 17 bytes each. The cache answers most "seen?" lookups without the disk.

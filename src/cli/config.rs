@@ -17,7 +17,7 @@ use crate::fetch::private::AddressPolicy;
 use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
-use crate::output::warc::WarcConfig;
+use crate::output::warc::{DedupeConfig, WarcConfig};
 use crate::schedule::dispatch::{DispatchConfig, host_slots_for};
 use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::DelayRule;
@@ -212,6 +212,10 @@ impl Args {
                 max_file_bytes: args.warc_max_size,
                 prefix: "crawl".into(),
                 software: concat!("crawl/", env!("CARGO_PKG_VERSION")).into(),
+                dedupe: (!args.no_payload_dedupe).then(|| DedupeConfig {
+                    store: args.out.join("digests"),
+                    against: args.dedupe_against.clone(),
+                }),
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
             progress: progress::Mode::choose(args.quiet, args.verbose),

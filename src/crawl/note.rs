@@ -59,6 +59,9 @@ pub enum Note {
     Requisite,
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
+    /// Its payload was archived before (payload dedupe): archived as a `revisit` of that
+    /// first capture. Its links are read all the same.
+    Duplicate,
 }
 
 /// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
@@ -134,6 +137,7 @@ impl fmt::Display for Note {
             }),
             Note::HostBudget => f.write_str("host-budget"),
             Note::Requisite => f.write_str("requisite"),
+            Note::Duplicate => f.write_str("duplicate"),
         }
     }
 }

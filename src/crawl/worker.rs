@@ -351,10 +351,15 @@ impl WorkerContext<'_> {
             self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
             note = note.merge(Note::Recrawl(outcome));
         }
+        let duplicate = self.duplicate_of(entry, &response, &digest, outcome)?;
+        if duplicate.is_some() {
+            note = note.merge(Note::Duplicate);
+        }
         self.log_response(&response, entry.depth, &entry.url, &note);
         let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
         self.offer(discovered.links, from)?;
         let revisit = self.record(entry, &response, &digest, outcome)?;
+        let revisit = duplicate.or(revisit);
         if let Some(hunt) = &self.config.hunt {
             hunt.search(
                 &entry.url,
@@ -550,6 +555,26 @@ impl WorkerContext<'_> {
             }),
             _ => None,
         })
+    }
+
+    /// Payload dedupe (`Archive::duplicate_of`): the revisit a page whose payload was archived
+    /// before is written as. A recrawl's unchanged page only looks (it is a revisit anyway).
+    fn duplicate_of(
+        &self,
+        entry: &Entry,
+        response: &Response,
+        digest: &str,
+        outcome: Option<Outcome>,
+    ) -> Result<Option<Revisit>> {
+        let Some(archive) = self.archive else {
+            return Ok(None);
+        };
+        let whole_2xx = (200..300).contains(&response.status)
+            && !response.truncated
+            && response.skipped.is_none()
+            && !response.body.is_empty();
+        let claim = outcome != Some(Outcome::Unchanged);
+        archive.duplicate_of(&entry.url, response.started, digest, whole_2xx, claim)
     }
 
     pub(super) fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {

@@ -145,6 +145,10 @@ struct Warc {
     files: u64,
     records: u64,
     bytes: u64,
+    /// Pages archived as revisits of a payload archived before (payload dedupe), and their
+    /// payload bytes not stored again.
+    duplicates: u64,
+    duplicate_bytes: u64,
 }
 
 /// Named counts as a JSON object whose keys keep this order (a map would sort them).
@@ -207,6 +211,8 @@ pub fn to_json(report: &Report) -> String {
             files: w.files,
             records: w.records,
             bytes: w.bytes,
+            duplicates: w.duplicates,
+            duplicate_bytes: w.duplicate_bytes,
         }),
         recrawl: recrawl_counts(report).map(|counts| Counts(counts.collect())),
         peak_rss_bytes: crate::sys::peak_rss().unwrap_or(0),
@@ -277,8 +283,8 @@ fn recrawl_text(report: &Report) -> String {
 fn warc_text(warc: Option<WarcStats>) -> String {
     match warc {
         Some(w) => format!(
-            "WARC: {} records in {} files, {} bytes",
-            w.records, w.files, w.bytes
+            "WARC: {} records in {} files, {} bytes; {} duplicates",
+            w.records, w.files, w.bytes, w.duplicates
         ),
         None => "WARC off".into(),
     }
@@ -557,6 +563,8 @@ mod tests {
             files: 1,
             records: 45,
             bytes: 24178,
+            duplicates: 3,
+            duplicate_bytes: 900,
         };
         let json = to_json(&report(Generation::Crawl, Some(warc)));
         assert_eq!(
@@ -569,7 +577,8 @@ mod tests {
                 r#""urls_seen":22,"cache_lookups":3,"cache_hits":2,"cache_hit_rate":0.6667,"merges":5,"#,
                 r#""frontier_left":6,"filtered":{"scheme":40,"scope":41,"depth":42,"pattern":43,"#,
                 r#""url-too-long":44,"path-too-deep":45,"repeated-segment":46,"host_budget":47},"#,
-                r#""warc":{"files":1,"records":45,"bytes":24178},"recrawl":null"#,
+                r#""warc":{"files":1,"records":45,"bytes":24178,"duplicates":3,"duplicate_bytes":900},"#,
+                r#""recrawl":null"#,
             )
         );
         let json = to_json(&report(Generation::Recrawl, None));

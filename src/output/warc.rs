@@ -130,6 +130,18 @@ pub struct WarcConfig {
     pub prefix: String,
     /// Software name and version, for each file's `warcinfo` record.
     pub software: String,
+    /// Payload dedupe (`output::archive`): a page whose payload was archived before becomes a
+    /// revisit of its first capture. `None` with `--no-payload-dedupe`.
+    pub dedupe: Option<DedupeConfig>,
+}
+
+/// Where payload dedupe keeps its store, and the other crawls it reads.
+#[derive(Clone, Debug)]
+pub struct DedupeConfig {
+    /// The store's directory (`seen::digests`): `--out`'s `digests/`.
+    pub store: PathBuf,
+    /// `--dedupe-against`: other crawls' `--out` directories, whose CDXJ indexes are read.
+    pub against: Vec<PathBuf>,
 }
 
 /// One HTTP request and its response, as sent and as received: what a `request` record and
@@ -171,6 +183,10 @@ pub struct WarcStats {
     pub records: u64,
     /// Compressed bytes written.
     pub bytes: u64,
+    /// Pages archived as `revisit` records of a payload archived before (payload dedupe).
+    pub duplicates: u64,
+    /// Their payload bytes, not stored again.
+    pub duplicate_bytes: u64,
 }
 
 const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
@@ -185,6 +201,13 @@ pub enum Revisit {
     IdenticalPayload {
         digest: String,
         refers_to_date: SystemTime,
+    },
+    /// The payload was archived before, under this URI or another (payload dedupe): the
+    /// revisit names that first capture (`WARC-Date` as written there).
+    Duplicate {
+        digest: String,
+        refers_to_uri: String,
+        refers_to_date: String,
     },
 }
 
@@ -305,24 +328,45 @@ impl WarcWriter {
         self.write_pair(ex, "response", &fields, block_sha1)
     }
 
-    /// Writes a `revisit` record (during a recrawl: the page is unchanged) that refers to the
-    /// previous capture of the same URI, and its `request` record. With the identical-payload
+    /// Writes a `revisit` record that refers to an earlier capture (during a recrawl: the page
+    /// is unchanged, the previous capture of the same URI; with payload dedupe: the first
+    /// capture of the payload, of any URI), and its `request` record. With the identical-payload
     /// profile the record holds the response head only; the payload digest says what it was.
     pub fn write_revisit(&mut self, ex: &RequestResponse, revisit: &Revisit) -> Result<Written> {
-        let (profile, digest, date) = match revisit {
-            Revisit::NotModified { refers_to_date } => (REVISIT_PROFILE, None, refers_to_date),
+        let (profile, digest, uri, date) = match revisit {
+            Revisit::NotModified { refers_to_date } => (
+                REVISIT_PROFILE,
+                None,
+                ex.target_uri,
+                warc_date(*refers_to_date),
+            ),
             Revisit::IdenticalPayload {
                 digest,
                 refers_to_date,
-            } => (IDENTICAL_PROFILE, Some(digest.as_str()), refers_to_date),
+            } => (
+                IDENTICAL_PROFILE,
+                Some(digest.as_str()),
+                ex.target_uri,
+                warc_date(*refers_to_date),
+            ),
+            Revisit::Duplicate {
+                digest,
+                refers_to_uri,
+                refers_to_date,
+            } => (
+                IDENTICAL_PROFILE,
+                Some(digest.as_str()),
+                refers_to_uri.as_str(),
+                refers_to_date.clone(),
+            ),
         };
-        let date = warc_date(*date);
         let fields = [
             ("WARC-Profile", profile),
-            ("WARC-Refers-To-Target-URI", ex.target_uri),
+            ("WARC-Refers-To-Target-URI", uri),
             ("WARC-Refers-To-Date", date.as_str()),
             ("WARC-Payload-Digest", digest.unwrap_or("")),
         ];
+        let payload_len = ex.response_body.len() as u64;
         let ex = RequestResponse {
             response_body: if digest.is_some() {
                 b""
@@ -331,12 +375,22 @@ impl WarcWriter {
             },
             ..*ex
         };
-        self.write_pair(&ex, "revisit", &fields, None)
+        let written = self.write_pair(&ex, "revisit", &fields, None)?;
+        if let Revisit::Duplicate { .. } = revisit {
+            self.stats.duplicates += 1;
+            self.stats.duplicate_bytes += payload_len;
+        }
+        Ok(written)
     }
 
     /// The directory the WARC files are written to.
     pub fn dir(&self) -> &Path {
         &self.config.dir
+    }
+
+    /// Payload dedupe's configuration, if on.
+    pub fn dedupe(&self) -> Option<&DedupeConfig> {
+        self.config.dedupe.as_ref()
     }
 
     /// Syncs and closes the current file under its final name.
@@ -788,6 +842,7 @@ mod tests {
             max_file_bytes,
             prefix: "crawl".into(),
             software,
+            dedupe: None,
         }
     }
 
@@ -1129,7 +1184,8 @@ mod tests {
                 WarcStats {
                     files: 1,
                     records: 7,
-                    bytes: fs::metadata(&files[0]).unwrap().len()
+                    bytes: fs::metadata(&files[0]).unwrap().len(),
+                    ..WarcStats::default()
                 }
             );
             let (_, record) = &units(&files[0], compression)[5];

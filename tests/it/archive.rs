@@ -104,7 +104,7 @@ fn crawled_twice(compression: &str) -> (TestWeb, tempfile::TempDir) {
 }
 
 /// The WARC files of a state directory and, for each, its index; nothing may be left `.open`.
-fn warcs_and_indexes(out: &Path) -> Vec<(PathBuf, PathBuf)> {
+pub(crate) fn warcs_and_indexes(out: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut names: Vec<String> = std::fs::read_dir(out.join("warc"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -138,7 +138,7 @@ fn warcs_and_indexes(out: &Path) -> Vec<(PathBuf, PathBuf)> {
 }
 
 /// One index line: its key and timestamp, and its JSON fields.
-fn parse_line(line: &str) -> (String, String, BTreeMap<String, String>) {
+pub(crate) fn parse_line(line: &str) -> (String, String, BTreeMap<String, String>) {
     let mut parts = line.splitn(3, ' ');
     let key = parts.next().unwrap().to_owned();
     let ts = parts.next().unwrap().to_owned();
@@ -178,7 +178,7 @@ fn reference_index(warc: &Path, scratch: &Path) -> Vec<String> {
 /// files. For zstd files `offset` and `length` are positions in the compressed file (the
 /// reference indexes the decompressed one), so they are checked by decoding that frame: it must
 /// be the record of that URL. Returns the JSON fields of every line compared.
-fn compare_with_reference(out: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn compare_with_reference(out: &Path) -> Vec<BTreeMap<String, String>> {
     let scratch = tempfile::tempdir().unwrap();
     let mut compared = Vec::new();
     for (warc, index) in warcs_and_indexes(out) {
@@ -321,7 +321,7 @@ fn wacz(out: &Path, file: &Path) -> (Option<i32>, String) {
 }
 
 /// Every line of the crawl's indexes, sorted: what one merged index holds.
-fn merged_index(out: &Path) -> String {
+pub(crate) fn merged_index(out: &Path) -> String {
     let mut lines: Vec<String> = warcs_and_indexes(out)
         .iter()
         .flat_map(|(_, index)| {
@@ -491,7 +491,7 @@ fn wacz_converts_a_zstd_crawl_and_refuses_a_directory_without_warc_files() {
 }
 
 /// A `wayback` (pywb) server on a loopback port, killed when dropped.
-struct Wayback(Child);
+pub(crate) struct Wayback(Child);
 
 impl Drop for Wayback {
     fn drop(&mut self) {
@@ -501,7 +501,7 @@ impl Drop for Wayback {
 }
 
 /// A GET on loopback with `Connection: close`: status, head and body (bounded in time).
-fn get(port: u16, path: &str) -> std::io::Result<(u16, String, Vec<u8>)> {
+pub(crate) fn get(port: u16, path: &str) -> std::io::Result<(u16, String, Vec<u8>)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(
@@ -544,36 +544,32 @@ fn dechunk(mut input: &[u8]) -> Vec<u8> {
     out
 }
 
-/// pywb replays the crawl from our index: a collection made by `wb-manager init`, our WARC
-/// files in its archive/ and our merged index as its index; `wayback` on a free loopback port.
-#[test]
-fn pywb_replays_the_crawl_from_our_index() {
-    let (web, dir) = crawled_twice("gzip");
-    let out = dir.path().join("out");
-    let root = dir.path().join("pywb");
-    std::fs::create_dir(&root).unwrap();
+/// A pywb collection `crawl` under `root` (made by `wb-manager init`) holding `warcs` with
+/// `index` as its index, served by `wayback` on a free loopback port: the server (killed when
+/// dropped) and its port.
+pub(crate) fn pywb_serving(root: &Path, warcs: &[PathBuf], index: &str) -> (Wayback, u16) {
+    std::fs::create_dir(root).unwrap();
     let (ok, text) = run(
         Command::new("wb-manager")
             .args(["init", "crawl"])
-            .current_dir(&root),
+            .current_dir(root),
         None,
     );
     assert!(ok, "wb-manager init: {text}\n{PIP_HINT}");
     let collection = root.join("collections/crawl");
-    for (warc, _) in warcs_and_indexes(&out) {
+    for warc in warcs {
         std::fs::copy(
-            &warc,
+            warc,
             collection.join("archive").join(warc.file_name().unwrap()),
         )
         .unwrap();
     }
-    let index = merged_index(&out);
-    std::fs::write(collection.join("indexes/index.cdxj"), &index).unwrap();
+    std::fs::write(collection.join("indexes/index.cdxj"), index).unwrap();
 
     // The port is free when chosen but another test may take it before pywb binds it: a pywb
     // that exits before answering is started again on another port (three tries at most).
     let log = root.join("wayback.log");
-    let (_server, port) = (1..=3)
+    (1..=3)
         .find_map(|_| {
             let port = TcpListener::bind("127.0.0.1:0")
                 .unwrap()
@@ -583,7 +579,7 @@ fn pywb_replays_the_crawl_from_our_index() {
             let mut server = Wayback(
                 Command::new("wayback")
                     .args(["-b", "127.0.0.1", "-p", &port.to_string()])
-                    .current_dir(&root)
+                    .current_dir(root)
                     .stdout(Stdio::null())
                     .stderr(std::fs::File::create(&log).unwrap())
                     .spawn()
@@ -608,7 +604,21 @@ fn pywb_replays_the_crawl_from_our_index() {
         .unwrap_or_else(|| {
             let log = std::fs::read_to_string(&log).unwrap_or_default();
             panic!("pywb exited three times before answering: {log}")
-        });
+        })
+}
+
+/// pywb replays the crawl from our index: a collection made by `wb-manager init`, our WARC
+/// files in its archive/ and our merged index as its index; `wayback` on a free loopback port.
+#[test]
+fn pywb_replays_the_crawl_from_our_index() {
+    let (web, dir) = crawled_twice("gzip");
+    let out = dir.path().join("out");
+    let index = merged_index(&out);
+    let warcs: Vec<PathBuf> = warcs_and_indexes(&out)
+        .into_iter()
+        .map(|(w, _)| w)
+        .collect();
+    let (_server, port) = pywb_serving(&dir.path().join("pywb"), &warcs, &index);
 
     // The captures of a URL in our index: (timestamp, fields), oldest first.
     let captures = |url: &str| -> Vec<(String, BTreeMap<String, String>)> {

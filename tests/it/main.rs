@@ -16,6 +16,7 @@ mod hunt;
 mod limits;
 mod manpage;
 mod outputs;
+mod payload_dedupe;
 mod rank;
 mod request;
 mod requisites;
