@@ -59,6 +59,9 @@ pub enum Note {
     Requisite,
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
+    /// An HTML page whose visible text nearly repeats an earlier page of its host
+    /// (`url::simhash`); with `--near-duplicates skip-links` its links were not followed.
+    NearDuplicate,
 }
 
 /// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
@@ -134,6 +137,7 @@ impl fmt::Display for Note {
             }),
             Note::HostBudget => f.write_str("host-budget"),
             Note::Requisite => f.write_str("requisite"),
+            Note::NearDuplicate => f.write_str("near-duplicate"),
         }
     }
 }
@@ -226,6 +230,7 @@ mod tests {
                 "noindex,nofollow",
             ),
             (Note::HostBudget, "host-budget"),
+            (Note::NearDuplicate, "near-duplicate"),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);
