@@ -63,7 +63,7 @@ pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
-    pub use crate::url::extract::{page_links, stylesheet_links};
+    pub use crate::url::extract::{page_links, page_links_fingerprinted, stylesheet_links};
     pub use crate::url::simhash::{MAX_DISTANCE, distance, page_fingerprint};
 }
 
