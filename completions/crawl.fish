@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= restart focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -48,6 +48,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l host-connections -d 'At mos
 complete -c crawl -n "__fish_crawl_needs_command" -l rate -d 'At most N requests per second to any one host (fractional: 0.2 is one every 5 s). Default: no limit beyond the delay rule' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-rate -d 'At most N requests per second across all hosts (fractional allowed). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l host-rules -d 'Per-host overrides of --rate, --host-connections and --max-pages-per-host, read from FILE' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l near-duplicates -d 'Note HTML pages whose visible text nearly repeats an earlier page of the same host' -r -f -a "off\t'No fingerprint is computed'
+note\t'Noted `near-duplicate` in the URL log and counted; links followed as on any page'
+skip-links\t'Noted and counted, and the page\'s links are not followed'"
 complete -c crawl -n "__fish_crawl_needs_command" -l user-agent -d 'User-Agent header; its first word (before `/`) is the robots.txt token' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l header -d 'Send this header with every request, as `Name: value` (repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l load-cookies -d 'Send the cookies of FILE (a Netscape cookie file, as curl and wget write them)' -r -F

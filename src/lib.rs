@@ -56,14 +56,15 @@ pub use url::seeds::parse_seeds;
 pub use url::sitemap;
 
 /// The scheduler and its record, for `examples/host_memory.rs` (memory per known host), and
-/// the crawler's own reading of a page's links, for the allocation tests. Not a stable
-/// interface.
+/// the crawler's own reading of a page's links, for the allocation tests, and its page
+/// fingerprint, for the near-duplicate precision test. Not a stable interface.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
-    pub use crate::url::extract::{page_links, stylesheet_links};
+    pub use crate::url::extract::{page_links, page_links_fingerprinted, stylesheet_links};
+    pub use crate::url::simhash::{MAX_DISTANCE, distance, page_fingerprint};
 }
 
 /// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record),

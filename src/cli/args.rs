@@ -17,6 +17,7 @@ use crate::tools::dedupe::DedupeArgs;
 use crate::tools::rank::RankArgs;
 use crate::tools::wacz::WaczArgs;
 use crate::url::normalize::{Requisites, Scope};
+use crate::url::simhash::NearDuplicates;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -277,6 +278,19 @@ pub struct Args {
     /// followed. noindex is only noted in the URL log: the page is archived all the same.
     #[arg(long)]
     pub ignore_page_robots: bool,
+
+    /// Note HTML pages whose visible text nearly repeats an earlier page of the same host.
+    ///
+    /// `note`: a page whose text's 64-bit SimHash (2-word shingles, the first 64 KiB of text)
+    /// is within 5 bits of one of the last 128 distinct pages of its host is noted
+    /// near-duplicate in the URL log (over its robots directives) and counted in summary.json
+    /// (near_duplicates). `skip-links`: the same, and its links are not followed: a calendar or
+    /// faceted search that renders the same page under endless URLs stops after its first pages
+    /// (a page whose only way in is a near-duplicate is then missed). `off` computes no
+    /// fingerprint: pages of little text (link lists, stubs) often look alike, and the note
+    /// would hide the others.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = NearDuplicates::Off)]
+    pub near_duplicates: NearDuplicates,
 
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]

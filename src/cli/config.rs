@@ -202,6 +202,7 @@ impl Args {
             max_error_ratio: args.max_error_ratio,
             seed_hosts,
             obey_page_robots: !args.ignore_page_robots,
+            near_duplicates: args.near_duplicates,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
                 buffer_entries: args.buffer_entries as usize,

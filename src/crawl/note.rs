@@ -62,6 +62,9 @@ pub enum Note {
     /// Its payload was archived before (payload dedupe): archived as a `revisit` of that
     /// first capture. Its links are read all the same.
     Duplicate,
+    /// An HTML page whose visible text nearly repeats an earlier page of its host
+    /// (`url::simhash`); with `--near-duplicates skip-links` its links were not followed.
+    NearDuplicate,
 }
 
 /// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
@@ -138,6 +141,7 @@ impl fmt::Display for Note {
             Note::HostBudget => f.write_str("host-budget"),
             Note::Requisite => f.write_str("requisite"),
             Note::Duplicate => f.write_str("duplicate"),
+            Note::NearDuplicate => f.write_str("near-duplicate"),
         }
     }
 }
@@ -230,6 +234,7 @@ mod tests {
                 "noindex,nofollow",
             ),
             (Note::HostBudget, "host-budget"),
+            (Note::NearDuplicate, "near-duplicate"),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);

@@ -92,6 +92,8 @@ pub struct CrawlConfig {
     pub seed_hosts: SeedHosts,
     /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
     pub obey_page_robots: bool,
+    /// `--near-duplicates`: whether HTML pages are fingerprinted, and what a near-duplicate does.
+    pub near_duplicates: crate::url::simhash::NearDuplicates,
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,
@@ -144,6 +146,8 @@ pub struct Counters {
     pub nofollow_links: AtomicU64,
     /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
     pub noindex_pages: AtomicU64,
+    /// HTML pages noted `near-duplicate` (`url::simhash`).
+    pub near_duplicates: AtomicU64,
     /// Pages handed to the worker that received the page before, its host's or a ready host's
     /// (`Dispatcher::host_free_or_next`), no other worker woken for them.
     pub pages_ahead: AtomicU64,
@@ -281,6 +285,7 @@ impl Stages {
     fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
         let fetcher = &self.fetcher;
         let lastmods = Lastmods::new(LASTMODS);
+        let fingerprints = crate::url::simhash::Windows::default();
         let worker = WorkerContext {
             config,
             fetcher,
@@ -293,6 +298,7 @@ impl Stages {
             links: &self.links,
             fetched: &self.fetched,
             lastmods: &lastmods,
+            fingerprints: &fingerprints,
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
         let deadline = config.limits.time.map(|limit| self.started + limit);

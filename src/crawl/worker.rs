@@ -74,6 +74,8 @@ pub struct WorkerContext<'a> {
     pub fetched: &'a FetchLog,
     /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
+    /// Each host's recent page fingerprints (`--near-duplicates`).
+    pub fingerprints: &'a crate::url::simhash::Windows,
 }
 
 /// How a page fetch ended, for the dispatcher.

@@ -82,6 +82,8 @@ struct Summary {
     /// Pages whose last attempt got no response, the crawler's own refusals aside: with
     /// `host_unreachable`, the failures `--max-error-ratio` counts.
     failed: u64,
+    /// HTML pages noted `near-duplicate` (`--near-duplicates`).
+    near_duplicates: u64,
 }
 
 /// `ConnectionEvents` as the file names them.
@@ -251,6 +253,7 @@ pub fn to_json(report: &Report) -> String {
         host_unreachable: report.host_unreachable,
         retried: load(&c.retried),
         failed: load(&c.failed),
+        near_duplicates: load(&c.near_duplicates),
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -455,6 +458,7 @@ mod tests {
         set(&counters.connections.ambiguous, 79);
         set(&counters.retried, 81);
         set(&counters.failed, 82);
+        set(&counters.near_duplicates, 83);
         for (i, reason) in counters.filtered.iter().enumerate() {
             set(reason, 40 + i as u64);
         }
@@ -513,7 +517,8 @@ mod tests {
                 r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
                 r#""workers":75,"max_workers":76,"#,
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
-                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82}"#,
+                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
+                r#""near_duplicates":83}"#,
                 "\n"
             ),
         );
@@ -541,7 +546,8 @@ mod tests {
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
                 r#""workers":75,"max_workers":76,"#,
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
-                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82}"#,
+                r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
+                r#""near_duplicates":83}"#,
                 "\n"
             )),
             "{json}"

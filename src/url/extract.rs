@@ -69,6 +69,7 @@ use crate::url::css::css_urls;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use crate::url::normalize::{Base, Found, join_into};
+use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -124,6 +125,9 @@ pub struct PageLinks {
     pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
     pub truncated: bool,
+    /// The SimHash of the page's visible text (`url::simhash`), when asked for
+    /// (`page_links_fingerprinted`) and the page has a word.
+    pub fingerprint: Option<u64>,
 }
 
 /// One of `PageLinks::distinct`.
@@ -218,14 +222,29 @@ pub fn page_links(
     max_links: usize,
     token: &str,
 ) -> PageLinks {
+    page_links_fingerprinted(body, page_url, charset, max_links, token, false)
+}
+
+/// `page_links`, with the SimHash of the page's visible text read in the same pass when
+/// `fingerprint` (`PageLinks::fingerprint`, `url::simhash`).
+pub fn page_links_fingerprinted(
+    body: &[u8],
+    page_url: &Url,
+    charset: Option<&str>,
+    max_links: usize,
+    token: &str,
+    fingerprint: bool,
+) -> PageLinks {
     // Only encodings in which ASCII bytes mean ASCII can be tokenized as bytes.
     let header_encoding = charset
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .filter(|encoding| encoding.is_ascii_compatible());
     let mut state = State::new(page_url, max_links, token, body.len());
+    state.text = fingerprint.then(SimHasher::new);
     // The header's charset wins over `<meta>` (HTML encoding sniffing).
     let encoding = header_encoding.unwrap_or(UTF_8);
     scan(body, encoding, header_encoding.is_none(), &mut state);
+    state.out.fingerprint = state.text.and_then(SimHasher::finish);
     state.out
 }
 
@@ -264,11 +283,15 @@ fn scan(
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
     let mut tokens = Tokenizer::new(body);
+    tokens.collect_text(state.text.is_some());
     // The link limit was reached before a base: only a base is looked for.
     let mut full = false;
     // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
     let mut style = false;
     while let Some(token) = tokens.next_token() {
+        if let Some(text) = &mut state.text {
+            hash_text(&mut tokens, body, encoding, text);
+        }
         let (name, ns) = match token {
             Token::Start { name, ns, .. } => (name, ns),
             Token::Text(text) if std::mem::take(&mut style) => {
@@ -334,12 +357,15 @@ fn scan(
             }
             if state.set_base(&href) {
                 state.clear_links();
+                // The text before the base was hashed already.
+                let text = state.text.take();
                 scan(
                     &body[..tag_start],
                     start_encoding,
                     start_adjust_charset,
                     state,
                 );
+                state.text = text;
             }
             if full {
                 return;
@@ -366,9 +392,32 @@ fn scan(
             }
         }
     }
+    if let Some(text) = &mut state.text {
+        hash_text(&mut tokens, body, encoding, text);
+    }
     #[cfg(any(test, feature = "oracle"))]
     if tokens.unlike_lol_html {
         state.unlike_lol_html = true;
+    }
+}
+
+/// Gives the text runs the tokenizer found since the last call to `text`, decoded from
+/// `encoding` with their character references; stops the tokenizer collecting once `text`
+/// has had its fill (`simhash::MAX_TEXT_BYTES`).
+fn hash_text(
+    tokens: &mut Tokenizer<'_>,
+    body: &[u8],
+    encoding: &'static Encoding,
+    text: &mut SimHasher,
+) {
+    for run in tokens.take_text_runs() {
+        if text.wants_more() {
+            let decoded = encoding.decode_without_bom_handling(&body[run]).0;
+            text.text(&attribute_value(&decoded));
+        }
+    }
+    if !text.wants_more() {
+        tokens.collect_text(false);
     }
 }
 
@@ -451,6 +500,8 @@ struct State<'a> {
     out: PageLinks,
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
+    /// The visible text's fingerprint so far, when one is asked for.
+    text: Option<SimHasher>,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
@@ -479,6 +530,7 @@ impl<'a> State<'a> {
             token,
             out,
             first: FxHashMap::with_capacity_and_hasher(expected, Default::default()),
+            text: None,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
         }

@@ -28,6 +28,10 @@
 //! copying only one with a character reference or a NUL). Memory is that vector and the namespace
 //! stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
 //! byte is looked at a bounded number of times.
+//!
+//! Asked to (`collect_text`), it also notes the runs of text between tags outside a template
+//! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
+//! `url::simhash` fingerprints, found in the same pass.
 
 use memchr::memchr;
 use std::ops::Range;
@@ -98,6 +102,10 @@ struct TagEnd {
 pub(crate) struct Tokenizer<'a> {
     input: &'a [u8],
     pos: usize,
+    /// Collect the runs of text between tags into `text_runs` (`collect_text`).
+    collect_text: bool,
+    /// Runs of text between tags (data state, outside a template) since `take_text_runs`.
+    text_runs: Vec<Range<usize>>,
     text: TextType,
     /// The name of the element whose text is being read, for its end tag.
     text_owner: &'static [u8],
@@ -174,6 +182,9 @@ const FOREIGN_BREAKERS: [&[u8]; 44] = [
     b"ul",
     b"var",
 ];
+/// Runs of text kept between two start tags at most (a body of end tags and comments between
+/// words costs no more memory than this).
+const MAX_TEXT_RUNS: usize = 1024;
 const MATHML_TEXT_POINTS: [&[u8]; 5] = [b"mi", b"mo", b"mn", b"ms", b"mtext"];
 const SVG_HTML_POINTS: [&[u8]; 3] = [b"desc", b"title", b"foreignobject"];
 
@@ -182,6 +193,8 @@ impl<'a> Tokenizer<'a> {
         Tokenizer {
             input,
             pos: 0,
+            collect_text: false,
+            text_runs: Vec::new(),
             text: TextType::Data,
             text_owner: b"",
             ns: vec![Namespace::Html],
@@ -192,6 +205,18 @@ impl<'a> Tokenizer<'a> {
             #[cfg(any(test, feature = "oracle"))]
             noscript_raw_ends: Vec::new(),
         }
+    }
+
+    /// Starts or stops collecting the text between tags (the visible text, for
+    /// `url::simhash`). At most `MAX_TEXT_RUNS` runs wait between two `take_text_runs`.
+    pub(crate) fn collect_text(&mut self, on: bool) {
+        self.collect_text = on;
+    }
+
+    /// The runs of text between tags found since the last call, in order: byte ranges of the
+    /// input, character references not decoded. Empty unless `collect_text`.
+    pub(crate) fn take_text_runs(&mut self) -> std::vec::Drain<'_, Range<usize>> {
+        self.text_runs.drain(..)
     }
 
     /// The last start tag is inside an HTML `<template>` (its own start tag included).
@@ -218,6 +243,9 @@ impl<'a> Tokenizer<'a> {
             match self.text {
                 TextType::Data => {
                     let found = memchr(b'<', &self.input[self.pos..]);
+                    if self.collect_text {
+                        self.text_run(found);
+                    }
                     #[cfg(any(test, feature = "oracle"))]
                     self.noscript_raw_ends_passed(found.map(|lt| self.pos + lt));
                     self.pos += found? + 1;
@@ -250,6 +278,15 @@ impl<'a> Tokenizer<'a> {
                     return Some(Token::Text(start..text_end));
                 }
             }
+        }
+    }
+
+    /// Notes the text from `pos` to the next `<` (at `lt` from it, or the end), if not empty,
+    /// outside a template, and if fewer than `MAX_TEXT_RUNS` wait.
+    fn text_run(&mut self, lt: Option<usize>) {
+        let end = lt.map_or(self.input.len(), |lt| self.pos + lt);
+        if end > self.pos && self.templates == 0 && self.text_runs.len() < MAX_TEXT_RUNS {
+            self.text_runs.push(self.pos..end);
         }
     }
 

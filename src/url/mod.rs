@@ -2,7 +2,8 @@
 //!
 //! `seeds` reads the seed list, `extract` finds links in a page over `html` (the tokenizer)
 //! and in a stylesheet over `css`,
-//! `directives` reads a page's robots directives, `normalize` makes the canonical form and
+//! `directives` reads a page's robots directives, `simhash` fingerprints a page's visible text
+//! (read by `extract` in the same pass) for near-duplicates, `normalize` makes the canonical form and
 //! applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "url/".
 
 pub mod css;
@@ -11,4 +12,5 @@ pub mod extract;
 mod html;
 pub mod normalize;
 pub mod seeds;
+pub mod simhash;
 pub mod sitemap;

@@ -15,6 +15,7 @@ mod hostile;
 mod hunt;
 mod limits;
 mod manpage;
+mod neardup;
 mod outputs;
 mod payload_dedupe;
 mod rank;

@@ -16,6 +16,8 @@
 //!   connection, ambiguous lengths, unsolicited 1xx) on kept connections at chosen moments.
 //! - [`sitemaps::start`] serves robots.txt `Sitemap:` lines, sitemap indexes, gzip, text,
 //!   over-limit and broken sitemaps, and pages only a sitemap leads to.
+//! - [`neardup::start`] serves known near-duplicate pages beside distinct ones, and a calendar
+//!   trap whose pages differ only in their date.
 //! - [`proxy::Proxy`] is an HTTP `CONNECT` and SOCKS5 proxy that reaches only loopback and
 //!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
 //! - [`redis::RedisServer`] is a `redis-server` of the test's own on a loopback port (append-only
@@ -42,6 +44,7 @@ pub mod framing;
 pub mod graph;
 pub mod hostile;
 mod http;
+pub mod neardup;
 pub mod proxy;
 pub mod redis;
 mod server;

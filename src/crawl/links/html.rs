@@ -4,6 +4,10 @@
 //! page's links (`<meta name="robots">` or `X-Robots-Tag`), and `rel="nofollow"` links, are
 //! neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
 //! nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
+//!
+//! With `--near-duplicates` on, the page's visible text is fingerprinted in the same pass as
+//! its links and compared with its host's recent pages (`url::simhash`): a near-duplicate is
+//! noted and counted, and with `skip-links` its links are not followed.
 
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
@@ -11,8 +15,9 @@ use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
 use crate::url::directives::Directives;
-use crate::url::extract::{PageLinks, page_links};
+use crate::url::extract::{PageLinks, page_links_fingerprinted};
 use crate::url::normalize::LinkKind;
+use crate::url::simhash::NearDuplicates;
 use anyhow::{Context, Result};
 use std::sync::atomic::Ordering;
 use url::Url;
@@ -53,8 +58,8 @@ impl WorkerContext<'_> {
     }
 
     /// The links of an HTML page that are to be followed, and a note: `LinksCapped` when there
-    /// were more than `MAX_LINKS_PER_PAGE`, else the page's robots directives (`header` and its
-    /// meta tags).
+    /// were more than `MAX_LINKS_PER_PAGE`, else `near-duplicate` (`--near-duplicates`), else
+    /// the page's robots directives (`header` and its meta tags).
     fn links_of(
         &self,
         body: &[u8],
@@ -63,12 +68,13 @@ impl WorkerContext<'_> {
         header: Directives,
     ) -> (PageLinks, Note) {
         let token = &self.config.robots_token;
-        let extracted = page_links(
+        let extracted = page_links_fingerprinted(
             body,
             page_url,
             response.charset(),
             MAX_LINKS_PER_PAGE,
             token,
+            self.config.near_duplicates != NearDuplicates::Off,
         );
         self.counters
             .links
@@ -81,8 +87,15 @@ impl WorkerContext<'_> {
             Note::None
         }
         .merge(self.obey(directives, rel_nofollow));
+        let near_duplicate = self.near_duplicate(page_url, extracted.fingerprint);
+        let note = note.merge(if near_duplicate {
+            Note::NearDuplicate
+        } else {
+            Note::None
+        });
         let mut links = extracted;
-        if self.config.obey_page_robots && directives.nofollow {
+        let skip = near_duplicate && self.config.near_duplicates == NearDuplicates::SkipLinks;
+        if skip || self.config.obey_page_robots && directives.nofollow {
             links.order.clear();
         } else if self.config.obey_page_robots && rel_nofollow > 0 {
             // `retain` visits the links once each, in order: the flags line up. A URL whose
@@ -91,5 +104,24 @@ impl WorkerContext<'_> {
             links.order.retain(|_| !nofollow.next().unwrap_or(false));
         }
         (links, note)
+    }
+
+    /// Whether a page of `page_url` with this fingerprint nearly repeats a recent page of its
+    /// host (counted); a page without a fingerprint never does.
+    fn near_duplicate(&self, page_url: &Url, fingerprint: Option<u64>) -> bool {
+        let Some(fingerprint) = fingerprint else {
+            return false;
+        };
+        let host = page_url.host_str().unwrap_or("");
+        let port = page_url.port_or_known_default().unwrap_or(0);
+        let near = self
+            .fingerprints
+            .near_duplicate(&format!("{host}:{port}"), fingerprint);
+        if near {
+            self.counters
+                .near_duplicates
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        near
     }
 }
