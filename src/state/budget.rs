@@ -18,13 +18,14 @@
 //! read as without a budget and do not count. A resumed budgeted recrawl selects again at its
 //! own time, so its pages may differ a little from the first run's and its total may pass N.
 //!
-//! Memory: the selection holds at most 3 N candidates of 16 bytes (three bounded heaps: pages
-//! with a change rate, pages visited once, pages never visited) while it reads, and then the N
-//! selected keys in a hash set (about 16 bytes each); nothing per page left out. The pass reads
-//! `previous.tsv` once more than a recrawl without a budget does.
+//! Memory: the selection holds at most 2 N candidates of 16 bytes (two bounded heaps: pages
+//! visited, pages never visited) while it reads, and then the N selected keys in a hash set
+//! (about 16 bytes each): some 50 bytes per page of the budget, nothing per page left out. It
+//! reads `previous.tsv` twice (the pooled prior first, then the pages) before the recrawl
+//! reads it to offer them.
 
 use crate::frontier::{Entry, Previous};
-use crate::state::history::{self, Prior};
+use crate::state::history::Prior;
 use crate::state::recrawl;
 use anyhow::Result;
 use rustc_hash::FxHashSet;
@@ -83,31 +84,29 @@ fn score(probability: f64) -> u64 {
 impl RecrawlBudget {
     /// Reads `DIR/previous.tsv` and selects at most `budget` pages at `now` (Unix seconds).
     pub fn select(out: &Path, budget: u64, now: u64) -> Result<RecrawlBudget> {
+        // First the pooled prior, which every visited page's rate may depend on.
+        let mut prior = Prior::default();
+        recrawl::read_previous(out, false, &mut |group| {
+            for previous in group.iter().filter_map(|e| e.previous.as_ref()) {
+                prior.add(&previous.history);
+            }
+            Ok(())
+        })?;
+        let prior = prior.rate();
         let cap = usize::try_from(budget).unwrap_or(usize::MAX).min(1 << 30);
-        let (mut rated, mut once, mut never) = (Top::new(cap), Top::new(cap), Top::new(cap));
-        let (mut prior, mut visited) = (Prior::default(), 0usize);
+        let (mut visited, mut never, mut visited_pages) = (Top::new(cap), Top::new(cap), 0);
         recrawl::read_previous(out, false, &mut |group| {
             for entry in group {
                 let Some(previous) = &entry.previous else {
                     continue;
                 };
-                let h = previous.history;
-                let key = entry.key();
-                prior.add(&h);
-                if h.visits == 0 {
-                    never.offer(now.saturating_sub(previous.date), key);
-                    continue;
-                }
-                visited += 1;
-                match h.rate() {
-                    Some(rate) => rated.offer(
-                        score(history::changed_probability(
-                            rate,
-                            now.saturating_sub(h.last),
-                        )),
-                        key,
-                    ),
-                    None => once.offer(now.saturating_sub(h.last), key),
+                let history = previous.history;
+                if history.visits == 0 {
+                    never.offer(now.saturating_sub(previous.date), entry.key());
+                } else {
+                    visited_pages += 1;
+                    let p = history.changed_probability(now, prior);
+                    visited.offer(score(p), entry.key());
                 }
             }
             Ok(())
@@ -115,15 +114,12 @@ impl RecrawlBudget {
         let share = usize::try_from(budget.saturating_mul(NEW_SHARE_PERCENT).div_ceil(100))
             .unwrap_or(usize::MAX);
         let never = sorted_best_first(never.into_vec());
-        let for_visited = cap.saturating_sub(never.len().min(share)).min(visited);
+        let for_visited = cap
+            .saturating_sub(never.len().min(share))
+            .min(visited_pages);
         let never_taken = never.len().min(cap - for_visited);
-        let prior = prior.rate();
-        let once = once
-            .into_vec()
-            .into_iter()
-            .map(|(age, key)| (score(history::changed_probability(prior, age)), key));
-        let candidates = sorted_best_first(rated.into_vec().into_iter().chain(once).collect());
-        let selected: FxHashSet<u64> = (candidates.iter().take(for_visited))
+        let visited = sorted_best_first(visited.into_vec());
+        let selected: FxHashSet<u64> = (visited.iter().take(for_visited))
             .chain(never.iter().take(never_taken))
             .map(|&(_, key)| key)
             .collect();

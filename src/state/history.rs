@@ -15,10 +15,12 @@
 //! changes between visits look like one) and stays finite when every visit saw a change. The
 //! visits of a budgeted recrawl are not regular; I is then their mean interval, which is what
 //! summary statistics allow (the irregular-interval MLE would need every interval's length).
-//! A page never seen changing would get λ̂ = 0 and never be asked again: it gets a floor, the
-//! estimate with half a change seen (`rate`). A page visited once has no interval: it gets the
-//! prior `Prior` gives, the rate pooled over the pages that have one. The probability that a
-//! page changed in the t seconds since its last visit is then 1 − e^(−λ·t) (Poisson changes).
+//! A page visited once has no interval: it gets the prior `Prior` gives, the rate pooled over
+//! the pages that have one. A page never seen changing would get λ̂ = 0 and never be asked
+//! again: it gets a floor, the estimate with half a change seen, but no more than the prior
+//! (`History::rate`; with one quiet interval, half a change would rate it above most pages of
+//! a web where most pages rarely change). The probability that a page changed in the t seconds
+//! since its last visit is then 1 − e^(−λ·t) (Poisson changes).
 //!
 //! Times are Unix seconds from `now`, which the environment variable `CRAWL_CLOCK` (Unix
 //! seconds) overrides, for benchmarks and tests that simulate days of changes between rounds
@@ -80,7 +82,7 @@ impl History {
     }
 
     /// `visits TAB changes TAB first TAB last TAB last-change`.
-    pub fn to_fields(&self) -> String {
+    pub fn to_fields(self) -> String {
         format!(
             "{}\t{}\t{}\t{}\t{}",
             self.visits, self.changes, self.first, self.last, self.last_change
@@ -110,24 +112,40 @@ impl History {
         self.last.saturating_sub(self.first)
     }
 
-    /// The estimated change rate, per second (see the module doc); None without an interval.
-    pub fn rate(&self) -> Option<f64> {
+    /// Cho and Garcia-Molina's estimate of the change rate, per second; None without an
+    /// interval. Zero for a page never seen changing.
+    pub fn estimate(&self) -> Option<f64> {
         let n = self.intervals();
         let span = self.span();
         if n == 0 || span == 0 {
             return None;
         }
         let n = f64::from(n);
-        let interval = span as f64 / n;
-        let changes = f64::from(self.changes).min(n).max(0.5);
-        Some(improved_estimate(n, changes, interval))
+        Some(improved_estimate(
+            n,
+            f64::from(self.changes).min(n),
+            span as f64 / n,
+        ))
+    }
+
+    /// The change rate the budget goes by, per second (see the module doc): the estimate;
+    /// `prior` without one; for a page never seen changing, the estimate with half a change
+    /// seen, but no more than `prior`.
+    pub fn rate(&self, prior: f64) -> f64 {
+        match self.estimate() {
+            None => prior,
+            Some(rate) if self.changes > 0 => rate,
+            Some(_) => {
+                let n = f64::from(self.intervals());
+                improved_estimate(n, 0.5, self.span() as f64 / n).min(prior)
+            }
+        }
     }
 
     /// The probability that the page changed since its last visit, at `now`, with `prior` the
-    /// rate of a page without an interval.
+    /// pooled rate (`Prior`).
     pub fn changed_probability(&self, now: u64, prior: f64) -> f64 {
-        let rate = self.rate().unwrap_or(prior);
-        changed_probability(rate, now.saturating_sub(self.last))
+        changed_probability(self.rate(prior), now.saturating_sub(self.last))
     }
 }
 
@@ -231,16 +249,29 @@ mod tests {
         // Nothing seen: zero (hence the floor in `History::rate`).
         assert_eq!(improved_estimate(10.0, 0.0, 1.0), 0.0);
         // 11 visits over 10 days, 4 changes: the same rate, per second.
-        let rate = history(11, 4, 10).rate().unwrap();
+        let rate = history(11, 4, 10).estimate().unwrap();
         assert!(close(rate * DAY as f64, per_day), "{rate}");
-        // Never seen changing: the estimate with half a change.
-        let floor = history(11, 0, 10).rate().unwrap() * DAY as f64;
+        assert_eq!(
+            history(11, 4, 10).rate(1.0),
+            rate,
+            "the prior plays no part"
+        );
+        // Never seen changing: the estimate with half a change, at most the prior.
+        assert_eq!(history(11, 0, 10).estimate(), Some(0.0));
+        let floor = history(11, 0, 10).rate(1.0) * DAY as f64;
         assert!(close(floor, -(10.0f64 / 10.5).ln()), "{floor}");
+        let low = 0.001 / DAY as f64;
+        assert_eq!(history(11, 0, 10).rate(low), low);
         // More changes than intervals cannot be: capped at n.
-        assert_eq!(history(3, 5, 2).rate(), history(3, 2, 2).rate());
-        // No interval: no estimate.
-        assert_eq!(history(1, 0, 0).rate(), None);
-        assert_eq!(history(4, 1, 0).rate(), None, "all visits in one second");
+        assert_eq!(history(3, 5, 2).estimate(), history(3, 2, 2).estimate());
+        // No interval: no estimate, the prior.
+        assert_eq!(history(1, 0, 0).estimate(), None);
+        assert_eq!(history(1, 0, 0).rate(low), low);
+        assert_eq!(
+            history(4, 1, 0).estimate(),
+            None,
+            "all visits in one second"
+        );
     }
 
     #[test]

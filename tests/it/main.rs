@@ -17,6 +17,7 @@ mod limits;
 mod manpage;
 mod outputs;
 mod rank;
+mod recrawl_budget;
 mod request;
 mod requisites;
 mod resume;

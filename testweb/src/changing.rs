@@ -30,7 +30,8 @@ pub const SAMPLES: u64 = 48;
 
 /// The web's shape: page change rates log-spaced from `min_rate` to `max_rate` (per day),
 /// page i's rate `min · (max/min)^(u^skew)` for u uniform in [0, 1): with `skew` above 1 most
-/// pages sit near `min_rate`.
+/// pages sit near `min_rate`. The default: from once in 100 days to hourly, skew 4 (half the
+/// pages change less than once in 50 days, one in eight more than daily).
 #[derive(Clone, Debug)]
 pub struct ChangingSpec {
     pub pages: usize,
@@ -44,9 +45,9 @@ impl Default for ChangingSpec {
     fn default() -> ChangingSpec {
         ChangingSpec {
             pages: 500,
-            min_rate: 0.02,
-            max_rate: 4.0,
-            skew: 3.0,
+            min_rate: 0.01,
+            max_rate: 24.0,
+            skew: 4.0,
             seed: 1,
         }
     }
