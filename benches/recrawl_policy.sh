@@ -11,7 +11,8 @@
 # The crawler's clock is injected (CRAWL_CLOCK, Unix seconds); testweb's is moved by its
 # admin request. Prints, per policy, the changes captured (fetches that found a new version,
 # of the changes made up to the last round) and the average freshness (over days 0..ROUNDS+1),
-# both from testweb's ground truth. CRAWL_BIN/TESTWEB_BIN pick the binaries (default: release
+# both from testweb's ground truth. WEB="--min-rate R --max-rate R --skew S" changes the web
+# (testweb::changing::ChangingSpec). CRAWL_BIN/TESTWEB_BIN pick the binaries (default: release
 # builds; the figures do not depend on speed, so a debug build gives the same).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,8 @@ crawl_round() {
 # run_policy NAME ARGS…: one web, ROUNDS rounds; prints "NAME captured changes fraction freshness".
 run_policy() {
   local name=$1; shift
-  start_web "$name" --changing "$pages" --seed "$seed"
+  # shellcheck disable=SC2086 # WEB is words
+  start_web "$name" --changing "$pages" --seed "$seed" ${WEB:-}
   local origin
   origin=$(sed 's#/$##' "$tmp/$name.seeds")
   common=(--out "$tmp/$name.out" --delay-factor 0 --no-sitemaps --no-warc --quiet)
@@ -71,7 +73,7 @@ run_policy() {
     '"\($n)\t\(.captured)\t\(.changes)\t\(.captured_fraction)\t\($f)\t\(.fetches - $p)"'
 }
 
-echo "pages $pages, rounds $rounds, budget $budget pages a round, seed $seed"
+echo "pages $pages, rounds $rounds, budget $budget pages a round, seed $seed${WEB:+, $WEB}"
 printf 'policy\tcaptured\tchanges\tfraction\tfreshness\tfetches\n'
 rr=$(run_policy round-robin)
 echo "$rr"

@@ -18,11 +18,11 @@
 //! read as without a budget and do not count. A resumed budgeted recrawl selects again at its
 //! own time, so its pages may differ a little from the first run's and its total may pass N.
 //!
-//! Memory: the selection holds at most 2 N candidates of 16 bytes (two bounded heaps: pages
-//! visited, pages never visited) while it reads, and then the N selected keys in a hash set
-//! (about 16 bytes each): some 50 bytes per page of the budget, nothing per page left out. It
-//! reads `previous.tsv` twice (the pooled prior first, then the pages) before the recrawl
-//! reads it to offer them.
+//! Memory: while it reads, the selection holds two bounded heaps (pages visited, pages never
+//! visited) of at most N candidates of 16 bytes each, 32 to 64 bytes per page of the budget
+//! with their growth; then only the selected keys, in a hash set (10 to 20 bytes each).
+//! Nothing is held per page left out. It reads `previous.tsv` twice (the pooled prior first,
+//! then the pages) before the recrawl reads it to offer them.
 
 use crate::frontier::{Entry, Previous};
 use crate::state::history::Prior;

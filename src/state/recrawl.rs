@@ -1,10 +1,14 @@
 //! Recrawls: running again on a state directory whose crawl completed.
 //!
 //! Every fetched page is recorded in `DIR/fetched.tsv` (see `FetchLog`): its URL, depth,
-//! status, validators (`ETag`, `Last-Modified`), payload digest and date. A recrawl starts a
-//! new generation: `fetched.tsv` becomes `previous.tsv`, the seen set and frontier start
-//! empty, and the seeds and every previously fetched URL are offered again carrying what the
-//! previous crawl got (`Previous`). Those are fetched with conditional requests
+//! status, validators (`ETag`, `Last-Modified`), payload digest and date, and its history over
+//! the recrawls (`state::history`: visits, changes, first and last visit, last change). Format 2
+//! starts with a header line (`HEADER`); format 1 had none and no history fields, and is still
+//! read (each page as visited once, at its date). A recrawl starts a
+//! new generation: `fetched.tsv` becomes `previous.tsv` (by a rename), the seen set and frontier
+//! start empty, and the seeds and every previously fetched URL are offered again carrying what
+//! the previous crawl got (`Previous`). With `--recrawl-budget` only the pages `state::budget`
+//! selects are asked for; the others are handed out and carried over (outcome `deferred`). Those are fetched with conditional requests
 //! (`If-None-Match`, `If-Modified-Since`); the outcome is one of `Outcome`, counted in the
 //! summary and noted in the URL log. Links of changed and new pages lead to new pages as in any
 //! crawl; an unchanged page's links were all fetched last time and are offered again anyway.
