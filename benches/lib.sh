@@ -2,10 +2,11 @@
 # Shared by the benchmark scripts: start the generated test web and wait for its seeds.
 #   start_web NAME ARGS…   → serves until stop_web NAME; seeds in "$tmp/NAME.seeds"
 # Needs $tmp. The server's stdin is a fifo held open on fd 3 until stop_web closes it.
+# TESTWEB_BIN names another testweb binary than the release build.
 start_web() {
   local name=$1; shift
   mkfifo "$tmp/$name.stdin"
-  target/release/testweb "$@" --seeds-out "$tmp/$name.seeds" --max-seconds 3600 \
+  "${TESTWEB_BIN:-target/release/testweb}" "$@" --seeds-out "$tmp/$name.seeds" --max-seconds 3600 \
     <"$tmp/$name.stdin" >"$tmp/$name.server.json" &
   exec 3>"$tmp/$name.stdin"
   local deadline=$((SECONDS + 30))

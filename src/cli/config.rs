@@ -221,6 +221,7 @@ impl Args {
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,
+            recrawl_budget: args.recrawl_budget,
             hunt: hunt.clone(),
             focus,
             sitemaps,

@@ -45,6 +45,7 @@ use crate::schedule::robotstore::RobotsStore;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
 use crate::shard::{Exchange, ExchangeStats};
+use crate::state::budget::RecrawlBudget;
 use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
@@ -103,6 +104,8 @@ pub struct CrawlConfig {
     pub progress: progress::Mode,
     /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
     pub generation: Generation,
+    /// `--recrawl-budget`: a recrawl asks for at most this many pages (`state::budget`).
+    pub recrawl_budget: Option<u64>,
     /// `--find`: pages are searched, and the crawl stops at the first match.
     pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
     /// With `--focus`: the topic and link graph that order the frontier.
@@ -213,6 +216,8 @@ struct Stages {
     counters: Arc<Counters>,
     /// The HTTP client, made before the dispatcher, whose scheduler resolves names through it.
     fetcher: Fetcher,
+    /// A recrawl's `--recrawl-budget` selection (`state::budget`).
+    budget: Option<RecrawlBudget>,
 }
 
 impl Stages {
@@ -243,7 +248,12 @@ impl Stages {
         )?;
         let fetched = FetchLog::open(&config.out)?;
         let counters = Arc::new(Counters::default());
+        let mut budget = None;
         if config.generation == Generation::Recrawl {
+            if let Some(pages) = config.recrawl_budget {
+                let now = crate::state::history::now();
+                budget = Some(RecrawlBudget::select(&config.out, pages, now)?);
+            }
             replay_previous(config, &due, &counters)?;
         }
         // Every shard reads all the seeds (the scope is theirs) and crawls those it owns.
@@ -276,6 +286,7 @@ impl Stages {
             fetched,
             counters,
             fetcher,
+            budget,
         })
     }
 
@@ -299,6 +310,7 @@ impl Stages {
             fetched: &self.fetched,
             lastmods: &lastmods,
             fingerprints: &fingerprints,
+            budget: self.budget.as_ref(),
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();
         let deadline = config.limits.time.map(|limit| self.started + limit);

@@ -2,7 +2,8 @@
 //!
 //! A page goes through these steps (`crawl_page`):
 //! 0. During a recrawl, a page this recrawl's sitemaps date (`lastmod`) before its previous
-//!    fetch is not asked for (`not_modified_since`, see `state::recrawl::Lastmods`).
+//!    fetch, or one `--recrawl-budget` leaves out, is not asked for (`not_asked_again`, see
+//!    `state::recrawl::not_asked`).
 //! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
 //!    error.
 //! 2. A 429/503 with a usable wait, or a 502/504 or a fetch without an answer (timeout,
@@ -51,6 +52,7 @@ use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
+use crate::state::budget::RecrawlBudget;
 use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::normalize::LinkKind;
 use anyhow::Result;
@@ -76,6 +78,8 @@ pub struct WorkerContext<'a> {
     pub lastmods: &'a Lastmods,
     /// Each host's recent page fingerprints (`--near-duplicates`).
     pub fingerprints: &'a crate::url::simhash::Windows,
+    /// A recrawl's `--recrawl-budget` (`state::budget`).
+    pub budget: Option<&'a RecrawlBudget>,
 }
 
 /// How a page fetch ended, for the dispatcher.
@@ -285,12 +289,11 @@ impl WorkerContext<'_> {
 
     /// One page, in the steps of the module doc.
     fn crawl_page(&self, host: usize, entry: &Entry, chain: &mut Chain) -> Result<PageOutcome> {
-        if let Some(previous) = &entry.previous
-            && self.config.generation == Generation::Recrawl
-            && self.lastmods.unchanged_since(entry.key(), previous)
+        if self.config.generation == Generation::Recrawl
+            && let Some((outcome, kept)) = recrawl::not_asked(self.budget, self.lastmods, entry)
         {
             self.dispatcher.host_free(host, Duration::ZERO);
-            self.not_modified_since(entry, previous)?;
+            self.not_asked_again(entry, outcome, kept)?;
             return Ok(PageOutcome::Done);
         }
         if !entry.is_retry() {
@@ -475,13 +478,14 @@ impl WorkerContext<'_> {
         self.dispatcher.entry_done(entry.key())
     }
 
-    /// A recrawled page its sitemap's `lastmod` says is unchanged: not asked for, so a URL-log
-    /// line with status 0 and note `lastmod`, no WARC record, and the previous capture kept in
-    /// `fetched.tsv` for the next recrawl.
-    fn not_modified_since(&self, entry: &Entry, previous: &Previous) -> Result<()> {
-        self.counters.outcomes[Outcome::Lastmod as usize].fetch_add(1, Ordering::Relaxed);
-        self.log_not_asked(entry, Note::Recrawl(Outcome::Lastmod));
-        self.record_fetched(entry, previous.clone())?;
+    /// A recrawled page not asked for (`outcome`: its sitemap's `lastmod` says it is
+    /// unchanged, or the budget put it off): a URL-log line with status 0 and the outcome's
+    /// note, no WARC record, and `kept` (its previous capture) in `fetched.tsv` for the next
+    /// recrawl.
+    fn not_asked_again(&self, entry: &Entry, outcome: Outcome, kept: Previous) -> Result<()> {
+        self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
+        self.log_not_asked(entry, Note::Recrawl(outcome));
+        self.record_fetched(entry, kept)?;
         self.dispatcher.entry_done(entry.key())
     }
 

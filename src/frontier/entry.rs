@@ -8,6 +8,7 @@
 //! both the frontier and the recrawl bookkeeping that read it.
 
 use crate::seen::checksum::checksum;
+use crate::state::history::History;
 use anyhow::{Context, Result};
 
 /// A URL waiting to be fetched. On disk: `depth TAB redirects TAB url`, and during a recrawl
@@ -161,30 +162,44 @@ pub struct Previous {
     pub digest: String,
     /// When it was fetched, in seconds since the Unix epoch.
     pub date: u64,
+    /// The page's visits and changes over the recrawls (`state::history`).
+    pub history: History,
 }
 
 impl Previous {
-    /// `status TAB etag TAB last-modified TAB digest TAB date`, empty for a missing value.
+    /// `status TAB etag TAB last-modified TAB digest TAB date`, empty for a missing value, then
+    /// the history's fields (`History::to_fields`).
     pub fn to_fields(&self) -> String {
         format!(
-            "{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}",
             self.status,
             self.etag.as_deref().unwrap_or(""),
             self.last_modified.as_deref().unwrap_or(""),
             self.digest,
-            self.date
+            self.date,
+            self.history.to_fields()
         )
     }
 
     pub fn from_fields(text: &str) -> Option<Previous> {
         let mut fields = text.trim_end_matches('\n').split('\t');
         let optional = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        let (status, etag, last_modified, digest, date) = (
+            fields.next()?.parse().ok()?,
+            optional(fields.next()?),
+            optional(fields.next()?),
+            fields.next()?.to_owned(),
+            fields.next()?.parse().ok()?,
+        );
+        // A line without history fields is format 1 (`state::recrawl`).
+        let history = History::from_fields(fields).unwrap_or(History::of_format_1(status, date));
         Some(Previous {
-            status: fields.next()?.parse().ok()?,
-            etag: optional(fields.next()?),
-            last_modified: optional(fields.next()?),
-            digest: fields.next()?.to_owned(),
-            date: fields.next()?.parse().ok()?,
+            status,
+            etag,
+            last_modified,
+            digest,
+            date,
+            history,
         })
     }
 }

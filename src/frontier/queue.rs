@@ -673,6 +673,7 @@ mod tests {
             last_modified: None,
             digest: "sha1:XYZ".into(),
             date: 1_700_000_000,
+            history: Default::default(),
         });
         assert_eq!(Entry::from_line(&e.to_line()), Some(e));
     }

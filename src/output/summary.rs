@@ -590,7 +590,7 @@ mod tests {
         let json = to_json(&report(Generation::Recrawl, None));
         assert!(
             without_rss(&json).ends_with(
-                r#","warc":null,"recrawl":{"new":50,"changed":51,"unchanged":52,"gone":53,"lastmod":54}"#
+                r#","warc":null,"recrawl":{"new":50,"changed":51,"unchanged":52,"gone":53,"lastmod":54,"deferred":55}"#
             ),
             "{json}"
         );

@@ -1,10 +1,14 @@
 //! Recrawls: running again on a state directory whose crawl completed.
 //!
 //! Every fetched page is recorded in `DIR/fetched.tsv` (see `FetchLog`): its URL, depth,
-//! status, validators (`ETag`, `Last-Modified`), payload digest and date. A recrawl starts a
-//! new generation: `fetched.tsv` becomes `previous.tsv`, the seen set and frontier start
-//! empty, and the seeds and every previously fetched URL are offered again carrying what the
-//! previous crawl got (`Previous`). Those are fetched with conditional requests
+//! status, validators (`ETag`, `Last-Modified`), payload digest and date, and its history over
+//! the recrawls (`state::history`: visits, changes, first and last visit, last change). Format 2
+//! starts with a header line (`HEADER`); format 1 had none and no history fields, and is still
+//! read (each page as visited once, at its date). A recrawl starts a
+//! new generation: `fetched.tsv` becomes `previous.tsv` (by a rename), the seen set and frontier
+//! start empty, and the seeds and every previously fetched URL are offered again carrying what
+//! the previous crawl got (`Previous`). With `--recrawl-budget` only the pages `state::budget`
+//! selects are asked for; the others are handed out and carried over (outcome `deferred`). Those are fetched with conditional requests
 //! (`If-None-Match`, `If-Modified-Since`); the outcome is one of `Outcome`, counted in the
 //! summary and noted in the URL log. Links of changed and new pages lead to new pages as in any
 //! crawl; an unchanged page's links were all fetched last time and are offered again anyway.
@@ -26,7 +30,9 @@
 use crate::fetch::client::Response;
 use crate::frontier::entry::{Entry, Previous, validator};
 use crate::lru::Lru;
+use crate::state::budget::RecrawlBudget;
 use crate::state::durable;
+use crate::state::history::{self, History};
 use anyhow::{Context, Result, bail};
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
@@ -47,11 +53,17 @@ pub fn conditional_headers(previous: &Previous) -> Vec<(&'static str, String)> {
 }
 
 /// What `fetched.tsv` records of a response (`digest` is its payload's): the capture the next
-/// recrawl compares with. After a 304 that is still the previous capture.
+/// recrawl compares with, and the page's history with this visit (`state::history`). After a
+/// 304 that is still the previous capture.
 pub fn capture(previous: Option<&Previous>, response: &Response, digest: &str) -> Previous {
+    let outcome = Outcome::of(previous, response.status, digest);
+    let changed = matches!(outcome, Outcome::Changed | Outcome::Gone);
+    let history = (previous.map(|p| p.history).unwrap_or_default())
+        .visited(changed, history::at(response.started));
     match previous {
         Some(previous) if response.status == 304 => Previous {
             etag: validator(response.header("etag")).or_else(|| previous.etag.clone()),
+            history,
             ..previous.clone()
         },
         _ => Previous {
@@ -60,23 +72,42 @@ pub fn capture(previous: Option<&Previous>, response: &Response, digest: &str) -
             last_modified: validator(response.header("last-modified")),
             digest: digest.to_owned(),
             date: unix_secs(response.started),
+            history,
         },
     }
 }
 
-/// What `fetched.tsv` records of a fetch that got no response and had no earlier capture.
+/// What `fetched.tsv` records of a fetch that got no response and had no earlier capture (and
+/// of a URL a budgeted recrawl put off): never visited.
 pub fn no_capture() -> Previous {
     Previous {
         status: 0,
         etag: None,
         last_modified: None,
         digest: String::new(),
-        date: unix_secs(SystemTime::now()),
+        date: history::now(),
+        history: History::default(),
     }
 }
 
 fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
+}
+
+/// Whether a recrawled page is to be asked for: if not, its outcome (`Deferred` by the
+/// `--recrawl-budget`, or `Lastmod`) and what `fetched.tsv` keeps of it.
+pub fn not_asked(
+    budget: Option<&RecrawlBudget>,
+    lastmods: &Lastmods,
+    entry: &Entry,
+) -> Option<(Outcome, Previous)> {
+    if let Some(kept) = budget.and_then(|budget| budget.defers(entry)) {
+        return Some((Outcome::Deferred, kept));
+    }
+    let previous = entry.previous.as_ref()?;
+    lastmods
+        .unchanged_since(entry.key(), previous)
+        .then(|| (Outcome::Lastmod, previous.clone()))
 }
 
 /// How a recrawled page compares with the previous crawl.
@@ -92,15 +123,19 @@ pub enum Outcome {
     Gone,
     /// Not asked for: a sitemap's `lastmod` is older than the previous fetch (see `Lastmods`).
     Lastmod,
+    /// Not asked for: `--recrawl-budget` went to pages likelier to have changed
+    /// (`state::budget`).
+    Deferred,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 5] = [
+    pub const ALL: [Outcome; 6] = [
         Outcome::New,
         Outcome::Changed,
         Outcome::Unchanged,
         Outcome::Gone,
         Outcome::Lastmod,
+        Outcome::Deferred,
     ];
 
     pub fn name(self) -> &'static str {
@@ -110,6 +145,7 @@ impl Outcome {
             Outcome::Unchanged => "unchanged",
             Outcome::Gone => "gone",
             Outcome::Lastmod => "lastmod",
+            Outcome::Deferred => "deferred",
         }
     }
 
@@ -334,6 +370,10 @@ pub fn read_previous(
     let mut group = Vec::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
+        if i == 0 && line.starts_with('#') {
+            check_header(&path, &line)?;
+            continue;
+        }
         match Entry::from_line(&line) {
             Some(entry) if entry.previous.is_some() => {
                 if entry.sitemap.is_some() == sitemaps {
@@ -347,6 +387,26 @@ pub fn read_previous(
         }
     }
     each(group)
+}
+
+/// The first line of `fetched.tsv` since format 2 (format 1 had none).
+pub const HEADER: &str = "# crawl fetched.tsv format 2: depth redirects url status etag \
+     last-modified payload-digest date visits changes first-visit last-visit last-change";
+
+/// Accepts the header of a format this build reads (1 has none, 2 is `HEADER`).
+fn check_header(path: &Path, line: &str) -> Result<()> {
+    let format = line
+        .strip_prefix("# crawl fetched.tsv format ")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.trim().parse::<u32>().ok());
+    match format {
+        Some(1 | 2) => Ok(()),
+        Some(n) => bail!(
+            "{}: format {n} was written by a newer crawl; recrawl with that build, or start afresh with --restart",
+            path.display()
+        ),
+        None => bail!("{}:1: not a fetched.tsv header: {line:?}", path.display()),
+    }
 }
 
 fn remove(path: &Path) -> Result<()> {
@@ -368,8 +428,12 @@ pub struct FetchLog {
 impl FetchLog {
     pub fn open(out: &Path) -> Result<FetchLog> {
         let path = out.join(FETCHED);
-        let (file, _) =
+        let (mut file, len) =
             durable::open_log(&path).with_context(|| format!("opening {}", path.display()))?;
+        if len == 0 {
+            file.write_all(format!("{HEADER}\n").as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         Ok(FetchLog {
             file: Mutex::new(file),
         })
@@ -398,6 +462,7 @@ mod tests {
             last_modified: None,
             digest: digest.into(),
             date: 0,
+            history: History::default(),
         }
     }
 
@@ -502,5 +567,67 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got, vec![entry.clone(), entry]);
+    }
+
+    fn read_back(dir: &Path) -> Result<Vec<Entry>> {
+        let mut got = Vec::new();
+        read_previous(dir, false, &mut |group| {
+            got.extend(group);
+            Ok(())
+        })?;
+        Ok(got)
+    }
+
+    #[test]
+    fn fetched_tsv_format_2_round_trips_and_format_1_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut entry = Entry::new("http://a.test/p".into(), 1, 0);
+        entry.previous = Some(Previous {
+            etag: Some("\"v3\"".into()),
+            date: 1_700_000_000,
+            history: History {
+                visits: 4,
+                changes: 2,
+                first: 1_699_000_000,
+                last: 1_700_100_000,
+                last_change: 1_699_500_000,
+            },
+            ..previous(200, "sha1:A")
+        });
+        let log = FetchLog::open(dir.path()).unwrap();
+        log.record(&entry).unwrap();
+        drop(log);
+        let text = fs::read_to_string(dir.path().join(FETCHED)).unwrap();
+        assert!(text.starts_with(&format!("{HEADER}\n")), "{text}");
+        assert!(
+            text.ends_with(
+                "\t200\t\"v3\"\t\tsha1:A\t1700000000\t4\t2\t1699000000\t1700100000\t1699500000\n"
+            ),
+            "{text}"
+        );
+        fs::rename(dir.path().join(FETCHED), dir.path().join(PREVIOUS)).unwrap();
+        assert_eq!(read_back(dir.path()).unwrap(), vec![entry]);
+
+        // Format 1: no header, five fields: one visit at the fetch's date, or none (status 0).
+        let old = "1\t0\thttp://a.test/p\t200\t\t\tsha1:A\t1700000000\n\
+                   1\t0\thttp://a.test/q\t0\t\t\t\t1700000001\n";
+        fs::write(dir.path().join(PREVIOUS), old).unwrap();
+        let got = read_back(dir.path()).unwrap();
+        let history: Vec<History> = got
+            .iter()
+            .map(|e| e.previous.as_ref().unwrap().history)
+            .collect();
+        assert_eq!(history[0], History::of_format_1(200, 1_700_000_000));
+        assert_eq!(history[0].visits, 1);
+        assert_eq!(history[1], History::default());
+
+        // A later format is refused with a way out.
+        fs::write(
+            dir.path().join(PREVIOUS),
+            "# crawl fetched.tsv format 3: x\n",
+        )
+        .unwrap();
+        let e = read_back(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("format 3") && e.contains("--restart"), "{e}");
     }
 }

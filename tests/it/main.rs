@@ -19,6 +19,7 @@ mod neardup;
 mod outputs;
 mod payload_dedupe;
 mod rank;
+mod recrawl_budget;
 mod request;
 mod requisites;
 mod resume;

@@ -466,8 +466,7 @@ fn a_completed_crawl_is_recrawled_with_conditional_requests() {
     let requests = &web.log()[start..];
     assert_eq!(requests.iter().filter(|e| e.status == 304).count(), 1, "/a");
     let summary = crate::util::read_summary(&dir.path().join("out"));
-    let expected =
-        serde_json::json!({"new": 1, "changed": 1, "unchanged": 2, "gone": 1, "lastmod": 0});
+    let expected = serde_json::json!({"new": 1, "changed": 1, "unchanged": 2, "gone": 1, "lastmod": 0, "deferred": 0});
     assert_eq!(summary["recrawl"], expected, "{summary}");
     // Unchanged pages are revisit records in the archive.
     let warc = std::fs::read_dir(dir.path().join("out/warc"))

@@ -22,6 +22,8 @@
 //!   records every tunnel; [`tls::TlsServer`] an HTTPS server with a CA of its own (rcgen).
 //! - [`redis::RedisServer`] is a `redis-server` of the test's own on a loopback port (append-only
 //!   file, fsync always), which a test can SIGKILL and restart, for the shard exchange.
+//! - [`changing::ChangingWeb`] serves pages that change as Poisson processes on a simulated
+//!   clock the test moves, and keeps the ground truth of changes captured and freshness.
 //! - [`dns::DnsServer`] answers DNS questions over UDP after a delay and logs when each came
 //!   (names of hosts by address: `h{i}.web.test`), for the crawler's name resolution.
 //! - The `testweb` binary serves a generated web for benchmarks, or a directory of fixtures with
@@ -36,6 +38,7 @@
 //! ```
 
 mod accept;
+pub mod changing;
 pub mod community;
 pub mod directives;
 pub mod dns;

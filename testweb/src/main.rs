@@ -70,6 +70,7 @@ const USAGE: &str =
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
+       testweb --changing PAGES --seeds-out FILE [--seed N] [--min-rate R] [--max-rate R] [--skew S]
 Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints one JSON line.
 --fixtures serves the files under DIR as one host instead of a generated web.
 --zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
@@ -82,7 +83,9 @@ network namespace with lo alone: unshare --net), host i at 127.0.0.1 + i (skippi
 --dns-bind names host i h{i}.web.test in seeds and links and answers DNS for those names on
 ADDR:PORT (UDP), --dns-delay-ms after each question; --dns-log-out logs the questions.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
---sitemaps serves testweb::sitemaps (seeds: its two seed hosts).";
+--sitemaps serves testweb::sitemaps (seeds: its two seed hosts).
+--changing serves testweb::changing: PAGES pages changing at rates per simulated day, its clock
+moved by GET /_sim/clock?t=SECONDS, the truth at GET /_sim/report (first argument only).";
 
 struct Args {
     spec: GraphSpec,
@@ -661,7 +664,10 @@ fn serve_fixed_web(
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result = parse_args(&argv).and_then(run);
+    let result = match argv.first().map(String::as_str) {
+        Some("--changing") => testweb::changing::main(&argv),
+        _ => parse_args(&argv).and_then(run),
+    };
     match result {
         Ok(line) => println!("{line}"),
         Err(e) if e.is_empty() => println!("{USAGE}"),
