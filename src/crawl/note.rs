@@ -60,7 +60,7 @@ pub enum Note {
     /// A sitemap fetch (`crawl::sitemaps`), and how reading it went.
     Sitemap(SitemapNote),
     /// Its payload was archived before (payload dedupe): archived as a `revisit` of that
-    /// first capture. Its links are read all the same.
+    /// first capture. Its links are read all the same. Shown only when nothing else is noted.
     Duplicate,
     /// An HTML page whose visible text nearly repeats an earlier page of its host
     /// (`url::simhash`); with `--near-duplicates skip-links` its links were not followed.
@@ -89,12 +89,15 @@ pub enum SitemapNote {
 impl Note {
     /// The note to show when `self` and then `later` both apply. A redirect's target (or its
     /// failure) always shows; a cut body explains cut links, so it replaces them; a page's
-    /// robots directives, and that a URL was fetched as a requisite, show only when nothing else
-    /// is noted (a recrawl's outcome, a cut body say more); anything else shows only when
-    /// nothing was noted before.
+    /// robots directives, that a URL was fetched as a requisite, and that its payload is a
+    /// duplicate, show only when nothing else is noted (a recrawl's outcome, a cut body say
+    /// more); anything else shows only when nothing was noted before.
     pub fn merge(self, later: Note) -> Note {
         match (&self, &later) {
             (_, Note::None | Note::PageRobots(Directives::NONE)) => self,
+            // That a payload was archived before is the least of notes: it shows alone.
+            (Note::None, Note::Duplicate) => later,
+            (_, Note::Duplicate) => self,
             // Directives and the requisite mark are the least of notes: any other one
             // replaces them (a recrawl's outcome of a requisite shows).
             (Note::None | Note::PageRobots(_) | Note::Requisite, _) => later,

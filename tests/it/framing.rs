@@ -13,8 +13,10 @@ use testweb::framing::{self, CASES, FramingWeb, GZIP_LINK, STRAY, Served, TRIGGE
 const PAGES: [&str; 3] = [TRIGGER, "/b", "/c"];
 
 /// The crawl's arguments: every host rests 200 ms after each response, ten times the pause
-/// after which a case writes its late bytes, so they arrive while the connection is idle.
-const ARGS: [&str; 6] = [
+/// after which a case writes its late bytes, so they arrive while the connection is idle. Every
+/// case serves the same pages: payload dedupe is off, so that each is archived whole.
+const ARGS: [&str; 7] = [
+    "--no-payload-dedupe",
     "--min-delay",
     "0.2",
     "--delay-factor",
