@@ -29,7 +29,9 @@
 # pages, fetched = distinct pages answered 200 / reachable from the seeds (the crawler's
 # /sitemap.xml, a 404 here, is a request but no page), dup = requested twice or more;
 # RSS, CPU = /usr/bin/time on the crawl (peak RSS, user + sys); testweb CPU = the server's
-# user + sys and its peak threads (one per open connection: is the test web the limit?); pages/s = responses (robots.txt
+# user + sys and its peak threads (is the test web the limit? It serves every connection from
+# one event loop, each response delayed by a timer, so it stays at a few threads and a small
+# share of the CPU beside the crawler it measures); pages/s = responses (robots.txt
 # and 404s excluded) per 5 s of the server's log (wider bins when the run is long; the width is stated).
 # Below the table, per run: where the idle time was (after robots.txt or after a page; in the
 # first or the second half of the run) and the crawl's summary (merges, ending).

@@ -16,9 +16,9 @@
 //!
 //! Resolution ahead of need: the scheduler announces a host as soon as it is held or set aside
 //! for a slot (`Scheduler::foresee`, hooked up by `Fetcher::resolver_ahead`; not when a proxy
-//! resolves the names; the key is handed over a channel, `CachingResolver::ahead_hook`, so that
-//! the dispatcher never waits for this resolver's lock), and its name is looked up then, on one of at most
-//! `AHEAD_THREADS` threads (names beyond them wait in a bounded queue, dropped past
+//! resolves the names; the key of a host to be looked up, not an IP literal, is handed over a
+//! channel, `CachingResolver::ahead_hook`, so that the dispatcher never waits for this
+//! resolver's lock), and its name is looked up then, on one of at most `AHEAD_THREADS` threads (names beyond them wait in a bounded queue, dropped past
 //! `AHEAD_QUEUED`: their fetch looks them up), so that its first request (robots.txt) finds the
 //! answer cached rather than waiting a round trip to the DNS server for it. A look-up ahead
 //! only fills the cache: its answer is checked by the policy when a fetch asks for it, like
@@ -155,9 +155,25 @@ impl CachingResolver {
             .stack_size(LOOKUP_STACK)
             .spawn(move || rx.iter().for_each(|key| resolver.resolve_ahead(&key)))
             .ok()?;
+        let here = Arc::clone(self);
         Some(Box::new(move |key| {
-            let _ = tx.send(key.to_owned());
+            // A host answered without a look-up costs no message and no wake-up of the thread.
+            if here.needs_lookup(key) {
+                let _ = tx.send(key.to_owned());
+            }
         }))
+    }
+
+    /// Whether `key` (`host:port`) names a host the system resolver would be asked for: not an
+    /// IP literal, nor a name of the test knob.
+    fn needs_lookup(&self, key: &str) -> bool {
+        let Some((host, _)) = key.rsplit_once(':') else {
+            return false;
+        };
+        let host = unbracketed(host);
+        host.parse::<IpAddr>().is_err()
+            && (self.test_hosts.is_empty()
+                || !self.test_hosts.contains_key(&host.to_ascii_lowercase()))
     }
 
     /// Starts looking up `key` (`host:port`, a host's politeness key) unless its answer is
@@ -508,6 +524,16 @@ mod tests {
 
     fn cached(r: &CachingResolver, key: &str) -> bool {
         r.lookups.lock().cached(key).is_some()
+    }
+
+    #[test]
+    fn only_names_of_the_system_resolver_are_handed_to_the_look_ahead() {
+        let r = resolver("http://127.0.0.1/", "knob.test=127.0.0.2");
+        for key in ["127.0.0.1:80", "[::1]:8080", "KNOB.test:80", "no-port"] {
+            assert!(!r.needs_lookup(key), "{key}");
+        }
+        assert!(r.needs_lookup("a.test:80") && r.needs_lookup("xn--bcher-kva.test:443"));
+        assert!(resolver("http://127.0.0.1/", "").needs_lookup("knob.test:80"));
     }
 
     #[test]

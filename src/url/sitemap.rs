@@ -61,6 +61,11 @@ pub struct Read {
 
 /// Reads a sitemap body (as received, gzip or not), handing each entry to `found` as it is
 /// read. `found` gets the file's kind with each entry.
+///
+/// Never inlined: its gzip decoders take ~52 KiB of stack frame, which a function entered
+/// touches in full (stack probes); inlined into the worker's loop, every worker of thousands
+/// would hold that much more resident stack, sitemap or not.
+#[inline(never)]
 pub fn read(body: &[u8], found: &mut dyn FnMut(Kind, Found)) -> Read {
     if !body.starts_with(&GZIP) {
         return read_plain(body, found);

@@ -12,7 +12,7 @@
 //! its own page count instead, e.g. the Zipf-sized hosts of [`zipf_sizes`] (the web's shape: a
 //! few large hosts, a long tail of small ones); extra links then pick a page of their target host.
 
-use crate::{HostSpec, Request, Response, TestWeb};
+use crate::{Engine, HostSpec, Request, Response, TestWeb};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -409,13 +409,14 @@ impl Graph {
         })
     }
 
-    /// Serves this web: one host per `spec.hosts`, each with `latency` and `robots(host)`.
+    /// Serves this web: one host per `spec.hosts`, each with `latency` and `robots(host)`, on
+    /// the reactor engine (its handlers never block).
     pub fn start(
         &self,
         latency: Duration,
         robots: &dyn Fn(usize) -> Option<String>,
     ) -> std::io::Result<TestWeb> {
-        TestWeb::start_with(self.spec.hosts, |origins| {
+        TestWeb::start_with_engine(self.spec.hosts, Engine::Reactor, |origins| {
             let origins: Arc<[String]> = origins.into();
             (0..self.spec.hosts)
                 .map(|h| HostSpec {

@@ -1,6 +1,7 @@
 //! `testweb`: a local test web on loopback for crawl's integration tests and benchmarks.
 //!
-//! - [`TestWeb`] is a small HTTP/1.1 server on std threads. Each "host" is its own listener on
+//! - [`TestWeb`] is a small HTTP/1.1 server on std threads, or on one event loop for large webs
+//!   of quick handlers ([`Engine::Reactor`]: generated webs). Each "host" is its own listener on
 //!   `127.0.0.1:PORT` (distinct ports are distinct hosts to a crawler), serving a [`Handler`];
 //!   or, for webs too large for a listener each, one listener for hosts at 127.0.0.1,
 //!   127.0.0.2, … ([`TestWeb::start_by_address`], inside a network namespace of one's own).
@@ -57,7 +58,7 @@ pub mod warc_readers;
 
 pub use fixtures::serve_dir;
 pub use graph::{Graph, GraphSpec};
-pub use server::{TestWeb, host_address, host_index};
+pub use server::{Engine, TestWeb, host_address, host_index};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

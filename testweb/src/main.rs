@@ -59,7 +59,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use testweb::graph::zipf_sizes;
-use testweb::{Graph, GraphSpec, HostSpec, LogEntry, TestWeb, dns, hostile, serve_dir, sitemaps};
+use testweb::{
+    Engine, Graph, GraphSpec, HostSpec, LogEntry, TestWeb, dns, hostile, serve_dir, sitemaps,
+};
 
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
@@ -511,9 +513,9 @@ fn run(args: Args) -> Result<String, String> {
     let web = match args.by_address {
         Some(addr) => {
             check_bind(addr)?;
-            TestWeb::start_by_address(hosts, addr, make)
+            TestWeb::start_by_address(hosts, addr, Engine::Reactor, make)
         }
-        None => TestWeb::start_with(hosts, make),
+        None => TestWeb::start_with_engine(hosts, Engine::Reactor, make),
     }
     .map_err(|e| format!("cannot start: {e}"))?;
     let dns = match &args.dns {

@@ -1,6 +1,7 @@
 //! The server: one listener per host, one accept thread for them all (epoll), one thread per
 //! connection, a shared request log, and a bounded shutdown (stop flag, sockets shut down, short
-//! read timeouts).
+//! read timeouts). Or, with [`Engine::Reactor`], one thread for listeners and connections alike
+//! (module `reactor`), writing the same log.
 //!
 //! One accept thread rather than one per host: a thread blocked in accept(2) holds a reserved
 //! descriptor, so 10,000 hosts would need 20,000 descriptors (and 10,000 threads) before serving
@@ -14,6 +15,8 @@
 //! default needs one per host: 10,000 hosts and a crawler's thousands of kept connections fit a
 //! 20,000-descriptor limit only this way. Invariant, both modes: a log entry's `host` is the
 //! index the host was given, whatever served it.
+
+mod reactor;
 
 use crate::http::{self, MAX_HEAD};
 use crate::{Body, HostSpec, LogEntry, Request, Response};
@@ -72,6 +75,19 @@ pub fn host_index(ip: Ipv4Addr) -> Option<usize> {
     (u >> 24 == 127 && last != 0 && last != 255).then(|| block * 254 + last - 1)
 }
 
+/// How a web serves its connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// A thread per connection: any handler (it may block) and any body, raw scripts and
+    /// endless bodies included.
+    Threads,
+    /// One event loop for every connection (epoll, through `mio`), each host's latency from a
+    /// timer queue: for large webs of quick handlers, where a thread per connection would cost
+    /// the machine as much as the crawler under test. Handlers run on the loop, so they must not
+    /// block; a response whose body is not [`Body::Bytes`] is written by a thread of its own.
+    Reactor,
+}
+
 /// Which host an accepted connection is for.
 #[derive(Clone, Copy)]
 enum Routing {
@@ -79,6 +95,19 @@ enum Routing {
     ByListener,
     /// One listener; the connection's local address names the host (`hosts` of them).
     ByAddress { hosts: usize },
+}
+
+impl Routing {
+    /// The host of a connection accepted by listener `listener` at local address `local`.
+    fn host(self, listener: usize, local: io::Result<SocketAddr>) -> Option<usize> {
+        match self {
+            Routing::ByListener => Some(listener),
+            Routing::ByAddress { hosts } => match local {
+                Ok(SocketAddr::V4(a)) => host_index(*a.ip()).filter(|&h| h < hosts),
+                _ => None,
+            },
+        }
+    }
 }
 
 struct Shared {
@@ -222,6 +251,15 @@ impl TestWeb {
         n: usize,
         make: impl FnOnce(&[String]) -> Vec<HostSpec>,
     ) -> io::Result<TestWeb> {
+        TestWeb::start_with_engine(n, Engine::Threads, make)
+    }
+
+    /// [`TestWeb::start_with`] served by `engine`.
+    pub fn start_with_engine(
+        n: usize,
+        engine: Engine,
+        make: impl FnOnce(&[String]) -> Vec<HostSpec>,
+    ) -> io::Result<TestWeb> {
         let listeners = (0..n)
             .map(|_| TcpListener::bind("127.0.0.1:0"))
             .collect::<io::Result<Vec<_>>>()?;
@@ -234,7 +272,7 @@ impl TestWeb {
                 ))
             })
             .collect::<io::Result<Vec<_>>>()?;
-        TestWeb::serve(listeners, addrs, Routing::ByListener, make)
+        TestWeb::serve(listeners, addrs, Routing::ByListener, engine, make)
     }
 
     /// Like [`TestWeb::start_with`], but every host on ONE listener bound to `bind` (IPv4; port 0
@@ -246,6 +284,7 @@ impl TestWeb {
     pub fn start_by_address(
         n: usize,
         bind: SocketAddr,
+        engine: Engine,
         make: impl FnOnce(&[String]) -> Vec<HostSpec>,
     ) -> io::Result<TestWeb> {
         if !bind.is_ipv4() {
@@ -270,13 +309,15 @@ impl TestWeb {
         let addrs = (0..n)
             .map(|i| SocketAddrV4::new(host_address(i).unwrap_or(Ipv4Addr::LOCALHOST), port))
             .collect();
-        TestWeb::serve(vec![listener], addrs, Routing::ByAddress { hosts: n }, make)
+        let routing = Routing::ByAddress { hosts: n };
+        TestWeb::serve(vec![listener], addrs, routing, engine, make)
     }
 
     fn serve(
         listeners: Vec<TcpListener>,
         addrs: Vec<SocketAddrV4>,
         routing: Routing,
+        engine: Engine,
         make: impl FnOnce(&[String]) -> Vec<HostSpec>,
     ) -> io::Result<TestWeb> {
         let n = addrs.len();
@@ -304,6 +345,11 @@ impl TestWeb {
             addrs,
             stopped: false,
         };
+        let specs: Vec<Arc<HostSpec>> = hosts.into_iter().map(Arc::new).collect();
+        if engine == Engine::Reactor {
+            reactor::start(&shared, listeners, routing, specs)?;
+            return Ok(web);
+        }
         // SAFETY: epoll_create1 returns a new descriptor (owned from here on) or -1.
         let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if epoll < 0 {
@@ -330,7 +376,6 @@ impl TestWeb {
                 return Err(io::Error::last_os_error());
             }
         }
-        let specs: Vec<Arc<HostSpec>> = hosts.into_iter().map(Arc::new).collect();
         let guard = ThreadGuard::new(&shared);
         thread::Builder::new()
             .name("testweb-accept".into())
@@ -447,15 +492,10 @@ fn accept_loop(
             loop {
                 match listeners[listener].accept() {
                     Ok((stream, _)) => {
-                        let host = match routing {
-                            Routing::ByListener => Some(listener),
-                            Routing::ByAddress { hosts } => match stream.local_addr() {
-                                Ok(SocketAddr::V4(a)) => host_index(*a.ip()).filter(|&h| h < hosts),
-                                _ => None,
-                            },
-                        };
                         // No host at that address: dropping the stream closes it.
-                        let Some(host) = host else { continue };
+                        let Some(host) = routing.host(listener, stream.local_addr()) else {
+                            continue;
+                        };
                         if !serve_accepted(&sh, host, &specs[host], stream) {
                             return;
                         }
@@ -580,10 +620,8 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
                     target,
                     headers: Vec::new(),
                 };
-                let resp = Response::text(400, "bad request\n");
                 out.clear();
-                http::write_head(&mut out, &resp, 12, false, false, false);
-                out.extend_from_slice(b"bad request\n");
+                bad_request(&mut out);
                 let ticket = sh.begin_write();
                 let r = stream.write_all(&out);
                 sh.record(Some(ticket), host, &req, 400, start);
@@ -610,68 +648,93 @@ fn serve_conn(sh: &Shared, host: usize, spec: &HostSpec, mut stream: TcpStream) 
             return Ok(());
         }
         let req = &head.request;
-        let head_only = req.method == "HEAD";
-        let resp = if req.method == "GET" || head_only {
-            catch_unwind(AssertUnwindSafe(|| (spec.handler)(req)))
-                .unwrap_or_else(|_| Response::text(500, "handler panicked\n"))
-        } else {
-            Response::text(405, "method not allowed\n").with_header("Allow", "GET, HEAD")
-        };
+        let resp = answer(spec, req);
         let keep_alive = head.keep_alive && !http::says_close(&resp);
-        match resp.body {
-            Body::Endless {
-                ref prefix,
-                ref chunk,
-            } => {
-                let mut r = stream.write_all(prefix);
-                while r.is_ok() && !sh.stopped() {
-                    r = stream.write_all(chunk);
-                }
-                sh.record(None, host, req, resp.status, start);
-                return r;
-            }
-            Body::Raw(ref script) | Body::RawThenReset(ref script) => {
-                let (mut r, mut ticket) = (Ok(()), None);
-                for (i, (pause, bytes)) in script.iter().enumerate() {
-                    if !sh.pause(*pause) {
-                        break;
-                    }
-                    if i + 1 == script.len() {
-                        ticket = Some(sh.begin_write());
-                    }
-                    r = stream.write_all(bytes).and_then(|_| stream.flush());
-                    if r.is_err() {
-                        break;
-                    }
-                }
-                sh.record(ticket, host, req, resp.status, start);
-                if matches!(resp.body, Body::RawThenReset(_)) {
-                    reset(&stream);
-                }
-                return r;
-            }
-            Body::Bytes(ref body) => {
-                out.clear();
-                if http::write_head(
-                    &mut out,
-                    &resp,
-                    body.len(),
-                    head_only,
-                    keep_alive,
-                    head.http10,
-                ) {
-                    out.extend_from_slice(body);
-                }
-                let ticket = sh.begin_write();
-                let r = stream.write_all(&out).and_then(|_| stream.flush());
-                sh.record(Some(ticket), host, req, resp.status, start);
-                r?;
-            }
-        }
+        let Body::Bytes(ref body) = resp.body else {
+            return write_scripted(sh, host, req, &resp, start, stream);
+        };
+        out.clear();
+        serialize(&mut out, &head, &resp, body, keep_alive);
+        let ticket = sh.begin_write();
+        let r = stream.write_all(&out).and_then(|_| stream.flush());
+        sh.record(Some(ticket), host, req, resp.status, start);
+        r?;
         if !keep_alive {
             close_gently(sh, stream);
             return Ok(());
         }
+    }
+}
+
+/// The answer to a request: the handler's for GET and HEAD (500 if it panics), 405 otherwise.
+fn answer(spec: &HostSpec, req: &Request) -> Response {
+    if req.method == "GET" || req.method == "HEAD" {
+        catch_unwind(AssertUnwindSafe(|| (spec.handler)(req)))
+            .unwrap_or_else(|_| Response::text(500, "handler panicked\n"))
+    } else {
+        Response::text(405, "method not allowed\n").with_header("Allow", "GET, HEAD")
+    }
+}
+
+/// Appends a [`Body::Bytes`] response to `head`'s request to `out`: head, then body unless
+/// the request or the status has none.
+fn serialize(out: &mut Vec<u8>, head: &http::Head, resp: &Response, body: &[u8], keep_alive: bool) {
+    let head_only = head.request.method == "HEAD";
+    if http::write_head(out, resp, body.len(), head_only, keep_alive, head.http10) {
+        out.extend_from_slice(body);
+    }
+}
+
+/// Appends the answer to a request head that could not be parsed (the connection then closes).
+fn bad_request(out: &mut Vec<u8>) {
+    let resp = Response::text(400, "bad request\n");
+    http::write_head(out, &resp, 12, false, false, false);
+    out.extend_from_slice(b"bad request\n");
+}
+
+/// Writes a response whose body is a script or endless ([`Body::Raw`], [`Body::RawThenReset`],
+/// [`Body::Endless`]) on a blocking stream, logs it, and ends the connection as the body says.
+fn write_scripted(
+    sh: &Shared,
+    host: usize,
+    req: &Request,
+    resp: &Response,
+    start: Instant,
+    mut stream: TcpStream,
+) -> io::Result<()> {
+    match resp.body {
+        Body::Endless {
+            ref prefix,
+            ref chunk,
+        } => {
+            let mut r = stream.write_all(prefix);
+            while r.is_ok() && !sh.stopped() {
+                r = stream.write_all(chunk);
+            }
+            sh.record(None, host, req, resp.status, start);
+            r
+        }
+        Body::Raw(ref script) | Body::RawThenReset(ref script) => {
+            let (mut r, mut ticket) = (Ok(()), None);
+            for (i, (pause, bytes)) in script.iter().enumerate() {
+                if !sh.pause(*pause) {
+                    break;
+                }
+                if i + 1 == script.len() {
+                    ticket = Some(sh.begin_write());
+                }
+                r = stream.write_all(bytes).and_then(|_| stream.flush());
+                if r.is_err() {
+                    break;
+                }
+            }
+            sh.record(ticket, host, req, resp.status, start);
+            if matches!(resp.body, Body::RawThenReset(_)) {
+                reset(&stream);
+            }
+            r
+        }
+        Body::Bytes(_) => Ok(()),
     }
 }
 

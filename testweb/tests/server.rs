@@ -5,7 +5,40 @@ mod common;
 use common::{Conn, get};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use testweb::{HostSpec, Request, Response, TestWeb};
+use testweb::{Engine, HostSpec, Request, Response, TestWeb};
+
+/// Every test below runs once per engine: both must serve and log alike.
+macro_rules! on_each_engine {
+    ($($test:ident),* $(,)?) => {
+        mod threads {
+            $(#[test]
+            fn $test() {
+                super::$test(testweb::Engine::Threads)
+            })*
+        }
+        mod reactor {
+            $(#[test]
+            fn $test() {
+                super::$test(testweb::Engine::Reactor)
+            })*
+        }
+    };
+}
+
+on_each_engine!(
+    serves_hosts_and_logs,
+    keep_alive_pipelining_and_close,
+    not_found_head_and_errors,
+    latency_is_inside_logged_interval,
+    raw_script_is_sent_verbatim,
+    drop_is_bounded_with_open_connections,
+    many_concurrent_clients,
+    hosts_by_address_share_a_port_and_are_told_apart_by_address
+);
+
+fn start(engine: Engine, hosts: Vec<HostSpec>) -> std::io::Result<TestWeb> {
+    TestWeb::start_with_engine(hosts.len(), engine, move |_| hosts)
+}
 
 fn echo(name: &'static str) -> HostSpec {
     HostSpec::new(move |r: &Request| match r.target.as_str() {
@@ -15,9 +48,8 @@ fn echo(name: &'static str) -> HostSpec {
     })
 }
 
-#[test]
-fn serves_hosts_and_logs() {
-    let web = TestWeb::start(vec![echo("a"), echo("b")]).unwrap();
+fn serves_hosts_and_logs(engine: Engine) {
+    let web = start(engine, vec![echo("a"), echo("b")]).unwrap();
     assert_eq!(web.origin(1), format!("http://127.0.0.1:{}", web.port(1)));
     assert_eq!(web.host_of_port(web.port(1)), Some(1));
     assert_eq!(web.host_of_port(1), None);
@@ -51,9 +83,8 @@ fn serves_hosts_and_logs() {
     );
 }
 
-#[test]
-fn keep_alive_pipelining_and_close() {
-    let web = TestWeb::start(vec![echo("a")]).unwrap();
+fn keep_alive_pipelining_and_close(engine: Engine) {
+    let web = start(engine, vec![echo("a")]).unwrap();
     let mut c = Conn::open(web.port(0));
     assert_eq!(c.get("/1").text(), "a GET /1");
     assert_eq!(c.get("/2").text(), "a GET /2");
@@ -80,9 +111,8 @@ fn keep_alive_pipelining_and_close() {
     assert_eq!(c.get("/k2").status, 200);
 }
 
-#[test]
-fn not_found_head_and_errors() {
-    let web = TestWeb::start(vec![echo("a")]).unwrap();
+fn not_found_head_and_errors(engine: Engine) {
+    let web = start(engine, vec![echo("a")]).unwrap();
     assert_eq!(get(web.port(0), "/missing").status, 404);
     let mut c = Conn::open(web.port(0));
     c.send("HEAD", "/h", "");
@@ -111,9 +141,12 @@ fn not_found_head_and_errors() {
     assert_eq!(statuses, [404, 200, 200, 405, 200, 400, 400, 400, 400]);
 }
 
-#[test]
-fn latency_is_inside_logged_interval() {
-    let web = TestWeb::start(vec![echo("a").with_latency(Duration::from_millis(120))]).unwrap();
+fn latency_is_inside_logged_interval(engine: Engine) {
+    let web = start(
+        engine,
+        vec![echo("a").with_latency(Duration::from_millis(120))],
+    )
+    .unwrap();
     let t = Instant::now();
     assert_eq!(get(web.port(0), "/slow").status, 200);
     assert!(t.elapsed() >= Duration::from_millis(120));
@@ -125,8 +158,7 @@ fn latency_is_inside_logged_interval() {
     );
 }
 
-#[test]
-fn raw_script_is_sent_verbatim() {
+fn raw_script_is_sent_verbatim(engine: Engine) {
     let script = vec![
         (
             Duration::ZERO,
@@ -134,9 +166,10 @@ fn raw_script_is_sent_verbatim() {
         ),
         (Duration::from_millis(30), b"short".to_vec()),
     ];
-    let web = TestWeb::start(vec![HostSpec::new(move |_| {
-        Response::raw(200, script.clone())
-    })])
+    let web = start(
+        engine,
+        vec![HostSpec::new(move |_| Response::raw(200, script.clone()))],
+    )
     .unwrap();
     let mut c = Conn::open(web.port(0));
     c.send("GET", "/", "");
@@ -146,15 +179,14 @@ fn raw_script_is_sent_verbatim() {
     assert_eq!(web.log()[0].status, 200);
 }
 
-#[test]
-fn drop_is_bounded_with_open_connections() {
+fn drop_is_bounded_with_open_connections(engine: Engine) {
     // Host 1 answers with a raw script that pauses 30 s; it tells the test when it has been called.
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let slow = HostSpec::new(move |_| {
         let _ = tx.try_send(());
         Response::raw(200, vec![(Duration::from_secs(30), b"late".to_vec())])
     });
-    let web = TestWeb::start(vec![echo("a"), slow]).unwrap();
+    let web = start(engine, vec![echo("a"), slow]).unwrap();
     let _silent = Conn::open(web.port(0)); // connected, never sends
     let mut partial = Conn::open(web.port(0));
     partial.send_raw(b"GET / HTTP/1.1\r\nHost"); // half a head
@@ -171,9 +203,8 @@ fn drop_is_bounded_with_open_connections() {
     assert!(waiting.at_eof());
 }
 
-#[test]
-fn many_concurrent_clients() {
-    let web = Arc::new(TestWeb::start(vec![echo("a"), echo("b")]).unwrap());
+fn many_concurrent_clients(engine: Engine) {
+    let web = Arc::new(start(engine, vec![echo("a"), echo("b")]).unwrap());
     let threads: Vec<_> = (0..60)
         .map(|t| {
             let web = web.clone();
@@ -202,8 +233,7 @@ fn get_at(addr: std::net::SocketAddr, path: &str) -> String {
     out
 }
 
-#[test]
-fn hosts_by_address_share_a_port_and_are_told_apart_by_address() {
+fn hosts_by_address_share_a_port_and_are_told_apart_by_address(engine: Engine) {
     use std::net::Ipv4Addr;
     use testweb::{host_address, host_index};
     // The address plan: 254 hosts per /24, never .0 or .255, and back.
@@ -222,7 +252,7 @@ fn hosts_by_address_share_a_port_and_are_told_apart_by_address() {
     // Bound to host 1's address only (0.0.0.0 would take every address, and the machine's
     // interfaces with them): its connections are host 1's, logged as host 1.
     let bind = "127.0.0.2:0".parse().unwrap();
-    let web = TestWeb::start_by_address(3, bind, |origins| {
+    let web = TestWeb::start_by_address(3, bind, engine, |origins| {
         assert_eq!(origins.len(), 3);
         vec![echo("a"), echo("b"), echo("c")]
     })
@@ -243,8 +273,8 @@ fn hosts_by_address_share_a_port_and_are_told_apart_by_address() {
 
     // An address that names no host: the connection closes unanswered, nothing is logged.
     let bind = "127.0.0.5:0".parse().unwrap();
-    let web =
-        TestWeb::start_by_address(3, bind, |_| vec![echo("a"), echo("b"), echo("c")]).unwrap();
+    let web = TestWeb::start_by_address(3, bind, engine, |_| vec![echo("a"), echo("b"), echo("c")])
+        .unwrap();
     let addr = format!("127.0.0.5:{}", web.port(0)).parse().unwrap();
     assert_eq!(get_at(addr, "/x"), "");
     assert_eq!(web.request_count(), 0);
