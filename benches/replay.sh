@@ -23,7 +23,8 @@
 #
 # Installs what it needs: Debian's nginx-light, wget, chromium, python3.11-doc, rust-doc and
 # python3-venv; pywb, Pillow and websocket-client from PyPI into its own virtual environment
-# (VENV, default target/replay-venv). Takes about 15 minutes on 2 cores.
+# (VENV, default target/replay-venv). Takes about 20 minutes on 2 busy cores, wget's crawl the
+# longest (7 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE_PORT=${BASE_PORT:-18080}
@@ -37,9 +38,11 @@ RUST_DOC=/usr/share/doc/rust-doc/html
 need nginx nginx-light
 need wget wget
 need chromium chromium
-[ -e "$PY_DOC/index.html" ] || need /nonexistent python3.11-doc
-[ -e "$RUST_DOC/index.html" ] || need /nonexistent rust-doc
-python3 -c 'import ensurepip' 2>/dev/null || need /nonexistent python3-venv
+need_dir "$PY_DOC" python3.11-doc
+need_dir "$RUST_DOC" rust-doc
+# Debian's python3 makes a virtual environment only with python3-venv.
+python3 -c 'import ensurepip' 2>/dev/null || apt-get install -y -qq python3-venv >/dev/null ||
+  { apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null; }
 if [ ! -x "$VENV/bin/wayback" ]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q pywb Pillow websocket-client

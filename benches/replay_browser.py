@@ -4,19 +4,21 @@
 Run by benches/replay.sh, which serves the sites, crawls them and starts pywb; this file only
 drives the browser (the DevTools protocol over websocket-client) and writes the report.
 
-    replay_browser.py --pages FILE --live-map NAME=URL... --pywb URL --collections C1,C2,...
+    replay_browser.py --pages FILE --pywb URL --collections C1,C2,... [--after-live CMD]
                       --out DIR
 
-Per page: a fresh browser context (no cache, no cookies shared with another load), a
-1280x1600 viewport, every page live first, then each replayed (`/COLL/URL`, pywb's
-replay without its frame: `framed_replay: false`, no banner), the load event, then the network quiet for 1 s (at most 30 s), then the
-fonts ready; a PNG screenshot of the viewport. The fraction of differing pixels is the share
-of the 1280x1600 pixels where any channel differs. A request the replay could not serve is a
-response 4xx/5xx or a load that failed (a request that left pywb for the live server is
-refused: the live server is stopped before the replays). Each is classed by its resource type and by how the live page
-referenced the same URL: HTML (the page's parser), CSS url() or CSS @import (a stylesheet's
-parser; a stylesheet loaded by a stylesheet is an @import), script (a script's call stack),
-or other.
+Every page is loaded live first, then `--after-live` runs (it stops the live server, so that a
+request leaving pywb for the live site fails as it would with the site gone), then each page
+is loaded replayed by each collection (`/COLL/URL`; pywb with `framed_replay: false`: the page
+alone, no frame, no banner). Each load: a fresh browser context (no cache, no cookies shared
+with another load), a 1280x1600 viewport, the load event, the network quiet for 1 s (at most
+30 s), the fonts ready, then a PNG screenshot of the viewport. The fraction of differing pixels
+is the share of the 1280x1600 pixels where any channel differs from the live screenshot. A
+request the replay could not serve is a response 4xx/5xx or a load that failed, unless the
+live page did not get it either. Each is classed by its resource type and by how the live
+page referenced the same URL (Chromium's initiator): HTML (the page's parser), CSS url() or
+CSS @import (a stylesheet's parser; a stylesheet loaded by a stylesheet is an @import), script
+(a script's call stack), or other.
 """
 
 import argparse
@@ -137,7 +139,7 @@ class Browser:
                     inflight.discard(rid)
                     quiet_since = time.time()
                     if m == "Network.loadingFailed" and rid in requests:
-                        requests[rid]["failed"] = p.get("blockedReason") or p.get("errorText", "failed")
+                        requests[rid]["failed"] = p.get("errorText", "failed")
                         requests[rid]["type"] = p.get("type", requests[rid].get("type", "Other"))
             if loaded and not inflight and time.time() - quiet_since >= 1.0:
                 break
