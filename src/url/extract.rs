@@ -411,7 +411,8 @@ fn hash_text(
     text: &mut SimHasher,
 ) {
     for run in tokens.take_text_runs() {
-        if text.wants_more() {
+        // White space between tags (most runs) holds no word, and a run's end ends one.
+        if text.wants_more() && !body[run.clone()].iter().all(u8::is_ascii_whitespace) {
             let decoded = encoding.decode_without_bom_handling(&body[run]).0;
             text.text(&attribute_value(&decoded));
         }
