@@ -342,6 +342,9 @@ pub struct Dispatcher {
     /// An elastic pool's workers never leave below this (`Workers::start`).
     workers_floor: usize,
     elastic: bool,
+    /// Work handed out and not finished at most: the pool's `max` (`-j`, or
+    /// `--max-connections`), which with the reactor bounds requests, not threads.
+    in_flight_cap: usize,
     queue_limit: usize,
     max_pages: Option<u64>,
     /// `--max-rate`'s gap between two requests handed out.
@@ -414,6 +417,7 @@ impl Dispatcher {
             spawn: Condvar::new(),
             workers_floor: config.workers.start,
             elastic: config.workers.is_elastic(),
+            in_flight_cap: config.workers.max,
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
             rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
@@ -657,6 +661,12 @@ impl Dispatcher {
                 state = self.wait_until(state, slot);
                 continue;
             }
+            // The requests in flight are at their cap (with the reactor, not bounded by the
+            // workers): woken when one finishes.
+            if state.in_flight >= self.in_flight_cap {
+                state = self.park(state, None);
+                continue;
+            }
             let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
             Self::give_up_unreachable(&mut state, now, not_asked)?;
@@ -702,6 +712,15 @@ impl Dispatcher {
                 }
             }
         }
+    }
+
+    /// A page handed to the reactor (`fetch::reactor`) is finished: what `next_work`'s
+    /// `finished` tells for a page its worker fetched. With nothing left in flight, a parked
+    /// worker is woken to look for the end.
+    pub fn work_finished(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.in_flight -= 1;
+        self.wake_one(state);
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -1110,7 +1129,7 @@ impl Dispatcher {
     /// When a worker is wanted (`more_ready`): wakes a parked one, or with none parked and an
     /// elastic pool under its `max`, asks the spawner for one more.
     fn call_worker(&self, state: &mut State, now: Instant) {
-        if !self.more_ready(state, now) {
+        if !self.more_ready(state, now) || state.in_flight >= self.in_flight_cap {
             return;
         }
         if state.parked > 0 {
