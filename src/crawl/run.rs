@@ -340,7 +340,7 @@ impl Stages {
                 None => None,
             };
             let processing: Vec<_> = match reactor {
-                Some(_) => (0..processing_threads())
+                Some(_) => (0..processing_threads(workers.max))
                     .map(|i| {
                         std::thread::Builder::new()
                             .name(format!("process-{i}"))
@@ -402,6 +402,10 @@ impl Stages {
                 }
             }
             let counters = &self.counters;
+            // With the reactor a worker is a request in flight, not a thread.
+            if reactor.is_some() {
+                most = most.max(self.dispatcher.most_in_flight());
+            }
             counters.workers.store(most as u64, Ordering::Relaxed);
             counters
                 .max_workers
@@ -439,7 +443,6 @@ impl Stages {
             result
         });
         self.counters.connections.add_all(fetcher.events());
-        self.counters.connections.add_all(fetcher.reactor_events());
         ran
     }
 
@@ -577,9 +580,13 @@ fn open_dispatcher(
 }
 
 /// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): with the hidden
-/// `CRAWL_REACTOR=1`, and no proxy (whose requests block a worker each).
+/// `CRAWL_REACTOR=1`, no proxy (whose requests block a worker each) and no `--focus` (whose
+/// window orders the fetches by the workers' pace: a worker waits for its topical links to
+/// reach the window before its next fetch).
 fn reactor_wanted(config: &CrawlConfig) -> bool {
-    config.fetch.proxy.is_none() && std::env::var("CRAWL_REACTOR").is_ok_and(|v| v == "1")
+    config.fetch.proxy.is_none()
+        && config.focus.is_none()
+        && std::env::var("CRAWL_REACTOR").is_ok_and(|v| v == "1")
 }
 
 /// The worker threads: `config.dispatch.workers`, but with the reactor an elastic pool up to
@@ -593,9 +600,12 @@ fn worker_pool(config: &CrawlConfig) -> pool::Workers {
     }
 }
 
-/// The threads that process the reactor's answers: one per core, at least two.
-fn processing_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+/// The threads that process the reactor's answers: one per core, at least two, at most the
+/// work that may be in flight (`max`): with `-j 1` pages are processed one at a time, in the
+/// order of their answers, as one worker would.
+fn processing_threads(max: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    cores.min(max).max(1)
 }
 
 /// The reactor's answers, queued for the processing threads; closed once the reactor ended.

@@ -128,6 +128,44 @@ struct Chain {
     sent: Option<Sent>,
     /// The next page for this worker, its host, and its request if sent ahead.
     next: Option<(usize, Entry, Option<Sent>)>,
+    /// With the reactor: the next page, handed to it (or failed, or not asked for) while
+    /// this one is processed.
+    begun: Option<Begun>,
+}
+
+impl Chain {
+    fn new(sent: Option<Sent>) -> Chain {
+        Chain {
+            sent,
+            next: None,
+            begun: None,
+        }
+    }
+
+    /// What follows the page just done: the next page, if any, to crawl here or answered.
+    fn step(&mut self) -> Step {
+        match self.begun.take() {
+            Some(Begun::Submitted) => Step::Finished(false),
+            Some(Begun::Done) => Step::Finished(true),
+            Some(Begun::Blocking(host, entry)) => Step::Crawl(host, entry, None),
+            Some(Begun::Failed(host, entry, url, e)) => Step::Failed(host, entry, url, e),
+            None => match self.next.take() {
+                Some((host, entry, sent)) => Step::Crawl(host, entry, sent),
+                None => Step::Finished(true),
+            },
+        }
+    }
+}
+
+/// What follows a page done (`Chain::step`): a value of the moment, moved once, never kept.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// No page chained to it here: whether the last is finished.
+    Finished(bool),
+    /// The next page, to crawl here (its request sent ahead, or not).
+    Crawl(usize, Entry, Option<Sent>),
+    /// The next page failed before its request.
+    Failed(usize, Entry, Option<Url>, FetchError),
 }
 
 impl WorkerContext<'_> {
@@ -277,32 +315,32 @@ impl WorkerContext<'_> {
         mut fetched: Result<Response, FetchError>,
     ) -> Result<bool> {
         loop {
-            let mut chain = Chain {
-                sent: None,
-                next: None,
-            };
+            let mut chain = Chain::new(None);
             let page = fetched.and_then(|response| match url.take() {
                 Some(url) => Ok((url, response)),
                 None => crate::fetch::client::parse(&entry.url).map(|url| (url, response)),
             });
-            let outcome = self.after_fetch(host, &entry, page, &mut chain)?;
-            let (next_host, next) = match outcome {
-                PageOutcome::Done => match chain.next.take() {
-                    None => return Ok(true),
-                    Some((next_host, next, None)) => (next_host, next),
-                    Some((next_host, next, sent)) => {
+            match self.after_fetch(host, &entry, page, &mut chain)? {
+                PageOutcome::Done => match chain.step() {
+                    Step::Finished(finished) => return Ok(finished),
+                    Step::Crawl(next_host, next, None) => match self.begin_page(next_host, next)? {
+                        Begun::Submitted => return Ok(false),
+                        Begun::Done => return Ok(true),
+                        Begun::Blocking(next_host, next) => {
+                            return self.crawl_chain(next_host, next);
+                        }
+                        Begun::Failed(next_host, next, next_url, e) => {
+                            (host, entry, url, fetched) = (next_host, next, next_url, Err(e));
+                        }
+                    },
+                    Step::Crawl(next_host, next, sent) => {
                         return self.crawl_chain_from(next_host, next, sent);
+                    }
+                    Step::Failed(next_host, next, next_url, e) => {
+                        (host, entry, url, fetched) = (next_host, next, next_url, Err(e));
                     }
                 },
                 outcome => return Ok(self.not_done(host, entry, outcome)),
-            };
-            match self.begin_page(next_host, next)? {
-                Begun::Submitted => return Ok(false),
-                Begun::Done => return Ok(true),
-                Begun::Blocking(next_host, next) => return self.crawl_chain(next_host, next),
-                Begun::Failed(next_host, next, next_url, e) => {
-                    (host, entry, url, fetched) = (next_host, next, next_url, Err(e));
-                }
             }
         }
     }
@@ -345,29 +383,19 @@ impl WorkerContext<'_> {
         mut sent: Option<Sent>,
     ) -> Result<bool> {
         loop {
-            let mut chain = Chain {
-                sent: sent.take(),
-                next: None,
-            };
+            let mut chain = Chain::new(sent.take());
             match self.crawl(host, &entry, &mut chain)? {
-                // With the reactor, the next page goes there if it takes it.
-                PageOutcome::Done if self.reactor.is_some() && chain.next.is_some() => {
-                    let (next_host, next, _) = chain.next.take().expect("checked");
-                    match self.begin_page(next_host, next)? {
-                        Begun::Blocking(next_host, next) => (host, entry) = (next_host, next),
-                        Begun::Submitted => return Ok(false),
-                        Begun::Done => return Ok(true),
-                        Begun::Failed(next_host, next, url, e) => {
-                            return self.page_answered(next_host, next, url, Err(e));
-                        }
+                PageOutcome::Done => match chain.step() {
+                    Step::Finished(finished) => return Ok(finished),
+                    // This worker was handed its next page (its request probably answered by
+                    // now): straight on to it.
+                    Step::Crawl(next_host, next, next_sent) => {
+                        (host, entry, sent) = (next_host, next, next_sent);
                     }
-                }
-                // This worker was handed its next page (its request probably answered by now):
-                // straight on to it.
-                PageOutcome::Done if chain.next.is_some() => {
-                    (host, entry, sent) = chain.next.take().expect("checked");
-                }
-                PageOutcome::Done => return Ok(true),
+                    Step::Failed(next_host, next, url, e) => {
+                        return self.page_answered(next_host, next, url, Err(e));
+                    }
+                },
                 outcome => return Ok(self.not_done(host, entry, outcome)),
             }
         }
@@ -384,9 +412,22 @@ impl WorkerContext<'_> {
             return Ok(());
         };
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
-        // With the reactor, its request goes there once this page is processed.
-        if self.reactor.is_some() {
-            chain.next = Some((next_host, next, None));
+        // With the reactor, its request goes there now, while this page is processed. Its
+        // answer may be processed by another thread before this page's links are offered:
+        // it takes a place in flight of its own, so that the end is not declared in between.
+        // Not sent (not asked for, or failed at once), it is this thread's next page, and
+        // holds this page's place (`Chain::step`).
+        if self.reactor.is_some() && self.for_reactor(&next) {
+            self.dispatcher.work_started();
+            match self.begin_page(next_host, next)? {
+                Begun::Submitted => {
+                    self.counters.requests_ahead.fetch_add(1, Ordering::Relaxed);
+                }
+                begun => {
+                    self.dispatcher.work_finished();
+                    chain.begun = Some(begun);
+                }
+            }
             return Ok(());
         }
         // Its request goes now, on its host's kept connection (the one just used, for the same

@@ -176,9 +176,6 @@ pub fn parse(url: &str) -> Result<Url, FetchError> {
 /// A reusable HTTP client shared by all workers: connections kept per origin.
 pub struct Fetcher {
     pool: Pool,
-    /// The reactor's idle connections (non-blocking sockets, never lent to a thread that
-    /// blocks: `fetch::reactor`).
-    reactor_pool: Pool,
     resolver: Arc<CachingResolver>,
     tls: Arc<ClientConfig>,
     proxy: Option<Proxy>,
@@ -293,7 +290,6 @@ impl Fetcher {
         }
         Fetcher {
             pool: Pool::new(config.idle_hosts, config.host_connections),
-            reactor_pool: Pool::new(config.idle_hosts, config.host_connections),
             resolver: Arc::new(resolver),
             tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
             proxy: config.proxy.clone(),
@@ -320,14 +316,17 @@ impl Fetcher {
         &self.pool.events
     }
 
-    /// Connections the reactor closed for what their servers did (summary.json).
-    pub fn reactor_events(&self) -> &ConnectionEvents {
-        &self.reactor_pool.events
+    /// The idle connections, shared with the reactor (which makes a kept one non-blocking,
+    /// and a thread that blocks makes it blocking again: `blocking_take`).
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
     }
 
-    /// The reactor's idle connections.
-    pub(crate) fn reactor_pool(&self) -> &Pool {
-        &self.reactor_pool
+    /// A kept connection to `origin` for a thread that blocks.
+    fn blocking_take(&self, origin: &str) -> Option<Connection> {
+        let mut conn = self.pool.take(origin)?;
+        conn.set_blocking().ok()?;
+        Some(conn)
     }
 
     /// A GET of `url` for the reactor (`fetch::reactor`): None when it is not plain HTTP
@@ -455,7 +454,7 @@ impl Fetcher {
     /// one fails the send): the page is then fetched as usual.
     pub fn send_ahead(&self, url: Url) -> Option<Sent> {
         let (_, _, origin) = origin_of(&url).ok()?;
-        let mut conn = self.pool.take(&origin)?;
+        let mut conn = self.blocking_take(&origin)?;
         let (start, started) = (Instant::now(), SystemTime::now());
         let request_head = self.request_head(&url, &[]);
         conn.send(&request_head).ok()?;
@@ -502,7 +501,7 @@ impl Fetcher {
         let (host, port, origin) = origin_of(url)?;
         let request_head = self.request_head(url, extra);
         let https = url.scheme() == "https";
-        let kept = self.pool.take(&origin);
+        let kept = self.blocking_take(&origin);
         let reused = kept.is_some();
         let conn = match kept {
             Some(conn) => conn,

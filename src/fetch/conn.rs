@@ -392,10 +392,26 @@ impl Connection {
     /// Makes the socket non-blocking for the reactor (`fetch::reactor`): the parse then ends
     /// with `Fail::pending` where it would wait.
     pub fn set_nonblocking(&mut self) -> io::Result<()> {
-        if let Some(tcp) = self.stream.tcp() {
-            tcp.set_nonblocking(true)?;
+        if !self.nonblocking {
+            if let Some(tcp) = self.stream.tcp() {
+                tcp.set_nonblocking(true)?;
+            }
+            self.nonblocking = true;
         }
-        self.nonblocking = true;
+        Ok(())
+    }
+
+    /// Makes a connection the reactor kept blocking again, for a thread that blocks (the idle
+    /// pool is one for both): its read timeout is set again at the next read.
+    pub fn set_blocking(&mut self) -> io::Result<()> {
+        if self.nonblocking {
+            if let Some(tcp) = self.stream.tcp() {
+                tcp.set_nonblocking(false)?;
+                let wait = Some(PER_READ);
+                tcp.set_write_timeout(wait)?;
+            }
+            (self.nonblocking, self.read_timeout) = (false, None);
+        }
         Ok(())
     }
 

@@ -15,10 +15,11 @@
 //! of the response, and the parse runs again from there once `short` more bytes came (or the
 //! stream ended), so a long body is parsed a few times, not once per read.
 //!
-//! Keep-alive: a connection read exactly to its response's end goes to the reactor's own idle
-//! pool (`Fetcher::reactor_pool`, the same LRU and liveness check as the blocking one's; its
-//! sockets stay non-blocking and never reach a blocking thread). A request that fails on a kept
-//! connection before any byte of its answer (`Fail::stale`) is sent once more on a new one.
+//! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
+//! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a sitemap,
+//! a robots.txt's redirect), each side setting the socket's mode as it takes one. A request
+//! that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
+//! more on a new one.
 //!
 //! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte and
 //! `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response time (the delay
@@ -190,7 +191,8 @@ struct Loop<'a, T> {
 impl<T> Loop<'_, T> {
     /// A new job: on a kept connection if its origin has a quiet one, else a new one.
     fn start(&mut self, poll: &Poll, job: Job<T>) {
-        let kept = self.fetcher.reactor_pool().take(&job.origin);
+        let kept = (self.fetcher.pool().take(&job.origin))
+            .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
         let now = Instant::now();
         let slot = Slot {
             phase: Phase::Reading,
@@ -213,7 +215,7 @@ impl<T> Loop<'_, T> {
         self.active += 1;
         self.slots[at] = Some(slot);
         match kept {
-            Some(conn) => self.send(poll, at, conn),
+            Some(conn) => self.send(poll, at, conn, false),
             None => self.connect(poll, at),
         }
         if let Some(slot) = self.slots[at].as_mut() {
@@ -250,14 +252,19 @@ impl<T> Loop<'_, T> {
         self.finish(poll, at, fail)
     }
 
-    /// Writes the request on `conn` (registered here) and waits for its answer.
-    fn send(&mut self, poll: &Poll, at: usize, mut conn: Connection) {
+    /// Writes the request on `conn` (registered here for reads; `connected`: registered for
+    /// the connect already) and waits for its answer.
+    fn send(&mut self, poll: &Poll, at: usize, mut conn: Connection, connected: bool) {
         let slot = self.slots[at].as_mut().expect("a live slot");
         let registered = match conn.fd() {
-            Some(fd) => poll
-                .registry()
-                .register(&mut SourceFd(&fd), Token(at), Interest::READABLE)
-                .map_err(|e| Fail::io(&e, "polling the connection")),
+            Some(fd) => {
+                let (registry, source) = (poll.registry(), &mut SourceFd(&fd));
+                match connected {
+                    true => registry.reregister(source, Token(at), Interest::READABLE),
+                    false => registry.register(source, Token(at), Interest::READABLE),
+                }
+                .map_err(|e| Fail::io(&e, "polling the connection"))
+            }
             None => Err(Fail::new(ErrorKind::Io, "not a socket")),
         };
         // A request head fits an idle socket's send buffer: written whole at once, or failed.
@@ -299,12 +306,11 @@ impl<T> Loop<'_, T> {
                         return self.retry_connect(poll, at);
                     }
                 }
-                let Phase::Connecting(mut tcp) = std::mem::replace(&mut slot.phase, Phase::Reading)
+                let Phase::Connecting(tcp) = std::mem::replace(&mut slot.phase, Phase::Reading)
                 else {
                     unreachable!("matched above")
                 };
-                // Registered again, for reads only, with the connection (`send`).
-                let _ = poll.registry().deregister(&mut tcp);
+                // Still registered: for reads only from here (`send`).
                 // SAFETY: the descriptor comes from `into_raw_fd`, which gives up its ownership:
                 // the std stream is its one owner from here.
                 let tcp = unsafe { std::net::TcpStream::from_raw_fd(tcp.into_raw_fd()) };
@@ -312,7 +318,7 @@ impl<T> Loop<'_, T> {
                 crate::sys::stamp_arrivals(&tcp);
                 let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
                 match conn.set_nonblocking() {
-                    Ok(()) => self.send(poll, at, conn),
+                    Ok(()) => self.send(poll, at, conn, true),
                     Err(e) => self.finish(poll, at, Fail::io(&e, "setting up the connection")),
                 }
             }
@@ -370,7 +376,7 @@ impl<T> Loop<'_, T> {
                 if let Some(conn) = conn {
                     deregister(poll, &conn);
                     let origin = std::mem::take(&mut slot.job.origin);
-                    self.fetcher.reactor_pool().put(origin, conn);
+                    self.fetcher.pool().put(origin, conn);
                 }
                 self.deliver(poll, at, Ok(response));
             }
@@ -480,4 +486,95 @@ fn connect_fail(addr: SocketAddr, e: &io::Error) -> Fail {
         _ => ErrorKind::Connect,
     };
     Fail::new(kind, format!("connecting to {addr}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::client::FetchConfig;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// A server that answers `requests` requests on the one connection it accepts, each
+    /// response chunked and written in pieces.
+    fn server(requests: usize) -> (SocketAddr, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let serving = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut answered = 0;
+            for _ in 0..requests {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if socket.read(&mut byte).unwrap() == 0 {
+                        return answered;
+                    }
+                    head.push(byte[0]);
+                }
+                for piece in [
+                    &b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+                    b"5\r\nhel",
+                    b"lo\r\n0\r\n\r\n",
+                ] {
+                    socket.write_all(piece).unwrap();
+                    socket.flush().unwrap();
+                }
+                answered += 1;
+            }
+            answered
+        });
+        (addr, serving)
+    }
+
+    #[test]
+    fn responses_in_pieces_are_read_whole_and_the_connection_is_kept() {
+        let (addr, serving) = server(2);
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        let reactor = Reactor::<u32>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                let tx = tx;
+                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+            });
+            for token in 0..2 {
+                let url = Url::parse(&format!("http://{addr}/page")).unwrap();
+                let job = fetcher.reactor_job(token, url, &[], true);
+                reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+                let (got, _, answer) = rx.recv().unwrap();
+                let response = answer.unwrap();
+                assert_eq!((got, response.status), (token, 200));
+                assert_eq!(response.body, b"hello");
+            }
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+        // Both requests on the one connection the server accepted.
+        assert_eq!(serving.join().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_refused_connection_is_a_connect_failure() {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        let reactor = Reactor::<()>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                let tx = tx;
+                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+            });
+            let url = Url::parse(&format!("http://{addr}/")).unwrap();
+            let job = fetcher.reactor_job((), url, &[], true);
+            reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+            let (_, _, answer) = rx.recv().unwrap();
+            assert_eq!(answer.err().map(|e| e.kind), Some(ErrorKind::Connect));
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+    }
 }

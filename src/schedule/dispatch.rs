@@ -208,6 +208,8 @@ struct State {
     frontier: Frontier,
     scheduler: Scheduler,
     in_flight: usize,
+    /// The most work in flight at once.
+    most_in_flight: usize,
     pages_started: u64,
     ending: Option<Ending>,
     failure: Option<String>,
@@ -387,6 +389,7 @@ impl Dispatcher {
                 frontier,
                 scheduler,
                 in_flight: 0,
+                most_in_flight: 0,
                 pages_started: 0,
                 ending: None,
                 failure: None,
@@ -674,6 +677,7 @@ impl Dispatcher {
                 Next::Work(work) => {
                     self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
+                    state.most_in_flight = state.most_in_flight.max(state.in_flight);
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
                     }
@@ -712,6 +716,13 @@ impl Dispatcher {
                 }
             }
         }
+    }
+
+    /// A page chained to one still being processed is handed to the reactor: it counts in
+    /// flight apart from that one, whose processing another thread's may overtake
+    /// (`work_finished` for each).
+    pub fn work_started(&self) {
+        self.state.lock().unwrap().in_flight += 1;
     }
 
     /// A page handed to the reactor (`fetch::reactor`) is finished: what `next_work`'s
@@ -1047,6 +1058,12 @@ impl Dispatcher {
     /// Work handed out and not yet reported back.
     pub fn in_flight(&self) -> usize {
         self.state.lock().unwrap().in_flight
+    }
+
+    /// The most work that was in flight at once (with the reactor, the requests' high-water
+    /// mark, which the worker threads no longer are).
+    pub fn most_in_flight(&self) -> usize {
+        self.state.lock().unwrap().most_in_flight
     }
 
     /// No URL waits outside the host queues, and they hold less than a quarter of what they
