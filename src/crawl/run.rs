@@ -576,7 +576,11 @@ fn open_dispatcher(
         workers: worker_pool(config),
         ..config.dispatch.clone()
     };
-    Dispatcher::open(&dispatch, parts)
+    let dispatcher = Dispatcher::open(&dispatch, parts)?;
+    Ok(match reactor_wanted(config) {
+        true => dispatcher.with_in_flight_cap(config.dispatch.workers.max),
+        false => dispatcher,
+    })
 }
 
 /// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): with the hidden

@@ -344,8 +344,8 @@ pub struct Dispatcher {
     /// An elastic pool's workers never leave below this (`Workers::start`).
     workers_floor: usize,
     elastic: bool,
-    /// Work handed out and not finished at most: the pool's `max` (`-j`, or
-    /// `--max-connections`), which with the reactor bounds requests, not threads.
+    /// Work handed out and not finished at most (`with_in_flight_cap`); unbounded here when
+    /// the workers bound it, each holding one.
     in_flight_cap: usize,
     queue_limit: usize,
     max_pages: Option<u64>,
@@ -420,13 +420,21 @@ impl Dispatcher {
             spawn: Condvar::new(),
             workers_floor: config.workers.start,
             elastic: config.workers.is_elastic(),
-            in_flight_cap: config.workers.max,
+            in_flight_cap: usize::MAX,
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
             rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
             hosts_file: dir.join("hosts.tsv"),
             stop,
         })
+    }
+
+    /// Caps the work in flight at `cap` (`-j`, or `--max-connections`): with the reactor
+    /// (`fetch::reactor`) a worker hands a request over and takes more, so the threads no
+    /// longer bound the requests. Set once, before the dispatcher is shared.
+    pub fn with_in_flight_cap(mut self, cap: usize) -> Dispatcher {
+        self.in_flight_cap = cap;
+        self
     }
 
     /// Whether this process has nothing to fetch now: nothing in flight and either its page
