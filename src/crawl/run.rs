@@ -28,8 +28,9 @@
 use crate::crawl::outcome::{RunOutcome, SeedHosts};
 use crate::crawl::pool;
 use crate::crawl::stop::{Reason, RunLimits, Stop};
-use crate::crawl::worker::WorkerContext;
+use crate::crawl::worker::{Fetching, WorkerContext};
 use crate::fetch::client::{FetchConfig, Fetcher};
+use crate::fetch::reactor::{Answer, Reactor};
 use crate::fetch::retry::Transient;
 use crate::frontier::focus::{Focus, Window};
 use crate::frontier::{Entry, Frontier};
@@ -297,7 +298,13 @@ impl Stages {
         let fetcher = &self.fetcher;
         let lastmods = Lastmods::new(LASTMODS);
         let fingerprints = crate::url::simhash::Windows::default();
+        let reactor = match reactor_wanted(config) {
+            true => Some(Reactor::new().context("starting the reactor")?),
+            false => None,
+        };
+        let answers = Answers::default();
         let worker = WorkerContext {
+            reactor: reactor.as_ref(),
             config,
             fetcher,
             due: &self.due,
@@ -335,8 +342,40 @@ impl Stages {
                     .stack_size(pool::WORKER_STACK)
                     .spawn_scoped(scope, move || worker.run())
             };
-            let workers = config.dispatch.workers;
+            let workers = worker_pool(config);
             let mut started = workers.start as u64;
+            // The reactor and the threads that process its answers (`fetch::reactor`).
+            let (answers, worker_ref) = (&answers, &worker);
+            let reactor_thread = match &reactor {
+                Some(reactor) => Some(
+                    std::thread::Builder::new()
+                        .name("reactor".into())
+                        .spawn_scoped(scope, move || {
+                            reactor.run(fetcher, &|answer| answers.push(answer))
+                        })
+                        .context("starting the reactor thread")?,
+                ),
+                None => None,
+            };
+            let processing: Vec<_> = match reactor {
+                Some(_) => (0..processing_threads(workers.max))
+                    .map(|i| {
+                        std::thread::Builder::new()
+                            .name(format!("process-{i}"))
+                            .stack_size(pool::WORKER_STACK)
+                            .spawn_scoped(scope, move || {
+                                let mut result = Ok(());
+                                while let Some(answer) = answers.pop() {
+                                    let processed = worker_ref.process(answer);
+                                    result = result.and(processed);
+                                }
+                                result
+                            })
+                    })
+                    .collect::<std::io::Result<_>>()
+                    .context("starting the processing threads")?,
+                None => Vec::new(),
+            };
             let mut handles: Vec<_> = (0..started)
                 .map(|i| spawn_worker(i).expect("spawning a worker"))
                 .collect();
@@ -381,12 +420,28 @@ impl Stages {
                 }
             }
             let counters = &self.counters;
+            // With the reactor a worker is a request in flight, not a thread.
+            if reactor.is_some() {
+                most = most.max(self.dispatcher.most_in_flight());
+            }
             counters.workers.store(most as u64, Ordering::Relaxed);
             counters
                 .max_workers
                 .store(workers.max as u64, Ordering::Relaxed);
             for handle in handles {
                 let ended = handle.join().expect("a worker panicked");
+                result = result.and(ended);
+            }
+            // The reactor answers what it still holds (a stop's requests in flight), then the
+            // processing threads finish.
+            if let (Some(reactor), Some(thread)) = (&reactor, reactor_thread) {
+                reactor.close();
+                let ran = thread.join().expect("the reactor panicked");
+                result = result.and(ran.context("polling the reactor's sockets"));
+            }
+            answers.close();
+            for handle in processing {
+                let ended = handle.join().expect("a processing thread panicked");
                 result = result.and(ended);
             }
             if let Some(exchange) = &config.exchange {
@@ -535,7 +590,77 @@ fn open_dispatcher(
         on_checkpoint,
         stop: Arc::clone(&config.stop),
     };
-    Dispatcher::open(&config.dispatch, parts)
+    let dispatch = DispatchConfig {
+        workers: worker_pool(config),
+        ..config.dispatch.clone()
+    };
+    let dispatcher = Dispatcher::open(&dispatch, parts)?;
+    Ok(match reactor_wanted(config) {
+        true => dispatcher.with_in_flight_cap(config.dispatch.workers.max),
+        false => dispatcher,
+    })
+}
+
+/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): with the hidden
+/// `CRAWL_REACTOR=1`, no proxy (whose requests block a worker each) and no `--focus` (whose
+/// window orders the fetches by the workers' pace: a worker waits for its topical links to
+/// reach the window before its next fetch).
+fn reactor_wanted(config: &CrawlConfig) -> bool {
+    config.fetch.proxy.is_none()
+        && config.focus.is_none()
+        && std::env::var("CRAWL_REACTOR").is_ok_and(|v| v == "1")
+}
+
+/// The worker threads: `config.dispatch.workers`, but with the reactor an elastic pool up to
+/// the same `max` even with `-j` (workers then block only on requests the reactor does not
+/// take); `max` stays the cap on work in flight (`Dispatcher`).
+fn worker_pool(config: &CrawlConfig) -> pool::Workers {
+    let workers = config.dispatch.workers;
+    match reactor_wanted(config) {
+        true => pool::Workers::elastic(workers.max),
+        false => workers,
+    }
+}
+
+/// The threads that process the reactor's answers: one per core, at least two, at most the
+/// work that may be in flight (`max`): with `-j 1` pages are processed one at a time, in the
+/// order of their answers, as one worker would.
+fn processing_threads(max: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    cores.min(max).max(1)
+}
+
+/// The reactor's answers, queued for the processing threads; closed once the reactor ended.
+#[derive(Default)]
+struct Answers {
+    queue: std::sync::Mutex<(std::collections::VecDeque<Answer<Fetching>>, bool)>,
+    ready: std::sync::Condvar,
+}
+
+impl Answers {
+    fn push(&self, answer: Answer<Fetching>) {
+        self.queue.lock().unwrap().0.push_back(answer);
+        self.ready.notify_one();
+    }
+
+    /// The next answer, waiting for one; None once closed and empty.
+    fn pop(&self) -> Option<Answer<Fetching>> {
+        let mut queue = self.queue.lock().unwrap();
+        loop {
+            if let Some(answer) = queue.0.pop_front() {
+                return Some(answer);
+            }
+            if queue.1 {
+                return None;
+            }
+            queue = self.ready.wait(queue).unwrap();
+        }
+    }
+
+    fn close(&self) {
+        self.queue.lock().unwrap().1 = true;
+        self.ready.notify_all();
+    }
 }
 
 /// The workers a focus window keeps busy: `-j`'s, or with an elastic pool the 16 that were

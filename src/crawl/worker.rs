@@ -39,6 +39,7 @@ use crate::crawl::run::{Counters, CrawlConfig};
 use crate::fetch::body::Skipped;
 use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
 use crate::fetch::error::ErrorKind;
+use crate::fetch::reactor::{Answer, Reactor};
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
 use crate::output::archive::{self, Archive, ArchiveRecord, PageRecord};
@@ -80,6 +81,34 @@ pub struct WorkerContext<'a> {
     pub fingerprints: &'a crate::url::simhash::Windows,
     /// A recrawl's `--recrawl-budget` (`state::budget`).
     pub budget: Option<&'a RecrawlBudget>,
+    /// The reactor plain-HTTP requests go to (`fetch::reactor`), their answers processed by
+    /// `process`; None: every request blocks its worker.
+    pub reactor: Option<&'a Reactor<Fetching>>,
+}
+
+/// What a request handed to the reactor is for, carried back with its answer.
+pub enum Fetching {
+    /// A page of `host`.
+    Page { host: usize, entry: Entry },
+    /// `host`'s robots.txt, at `url`.
+    Robots { host: usize, url: String },
+}
+
+/// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
+fn unreachable_job() -> ! {
+    unreachable!("the reactor takes plain-HTTP URLs without a proxy")
+}
+
+/// Where `begin_page` left a page.
+enum Begun {
+    /// Its request is the reactor's; its answer comes to `process`.
+    Submitted,
+    /// Not asked for (`before_fetch`): finished.
+    Done,
+    /// Not for the reactor: crawled by this thread.
+    Blocking(usize, Entry),
+    /// Failed before a request (its URL, a name, an address refused): its URL if parsed.
+    Failed(usize, Entry, Option<Url>, FetchError),
 }
 
 /// How a page fetch ended, for the dispatcher.
@@ -105,6 +134,44 @@ struct Chain {
     sent: Option<Sent>,
     /// The next page for this worker, its host, and its request if sent ahead.
     next: Option<(usize, Entry, Option<Sent>)>,
+    /// With the reactor: the next page, handed to it (or failed, or not asked for) while
+    /// this one is processed.
+    begun: Option<Begun>,
+}
+
+impl Chain {
+    fn new(sent: Option<Sent>) -> Chain {
+        Chain {
+            sent,
+            next: None,
+            begun: None,
+        }
+    }
+
+    /// What follows the page just done: the next page, if any, to crawl here or answered.
+    fn step(&mut self) -> Step {
+        match self.begun.take() {
+            Some(Begun::Submitted) => Step::Finished(false),
+            Some(Begun::Done) => Step::Finished(true),
+            Some(Begun::Blocking(host, entry)) => Step::Crawl(host, entry, None),
+            Some(Begun::Failed(host, entry, url, e)) => Step::Failed(host, entry, url, e),
+            None => match self.next.take() {
+                Some((host, entry, sent)) => Step::Crawl(host, entry, sent),
+                None => Step::Finished(true),
+            },
+        }
+    }
+}
+
+/// What follows a page done (`Chain::step`): a value of the moment, moved once, never kept.
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// No page chained to it here: whether the last is finished.
+    Finished(bool),
+    /// The next page, to crawl here (its request sent ahead, or not).
+    Crawl(usize, Entry, Option<Sent>),
+    /// The next page failed before its request.
+    Failed(usize, Entry, Option<Url>, FetchError),
 }
 
 impl WorkerContext<'_> {
@@ -134,53 +201,208 @@ impl WorkerContext<'_> {
                 return Ok(());
             };
             match work {
-                Work::Robots { host, url } => {
-                    if let Some((rules, elapsed)) = self.fetch_robots(host, &url)? {
-                        self.dispatcher.robots_done(host, rules, elapsed);
-                    }
-                }
+                Work::Robots { host, url } => self.start_robots(host, url)?,
                 Work::Page { host, entry } => {
-                    finished = self.crawl_chain(host, entry)?;
+                    finished = self.start_page(host, entry)?;
                 }
             }
         }
     }
 
+    /// A robots.txt fetch: handed to the reactor when it takes it, else fetched here.
+    fn start_robots(&self, host: usize, url: String) -> Result<()> {
+        if let Some(reactor) = self.reactor
+            && url.starts_with("http:")
+            && self.config.fetch.proxy.is_none()
+            && let Ok(parsed) = Url::parse(&url)
+        {
+            self.robots_asked(&url);
+            let token = Fetching::Robots { host, url };
+            match self.fetcher.reactor_job(token, parsed, &[], false) {
+                Some(Ok(job)) => reactor.submit(job),
+                Some(Err(answer)) => self.process((answer.0, answer.1, Err(answer.2)))?,
+                // Through a proxy: fetched here.
+                None => unreachable_job(),
+            }
+            return Ok(());
+        }
+        if let Some((rules, elapsed)) = self.fetch_robots(host, &url)? {
+            self.dispatcher.robots_done(host, rules, elapsed);
+        }
+        Ok(())
+    }
+
+    /// A page: handed to the reactor when it takes it (then not finished here: its answer
+    /// is, in `process`), else crawled here with the pages chained to it. Whether it is
+    /// finished.
+    fn start_page(&self, host: usize, entry: Entry) -> Result<bool> {
+        match self.begin_page(host, entry)? {
+            Begun::Submitted => Ok(false),
+            Begun::Done => Ok(true),
+            Begun::Blocking(host, entry) => self.crawl_chain(host, entry),
+            Begun::Failed(host, entry, url, e) => self.page_answered(host, entry, url, Err(e)),
+        }
+    }
+
+    /// A page's request handed to the reactor, if it takes it (see `Begun`).
+    fn begin_page(&self, host: usize, entry: Entry) -> Result<Begun> {
+        let Some(reactor) = self.reactor.filter(|_| self.for_reactor(&entry)) else {
+            return Ok(Begun::Blocking(host, entry));
+        };
+        if self.before_fetch(host, &entry)? {
+            return Ok(Begun::Done);
+        }
+        let url = match crate::fetch::client::parse(&entry.url) {
+            Ok(url) => url,
+            Err(e) => return Ok(Begun::Failed(host, entry, None, e)),
+        };
+        let conditional = (entry.previous.as_ref())
+            .map(recrawl::conditional_headers)
+            .unwrap_or_default();
+        let token = Fetching::Page { host, entry };
+        Ok(
+            match self.fetcher.reactor_job(token, url, &conditional, true) {
+                Some(Ok(job)) => {
+                    reactor.submit(job);
+                    Begun::Submitted
+                }
+                Some(Err((Fetching::Page { host, entry }, url, e))) => {
+                    Begun::Failed(host, entry, Some(url), e)
+                }
+                _ => unreachable_job(),
+            },
+        )
+    }
+
+    /// Whether a page goes to the reactor: plain HTTP, no proxy, not a sitemap.
+    fn for_reactor(&self, entry: &Entry) -> bool {
+        entry.sitemap.is_none()
+            && entry.url.starts_with("http:")
+            && self.config.fetch.proxy.is_none()
+    }
+
+    /// The reactor's answer to a request: the steps after the fetch, as a worker that fetched
+    /// it would take them. An error stops the crawl (`Dispatcher::fail`).
+    pub fn process(&self, answer: Answer<Fetching>) -> Result<()> {
+        let (token, url, fetched) = answer;
+        let result = match token {
+            Fetching::Robots { host, url: robots } => {
+                let fetched = fetched.and_then(|first| self.fetcher.robots_redirects(&url, first));
+                match self.robots_answered(host, &robots, fetched) {
+                    Ok(Some((rules, elapsed))) => {
+                        self.dispatcher.robots_done(host, rules, elapsed);
+                        Ok(())
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+            Fetching::Page { host, entry } => self
+                .page_answered(host, entry, Some(url), fetched)
+                .map(|finished| {
+                    if finished {
+                        self.dispatcher.work_finished();
+                    }
+                }),
+        };
+        if let Err(e) = &result {
+            self.dispatcher.fail(e);
+        }
+        result
+    }
+
+    /// A page's answer (its URL parsed, unless that failed): its steps, then the pages chained
+    /// to it, as `crawl_chain` takes them. Whether the last is finished.
+    fn page_answered(
+        &self,
+        mut host: usize,
+        mut entry: Entry,
+        mut url: Option<Url>,
+        mut fetched: Result<Response, FetchError>,
+    ) -> Result<bool> {
+        loop {
+            let mut chain = Chain::new(None);
+            let page = fetched.and_then(|response| match url.take() {
+                Some(url) => Ok((url, response)),
+                None => crate::fetch::client::parse(&entry.url).map(|url| (url, response)),
+            });
+            match self.after_fetch(host, &entry, page, &mut chain)? {
+                PageOutcome::Done => match chain.step() {
+                    Step::Finished(finished) => return Ok(finished),
+                    Step::Crawl(next_host, next, None) => match self.begin_page(next_host, next)? {
+                        Begun::Submitted => return Ok(false),
+                        Begun::Done => return Ok(true),
+                        Begun::Blocking(next_host, next) => {
+                            return self.crawl_chain(next_host, next);
+                        }
+                        Begun::Failed(next_host, next, next_url, e) => {
+                            (host, entry, url, fetched) = (next_host, next, next_url, Err(e));
+                        }
+                    },
+                    Step::Crawl(next_host, next, sent) => {
+                        return self.crawl_chain_from(next_host, next, sent);
+                    }
+                    Step::Failed(next_host, next, next_url, e) => {
+                        (host, entry, url, fetched) = (next_host, next, next_url, Err(e));
+                    }
+                },
+                outcome => return Ok(self.not_done(host, entry, outcome)),
+            }
+        }
+    }
+
+    /// A page not done (`PageOutcome::Retry` told to the dispatcher, or put back): never
+    /// finished here.
+    fn not_done(&self, host: usize, entry: Entry, outcome: PageOutcome) -> bool {
+        if let PageOutcome::Retry {
+            elapsed,
+            at,
+            transient,
+        } = outcome
+        {
+            let entry = match transient {
+                true => Entry {
+                    failures: entry.failures + 1,
+                    ..entry
+                },
+                false => Entry {
+                    retries: entry.retries + 1,
+                    ..entry
+                },
+            };
+            self.dispatcher.page_retry(host, entry, elapsed, at);
+        }
+        false
+    }
+
     /// A page, then each next page handed to this worker as it frees the host (`free_host`).
     /// Whether the last one is finished (not to be asked for again, as a retry is).
-    fn crawl_chain(&self, mut host: usize, mut entry: Entry) -> Result<bool> {
-        let mut sent = None;
+    fn crawl_chain(&self, host: usize, entry: Entry) -> Result<bool> {
+        self.crawl_chain_from(host, entry, None)
+    }
+
+    /// `crawl_chain`, the first page's request sent ahead (`sent`) or not.
+    fn crawl_chain_from(
+        &self,
+        mut host: usize,
+        mut entry: Entry,
+        mut sent: Option<Sent>,
+    ) -> Result<bool> {
         loop {
-            let mut chain = Chain {
-                sent: sent.take(),
-                next: None,
-            };
+            let mut chain = Chain::new(sent.take());
             match self.crawl(host, &entry, &mut chain)? {
-                // This worker was handed its next page (its request probably answered by now):
-                // straight on to it.
-                PageOutcome::Done if chain.next.is_some() => {
-                    (host, entry, sent) = chain.next.take().expect("checked");
-                }
-                PageOutcome::Done => return Ok(true),
-                PageOutcome::Retry {
-                    elapsed,
-                    at,
-                    transient,
-                } => {
-                    let entry = match transient {
-                        true => Entry {
-                            failures: entry.failures + 1,
-                            ..entry
-                        },
-                        false => Entry {
-                            retries: entry.retries + 1,
-                            ..entry
-                        },
-                    };
-                    self.dispatcher.page_retry(host, entry, elapsed, at);
-                    return Ok(false);
-                }
-                PageOutcome::PutBack => return Ok(false),
+                PageOutcome::Done => match chain.step() {
+                    Step::Finished(finished) => return Ok(finished),
+                    // This worker was handed its next page (its request probably answered by
+                    // now): straight on to it.
+                    Step::Crawl(next_host, next, next_sent) => {
+                        (host, entry, sent) = (next_host, next, next_sent);
+                    }
+                    Step::Failed(next_host, next, url, e) => {
+                        return self.page_answered(next_host, next, url, Err(e));
+                    }
+                },
+                outcome => return Ok(self.not_done(host, entry, outcome)),
             }
         }
     }
@@ -196,6 +418,24 @@ impl WorkerContext<'_> {
             return Ok(());
         };
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
+        // With the reactor, its request goes there now, while this page is processed. Its
+        // answer may be processed by another thread before this page's links are offered:
+        // it takes a place in flight of its own, so that the end is not declared in between.
+        // Not sent (not asked for, or failed at once), it is this thread's next page, and
+        // holds this page's place (`Chain::step`).
+        if self.reactor.is_some() && self.for_reactor(&next) {
+            self.dispatcher.work_started();
+            match self.begin_page(next_host, next)? {
+                Begun::Submitted => {
+                    self.counters.requests_ahead.fetch_add(1, Ordering::Relaxed);
+                }
+                begun => {
+                    self.dispatcher.work_finished();
+                    chain.begun = Some(begun);
+                }
+            }
+            return Ok(());
+        }
         // Its request goes now, on its host's kept connection (the one just used, for the same
         // host), while this page is processed.
         let sent = match next.sitemap {
@@ -225,10 +465,25 @@ impl WorkerContext<'_> {
     /// the unreachable ones (everything disallowed: the host is held unreachable). Only a
     /// failure of the state directory is an error.
     fn fetch_robots(&self, host: usize, url: &str) -> Result<Option<(RobotsRules, Duration)>> {
+        self.robots_asked(url);
+        let fetched = self.fetcher.get_robots(url);
+        self.robots_answered(host, url, fetched)
+    }
+
+    /// A robots.txt is asked for: counted, and its seed host noted.
+    fn robots_asked(&self, url: &str) {
         self.counters.robots_fetches.fetch_add(1, Ordering::Relaxed);
         self.config.seed_hosts.asked(url);
+    }
+
+    /// `fetch_robots` once its answer came.
+    fn robots_answered(
+        &self,
+        host: usize,
+        url: &str,
+        fetched: Result<Response, FetchError>,
+    ) -> Result<Option<(RobotsRules, Duration)>> {
         let token = &self.config.robots_token;
-        let fetched = self.fetcher.get_robots(url);
         // No answer worth keeping: asked again while its retries last.
         let unanswered = match &fetched {
             Ok(response) => (response.status >= 500).then_some((false, response.elapsed)),
@@ -289,21 +544,41 @@ impl WorkerContext<'_> {
 
     /// One page, in the steps of the module doc.
     fn crawl_page(&self, host: usize, entry: &Entry, chain: &mut Chain) -> Result<PageOutcome> {
+        if self.before_fetch(host, entry)? {
+            return Ok(PageOutcome::Done);
+        }
+        let fetched = match chain.sent.take() {
+            Some(sent) => self.fetcher.finish(sent),
+            None => self.request(entry),
+        };
+        self.after_fetch(host, entry, fetched, chain)
+    }
+
+    /// A page's steps before its request (step 0 and its counts); true when it is not asked
+    /// for (done already).
+    fn before_fetch(&self, host: usize, entry: &Entry) -> Result<bool> {
         if self.config.generation == Generation::Recrawl
             && let Some((outcome, kept)) = recrawl::not_asked(self.budget, self.lastmods, entry)
         {
             self.dispatcher.host_free(host, Duration::ZERO);
             self.not_asked_again(entry, outcome, kept)?;
-            return Ok(PageOutcome::Done);
+            return Ok(true);
         }
         if !entry.is_retry() {
             self.counters.pages.fetch_add(1, Ordering::Relaxed);
         }
         self.config.seed_hosts.asked(&entry.url);
-        let fetched = match chain.sent.take() {
-            Some(sent) => self.fetcher.finish(sent),
-            None => self.request(entry),
-        };
+        Ok(false)
+    }
+
+    /// A page's steps from its answer on (the module doc's 2 to 7).
+    fn after_fetch(
+        &self,
+        host: usize,
+        entry: &Entry,
+        fetched: Result<(Url, Response), FetchError>,
+        chain: &mut Chain,
+    ) -> Result<PageOutcome> {
         let (page_url, response) = match fetched {
             Ok(fetched) => fetched,
             Err(e) if e.kind.is_connection_level() => return self.no_answer(host, entry, &e),

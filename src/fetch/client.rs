@@ -155,7 +155,7 @@ pub struct FetchError {
 
 impl Fail {
     /// The fetch's error, `start` being when its first request was sent.
-    fn into_error(self, start: Instant) -> FetchError {
+    pub(crate) fn into_error(self, start: Instant) -> FetchError {
         FetchError {
             kind: self.kind,
             message: self.message,
@@ -224,7 +224,7 @@ fn elapsed_until_arrival(start: Instant) -> Duration {
 
 /// A response as read on one connection (one hop of a redirect chain), with the request head
 /// sent: a `Response` but for when it started, how long it took and where redirects led.
-struct RawResponse {
+pub(crate) struct RawResponse {
     head: Head,
     body: Vec<u8>,
     truncated: bool,
@@ -234,6 +234,28 @@ struct RawResponse {
 }
 
 impl RawResponse {
+    /// The response of a request (not redirected) sent at `started`, that took `elapsed`.
+    pub(crate) fn into_response_took(
+        self,
+        request_head: Vec<u8>,
+        started: SystemTime,
+        elapsed: Duration,
+    ) -> Response {
+        Response {
+            status: self.head.status,
+            final_url: None,
+            response_head: self.head.raw,
+            headers: self.head.headers,
+            body: self.body,
+            truncated: self.truncated,
+            skipped: self.skipped,
+            elapsed,
+            started,
+            ip: self.ip,
+            request_head,
+        }
+    }
+
     /// The response, `start` and `started` being when its request (the first of a redirect
     /// chain) was sent.
     fn into_response(
@@ -292,6 +314,82 @@ impl Fetcher {
     /// Connections closed for what their servers did (summary.json).
     pub fn events(&self) -> &ConnectionEvents {
         &self.pool.events
+    }
+
+    /// The idle connections, shared with the reactor (which makes a kept one non-blocking,
+    /// and a thread that blocks makes it blocking again: `blocking_take`).
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// A kept connection to `origin` for a thread that blocks.
+    fn blocking_take(&self, origin: &str) -> Option<Connection> {
+        let mut conn = self.pool.take(origin)?;
+        conn.set_blocking().ok()?;
+        Some(conn)
+    }
+
+    /// A GET of `url` for the reactor (`fetch::reactor`): None when it is not plain HTTP
+    /// straight to its server (`https`, or through a proxy: those block a thread as before);
+    /// else the job, its name resolved here (the cache the look-ahead resolver fills: a miss
+    /// waits on the calling thread, never in the reactor's loop) and its addresses checked,
+    /// or the failure that ends the fetch before anything is sent.
+    pub fn reactor_job<T>(
+        &self,
+        token: T,
+        url: Url,
+        extra: &[(&'static str, String)],
+        filtered: bool,
+    ) -> Option<Result<crate::fetch::reactor::Job<T>, (T, Url, FetchError)>> {
+        if url.scheme() != "http" {
+            return None;
+        }
+        let name = unbracketed(url.host_str()?);
+        if self.proxy.as_ref().is_some_and(|p| !p.bypassed_for(name)) {
+            return None;
+        }
+        let start = Instant::now();
+        let started = SystemTime::now();
+        let deadline = start + self.timeout;
+        let prepared = origin_of(&url).and_then(|(host, port, origin)| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let addrs = self.resolver.resolve(host, port, left)?;
+            Ok((origin, addrs))
+        });
+        let (origin, addrs) = match prepared {
+            Ok(prepared) => prepared,
+            Err(f) => return Some(Err((token, url, f.into_error(start)))),
+        };
+        let request_head = self.request_head(&url, extra);
+        Some(Ok(crate::fetch::reactor::Job {
+            token,
+            url,
+            origin,
+            addrs,
+            request_head,
+            filtered,
+            start,
+            started,
+            deadline,
+        }))
+    }
+
+    /// A robots.txt's first answer, `first`, had from `url` by the reactor (which follows no
+    /// redirect): the redirects `get_robots` follows, followed here (blocking, rare).
+    pub fn robots_redirects(&self, url: &Url, first: Response) -> Result<Response, FetchError> {
+        let location = (300..400)
+            .contains(&first.status)
+            .then(|| first.header("location"))
+            .flatten()
+            .and_then(|to| url.join(to).ok())
+            .filter(|to| matches!(to.scheme(), "http" | "https"));
+        let Some(to) = location else {
+            return Ok(first);
+        };
+        let mut response = self.get_with(&to, &[], 4, false)?;
+        response.final_url = Some(response.final_url.unwrap_or_else(|| to.to_string()));
+        response.started = first.started;
+        Ok(response)
     }
 
     /// GETs a page; a 3xx is returned as is.
@@ -356,7 +454,7 @@ impl Fetcher {
     /// one fails the send): the page is then fetched as usual.
     pub fn send_ahead(&self, url: Url) -> Option<Sent> {
         let (_, _, origin) = origin_of(&url).ok()?;
-        let mut conn = self.pool.take(&origin)?;
+        let mut conn = self.blocking_take(&origin)?;
         let (start, started) = (Instant::now(), SystemTime::now());
         let request_head = self.request_head(&url, &[]);
         conn.send(&request_head).ok()?;
@@ -384,7 +482,7 @@ impl Fetcher {
             started,
         } = sent;
         let deadline = start + self.timeout;
-        let answer = self.receive(conn, &url, true, deadline);
+        let answer = self.receive_on(conn, &url, true, deadline);
         let raw = self
             .settle(answer, true, &url, origin, request_head, true, deadline)
             .map_err(|f| f.into_error(start))?;
@@ -403,7 +501,7 @@ impl Fetcher {
         let (host, port, origin) = origin_of(url)?;
         let request_head = self.request_head(url, extra);
         let https = url.scheme() == "https";
-        let kept = self.pool.take(&origin);
+        let kept = self.blocking_take(&origin);
         let reused = kept.is_some();
         let conn = match kept {
             Some(conn) => conn,
@@ -464,18 +562,32 @@ impl Fetcher {
         deadline: Instant,
     ) -> Result<(RawResponse, Option<Connection>), Fail> {
         conn.send(request_head)?;
-        self.receive(conn, url, filtered, deadline)
+        self.receive_on(conn, url, filtered, deadline)
     }
 
-    /// Reads the response to the request just sent on `conn`; the connection comes back when
-    /// it can carry another request.
-    fn receive(
+    /// `receive`, the connection given back when it can carry another request.
+    fn receive_on(
         &self,
         mut conn: Connection,
         url: &Url,
         filtered: bool,
         deadline: Instant,
     ) -> Result<(RawResponse, Option<Connection>), Fail> {
+        let (raw, reuse) = self.receive(&mut conn, url, filtered, deadline)?;
+        Ok((raw, reuse.then_some(conn)))
+    }
+
+    /// Reads the response to the request just sent on `conn`, and whether the connection can
+    /// carry another request. On a non-blocking connection (`fetch::reactor`) it ends with a
+    /// `Fail::pending` where it would wait; the reactor parses again from the start when more
+    /// bytes came (a cookie then is remembered twice, which changes nothing).
+    pub(crate) fn receive(
+        &self,
+        conn: &mut Connection,
+        url: &Url,
+        filtered: bool,
+        deadline: Instant,
+    ) -> Result<(RawResponse, bool), Fail> {
         let mut head = conn.read_head(deadline)?;
         if let Some(jar) = &self.cookies {
             let set = head.headers.values("set-cookie");
@@ -527,7 +639,7 @@ impl Fetcher {
             ip,
             request_head: Vec::new(),
         };
-        Ok((raw, (after == After::Reuse).then_some(conn)))
+        Ok((raw, after == After::Reuse))
     }
 
     /// The request head: the request line, `Host`, ours (`User-Agent`, `Accept`,

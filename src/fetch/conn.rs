@@ -351,6 +351,21 @@ pub struct Connection {
     pub answered: u32,
     /// The current request has had at least one byte of response.
     heard: bool,
+    /// Non-blocking (`fetch::reactor`): a read that finds no byte ends the parse with
+    /// `Fail::pending`, and `rollback` returns to `mark` to parse again when more came.
+    nonblocking: bool,
+    /// Where the response being parsed starts in `buf`, and `answered` then: the bytes from
+    /// here are kept until the parse completes (`begin_attempt`).
+    mark: Option<(usize, u32)>,
+    /// Bytes the parse needs at least before its next step (`Fail::pending`'s `short`).
+    wanting: usize,
+    /// The end of the stream, or its error, met by `read_more` and not yet seen by the parse.
+    ended: Option<io::Result<usize>>,
+    /// When the last request was written, and when the last bytes read since arrived (the
+    /// kernel's stamp): the response time of a non-blocking connection, whose thread reads
+    /// for many (`round_trip`).
+    sent_at: Option<SystemTime>,
+    arrived: Option<SystemTime>,
 }
 
 impl Connection {
@@ -365,7 +380,83 @@ impl Connection {
             read_timeout,
             answered: 0,
             heard: false,
+            nonblocking: false,
+            mark: None,
+            wanting: 1,
+            ended: None,
+            sent_at: None,
+            arrived: None,
         }
+    }
+
+    /// Makes the socket non-blocking for the reactor (`fetch::reactor`): the parse then ends
+    /// with `Fail::pending` where it would wait.
+    pub fn set_nonblocking(&mut self) -> io::Result<()> {
+        if !self.nonblocking {
+            if let Some(tcp) = self.stream.tcp() {
+                tcp.set_nonblocking(true)?;
+            }
+            self.nonblocking = true;
+        }
+        Ok(())
+    }
+
+    /// Makes a connection the reactor kept blocking again, for a thread that blocks (the idle
+    /// pool is one for both): its read timeout is set again at the next read.
+    pub fn set_blocking(&mut self) -> io::Result<()> {
+        if self.nonblocking {
+            if let Some(tcp) = self.stream.tcp() {
+                tcp.set_nonblocking(false)?;
+                let wait = Some(PER_READ);
+                tcp.set_write_timeout(wait)?;
+            }
+            (self.nonblocking, self.read_timeout) = (false, None);
+        }
+        Ok(())
+    }
+
+    /// The socket's descriptor, for the reactor's poll; none in memory.
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.stream.tcp().map(|tcp| tcp.as_raw_fd())
+    }
+
+    /// From the last request written to the arrival of the last bytes read since, by the
+    /// kernel's stamp, if the socket stamps arrivals: the non-blocking path's response time.
+    pub fn round_trip(&self) -> Option<Duration> {
+        self.arrived?.duration_since(self.sent_at?).ok()
+    }
+
+    /// Starts a parse of the response from the bytes held: `rollback` returns here.
+    pub fn begin_attempt(&mut self) {
+        self.mark = Some((self.pos, self.answered));
+    }
+
+    /// The parse ended pending: every byte it consumed is unread again, for the next attempt.
+    pub fn rollback(&mut self) {
+        if let Some((mark, answered)) = self.mark.take() {
+            (self.pos, self.answered) = (mark, answered);
+        }
+    }
+
+    /// The parse ended (a response or a failure): the bytes before `pos` may go.
+    pub fn end_attempt(&mut self) {
+        self.mark = None;
+    }
+
+    /// Reads what a non-blocking socket holds, at most `want` bytes (more if one read brings
+    /// them), without parsing: bytes received, and whether the stream ended (its end, or its
+    /// error, is kept for the parse to meet where it would have).
+    pub fn read_more(&mut self, want: usize) -> (usize, bool) {
+        let mut got = 0;
+        while got < want && self.ended.is_none() {
+            match self.fill(Instant::now() + PER_READ) {
+                Ok(0) => return (got, true),
+                Ok(n) => got += n,
+                Err(_) => break,
+            }
+        }
+        (got, self.ended.is_some())
     }
 
     /// Sends a request head (a GET has no body).
@@ -374,7 +465,9 @@ impl Connection {
         // Noted before the write: a thread preempted after it would note a later instant
         // than the server's, and a response time shorter than the server's.
         LAST_ARRIVAL.set(None);
-        LAST_SENT.set(Some(SystemTime::now()));
+        let now = SystemTime::now();
+        LAST_SENT.set(Some(now));
+        (self.sent_at, self.arrived) = (Some(now), None);
         let sent = self
             .stream
             .write_all(head)
@@ -396,18 +489,26 @@ impl Connection {
                 self.buf = vec![0; READ_CHUNK];
             }
         }
-        if self.pos == self.end {
+        if self.pos == self.end && self.mark.is_none() {
             (self.pos, self.end) = (0, 0);
         } else if self.end + READ_CHUNK / 4 > self.buf.len() {
-            // Little room left: move what is unread to the front, or grow (the callers bound
-            // how much is kept unread: a head, a line).
-            self.buf.copy_within(self.pos..self.end, 0);
-            (self.pos, self.end) = (0, self.end - self.pos);
+            // Little room left: move what is unread (or kept from the mark) to the front, or
+            // grow (the callers bound how much is kept unread: a head, a line; a
+            // non-blocking parse keeps its response, up to the body's cap).
+            let from = self.mark.map_or(self.pos, |(mark, _)| mark);
+            self.buf.copy_within(from..self.end, 0);
+            (self.pos, self.end) = (self.pos - from, self.end - from);
+            if let Some((mark, _)) = &mut self.mark {
+                *mark = 0;
+            }
             if self.end + READ_CHUNK / 4 > self.buf.len() {
                 self.buf.resize(self.buf.len() + READ_CHUNK, 0);
             }
         }
         let end = self.end;
+        if self.nonblocking {
+            return self.fill_nonblocking(deadline);
+        }
         let began = Instant::now();
         let result = loop {
             let Some(left) = deadline
@@ -466,6 +567,51 @@ impl Connection {
                 Ok(n)
             }
             Err(fail) => Err(self.stale(fail)),
+        }
+    }
+
+    /// `fill` on a non-blocking socket: one read, or `Fail::pending` when it has nothing.
+    fn fill_nonblocking(&mut self, deadline: Instant) -> Result<usize, Fail> {
+        let wanting = std::mem::replace(&mut self.wanting, 1);
+        if Instant::now() >= deadline {
+            let fail = Fail::new(ErrorKind::Timeout, "the request took longer than --timeout");
+            return Err(self.stale(fail));
+        }
+        let end = self.end;
+        let read = match self.ended.take() {
+            Some(ended) => ended,
+            None => {
+                LAST_ARRIVAL.set(None);
+                loop {
+                    match self.stream.read(&mut self.buf[end..]) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        read => break read,
+                    }
+                }
+            }
+        };
+        match read {
+            Ok(n) => {
+                if let Some(arrived) = LAST_ARRIVAL.take() {
+                    self.arrived = Some(arrived);
+                }
+                self.end = end + n;
+                if n > 0 {
+                    self.heard = true;
+                } else if self.mark.is_none() {
+                    // Met by `read_more`: met again by the parse that follows.
+                    self.ended = Some(Ok(0));
+                }
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Err(Fail::pending(wanting)),
+            Err(e) => {
+                let fail = self.stale(Fail::io(&e, "reading the response"));
+                if self.mark.is_none() {
+                    self.ended = Some(Err(e));
+                }
+                Err(fail)
+            }
         }
     }
 
@@ -654,6 +800,7 @@ impl Connection {
                 // than a few pages a worker may read in a row.
                 body.reserve(usize::try_from(want).unwrap_or(usize::MAX).min(MAX_RESERVE));
                 while (body.len() as u64) < want {
+                    self.wanting = short_of(want, body);
                     if self.pos == self.end && self.fill(deadline)? == 0 {
                         return Err(Fail::new(
                             ErrorKind::Closed,
@@ -667,6 +814,7 @@ impl Connection {
             Framing::Close => {
                 while (body.len() as u64) < limit {
                     if self.pos == self.end {
+                        self.wanting = short_of(limit, body);
                         match self.fill(deadline) {
                             Ok(0) => break,
                             // TLS without close_notify: the end of the body all the same.
@@ -727,6 +875,7 @@ impl Connection {
             let end = (body.len() as u64).saturating_add(size);
             let want = end.min(limit);
             while (body.len() as u64) < want {
+                self.wanting = short_of(want, body);
                 if self.pos == self.end && self.fill(deadline)? == 0 {
                     return Err(Fail::new(
                         ErrorKind::Closed,
@@ -798,6 +947,11 @@ fn chunk_size(line: &[u8]) -> Option<u64> {
         true => u64::from_str_radix(digits, 16).ok(),
         false => None,
     }
+}
+
+/// Bytes `body` lacks to reach `want`, for `Connection::wanting`.
+fn short_of(want: u64, body: &[u8]) -> usize {
+    usize::try_from(want.saturating_sub(body.len() as u64)).unwrap_or(usize::MAX)
 }
 
 /// Whether `text` is `1*DIGIT`.

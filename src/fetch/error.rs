@@ -184,6 +184,9 @@ pub struct Fail {
     /// Failed on a reused connection before any byte of the response: worth one more try on a
     /// fresh connection.
     pub stale: bool,
+    /// Not a failure: a non-blocking socket (`fetch::reactor`) has no more bytes yet, and the
+    /// response is parsed again once `short` more have come (or the stream ended).
+    pub pending: Option<usize>,
 }
 
 impl Fail {
@@ -192,6 +195,16 @@ impl Fail {
             kind,
             message: message.into(),
             stale: false,
+            pending: None,
+        }
+    }
+
+    /// A response incomplete so far on a non-blocking socket, `short` bytes at least from its
+    /// next step (`pending`).
+    pub fn pending(short: usize) -> Fail {
+        Fail {
+            pending: Some(short.max(1)),
+            ..Fail::new(ErrorKind::Io, "")
         }
     }
 

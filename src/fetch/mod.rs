@@ -18,5 +18,6 @@ pub mod error;
 pub mod pool;
 pub mod private;
 pub mod proxy;
+pub mod reactor;
 pub mod retry;
 pub mod tls;

@@ -208,6 +208,8 @@ struct State {
     frontier: Frontier,
     scheduler: Scheduler,
     in_flight: usize,
+    /// The most work in flight at once.
+    most_in_flight: usize,
     pages_started: u64,
     ending: Option<Ending>,
     failure: Option<String>,
@@ -342,6 +344,9 @@ pub struct Dispatcher {
     /// An elastic pool's workers never leave below this (`Workers::start`).
     workers_floor: usize,
     elastic: bool,
+    /// Work handed out and not finished at most (`with_in_flight_cap`); unbounded here when
+    /// the workers bound it, each holding one.
+    in_flight_cap: usize,
     queue_limit: usize,
     max_pages: Option<u64>,
     /// `--max-rate`'s gap between two requests handed out.
@@ -384,6 +389,7 @@ impl Dispatcher {
                 frontier,
                 scheduler,
                 in_flight: 0,
+                most_in_flight: 0,
                 pages_started: 0,
                 ending: None,
                 failure: None,
@@ -414,12 +420,21 @@ impl Dispatcher {
             spawn: Condvar::new(),
             workers_floor: config.workers.start,
             elastic: config.workers.is_elastic(),
+            in_flight_cap: usize::MAX,
             queue_limit: config.queue_limit,
             max_pages: config.max_pages,
             rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
             hosts_file: dir.join("hosts.tsv"),
             stop,
         })
+    }
+
+    /// Caps the work in flight at `cap` (`-j`, or `--max-connections`): with the reactor
+    /// (`fetch::reactor`) a worker hands a request over and takes more, so the threads no
+    /// longer bound the requests. Set once, before the dispatcher is shared.
+    pub fn with_in_flight_cap(mut self, cap: usize) -> Dispatcher {
+        self.in_flight_cap = cap;
+        self
     }
 
     /// Whether this process has nothing to fetch now: nothing in flight and either its page
@@ -657,6 +672,12 @@ impl Dispatcher {
                 state = self.wait_until(state, slot);
                 continue;
             }
+            // The requests in flight are at their cap (with the reactor, not bounded by the
+            // workers): woken when one finishes.
+            if state.in_flight >= self.in_flight_cap {
+                state = self.park(state, None);
+                continue;
+            }
             let next = state.scheduler.next(now)?;
             self.free_blocked_places(&mut state);
             Self::give_up_unreachable(&mut state, now, not_asked)?;
@@ -664,6 +685,7 @@ impl Dispatcher {
                 Next::Work(work) => {
                     self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
+                    state.most_in_flight = state.most_in_flight.max(state.in_flight);
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
                     }
@@ -702,6 +724,22 @@ impl Dispatcher {
                 }
             }
         }
+    }
+
+    /// A page chained to one still being processed is handed to the reactor: it counts in
+    /// flight apart from that one, whose processing another thread's may overtake
+    /// (`work_finished` for each).
+    pub fn work_started(&self) {
+        self.state.lock().unwrap().in_flight += 1;
+    }
+
+    /// A page handed to the reactor (`fetch::reactor`) is finished: what `next_work`'s
+    /// `finished` tells for a page its worker fetched. With nothing left in flight, a parked
+    /// worker is woken to look for the end.
+    pub fn work_finished(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.in_flight -= 1;
+        self.wake_one(state);
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -1030,6 +1068,12 @@ impl Dispatcher {
         self.state.lock().unwrap().in_flight
     }
 
+    /// The most work that was in flight at once (with the reactor, the requests' high-water
+    /// mark, which the worker threads no longer are).
+    pub fn most_in_flight(&self) -> usize {
+        self.state.lock().unwrap().most_in_flight
+    }
+
     /// No URL waits outside the host queues, and they hold less than a quarter of what they
     /// may: the DUE's misses are wanted soon, so it merges early rather than when full.
     fn running_low(&self, state: &State) -> bool {
@@ -1110,7 +1154,7 @@ impl Dispatcher {
     /// When a worker is wanted (`more_ready`): wakes a parked one, or with none parked and an
     /// elastic pool under its `max`, asks the spawner for one more.
     fn call_worker(&self, state: &mut State, now: Instant) {
-        if !self.more_ready(state, now) {
+        if !self.more_ready(state, now) || state.in_flight >= self.in_flight_cap {
             return;
         }
         if state.parked > 0 {

@@ -1,0 +1,580 @@
+//! The reactor: plain-HTTP requests in flight on non-blocking sockets, one thread for all.
+//!
+//! A thread that blocks on each request costs a wake-up, two context switches and a stack per
+//! request; at the web's latency the politeness rule wants hundreds or thousands of requests
+//! in flight. Here one thread owns them all on epoll (`mio`): it connects, writes the request,
+//! reads the response, and hands the response (or the failure) to `deliver`, which queues it for
+//! the threads that process pages (`crawl::worker`).
+//!
+//! What it shares with the blocking client, so that both read a response alike: the job is
+//! made by `Fetcher::reactor_job` (the request head, the name resolved by the caller through
+//! the look-ahead resolver's cache and checked against the address policy: no DNS in this
+//! loop); the response is parsed by `Fetcher::receive` over the same `conn::Connection`, whose
+//! framing, caps and errors are the blocking client's. Where the blocking parse would wait, a
+//! non-blocking one ends with `Fail::pending(short)`: the connection rolls back to the start
+//! of the response, and the parse runs again from there once `short` more bytes came (or the
+//! stream ended), so a long body is parsed a few times, not once per read.
+//!
+//! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
+//! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a sitemap,
+//! a robots.txt's redirect), each side setting the socket's mode as it takes one. A request
+//! that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
+//! more on a new one.
+//!
+//! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte and
+//! `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response time (the delay
+//! rule's) is from the request written to the arrival of the response's last bytes by the
+//! kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`), as on the blocking path; without a
+//! stamp, from the job's start to the read that completed it.
+//!
+//! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
+//! with the poll exactly while the slot holds it; the loop never blocks but in `poll`.
+
+use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::conn::{Connection, PER_READ, Stream};
+use crate::fetch::dns::Addrs;
+use crate::fetch::error::{ErrorKind, Fail};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, IntoRawFd};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+use url::Url;
+
+/// Longest wait for a TCP connection to open, as the blocking client's.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The token of the waker (`submit`, `close`).
+const WAKER: Token = Token(usize::MAX);
+/// Events read per `poll`.
+const EVENTS: usize = 1024;
+
+/// One GET for the reactor, made by `Fetcher::reactor_job`; `token` comes back with its answer.
+pub struct Job<T> {
+    pub token: T,
+    pub url: Url,
+    pub(crate) origin: String,
+    pub(crate) addrs: Addrs,
+    pub(crate) request_head: Vec<u8>,
+    /// The body is read only if `BodyRule` wants it (pages; not robots.txt).
+    pub(crate) filtered: bool,
+    pub(crate) start: Instant,
+    pub(crate) started: SystemTime,
+    pub(crate) deadline: Instant,
+}
+
+/// A job's answer: its token, its URL, the response or the failure.
+pub type Answer<T> = (T, Url, Result<Response, FetchError>);
+
+/// The reactor's inbox and waker; `run` is its loop, on a thread of its own.
+pub struct Reactor<T> {
+    inbox: Mutex<Vec<Job<T>>>,
+    waker: Waker,
+    poll: Mutex<Option<Poll>>,
+    closing: AtomicBool,
+}
+
+/// Where a slot's request is.
+enum Phase {
+    /// Connecting to `addrs[next_addr - 1]`.
+    Connecting(mio::net::TcpStream),
+    /// The request written; reading its response (`conn` is set).
+    Reading,
+}
+
+/// A request in flight.
+struct Slot<T> {
+    job: Job<T>,
+    phase: Phase,
+    conn: Option<Connection>,
+    /// The next address to try when a connect fails.
+    next_addr: usize,
+    /// On a kept connection: a stale failure is sent again on a new one, once.
+    reused: bool,
+    /// The connect's, or the next byte's, deadline (the job's own is `job.deadline`).
+    io_deadline: Instant,
+    /// The instant of this slot's entry in the timer heap.
+    timer: Instant,
+    /// Bytes to read before the response is parsed again (`Fail::pending`).
+    short: usize,
+    last_fail: Option<Fail>,
+}
+
+impl<T> Slot<T> {
+    fn due(&self) -> Instant {
+        self.job.deadline.min(self.io_deadline)
+    }
+}
+
+impl<T: Send> Reactor<T> {
+    pub fn new() -> io::Result<Reactor<T>> {
+        let poll = Poll::new()?;
+        let waker = Waker::new(poll.registry(), WAKER)?;
+        Ok(Reactor {
+            inbox: Mutex::new(Vec::new()),
+            waker,
+            poll: Mutex::new(Some(poll)),
+            closing: AtomicBool::new(false),
+        })
+    }
+
+    /// Queues a job; the loop is woken if it may be waiting.
+    pub fn submit(&self, job: Job<T>) {
+        let first = {
+            let mut inbox = self.inbox.lock().unwrap();
+            inbox.push(job);
+            inbox.len() == 1
+        };
+        if first {
+            let _ = self.waker.wake();
+        }
+    }
+
+    /// Ends `run` once every job submitted has been answered.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let _ = self.waker.wake();
+    }
+
+    /// The loop: until `close` and nothing in flight. Each answer goes to `deliver`.
+    pub fn run(&self, fetcher: &Fetcher, deliver: &dyn Fn(Answer<T>)) -> io::Result<()> {
+        let mut poll = (self.poll.lock().unwrap().take()).expect("one loop per reactor");
+        let mut events = Events::with_capacity(EVENTS);
+        let mut lp = Loop {
+            fetcher,
+            deliver,
+            slots: Vec::new(),
+            free: Vec::new(),
+            timers: BinaryHeap::new(),
+            active: 0,
+        };
+        loop {
+            let jobs = std::mem::take(&mut *self.inbox.lock().unwrap());
+            for job in jobs {
+                lp.start(&poll, job);
+            }
+            if lp.active == 0
+                && self.closing.load(Ordering::SeqCst)
+                && self.inbox.lock().unwrap().is_empty()
+            {
+                return Ok(());
+            }
+            let timeout = lp.expire(&poll);
+            match poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for event in events.iter() {
+                if event.token() != WAKER {
+                    lp.ready(&poll, event.token().0);
+                }
+            }
+        }
+    }
+}
+
+/// The loop's state.
+struct Loop<'a, T> {
+    fetcher: &'a Fetcher,
+    deliver: &'a dyn Fn(Answer<T>),
+    slots: Vec<Option<Slot<T>>>,
+    free: Vec<usize>,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    active: usize,
+}
+
+impl<T> Loop<'_, T> {
+    /// A new job: on a kept connection if its origin has a quiet one, else a new one.
+    fn start(&mut self, poll: &Poll, job: Job<T>) {
+        let kept = (self.fetcher.pool().take(&job.origin))
+            .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
+        let now = Instant::now();
+        let slot = Slot {
+            phase: Phase::Reading,
+            conn: None,
+            next_addr: 0,
+            reused: kept.is_some(),
+            io_deadline: now + CONNECT_TIMEOUT,
+            timer: now,
+            short: 1,
+            last_fail: None,
+            job,
+        };
+        let at = match self.free.pop() {
+            Some(at) => at,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        self.active += 1;
+        self.slots[at] = Some(slot);
+        match kept {
+            Some(conn) => self.send(poll, at, conn, false),
+            None => self.connect(poll, at),
+        }
+        if let Some(slot) = self.slots[at].as_mut() {
+            slot.timer = slot.due();
+            self.timers.push(Reverse((slot.timer, at)));
+        }
+    }
+
+    /// Starts a connect to the slot's next address; with none left, the job fails.
+    fn connect(&mut self, poll: &Poll, at: usize) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        if Instant::now() >= slot.job.deadline {
+            let fail = Fail::new(ErrorKind::Timeout, "the request took longer than --timeout");
+            return self.finish(poll, at, fail);
+        }
+        while let Some(&addr) = slot.job.addrs.get(slot.next_addr) {
+            slot.next_addr += 1;
+            match mio::net::TcpStream::connect(addr) {
+                Ok(mut tcp) => {
+                    let interest = Interest::READABLE | Interest::WRITABLE;
+                    if let Err(e) = poll.registry().register(&mut tcp, Token(at), interest) {
+                        slot.last_fail = Some(Fail::io(&e, "polling the connection"));
+                        continue;
+                    }
+                    slot.phase = Phase::Connecting(tcp);
+                    slot.io_deadline = Instant::now() + CONNECT_TIMEOUT;
+                    return;
+                }
+                Err(e) => slot.last_fail = Some(connect_fail(addr, &e)),
+            }
+        }
+        let fail =
+            (slot.last_fail.take()).unwrap_or_else(|| Fail::new(ErrorKind::Dns, "no address"));
+        self.finish(poll, at, fail)
+    }
+
+    /// Writes the request on `conn` (registered here for reads; `connected`: registered for
+    /// the connect already) and waits for its answer.
+    fn send(&mut self, poll: &Poll, at: usize, mut conn: Connection, connected: bool) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let registered = match conn.fd() {
+            Some(fd) => {
+                let (registry, source) = (poll.registry(), &mut SourceFd(&fd));
+                match connected {
+                    true => registry.reregister(source, Token(at), Interest::READABLE),
+                    false => registry.register(source, Token(at), Interest::READABLE),
+                }
+                .map_err(|e| Fail::io(&e, "polling the connection"))
+            }
+            None => Err(Fail::new(ErrorKind::Io, "not a socket")),
+        };
+        // A request head fits an idle socket's send buffer: written whole at once, or failed.
+        let sent = registered.and_then(|()| conn.send(&slot.job.request_head));
+        match sent {
+            Ok(()) => {
+                slot.io_deadline = Instant::now() + PER_READ;
+                slot.phase = Phase::Reading;
+                slot.short = 1;
+                slot.conn = Some(conn);
+            }
+            Err(fail) => {
+                slot.conn = Some(conn);
+                self.failed(poll, at, fail);
+            }
+        }
+    }
+
+    /// A readiness event on slot `at`.
+    fn ready(&mut self, poll: &Poll, at: usize) {
+        let Some(slot) = self.slots.get_mut(at).and_then(Option::as_mut) else {
+            return;
+        };
+        match &mut slot.phase {
+            Phase::Connecting(tcp) => {
+                let addr = slot.job.addrs[slot.next_addr - 1];
+                match tcp.take_error() {
+                    Ok(None) => {}
+                    Ok(Some(e)) | Err(e) => {
+                        slot.last_fail = Some(connect_fail(addr, &e));
+                        return self.retry_connect(poll, at);
+                    }
+                }
+                match tcp.peer_addr() {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+                    Err(e) => {
+                        slot.last_fail = Some(connect_fail(addr, &e));
+                        return self.retry_connect(poll, at);
+                    }
+                }
+                let Phase::Connecting(tcp) = std::mem::replace(&mut slot.phase, Phase::Reading)
+                else {
+                    unreachable!("matched above")
+                };
+                // Still registered: for reads only from here (`send`).
+                // SAFETY: the descriptor comes from `into_raw_fd`, which gives up its ownership:
+                // the std stream is its one owner from here.
+                let tcp = unsafe { std::net::TcpStream::from_raw_fd(tcp.into_raw_fd()) };
+                let _ = tcp.set_nodelay(true);
+                crate::sys::stamp_arrivals(&tcp);
+                let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
+                match conn.set_nonblocking() {
+                    Ok(()) => self.send(poll, at, conn, true),
+                    Err(e) => self.finish(poll, at, Fail::io(&e, "setting up the connection")),
+                }
+            }
+            Phase::Reading => self.read(poll, at),
+        }
+    }
+
+    /// The connect to the slot's current address failed: the next one, if any.
+    fn retry_connect(&mut self, poll: &Poll, at: usize) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        if let Phase::Connecting(mut tcp) = std::mem::replace(&mut slot.phase, Phase::Reading) {
+            let _ = poll.registry().deregister(&mut tcp);
+        }
+        self.connect(poll, at);
+    }
+
+    /// Bytes (or the end) came on a reading slot: parsed once enough came for the next step.
+    fn read(&mut self, poll: &Poll, at: usize) {
+        let fetcher = self.fetcher;
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let Some(conn) = slot.conn.as_mut() else {
+            return;
+        };
+        let (got, ended) = conn.read_more(slot.short);
+        if got > 0 {
+            slot.io_deadline = Instant::now() + PER_READ;
+        }
+        if got < slot.short && !ended {
+            slot.short -= got;
+            return;
+        }
+        conn.begin_attempt();
+        let parsed = fetcher.receive(conn, &slot.job.url, slot.job.filtered, slot.job.deadline);
+        match parsed {
+            Err(Fail {
+                pending: Some(short),
+                ..
+            }) => {
+                conn.rollback();
+                slot.short = short;
+            }
+            Err(fail) => {
+                conn.end_attempt();
+                self.failed(poll, at, fail);
+            }
+            Ok((raw, reuse)) => {
+                conn.end_attempt();
+                let elapsed = conn
+                    .round_trip()
+                    .unwrap_or_else(|| slot.job.start.elapsed());
+                let elapsed = elapsed.min(slot.job.start.elapsed());
+                let head = std::mem::take(&mut slot.job.request_head);
+                let response = raw.into_response_took(head, slot.job.started, elapsed);
+                let conn = (reuse).then(|| slot.conn.take()).flatten();
+                if let Some(conn) = conn {
+                    deregister(poll, &conn);
+                    let origin = std::mem::take(&mut slot.job.origin);
+                    self.fetcher.pool().put(origin, conn);
+                }
+                self.deliver(poll, at, Ok(response));
+            }
+        }
+    }
+
+    /// A failure on slot `at`: a stale kept connection is replaced once by a new one, the
+    /// request sent again; anything else ends the job.
+    fn failed(&mut self, poll: &Poll, at: usize, fail: Fail) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        if fail.stale && slot.reused {
+            slot.reused = false;
+            if let Some(conn) = slot.conn.take() {
+                deregister(poll, &conn);
+            }
+            return self.connect(poll, at);
+        }
+        self.finish(poll, at, fail)
+    }
+
+    /// Ends slot `at` with a failure.
+    fn finish(&mut self, poll: &Poll, at: usize, fail: Fail) {
+        let start = self.slots[at].as_ref().expect("a live slot").job.start;
+        self.deliver(poll, at, Err(fail.into_error(start)));
+    }
+
+    /// Hands slot `at`'s answer on, and frees the slot.
+    fn deliver(&mut self, poll: &Poll, at: usize, answer: Result<Response, FetchError>) {
+        let slot = self.release(poll, at);
+        if let Some(slot) = slot {
+            (self.deliver)((slot.job.token, slot.job.url, answer));
+        }
+    }
+
+    /// Frees slot `at`, closing what it still holds.
+    fn release(&mut self, poll: &Poll, at: usize) -> Option<Slot<T>> {
+        let mut slot = self.slots[at].take()?;
+        if let Phase::Connecting(tcp) = &mut slot.phase {
+            let _ = poll.registry().deregister(tcp);
+        }
+        if let Some(conn) = slot.conn.take() {
+            deregister(poll, &conn);
+        }
+        self.free.push(at);
+        self.active -= 1;
+        Some(slot)
+    }
+
+    /// Fails the slots whose time is up; the wait until the next timer.
+    fn expire(&mut self, poll: &Poll) -> Option<Duration> {
+        let now = Instant::now();
+        while let Some(&Reverse((when, at))) = self.timers.peek() {
+            if when > now {
+                return Some(when - now + Duration::from_millis(1));
+            }
+            self.timers.pop();
+            let Some(slot) = self.slots[at].as_mut() else {
+                continue;
+            };
+            if slot.timer != when {
+                continue;
+            }
+            let due = slot.due();
+            if due > now {
+                slot.timer = due;
+                self.timers.push(Reverse((due, at)));
+                continue;
+            }
+            let fail = match (&slot.phase, now >= slot.job.deadline) {
+                (_, true) => {
+                    Fail::new(ErrorKind::Timeout, "the request took longer than --timeout")
+                }
+                (Phase::Connecting(_), false) => {
+                    let addr = slot.job.addrs[slot.next_addr - 1];
+                    slot.last_fail = Some(Fail::new(
+                        ErrorKind::Timeout,
+                        format!("connecting to {addr}: timed out"),
+                    ));
+                    self.retry_connect(poll, at);
+                    if let Some(slot) = self.slots[at].as_mut() {
+                        slot.timer = slot.due();
+                        self.timers.push(Reverse((slot.timer, at)));
+                    }
+                    continue;
+                }
+                (Phase::Reading, false) => {
+                    Fail::new(ErrorKind::Timeout, format!("no byte for {PER_READ:?}"))
+                }
+            };
+            self.finish(poll, at, fail);
+        }
+        None
+    }
+}
+
+/// Takes `conn`'s socket out of the poll.
+fn deregister(poll: &Poll, conn: &Connection) {
+    if let Some(fd) = conn.fd() {
+        let _ = poll.registry().deregister(&mut SourceFd(&fd));
+    }
+}
+
+/// A failed connect to `addr`, as the blocking client words it.
+fn connect_fail(addr: SocketAddr, e: &io::Error) -> Fail {
+    let kind = match e.kind() {
+        io::ErrorKind::TimedOut => ErrorKind::Timeout,
+        _ => ErrorKind::Connect,
+    };
+    Fail::new(kind, format!("connecting to {addr}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::client::FetchConfig;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// A server that answers `requests` requests on the one connection it accepts, each
+    /// response chunked and written in pieces.
+    fn server(requests: usize) -> (SocketAddr, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let serving = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut answered = 0;
+            for _ in 0..requests {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if socket.read(&mut byte).unwrap() == 0 {
+                        return answered;
+                    }
+                    head.push(byte[0]);
+                }
+                for piece in [
+                    &b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+                    b"5\r\nhel",
+                    b"lo\r\n0\r\n\r\n",
+                ] {
+                    socket.write_all(piece).unwrap();
+                    socket.flush().unwrap();
+                }
+                answered += 1;
+            }
+            answered
+        });
+        (addr, serving)
+    }
+
+    #[test]
+    fn responses_in_pieces_are_read_whole_and_the_connection_is_kept() {
+        let (addr, serving) = server(2);
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        let reactor = Reactor::<u32>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                let tx = tx;
+                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+            });
+            for token in 0..2 {
+                let url = Url::parse(&format!("http://{addr}/page")).unwrap();
+                let job = fetcher.reactor_job(token, url, &[], true);
+                reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+                let (got, _, answer) = rx.recv().unwrap();
+                let response = answer.unwrap();
+                assert_eq!((got, response.status), (token, 200));
+                assert_eq!(response.body, b"hello");
+            }
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+        // Both requests on the one connection the server accepted.
+        assert_eq!(serving.join().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_refused_connection_is_a_connect_failure() {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        let reactor = Reactor::<()>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| {
+                let tx = tx;
+                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+            });
+            let url = Url::parse(&format!("http://{addr}/")).unwrap();
+            let job = fetcher.reactor_job((), url, &[], true);
+            reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+            let (_, _, answer) = rx.recv().unwrap();
+            assert_eq!(answer.err().map(|e| e.kind), Some(ErrorKind::Connect));
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+    }
+}
