@@ -387,6 +387,60 @@ mod tests {
         );
     }
 
+    /// A buffered output, as `--log FILE` is: bytes reach `out` only when flushed.
+    struct Buffered {
+        buffer: Vec<u8>,
+        out: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Buffered {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.buffer.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.lock().unwrap().append(&mut self.buffer);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn written_returns_once_the_lines_queued_before_it_are_flushed() {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let buffered = Buffered {
+            buffer: Vec::new(),
+            out: Arc::clone(&out),
+        };
+        let log = UrlLog::start(Box::new(buffered), LogFormat::Tsv, Box::new(|| {}));
+        let written = log.written();
+        for i in 1..=200 {
+            let url = format!("http://h/{i}");
+            log.write(&LogLine {
+                status: 200,
+                depth: 1,
+                bytes: 10,
+                millis: 5,
+                content_type: None,
+                url: &url,
+                note: "",
+            });
+            if i % 7 == 0 {
+                written.wait();
+                let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+                assert_eq!(text.lines().count(), i, "lines out after {i} queued");
+                assert!(text.ends_with(&format!("{url}\t-\n")), "{text}");
+            }
+        }
+        log.finish().unwrap();
+        written.wait(); // a stopped writer keeps nobody waiting
+        assert_eq!(
+            String::from_utf8_lossy(&out.lock().unwrap())
+                .lines()
+                .count(),
+            200
+        );
+    }
+
     fn json(line: &LogLine) -> serde_json::Value {
         let mut bytes = Vec::new();
         line.write_as(LogFormat::Jsonl, &mut bytes);
