@@ -37,7 +37,7 @@ use crate::frontier::{Entry, Frontier};
 use crate::output::archive::Archive;
 use crate::output::links::LinkLog;
 use crate::output::progress::{self, Gauges};
-use crate::output::urllog::UrlLog;
+use crate::output::urllog::{UrlLog, Written};
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
 use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
 use crate::schedule::hostrules::HostRules;
@@ -198,7 +198,7 @@ pub struct Report {
 /// Runs a crawl to its end, or until `config.stop` is requested: opens its stages, runs its
 /// threads, and closes the stages in order (see the module doc).
 pub fn run(config: CrawlConfig, log: &UrlLog) -> Result<Report> {
-    let stages = Stages::open(&config)?;
+    let stages = Stages::open(&config, log.written())?;
     let result = stages.spawn(&config, log);
     stages.finish(&config, result)
 }
@@ -224,7 +224,7 @@ struct Stages {
 impl Stages {
     /// Opens the stores and the dispatcher, replays a recrawl's previous fetches, offers the
     /// seeds, and starts the WARC writer: everything but the crawl's own threads.
-    fn open(config: &CrawlConfig) -> Result<Stages> {
+    fn open(config: &CrawlConfig, logged: Written) -> Result<Stages> {
         let started = Instant::now();
         // First, so that an unusable WARC directory stops the crawl before anything else starts.
         let warc =
@@ -238,7 +238,9 @@ impl Stages {
         let frontier = Frontier::open(&config.out.join("frontier"))?;
         let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
         let fetcher = Fetcher::new(&config.fetch);
-        let dispatcher = Arc::new(open_dispatcher(config, frontier, &robots, &fetcher)?);
+        let dispatcher = Arc::new(open_dispatcher(
+            config, frontier, &robots, &fetcher, logged,
+        )?);
         let wake_dispatcher = Arc::clone(&dispatcher);
         let due = Due::open_with(
             &config.out,
@@ -562,6 +564,7 @@ fn open_dispatcher(
     frontier: Frontier,
     robots: &RobotsStore,
     fetcher: &Fetcher,
+    logged: Written,
 ) -> Result<Dispatcher> {
     // Saved with each checkpoint of the frontier: the cookie jar, and with --shard the outboxes
     // fsynced, so that a page the done log counts survives a power cut with its links sent.
@@ -588,6 +591,8 @@ fn open_dispatcher(
         focus: (config.focus.as_ref()).map(|f| Window::new(Arc::clone(f), focus_workers(config))),
         gate: config.exchange.clone().map(|x| x as _),
         on_checkpoint,
+        // A page is done only once its URL-log line is written (`frontier::queue`).
+        before_done: Some(Box::new(move || logged.wait())),
         stop: Arc::clone(&config.stop),
     };
     let dispatch = DispatchConfig {

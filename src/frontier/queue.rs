@@ -8,9 +8,12 @@
 //! - Appends are made durable by `commit` (before the DUE records them as seen) and become
 //!   visible to `pop` only at `publish` (after it has), so `rollback` can cut off a delivery a
 //!   crash interrupted without taking back anything handed out (see `batch`).
-//! - A popped entry is not done until its page is fetched, its links are spooled by the DUE and
-//!   its response is archived; then `done` appends the URL's checksum to `frontier/done` (one
-//!   write to the kernel, so a kill cannot lose it).
+//! - A popped entry is not done until its page is fetched, its links are spooled by the DUE,
+//!   its response is archived and its URL-log line has reached the kernel
+//!   (`urllog::Written`); then `done` appends the URL's checksum to `frontier/done` (one write
+//!   to the kernel, so a kill cannot lose it). So every URL the seen set admitted is, at any
+//!   kill, either done (fetched, archived and logged) or to be handed out again by the resume
+//!   (on a segment past the head's position, a pending line of the head, or a spill range).
 //! - `checkpoint` replaces `frontier/head` atomically with the read position, the entries
 //!   popped but not yet done (host queues' heads, fetches in flight) and the unread ranges of
 //!   the spill files (`spill`: host queues' overflow, the deferred FIFO), then starts a fresh

@@ -44,6 +44,8 @@ struct Shared<B> {
     writers_woken: usize,
     closed: bool,
     reader_gone: bool,
+    /// Someone waits for what is queued to be written (`hurry`): the writer takes it at once.
+    hurried: bool,
 }
 
 impl<B> Shared<B> {
@@ -73,6 +75,7 @@ impl<B: Default> Handoff<B> {
                 writers_woken: 0,
                 closed: false,
                 reader_gone: false,
+                hurried: false,
             }),
             ready: Condvar::new(),
             room: Condvar::new(),
@@ -124,7 +127,7 @@ impl<B: Default> Handoff<B> {
     pub fn take(&self) -> Option<B> {
         let mut shared = self.lock();
         let mut lingered = false;
-        while !shared.closed && shared.size < self.wake_at {
+        while !shared.closed && shared.size < self.wake_at && !(shared.hurried && shared.size > 0) {
             shared.reader_waiting = true;
             if shared.size == 0 {
                 shared = self.ready.wait(shared).unwrap();
@@ -150,12 +153,22 @@ impl<B: Default> Handoff<B> {
             return None;
         }
         shared.size = 0;
+        shared.hurried = false;
         let batch = std::mem::take(&mut shared.batch);
         // Who gets room passes the turn on (`push`).
         let waiting = shared.wake_a_writer();
         drop(shared);
         self.notify(false, waiting);
         Some(batch)
+    }
+
+    /// The writer takes what is queued now, without lingering for more.
+    pub fn hurry(&self) {
+        let mut shared = self.lock();
+        shared.hurried = true;
+        let wake = shared.reader_waiting;
+        drop(shared);
+        self.notify(wake, false);
     }
 
     /// No more pushes: the writer drains the batch, then `take` returns `None`.

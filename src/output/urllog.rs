@@ -16,11 +16,16 @@
 //! more waiting, so `| head` sees lines promptly. A closed pipe
 //! stops the crawl cleanly instead of killing it: the writer calls the `on_closed` it was
 //! started with (the crawl's stop, `Reason::LogClosed`).
+//!
+//! A page is done (`frontier`) only once its line has reached the kernel (`Written::wait`,
+//! before the dispatcher records it done): a kill then never leaves a done page unlogged,
+//! which no resumed run would log.
 
 use crate::output::handoff::{Handoff, with_line_buffer};
 use serde::Serialize;
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 /// How the log is written (`--log-format`).
@@ -189,7 +194,52 @@ const LINGER: std::time::Duration = std::time::Duration::from_millis(10);
 pub struct UrlLog {
     format: LogFormat,
     lines: Arc<Handoff<Vec<u8>>>,
+    progress: Arc<Progress>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// How far the writer has got.
+#[derive(Default)]
+struct Progress {
+    /// Bytes of lines queued so far, counted as they join the batch (in the batches' order).
+    queued: AtomicU64,
+    /// Bytes of them handed to the kernel (written and flushed); `u64::MAX` once the writer
+    /// has stopped (nothing queued is waited for then).
+    written: Mutex<u64>,
+    advanced: Condvar,
+    /// Threads in `Written::wait`: the writer flushes after each batch while there are any.
+    waiting: AtomicUsize,
+}
+
+impl Progress {
+    fn set_written(&self, bytes: u64) {
+        *self.written.lock().unwrap() = bytes;
+        self.advanced.notify_all();
+    }
+}
+
+/// Waits for the URL log's lines queued so far to reach the kernel (see the module doc).
+#[derive(Clone)]
+pub struct Written {
+    lines: Arc<Handoff<Vec<u8>>>,
+    progress: Arc<Progress>,
+}
+
+impl Written {
+    /// Returns once every line queued before the call is written (or the writer has stopped).
+    pub fn wait(&self) {
+        let target = self.progress.queued.load(Ordering::SeqCst);
+        let mut written = self.progress.written.lock().unwrap();
+        if *written >= target {
+            return;
+        }
+        self.progress.waiting.fetch_add(1, Ordering::SeqCst);
+        self.lines.hurry();
+        while *written < target {
+            written = self.progress.advanced.wait(written).unwrap();
+        }
+        self.progress.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Called once by the writer thread when the log's reader has gone away.
@@ -199,15 +249,29 @@ impl UrlLog {
     /// Starts a writer thread that owns `out`; it calls `on_closed` if `out`'s reader goes away.
     pub fn start(out: Box<dyn Write + Send>, format: LogFormat, on_closed: OnClosed) -> UrlLog {
         let lines = Arc::new(Handoff::new(PENDING_BYTES, WAKE_BYTES, LINGER));
-        let writer_lines = Arc::clone(&lines);
+        let progress = Arc::new(Progress::default());
+        let (writer_lines, writer_progress) = (Arc::clone(&lines), Arc::clone(&progress));
         let writer = std::thread::Builder::new()
             .name("url-log".into())
-            .spawn(move || write_lines(out, &writer_lines, on_closed))
+            .spawn(move || {
+                let result = write_lines(out, &writer_lines, &writer_progress, on_closed);
+                writer_progress.set_written(u64::MAX);
+                result
+            })
             .expect("spawning the URL log writer");
         UrlLog {
             format,
             lines,
+            progress,
             writer: Some(writer),
+        }
+    }
+
+    /// A handle that waits for the lines queued so far to be written.
+    pub fn written(&self) -> Written {
+        Written {
+            lines: Arc::clone(&self.lines),
+            progress: Arc::clone(&self.progress),
         }
     }
 
@@ -216,9 +280,11 @@ impl UrlLog {
         with_line_buffer(
             |out| line.write_as(self.format, out),
             |bytes| {
-                let _ = self
-                    .lines
-                    .push(bytes.len(), |batch| batch.extend_from_slice(bytes));
+                let _ = self.lines.push(bytes.len(), |batch| {
+                    batch.extend_from_slice(bytes);
+                    let queued = &self.progress.queued;
+                    queued.fetch_add(bytes.len() as u64, Ordering::SeqCst);
+                });
             },
         );
     }
@@ -242,19 +308,23 @@ impl Drop for UrlLog {
 }
 
 /// The writer thread: writes each batch of lines as it comes, and flushes whenever nothing
-/// more is waiting.
+/// more is waiting or someone waits for the lines (`Written`).
 fn write_lines(
     mut out: Box<dyn Write + Send>,
     lines: &Handoff<Vec<u8>>,
+    progress: &Progress,
     on_closed: OnClosed,
 ) -> std::io::Result<()> {
-    let mut pending = false;
+    let (mut pending, mut taken) = (false, 0u64);
     loop {
         let batch = match lines.try_take() {
             Some(batch) => batch,
             None => {
-                if pending && let Err(e) = out.flush() {
-                    return broken_pipe_is_fine(e, on_closed, lines);
+                if pending {
+                    if let Err(e) = out.flush() {
+                        return broken_pipe_is_fine(e, on_closed, lines);
+                    }
+                    progress.set_written(taken);
                 }
                 match lines.take() {
                     Some(batch) => batch,
@@ -265,7 +335,15 @@ fn write_lines(
         if let Err(e) = out.write_all(&batch) {
             return broken_pipe_is_fine(e, on_closed, lines);
         }
+        taken += batch.len() as u64;
         pending = true;
+        if progress.waiting.load(Ordering::SeqCst) > 0 {
+            if let Err(e) = out.flush() {
+                return broken_pipe_is_fine(e, on_closed, lines);
+            }
+            progress.set_written(taken);
+            pending = false;
+        }
     }
     match out.flush() {
         Err(e) => broken_pipe_is_fine(e, on_closed, lines),
@@ -306,6 +384,60 @@ mod tests {
         assert_eq!(
             line.format(),
             "200\t1\t10\t5\ttext/html\thttp://h/a\\tb\t-\n"
+        );
+    }
+
+    /// A buffered output, as `--log FILE` is: bytes reach `out` only when flushed.
+    struct Buffered {
+        buffer: Vec<u8>,
+        out: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Buffered {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.buffer.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.lock().unwrap().append(&mut self.buffer);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn written_returns_once_the_lines_queued_before_it_are_flushed() {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let buffered = Buffered {
+            buffer: Vec::new(),
+            out: Arc::clone(&out),
+        };
+        let log = UrlLog::start(Box::new(buffered), LogFormat::Tsv, Box::new(|| {}));
+        let written = log.written();
+        for i in 1..=200 {
+            let url = format!("http://h/{i}");
+            log.write(&LogLine {
+                status: 200,
+                depth: 1,
+                bytes: 10,
+                millis: 5,
+                content_type: None,
+                url: &url,
+                note: "",
+            });
+            if i % 7 == 0 {
+                written.wait();
+                let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+                assert_eq!(text.lines().count(), i, "lines out after {i} queued");
+                assert!(text.ends_with(&format!("{url}\t-\n")), "{text}");
+            }
+        }
+        log.finish().unwrap();
+        written.wait(); // a stopped writer keeps nobody waiting
+        assert_eq!(
+            String::from_utf8_lossy(&out.lock().unwrap())
+                .lines()
+                .count(),
+            200
         );
     }
 

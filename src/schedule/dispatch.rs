@@ -276,6 +276,10 @@ const GATE_POLL: Duration = Duration::from_millis(100);
 /// frontier.
 pub type CheckpointHook = Box<dyn Fn() -> Result<()> + Send>;
 
+/// Waits, before pages are recorded done, for what they left behind that a resume could not
+/// redo: their URL-log lines (`urllog::Written`). Called without the dispatcher's lock.
+pub type DoneHook = Box<dyn Fn() + Send + Sync>;
+
 impl State {
     /// No URL waits outside the scheduler (frontier and focus window empty).
     fn nothing_pending(&self) -> bool {
@@ -332,6 +336,8 @@ pub struct DispatchParts {
     pub gate: Option<Arc<dyn EndGate>>,
     /// Run at each checkpoint, before the frontier is saved (see `CheckpointHook`).
     pub on_checkpoint: Option<CheckpointHook>,
+    /// Run before pages are recorded done (see `DoneHook`).
+    pub before_done: Option<DoneHook>,
     /// The crawl's stop: read before handing out work, requested on a failure.
     pub stop: Arc<Stop>,
 }
@@ -355,6 +361,7 @@ pub struct Dispatcher {
     hosts_file: PathBuf,
     /// The crawl's stop: read before handing out work, requested on a failure.
     stop: Arc<Stop>,
+    before_done: Option<DoneHook>,
 }
 
 impl Dispatcher {
@@ -368,6 +375,7 @@ impl Dispatcher {
             focus,
             gate,
             on_checkpoint,
+            before_done,
             stop,
         } = parts;
         let now = Instant::now();
@@ -426,6 +434,7 @@ impl Dispatcher {
             rate_gap: (config.max_rate).map(|rate| Duration::from_secs_f64(1.0 / rate)),
             hosts_file: dir.join("hosts.tsv"),
             stop,
+            before_done,
         })
     }
 
@@ -468,14 +477,17 @@ impl Dispatcher {
         state.gate.as_ref().is_none_or(|g| g.all_done())
     }
 
-    /// A page is done: fetched, its links spooled by the DUE, its response archived. It will
-    /// not be fetched again after a crash.
+    /// A page is done: fetched, its links spooled by the DUE, its response archived, its
+    /// URL-log line written (`before_done`). It will not be fetched again after a crash.
     pub fn entry_done(&self, key: u64) -> Result<()> {
         self.entries_done(&[key])
     }
 
     /// Several pages are done (a batch of the archive): `entry_done` under one lock.
     pub fn entries_done(&self, keys: &[u64]) -> Result<()> {
+        if let Some(wait) = &self.before_done {
+            wait();
+        }
         let mut state = self.state.lock().unwrap();
         for key in keys {
             let entry = state.handed.remove(key);
@@ -1355,6 +1367,7 @@ mod tests {
             focus: None,
             gate: None,
             on_checkpoint: None,
+            before_done: None,
             stop: running(),
         };
         Dispatcher::open(config, parts).unwrap()

@@ -14,7 +14,7 @@ use testweb::warc_readers::check_with;
 use testweb::{HostSpec, Request, Response, TestWeb};
 
 /// Pages in the mirrored section (its index page aside).
-const SECTION_PAGES: usize = 6;
+pub(crate) const SECTION_PAGES: usize = 6;
 
 /// The section's pages, the same bytes wherever served (links are relative): `/` is its
 /// index, `/pN` its pages, and `/pN/more` a page reached only through `pN`, which says where it
@@ -53,7 +53,7 @@ fn section(place: &str, rest: &str) -> Option<String> {
 
 /// Host 0 serves the section at `/a/` and `/b/` and links to the mirror's copy; host 1 (the
 /// mirror) serves it at `/a/`.
-fn mirrored_web() -> TestWeb {
+pub(crate) fn mirrored_web() -> TestWeb {
     let mirror_url = Arc::new(OnceLock::<String>::new());
     let link = Arc::clone(&mirror_url);
     let serve = |place: &str, path: &str, prefixes: &[&str]| {

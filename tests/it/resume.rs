@@ -703,3 +703,62 @@ fn a_new_generation_asks_again_for_a_robots_txt_that_was_unreachable() {
         runs.push(r);
     }
 }
+
+/// On the mirrored web of `payload_dedupe` (the home page links a section of its host and a
+/// mirror of it on a second host), a `--scope any -j 2` crawl killed when its N-th CDXJ line
+/// is due (checkpointing at every done batch), then resumed, fetches and logs every page: a
+/// page done before the kill had its URL-log line written, and every other URL the seen set
+/// admitted is fetched by the resume, whatever N. Payload dedupe is on at odd N.
+#[test]
+fn killed_while_archiving_a_two_host_crawl_loses_no_url() {
+    use crate::payload_dedupe::{SECTION_PAGES, mirrored_web};
+    for pass in (1..=12).chain([16, 20, 24, 30, 36]) {
+        let web = mirrored_web();
+        let home = web.url(0, "/");
+        let mut expected = BTreeSet::from([home.clone()]);
+        for section in [web.url(0, "/a/"), web.url(0, "/b/"), web.url(1, "/a/")] {
+            expected.insert(section.clone());
+            for page in 1..=SECTION_PAGES {
+                expected.insert(format!("{section}p{page}"));
+                expected.insert(format!("{section}p{page}/more"));
+            }
+        }
+        let dir = seeded_with(&home);
+        let mut args = vec!["--delay-factor", "0", "--scope", "any", "-j", "2"];
+        args.extend(["--warc-compression", "gzip"]);
+        if pass % 2 == 0 {
+            args.push("--no-payload-dedupe");
+        }
+        let env = [
+            ("CRAWL_FAILPOINT", format!("cdxj-line:{pass}")),
+            ("CRAWL_CHECKPOINT_PAGES", "1".to_string()),
+        ];
+        let killed = run(dir.path(), &args, &env, None);
+        assert_eq!(killed.code, None, "cdxj-line:{pass}: {}", killed.stderr);
+        let resumed = run(dir.path(), &args, &[], None);
+        assert_eq!(
+            resumed.code,
+            Some(0),
+            "cdxj-line:{pass}: {}",
+            resumed.stderr
+        );
+        let fetched: BTreeSet<String> = web
+            .log()
+            .iter()
+            .filter(|e| crate::util::is_page_target(&e.target))
+            .map(|e| web.url(e.host, &e.target))
+            .collect();
+        let logged: BTreeSet<String> = [&killed.stdout, &resumed.stdout]
+            .into_iter()
+            .flat_map(|out| parse_log(out))
+            .filter(|row| row.is_page())
+            .map(|row| row.url)
+            .collect();
+        let runs = format!("killed:\n{}resumed:\n{}", killed.stdout, resumed.stdout);
+        assert_eq!(fetched, expected, "cdxj-line:{pass}: pages fetched\n{runs}");
+        assert_eq!(logged, expected, "cdxj-line:{pass}: pages logged\n{runs}");
+        let summary = crate::util::read_summary(&dir.path().join("out"));
+        assert_eq!(summary["ending"], "complete", "cdxj-line:{pass}: {summary}");
+        assert_eq!(summary["frontier_left"], 0, "cdxj-line:{pass}: {summary}");
+    }
+}
