@@ -14,7 +14,7 @@
 #   TOOLS="crawl crawl-nowarc wget2-t1 crawl-c16 crawl-c16-nowarc wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
 #
-# Tools: crawl, crawl-nowarc, crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
+# Tools: crawl, crawl-nowarc, crawl-nodedupe (--no-payload-dedupe), crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
 # (N workers instead of JOBS), crawl-c16-jN (both), wget2 (JOBS threads), wget2-tN (N threads), wget (GNU wget: one
 # connection, one thread). A WEBS entry that is a directory is served as one host (a missing
 # /usr/share/doc/PKG/… is installed from Debian's package PKG); its coverage is counted against
@@ -96,6 +96,8 @@ run() {
   case $tool in
     crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 ;;
     crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 --no-warc ;;
+    crawl-nodedupe) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
+      --no-payload-dedupe ;;
     crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
       --host-connections 16 ;;
     crawl-c16-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" \
