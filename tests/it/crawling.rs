@@ -579,7 +579,7 @@ fn jobs_bound_the_requests_in_flight() {
 /// The deadline is ten times what the cap allows (every request's latency, -j at once).
 #[test]
 fn the_reactor_at_its_cap_does_not_stall() {
-    let (hosts, pages, jobs, latency) = (60, 4, 4, Duration::from_millis(20));
+    let (hosts, pages, jobs, latency) = (200, 4, 50, Duration::from_millis(20));
     let graph = Graph::new(GraphSpec {
         hosts,
         pages_per_host: pages,
