@@ -329,7 +329,11 @@ for line in open(f"{tmp}/{run}.urls"):
 server_ms = [1000 * (b - a) for rs in by_host.values() for a, b, target in rs if target != "/robots.txt"]
 measured = (f"response time: crawler's mean {statistics.mean(client_ms):.1f} ms, server's "
             f"{statistics.mean(server_ms):.1f} ms; " if client_ms and server_ms else "")
-iv = list(idle.values())
+iv = list(idle.values()) or [float("nan")]
+first = first or [float("nan")]
+# A run whose server logged nothing (a crawl that failed at start) has no bound: "n/a".
+def ratio(a, b):
+    return f"{a / b:.2f}" if b else "n/a"
 width = 5
 while t_end / width > 24:
     width *= 2
@@ -342,7 +346,7 @@ if width != 5:
 wc = open(f"{tmp}/{run}.webcpu").read().split()
 web_cpu = f"{int(wc[0]) / int(wc[1]):.1f} (threads {wc[2]})"
 stopped = "" if status == "0" else f" (stopped: exit {status})"
-print(f"| {web} | {opts}{stopped} | {len(pages):,} | {wall:.1f} | {bound:.1f} | {wall / bound:.2f} | "
+print(f"| {web} | {opts}{stopped} | {len(pages):,} | {wall:.1f} | {bound:.1f} | {ratio(wall, bound)} | "
       f"{service / jobs:.1f} | {statistics.median(iv):.2f} / {pct(iv, .9):.2f} / {pct(iv, .99):.2f} | "
       f"{statistics.median(first):.2f} / {pct(first, .9):.2f} / {max(first):.2f} | "
       f"{srv['overlaps']} | {srv['short_gaps']} | {len(pages):,} / {srv['reachable']:,} | {srv['duplicates']} | "

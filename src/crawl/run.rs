@@ -606,14 +606,14 @@ fn open_dispatcher(
     })
 }
 
-/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): with the hidden
-/// `CRAWL_REACTOR=1`, no proxy (whose requests block a worker each) and no `--focus` (whose
+/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): unless the hidden
+/// `CRAWL_REACTOR=0` asks for the blocking path, with no proxy (whose requests block a worker each) and no `--focus` (whose
 /// window orders the fetches by the workers' pace: a worker waits for its topical links to
 /// reach the window before its next fetch).
 fn reactor_wanted(config: &CrawlConfig) -> bool {
     config.fetch.proxy.is_none()
         && config.focus.is_none()
-        && std::env::var("CRAWL_REACTOR").is_ok_and(|v| v == "1")
+        && std::env::var("CRAWL_REACTOR").map_or(true, |v| v != "0")
 }
 
 /// The worker threads: `config.dispatch.workers`, but with the reactor an elastic pool up to

@@ -417,13 +417,20 @@ impl WorkerContext<'_> {
         let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
+        // With the reactor, a page it does not take (a sitemap) goes back to a worker: this
+        // thread may be one that processes answers, and those queued behind it would keep
+        // their places in flight while it blocked (`Dispatcher::give_back`).
+        if self.reactor.is_some() && !self.for_reactor(&next) {
+            self.dispatcher.give_back(next_host, next);
+            return Ok(());
+        }
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
         // With the reactor, its request goes there now, while this page is processed. Its
         // answer may be processed by another thread before this page's links are offered:
         // it takes a place in flight of its own, so that the end is not declared in between.
         // Not sent (not asked for, or failed at once), it is this thread's next page, and
         // holds this page's place (`Chain::step`).
-        if self.reactor.is_some() && self.for_reactor(&next) {
+        if self.reactor.is_some() {
             self.dispatcher.work_started();
             match self.begin_page(next_host, next)? {
                 Begun::Submitted => {

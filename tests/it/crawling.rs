@@ -572,3 +572,39 @@ fn jobs_bound_the_requests_in_flight() {
     assert!(most <= 12, "{most} requests at once");
     assert_eq!(summary["workers"], 12, "{summary}");
 }
+
+/// With the reactor (`CRAWL_REACTOR=1`) and fewer places in flight than hosts, the crawl does
+/// not stall at its cap: a sitemap chained to a page being processed is fetched by a worker,
+/// not by the thread that processes answers (those queued behind it would hold their places).
+/// The deadline is ten times what the cap allows (every request's latency, -j at once).
+#[test]
+fn the_reactor_at_its_cap_does_not_stall() {
+    let (hosts, pages, jobs, latency) = (200, 4, 50, Duration::from_millis(20));
+    let graph = Graph::new(GraphSpec {
+        hosts,
+        pages_per_host: pages,
+        extra_links: 1,
+        page_padding: 100,
+        ..GraphSpec::default()
+    });
+    let web = graph.start(latency, &|_| None).unwrap();
+    let all: Vec<usize> = (0..hosts).collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), seeds_of(&web, &all)).unwrap();
+    let jobs_arg = jobs.to_string();
+    let args = ["-j", jobs_arg.as_str(), "--delay-factor", "1", "-q"];
+    let env = [("CRAWL_REACTOR", "1".to_owned())];
+    let (code, stdout, stderr) = crate::util::crawl_dir(dir.path(), &args, &env, None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let rows = crate::util::parse_log(&stdout);
+    assert_eq!(rows.iter().filter(|r| r.is_page()).count(), hosts * pages);
+    // robots.txt, the sitemap and the pages of every host, `jobs` at a time.
+    let requests = (hosts * (pages + 2)) as u32;
+    let deadline = latency * requests / jobs * 10;
+    let summary = crate::util::read_summary(&dir.path().join("out"));
+    let seconds = summary["seconds"].as_f64().unwrap();
+    assert!(
+        seconds < deadline.as_secs_f64(),
+        "{seconds} s, more than {deadline:?}: {summary}"
+    );
+}
