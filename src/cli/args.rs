@@ -75,24 +75,25 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
-    /// Exactly N worker threads (1 to 4096): at most N requests in flight. Default: as many as
-    /// the work needs, up to --max-connections.
+    /// At most N requests in flight (1 to 4096). Default: as many as the work needs, up to
+    /// --max-connections.
     ///
-    /// Each worker makes one request at a time. Without -j the crawl starts 8 and adds one
-    /// whenever a host may be contacted and every worker is busy, so the requests in flight
-    /// follow the hosts politeness lets it contact (at 100 ms a response and the default
-    /// delay rule, about one per 11 hosts with work). -j N fixes the number, for benchmarks
-    /// or to go easy on the machine; more workers than hosts gains nothing, since a host gets
-    /// one request at a time (see --host-connections).
+    /// Plain-HTTP requests are kept in flight by one event loop and their pages processed by
+    /// one thread per core; HTTPS, requests through a proxy, sitemaps and --focus crawls take
+    /// a worker thread each while they wait, started as needed. Without -j the requests in
+    /// flight follow the hosts politeness lets the crawl contact (at 100 ms a response and the
+    /// default delay rule, about one per 11 hosts with work). -j N fixes the cap, for
+    /// benchmarks or to go easy on the machine; more than the hosts gains nothing, since a
+    /// host gets one request at a time (see --host-connections).
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
 
-    /// Without -j: at most N requests in flight (worker threads), 1 to 16384. Default:
+    /// Without -j: at most N requests in flight, 1 to 16384. Default:
     /// min((open files - 256) / 3, available memory / 4 / 1 MiB), within 16 to 4096.
     ///
     /// The cap that protects the machine. The crawl raises its soft open-file limit to the
     /// hard one at the start; each connection counts a socket in use and two kept idle, and
-    /// 1 MiB of memory (its thread's stack, buffers, the page it holds), out of a quarter of
+    /// 1 MiB of memory (buffers, the page it holds, a blocking request's thread stack), out of a quarter of
     /// the memory available at the start. Ignored with -j.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub max_connections: Option<u32>,
