@@ -25,7 +25,7 @@ function __fish_crawl_using_subcommand
 end
 
 complete -c crawl -n "__fish_crawl_needs_command" -l out -d 'State directory: seen set, frontier, WARC files, summary' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'At most N requests in flight (1 to 4096). Default: as many as the work needs, up to --max-connections' -r
+complete -c crawl -n "__fish_crawl_needs_command" -s j -l jobs -d 'N worker threads, each one request at a time (1 to 4096): at most N requests in flight. Default: as many requests in flight as the work needs, up to --max-connections' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-connections -d 'Without -j: at most N requests in flight, 1 to 16384. Default: min((open files - 256) / 3, available memory / 4 / 1 MiB), within 16 to 4096' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages -d 'Stop after this many pages have been fetched (with --shard: by this shard). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-pages-per-host -d 'Fetch at most this many pages from one host (host:port). Default: no limit' -r

@@ -75,16 +75,18 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
-    /// At most N requests in flight (1 to 4096). Default: as many as the work needs, up to
-    /// --max-connections.
+    /// N worker threads, each one request at a time (1 to 4096): at most N requests in flight.
+    /// Default: as many requests in flight as the work needs, up to --max-connections.
     ///
-    /// Plain-HTTP requests are kept in flight by one event loop and their pages processed by
-    /// one thread per core; HTTPS, requests through a proxy, sitemaps and --focus crawls take
-    /// a worker thread each while they wait, started as needed. Without -j the requests in
-    /// flight follow the hosts politeness lets the crawl contact (at 100 ms a response and the
-    /// default delay rule, about one per 11 hosts with work). -j N fixes the cap, for
-    /// benchmarks or to go easy on the machine; more than the hosts gains nothing, since a
-    /// host gets one request at a time (see --host-connections).
+    /// Without -j, plain-HTTP requests are kept in flight by one event loop and their pages
+    /// processed by one thread per core (HTTPS, requests through a proxy, sitemaps and --focus
+    /// crawls take a worker thread each while they wait, started as needed), so the requests
+    /// in flight follow the hosts politeness lets the crawl contact (at 100 ms a response and
+    /// the default delay rule, about one per 11 hosts with work). -j N fixes the number, for
+    /// benchmarks or to go easy on the machine; with few requests in flight and the CPU the
+    /// limit (a fast local web), threads cost less per page than the event loop's hand-offs.
+    /// More than the hosts gains nothing, since a host gets one request at a time (see
+    /// --host-connections).
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
 

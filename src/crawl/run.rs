@@ -606,14 +606,22 @@ fn open_dispatcher(
     })
 }
 
-/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`): unless the hidden
-/// `CRAWL_REACTOR=0` asks for the blocking path, with no proxy (whose requests block a worker each) and no `--focus` (whose
-/// window orders the fetches by the workers' pace: a worker waits for its topical links to
-/// reach the window before its next fetch).
+/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`). Not with a proxy (whose
+/// requests block a worker each), nor with `--focus` (whose window orders the fetches by the
+/// workers' pace: a worker waits for its topical links to reach the window before its next
+/// fetch), nor with `-j N`: N worker threads, each one request at a time, the cheaper path when
+/// few requests are in flight and the CPU is the limit (the reactor hands every answer from
+/// its thread to another: wake-ups that cost CPU per page). The hidden `CRAWL_REACTOR=1` or
+/// `0` overrides the last.
 fn reactor_wanted(config: &CrawlConfig) -> bool {
-    config.fetch.proxy.is_none()
-        && config.focus.is_none()
-        && std::env::var("CRAWL_REACTOR").map_or(true, |v| v != "0")
+    if config.fetch.proxy.is_some() || config.focus.is_some() {
+        return false;
+    }
+    match std::env::var("CRAWL_REACTOR").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => config.dispatch.workers.is_elastic(),
+    }
 }
 
 /// The worker threads: `config.dispatch.workers`, but with the reactor an elastic pool up to
