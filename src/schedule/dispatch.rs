@@ -828,8 +828,7 @@ impl Dispatcher {
         let mut state = self.state.lock().unwrap();
         state.handed.remove(&entry.key());
         state.pages_started -= u64::from(entry.sitemap.is_none() && !entry.is_retry());
-        let now = Instant::now();
-        (state.scheduler).page_retry(host, entry, Duration::ZERO, now, now);
+        (state.scheduler).page_unasked(host, entry, Instant::now());
         self.wake_one(state);
     }
 
