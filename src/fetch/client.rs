@@ -883,27 +883,67 @@ impl Response {
         if codings.is_empty() {
             return std::borrow::Cow::Borrowed(&self.body);
         }
-        let mut reader: Box<dyn Read + '_> = Box::new(&self.body[..]);
-        for coding in codings.iter().rev() {
-            reader = match coding.as_str() {
-                "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(reader)),
-                "deflate" => Box::new(flate2::read::ZlibDecoder::new(reader)),
-                "br" => Box::new(brotli_decompressor::Decompressor::new(reader, 16 * 1024)),
-                // RFC 9659: a zstd content coding's window is at most 8 MiB; a larger one
-                // would cost its memory before the cap applies.
-                "zstd" => match zstd::stream::read::Decoder::new(reader)
-                    .and_then(|mut d| d.window_log_max(23).map(|()| d))
-                {
-                    Ok(decoder) => Box::new(decoder),
-                    Err(_) => return std::borrow::Cow::Borrowed(&[]),
-                },
-                _ => return std::borrow::Cow::Borrowed(&self.body),
-            };
+        match undo_codings(&self.body, &codings, cap) {
+            Some(decoded) => std::borrow::Cow::Owned(decoded),
+            None => std::borrow::Cow::Borrowed(&self.body),
         }
-        let mut out = Vec::new();
-        // A corrupt stream still yields what was decoded before the damage.
-        let _ = reader.take(cap).read_to_end(&mut out);
-        std::borrow::Cow::Owned(out)
+    }
+}
+
+/// `body` with `codings` undone (the last applied first), at most `cap` bytes; `None` for a
+/// coding it does not know. Out of line, and each decoder built by a function of its own: a
+/// decoder's state can be tens of KB, and a frame that holds it is touched whole (stack
+/// probes) by every call, so built inside `decoded_body` it cost every worker's stack that
+/// much memory on every page, coded or not.
+#[inline(never)]
+fn undo_codings(body: &[u8], codings: &[String], cap: u64) -> Option<Vec<u8>> {
+    let mut reader: Box<dyn Read + '_> = Box::new(body);
+    for coding in codings.iter().rev() {
+        reader = match coding.as_str() {
+            "gzip" | "x-gzip" => decoder::gzip(reader),
+            "deflate" => decoder::zlib(reader),
+            "br" => decoder::brotli(reader),
+            "zstd" => match decoder::zstd(reader) {
+                Some(reader) => reader,
+                None => return Some(Vec::new()),
+            },
+            _ => return None,
+        };
+    }
+    let mut out = Vec::new();
+    // A corrupt stream still yields what was decoded before the damage.
+    let _ = reader.take(cap).read_to_end(&mut out);
+    Some(out)
+}
+
+/// One decoder per content coding, each built in a frame of its own (see `undo_codings`).
+mod decoder {
+    use std::io::Read;
+
+    type Reader<'a> = Box<dyn Read + 'a>;
+
+    #[inline(never)]
+    pub fn gzip(reader: Reader<'_>) -> Reader<'_> {
+        Box::new(flate2::read::MultiGzDecoder::new(reader))
+    }
+
+    #[inline(never)]
+    pub fn zlib(reader: Reader<'_>) -> Reader<'_> {
+        Box::new(flate2::read::ZlibDecoder::new(reader))
+    }
+
+    #[inline(never)]
+    pub fn brotli(reader: Reader<'_>) -> Reader<'_> {
+        Box::new(brotli_decompressor::Decompressor::new(reader, 16 * 1024))
+    }
+
+    /// RFC 9659: a zstd content coding's window is at most 8 MiB; a larger one would cost its
+    /// memory before the cap applies. `None` when the decoder cannot be set up.
+    #[inline(never)]
+    pub fn zstd(reader: Reader<'_>) -> Option<Reader<'_>> {
+        let mut decoder = zstd::stream::read::Decoder::new(reader).ok()?;
+        decoder.window_log_max(23).ok()?;
+        Some(Box::new(decoder))
     }
 }
 
