@@ -303,7 +303,7 @@ pub fn to_text(report: &Report) -> String {
     format!(
         "crawl {}: {} pages in {:.1}s ({:.0}/s), {} bytes; 2xx {} 3xx {} 4xx {} 5xx {} failed {}\n\
          seen {} URLs; CLOCK hit rate {:.1}% of {} lookups; {} merges; {} filtered; {} blocked by robots.txt; \
-         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}{}{}",
+         {} pages and {} links nofollow; {} left on the frontier; {}; peak RSS {:.1} MiB\n{}{}{}{}{}{}",
         report.outcome.name(),
         pages,
         secs,
@@ -327,6 +327,7 @@ pub fn to_text(report: &Report) -> String {
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
         retry_text(report),
+        near_duplicate_text(report),
         safety_text(report),
         sitemap_text(report),
         shard_text(report),
@@ -381,6 +382,15 @@ pub fn failure_text(report: &Report) -> String {
          the crawl is not complete: run the same command again to resume it (exit status 3)",
         report.host_unreachable
     )
+}
+
+/// HTML pages noted near-duplicates, for people ("" when there were none or
+/// `--near-duplicates` was off).
+fn near_duplicate_text(report: &Report) -> String {
+    match report.counters.near_duplicates.load(Ordering::Relaxed) {
+        0 => String::new(),
+        n => format!("{n} HTML pages near-duplicates of an earlier page (--near-duplicates)\n"),
+    }
 }
 
 /// Bodies not read and addresses refused, for people ("" when there were none).
@@ -553,6 +563,12 @@ mod tests {
             "{json}"
         );
         let text = to_text(&report);
+        assert!(
+            text.contains(
+                "\n83 HTML pages near-duplicates of an earlier page (--near-duplicates)\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("shard 1/4: 90 URLs sent to other shards (25.0% of 120 kept back"),
             "{text}"
