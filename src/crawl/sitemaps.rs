@@ -23,6 +23,7 @@ use crate::crawl::links::sitemap::SitemapPages;
 use crate::crawl::links::{Source, redirect};
 use crate::crawl::note::{Note, SitemapNote};
 use crate::crawl::worker::{PageOutcome, WorkerContext};
+use crate::fetch::client::{FetchError, Response};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::schedule::politeness::Fate;
@@ -137,13 +138,30 @@ impl WorkerContext<'_> {
         self.due.offer(wanted)
     }
 
-    /// Fetches and reads one sitemap (`entry.sitemap` is its level): the page steps of
-    /// `crawl_page` without the page's own bookkeeping.
+    /// Fetches and reads one sitemap (`entry.sitemap` is its level) on this thread.
     pub(super) fn crawl_sitemap(&self, host: usize, entry: &Entry) -> Result<PageOutcome> {
+        self.sitemap_asked();
+        self.sitemap_answered(host, entry, self.fetcher.get(&entry.url))
+    }
+
+    /// A sitemap is asked for (by this thread or through the reactor): counted.
+    pub(super) fn sitemap_asked(&self) {
+        self.counters
+            .sitemaps
+            .fetched
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A sitemap's answer, `fetched`, however it was fetched: the page steps of `crawl_page`
+    /// without the page's own bookkeeping, then the sitemap read and what it lists offered.
+    pub(super) fn sitemap_answered(
+        &self,
+        host: usize,
+        entry: &Entry,
+        fetched: Result<Response, FetchError>,
+    ) -> Result<PageOutcome> {
         let level = entry.sitemap.unwrap_or(0);
-        let counters = &self.counters.sitemaps;
-        counters.fetched.fetch_add(1, Ordering::Relaxed);
-        let response = match self.fetcher.get(&entry.url) {
+        let response = match fetched {
             Ok(response) => response,
             Err(e) => {
                 self.log_error(&e, entry.depth, &entry.url, &Note::Error(e.kind));

@@ -249,16 +249,26 @@ impl WorkerContext<'_> {
         let Some(reactor) = self.reactor.filter(|_| self.for_reactor(&entry)) else {
             return Ok(Begun::Blocking(host, entry));
         };
-        if self.before_fetch(host, &entry)? {
-            return Ok(Begun::Done);
-        }
+        // A sitemap is asked for as `crawl_sitemap` asks: no page's bookkeeping, no
+        // conditional request.
+        let conditional = match entry.sitemap {
+            Some(_) => {
+                self.sitemap_asked();
+                Vec::new()
+            }
+            None => {
+                if self.before_fetch(host, &entry)? {
+                    return Ok(Begun::Done);
+                }
+                (entry.previous.as_ref())
+                    .map(recrawl::conditional_headers)
+                    .unwrap_or_default()
+            }
+        };
         let url = match crate::fetch::client::parse(&entry.url) {
             Ok(url) => url,
             Err(e) => return Ok(Begun::Failed(host, entry, None, e)),
         };
-        let conditional = (entry.previous.as_ref())
-            .map(recrawl::conditional_headers)
-            .unwrap_or_default();
         let token = Fetching::Page { host, entry };
         Ok(
             match self.fetcher.reactor_job(token, url, &conditional, true) {
@@ -274,11 +284,9 @@ impl WorkerContext<'_> {
         )
     }
 
-    /// Whether a page goes to the reactor: plain HTTP, no proxy, not a sitemap.
+    /// Whether a page (or a sitemap) goes to the reactor: plain HTTP, no proxy.
     fn for_reactor(&self, entry: &Entry) -> bool {
-        entry.sitemap.is_none()
-            && entry.url.starts_with("http:")
-            && self.config.fetch.proxy.is_none()
+        entry.url.starts_with("http:") && self.config.fetch.proxy.is_none()
     }
 
     /// The reactor's answer to a request: the steps after the fetch, as a worker that fetched
@@ -326,7 +334,11 @@ impl WorkerContext<'_> {
                 Some(url) => Ok((url, response)),
                 None => crate::fetch::client::parse(&entry.url).map(|url| (url, response)),
             });
-            match self.after_fetch(host, &entry, page, &mut chain)? {
+            let outcome = match entry.sitemap {
+                Some(_) => self.sitemap_answered(host, &entry, page.map(|(_, response)| response)),
+                None => self.after_fetch(host, &entry, page, &mut chain),
+            };
+            match outcome? {
                 PageOutcome::Done => match chain.step() {
                     Step::Finished(finished) => return Ok(finished),
                     Step::Crawl(next_host, next, None) => match self.begin_page(next_host, next)? {
@@ -417,7 +429,7 @@ impl WorkerContext<'_> {
         let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
-        // With the reactor, a page it does not take (a sitemap) goes back to a worker: this
+        // With the reactor, a page it does not take (HTTPS) goes back to a worker: this
         // thread may be one that processes answers, and those queued behind it would keep
         // their places in flight while it blocked (`Dispatcher::give_back`).
         if self.reactor.is_some() && !self.for_reactor(&next) {
