@@ -16,8 +16,8 @@
 //! stream ended), so a long body is parsed a few times, not once per read.
 //!
 //! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
-//! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a sitemap,
-//! a robots.txt's redirect), each side setting the socket's mode as it takes one. A request
+//! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a
+//! robots.txt's redirect), each side setting the socket's mode as it takes one. A request
 //! that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
 //! more on a new one.
 //!
