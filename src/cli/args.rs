@@ -473,7 +473,7 @@ pub struct Args {
     /// The zstd level of each WARC record: -7 to 19, default 1 (negative: zstd's fast levels).
     ///
     /// zstd is most of the archive's CPU. On HTML pages of ~20 KB, level -1 takes ~20 % less
-    /// of zstd's CPU for ~20 % more archive bytes, -5 ~30 % less for ~45 % more; levels above
+    /// of zstd's CPU for ~17 % more archive bytes, -5 ~30 % less for ~40 % more; levels above
     /// 1 save a few percent of bytes for more CPU. Every level is read by every zstd reader.
     /// Only with --warc-compression zstd (gzip members are deflate's default level).
     #[arg(
