@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= warc-max-size= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -66,6 +66,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only b
 complete -c crawl -n "__fish_crawl_needs_command" -l reject-type -d 'Never read bodies of this media type (`image/*`, `application/pdf`; repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-compression -d 'How each WARC record is compressed: `zstd` (.warc.zst) or `gzip` (.warc.gz)' -r -f -a "zstd\t'One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader'
 gzip\t'One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page'"
+complete -c crawl -n "__fish_crawl_needs_command" -l zstd-level -d 'The zstd level of each WARC record: -7 to 19, default 1 (negative: zstd\'s fast levels)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-max-size -d 'Start a new WARC file once the current one reaches this size (suffixes K, M, G)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l dedupe-against -d 'Also count payloads archived by the crawl in DIR as archived before (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l cache-entries -d 'Entries in the CLOCK cache of recently seen URL checksums' -r

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use crawl::SplitMix;
 use crawl::archive_internals::{
-    Capture, CdxjWriter, Compression, RequestResponse, WarcConfig, WarcWriter, payload_digest,
+    Capture, CdxjWriter, Compression, DEFAULT_ZSTD_LEVEL, RequestResponse, WarcConfig, WarcWriter,
+    payload_digest,
 };
 
 /// Writes `records` responses; with `index`, also their index lines. Returns the time spent in
@@ -20,6 +21,7 @@ fn write(dir: &Path, compression: Compression, records: u64, index: bool) -> (Du
     let mut warc = WarcWriter::open(WarcConfig {
         dir: dir.to_path_buf(),
         compression,
+        zstd_level: DEFAULT_ZSTD_LEVEL,
         max_file_bytes: u64::MAX,
         prefix: "bench".into(),
         software: "cdxj_cost".into(),

@@ -74,7 +74,7 @@ pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
     pub use crate::output::digest::{sha1_pair, sha1_pair_portable};
     pub use crate::output::warc::{
-        Compression, RequestResponse, WarcConfig, WarcWriter, payload_digest,
+        Compression, DEFAULT_ZSTD_LEVEL, RequestResponse, WarcConfig, WarcWriter, payload_digest,
     };
 }
 

@@ -17,7 +17,7 @@ use crate::fetch::private::AddressPolicy;
 use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
-use crate::output::warc::{DedupeConfig, WarcConfig};
+use crate::output::warc::{Compression, DEFAULT_ZSTD_LEVEL, DedupeConfig, WarcConfig};
 use crate::schedule::dispatch::{DispatchConfig, host_slots_for};
 use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::DelayRule;
@@ -61,6 +61,11 @@ impl Args {
             return Err(Failure::bad_input(anyhow!(
                 "--focus cannot be used with --shard {shard}: the focus ranks URLs by the link \
                  graph (HITS), and a shard sees the links of its own hosts' pages only"
+            )));
+        }
+        if let (Some(level), Compression::Gzip) = (args.zstd_level, args.warc_compression) {
+            return Err(Failure::bad_input(anyhow!(
+                "--zstd-level {level} applies to --warc-compression zstd, not gzip: leave one out"
             )));
         }
         let headers = request_headers(&args.headers).map_err(Failure::bad_input)?;
@@ -210,6 +215,7 @@ impl Args {
             warc: (!args.no_warc).then(|| WarcConfig {
                 dir: args.out.join("warc"),
                 compression: args.warc_compression,
+                zstd_level: args.zstd_level.unwrap_or(DEFAULT_ZSTD_LEVEL),
                 max_file_bytes: args.warc_max_size,
                 prefix: "crawl".into(),
                 software: concat!("crawl/", env!("CARGO_PKG_VERSION")).into(),

@@ -400,6 +400,7 @@ mod tests {
         let warc = WarcWriter::open(WarcConfig {
             dir: dir.path().join("warc"),
             compression: Compression::Gzip,
+            zstd_level: warc::DEFAULT_ZSTD_LEVEL,
             max_file_bytes: 1 << 30,
             prefix: "crawl".into(),
             software: "test".into(),

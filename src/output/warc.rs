@@ -20,6 +20,11 @@
 //! the next, compressed with a zstd context set up once (level, checksum and content-size
 //! flags), and record ids and dates are fixed-size values.
 //!
+//! zstd is most of the archive's CPU: on pages of ~20 KB its level 1 costs more than the rest
+//! of the archive (digests, framing, write, index) together. The level is the archive owner's
+//! trade (`--zstd-level`): zstd's negative levels take less CPU for more bytes, and every zstd
+//! reader reads every level.
+//!
 //! A record under `SMALL_RECORD` bytes (a request, a short redirect) is stored in its zstd frame
 //! uncompressed (raw blocks, with the same content size and checksum a compressed frame has):
 //! zstd's fixed cost per frame (its match tables, its entropy tables) is most of what it spends
@@ -42,16 +47,26 @@ use crate::output::digest;
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
-/// zstd's fastest regular level: a record of a few KB is mostly headers and HTML, where higher
-/// levels save little space for much more CPU, and the archive writer is one thread
-/// (BENCHMARKS.md, "Speed at the web's shape").
-const ZSTD_LEVEL: i32 = 1;
+/// zstd's fastest regular level, the default: a record of a few KB is mostly headers and HTML,
+/// where higher levels save little space for much more CPU, and the archive writer is one
+/// thread (BENCHMARKS.md, "Speed at the web's shape"). zstd's negative ("fast") levels trade
+/// archive bytes for CPU (`--zstd-level`; BENCHMARKS.md, "The archive's zstd level").
+pub const DEFAULT_ZSTD_LEVEL: i32 = 1;
+/// The levels `--zstd-level` takes: zstd's fast levels down to -7 (past it each step saves
+/// less CPU for more bytes), its regular levels up to 19 (20 to 22 need large windows).
+pub const ZSTD_LEVELS: std::ops::RangeInclusive<i32> = -7..=19;
 /// Records shorter than this are stored in their frames uncompressed (see the module doc).
 const SMALL_RECORD: usize = 1024;
 
-/// A zstd context of `ZSTD_LEVEL` writing frames with content size and checksum.
-fn zstd_context() -> Result<zstd::bulk::Compressor<'static>> {
-    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+/// A zstd context of `level` writing frames with content size and checksum.
+fn zstd_context(level: i32) -> Result<zstd::bulk::Compressor<'static>> {
+    ensure!(
+        ZSTD_LEVELS.contains(&level),
+        "zstd level {level} is outside {}..={}",
+        ZSTD_LEVELS.start(),
+        ZSTD_LEVELS.end()
+    );
+    let mut c = zstd::bulk::Compressor::new(level)?;
     c.set_parameter(CParameter::ChecksumFlag(true))?;
     c.set_parameter(CParameter::ContentSizeFlag(true))?;
     Ok(c)
@@ -124,6 +139,9 @@ pub struct WarcConfig {
     pub dir: PathBuf,
     /// How each record is compressed (and so the files' extension).
     pub compression: Compression,
+    /// The zstd level of `Compression::Zstd` (`ZSTD_LEVELS`; `DEFAULT_ZSTD_LEVEL` unless
+    /// `--zstd-level`); gzip members are always deflate's default level.
+    pub zstd_level: i32,
     /// A file at or past this size is closed before the next fetch is written.
     pub max_file_bytes: u64,
     /// File name prefix, e.g. `crawl`: letters, digits, `-`, `_` and `.` only.
@@ -288,7 +306,7 @@ impl WarcWriter {
         }
         let zstd = match config.compression {
             Compression::Gzip => None,
-            Compression::Zstd => Some(zstd_context()?),
+            Compression::Zstd => Some(zstd_context(config.zstd_level)?),
         };
         Ok(WarcWriter {
             config,
@@ -839,6 +857,7 @@ mod tests {
         WarcConfig {
             dir: dir.to_path_buf(),
             compression,
+            zstd_level: DEFAULT_ZSTD_LEVEL,
             max_file_bytes,
             prefix: "crawl".into(),
             software,
@@ -1196,6 +1215,31 @@ mod tests {
                 block.ends_with(&bodies()[2].2),
                 "the body is stored as received"
             );
+        }
+    }
+
+    #[test]
+    fn every_zstd_level_writes_records_that_read_back() {
+        for level in [*ZSTD_LEVELS.start(), -1, 3, *ZSTD_LEVELS.end()] {
+            let dir = tempfile::tempdir().unwrap();
+            let c = WarcConfig {
+                zstd_level: level,
+                ..config(dir.path(), Compression::Zstd, 1 << 30)
+            };
+            let mut w = WarcWriter::open(c).unwrap();
+            write_all(&mut w);
+            w.finish().unwrap();
+            let files = warc_files(dir.path());
+            let types = check_file(&files[0], Compression::Zstd);
+            assert_eq!(types.len(), 7, "level {level}: {types:?}");
+        }
+        for level in [*ZSTD_LEVELS.start() - 1, *ZSTD_LEVELS.end() + 1] {
+            let dir = tempfile::tempdir().unwrap();
+            let c = WarcConfig {
+                zstd_level: level,
+                ..config(dir.path(), Compression::Zstd, 1 << 30)
+            };
+            assert!(WarcWriter::open(c).is_err(), "level {level}");
         }
     }
 

@@ -260,6 +260,36 @@ fn the_index_equals_cdxj_indexer_for_gzip_and_zstd() {
     }
 }
 
+/// A fast zstd level changes the bytes, not the archive: readers verify every digest and the
+/// index still equals cdxj-indexer's, record for record. The level is refused for gzip.
+#[test]
+fn a_fast_zstd_level_keeps_the_archive_verified_and_indexed() {
+    let web = site(Arc::new(AtomicUsize::new(0)));
+    let dir = seeded(&web);
+    let (code, stderr) = crawl_in(dir.path(), &["--zstd-level=-5"], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let out = dir.path().join("out");
+    let lines = compare_with_reference(&out);
+    assert!(lines.len() >= 8, "{lines:#?}");
+    for warc in crate::util::warc_files(&out, "warc.zst") {
+        let (ok, report) = run(
+            Command::new("fastwarc")
+                .args(["check", "--verify-payloads"])
+                .arg(&warc),
+            None,
+        );
+        assert!(ok && report.contains("verified successfully"), "{report}");
+    }
+    let dir = seeded(&web);
+    let args = ["--warc-compression", "gzip", "--zstd-level", "3"];
+    let (code, stderr) = crawl_in(dir.path(), &args, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--zstd-level 3 applies to --warc-compression zstd"),
+        "{stderr}"
+    );
+}
+
 fn graph_web() -> TestWeb {
     Graph::new(GraphSpec {
         hosts: 2,
