@@ -62,7 +62,11 @@
 //! failure and a signal wake every worker: waking all of them whenever nothing was in flight
 //! made a herd of context switches for every page of a single-host crawl, and a DUE merge
 //! that woke thousands of parked workers a few times a second did the same at scale; a merge
-//! wakes one, which chains.
+//! wakes one, which chains. Events that change nothing a parked worker would act on wake
+//! nobody: a host freed into a rest behind the earliest one a timed worker watches
+//! (`Outlook`), a page finished by a processing thread while others stay in flight under the
+//! cap (`work_finished`); at 10,000 hosts resting a second each, those were two wake-ups a
+//! page, each waking a worker that parked again at once.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -746,12 +750,16 @@ impl Dispatcher {
     }
 
     /// A page handed to the reactor (`fetch::reactor`) is finished: what `next_work`'s
-    /// `finished` tells for a page its worker fetched. With nothing left in flight, a parked
-    /// worker is woken to look for the end.
+    /// `finished` tells for a page its worker fetched. A parked worker is woken only when
+    /// that may give it something to do: with nothing left in flight (to look for the end), or
+    /// with the requests in flight just under their cap again. Otherwise no worker's decision
+    /// depends on the count, and a wake-up per page would be a context switch for nothing.
     pub fn work_finished(&self) {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= 1;
-        self.wake_one(state);
+        if state.in_flight == 0 || state.in_flight + 1 == self.in_flight_cap {
+            self.wake_one(state);
+        }
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -760,10 +768,11 @@ impl Dispatcher {
     /// its worker comes back for more (`next_work`'s `finished`).
     pub fn host_free(&self, host: usize, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
+        let before = Outlook::of(&state);
         state
             .scheduler
             .page_done(host, response_time, Instant::now());
-        self.wake_one(state);
+        self.wake_one_if_changed(state, before);
     }
 
     /// `host_free`, and the page (with its host) this worker is to fetch next, taken now so
@@ -788,6 +797,7 @@ impl Dispatcher {
         response_time: Duration,
     ) -> Result<Option<(usize, Entry)>> {
         let mut state = self.state.lock().unwrap();
+        let before = Outlook::of(&state);
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
@@ -807,7 +817,7 @@ impl Dispatcher {
             None
         };
         let Some((next_host, entry)) = next else {
-            self.wake_one(state);
+            self.wake_one_if_changed(state, before);
             return Ok(None);
         };
         self.take_rate_slot(&mut state, now);
@@ -1206,6 +1216,18 @@ impl Dispatcher {
         }
     }
 
+    /// `wake_one` after a host was freed (`host_free`), unless that changed nothing a parked
+    /// worker would act on: the same `Outlook` as before, and no worker wanted for it
+    /// (`more_ready`: nothing ready, the earliest rest watched by a timed worker). A host that
+    /// starts a rest behind the earliest one wakes nobody: a woken worker would find the same
+    /// instant to wait for, already watched, and park again.
+    fn wake_one_if_changed(&self, state: MutexGuard<'_, State>, before: Outlook) {
+        if Outlook::of(&state) == before && !self.more_ready(&state, Instant::now()) {
+            return;
+        }
+        self.wake_one(state)
+    }
+
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {
         state.ending = Some(ending);
         self.wake.notify_all();
@@ -1239,6 +1261,30 @@ impl Dispatcher {
             *timed = None;
         }
         state
+    }
+}
+
+/// What a parked worker acts on when woken, but for the counts of work in flight and the
+/// frontier: whether a host is ready, when the earliest resting one is, whether a host slot
+/// is free (a refill may bring in a host) and whether a held host waits for URLs (an early
+/// merge may be wanted: `Dispatcher::merge_early`).
+#[derive(PartialEq, Eq)]
+struct Outlook {
+    ready: bool,
+    next_ready_at: Option<Instant>,
+    free_slot: bool,
+    without_work: bool,
+}
+
+impl Outlook {
+    fn of(state: &State) -> Outlook {
+        let scheduler = &state.scheduler;
+        Outlook {
+            ready: scheduler.has_ready(),
+            next_ready_at: scheduler.next_ready_at(),
+            free_slot: scheduler.has_free_slot(),
+            without_work: scheduler.has_host_without_work(),
+        }
     }
 }
 
