@@ -57,7 +57,8 @@
 //! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
 //! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
-//! more is ready (a chain, never a herd); a worker reports its finished page in its next
+//! more is ready (a chain, never a herd), unless the work it took is quick (`next_work`'s `quick`:
+//! handed to the reactor, it is back at once to look for more itself); a worker reports its finished page in its next
 //! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
 //! failure and a signal wake every worker: waking all of them whenever nothing was in flight
 //! made a herd of context switches for every page of a single-host crawl, and a DUE merge
@@ -221,6 +222,8 @@ struct State {
     timed_wait: Option<Instant>,
     /// Workers parked on `wake` (`Dispatcher::park`): an event wakes one only if one waits.
     parked: usize,
+    /// Parked workers woken one at a time (`wake_one`, `call_worker`), for the tests.
+    wakes: u64,
     /// Workers running (or asked for and about to start), at most `max_workers`.
     workers: usize,
     max_workers: usize,
@@ -407,6 +410,7 @@ impl Dispatcher {
                 failure: None,
                 timed_wait: None,
                 parked: 0,
+                wakes: 0,
                 workers: config.workers.start,
                 max_workers: config.workers.max,
                 workers_asked: 0,
@@ -638,11 +642,16 @@ impl Dispatcher {
     /// URL of a host held unreachable given up (under the lock: it must not call the
     /// dispatcher). Once the crawl's stop is requested, it ends the
     /// crawl (`Ending::Stopped`) and hands out nothing more.
+    /// `quick`: whether the worker hands `work` over without waiting on it (a request given
+    /// to the reactor): after taking such work it is back in microseconds, and looks at the
+    /// ready hosts and the clock itself, so no other worker is woken (or asked for) to do so
+    /// meanwhile. Work it blocks on chains the wake-up (`call_worker`).
     pub fn next_work(
         &self,
         due: &Due<Entry>,
         finished: bool,
         not_asked: &dyn Fn(&Entry, NotAsked),
+        quick: &dyn Fn(&Work) -> bool,
     ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= usize::from(finished);
@@ -706,8 +715,11 @@ impl Dispatcher {
                         state.hand_out(entry);
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
-                    // yet watching the clock for it.
-                    self.call_worker(&mut state, now);
+                    // yet watching the clock for it; not for quick work, whose worker is back
+                    // at once for them.
+                    if !quick(&work) {
+                        self.call_worker(&mut state, now);
+                    }
                     return Ok(Some(work));
                 }
                 // Robots.txt dropped everything that was queued: refill can make progress.
@@ -1192,6 +1204,7 @@ impl Dispatcher {
             return;
         }
         if state.parked > 0 {
+            state.wakes += 1;
             self.wake.notify_one();
         } else if state.workers_asked == 0 && state.workers < state.max_workers {
             state.workers += 1;
@@ -1207,8 +1220,9 @@ impl Dispatcher {
     /// if one is wanted (`call_worker`).
     fn wake_one(&self, mut state: MutexGuard<'_, State>) {
         let parked = state.parked > 0;
-        if !parked {
-            self.call_worker(&mut state, Instant::now());
+        match parked {
+            true => state.wakes += 1,
+            false => self.call_worker(&mut state, Instant::now()),
         }
         drop(state);
         if parked {
@@ -1466,7 +1480,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let work = d.next_work(&due, finished, &|_, _| {}).unwrap();
+            let work = d.next_work(&due, finished, &|_, _| {}, &|_| false).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -1478,6 +1492,95 @@ mod tests {
             assert!(Instant::now() < deadline, "{n} workers never parked");
             std::thread::yield_now();
         }
+    }
+
+    /// A dispatcher over `urls` whose hosts rest ten times a response's time, for `workers`.
+    fn resting(dir: &std::path::Path, urls: &[&str], workers: Workers) -> Arc<Dispatcher> {
+        let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
+        for url in urls {
+            frontier.push(&Entry::new(url.to_string(), 0, 0)).unwrap();
+        }
+        frontier.commit().unwrap();
+        frontier.publish();
+        let config = DispatchConfig {
+            queue_limit: 64,
+            workers,
+            max_pages: None,
+            max_pages_per_host: None,
+            max_rate: None,
+        };
+        let rule = DelayRule {
+            factor: 10.0,
+            min: Duration::ZERO,
+            max: Duration::from_secs(600),
+        };
+        let parts = DispatchParts {
+            frontier,
+            scheduler: Scheduler::new(rule),
+            dir: dir.to_owned(),
+            focus: None,
+            gate: None,
+            on_checkpoint: None,
+            before_done: None,
+            stop: running(),
+        };
+        Arc::new(Dispatcher::open(&config, parts).unwrap())
+    }
+
+    /// Takes work until a page of each of `hosts` hosts is in flight (their robots.txt
+    /// answered at once, with no rest); the pages' hosts.
+    fn pages_in_flight(d: &Dispatcher, due: &Due<Entry>, hosts: usize) -> Vec<usize> {
+        let mut pages = Vec::new();
+        while pages.len() < hosts {
+            match d.next_work(due, false, &|_, _| {}, &|_| false).unwrap() {
+                Some(Work::Robots { host, .. }) => {
+                    d.robots_done(host, robots_404(), Duration::ZERO)
+                }
+                Some(Work::Page { host, .. }) => pages.push(host),
+                None => panic!("the crawl ended"),
+            }
+        }
+        pages
+    }
+
+    /// A host freed into a rest behind the one a timed worker watches wakes nobody; one
+    /// whose rest ends first wakes the parked worker, to watch for it.
+    #[test]
+    fn a_host_resting_behind_the_watched_one_wakes_nobody() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = [
+            "http://a.test/0",
+            "http://a.test/1",
+            "http://b.test/0",
+            "http://b.test/1",
+        ];
+        let d = resting(dir.path(), &urls, Workers::fixed(4));
+        let due = due_of(dir.path(), &d);
+        let hosts = pages_in_flight(&d, &due, 2);
+        d.host_free(hosts[0], Duration::from_secs(10));
+        let parked = {
+            let (d, due) = (Arc::clone(&d), Arc::clone(&due));
+            std::thread::spawn(move || d.next_work(&due, false, &|_, _| {}, &|_| false).is_err())
+        };
+        until_parked(&d, 1);
+        assert!(d.state.lock().unwrap().timed_wait.is_some());
+        let wakes = d.state.lock().unwrap().wakes;
+        d.host_free(hosts[1], Duration::from_secs(20));
+        assert_eq!(
+            d.state.lock().unwrap().wakes,
+            wakes,
+            "a later rest woke a worker"
+        );
+        // A page finished with others in flight under no cap wakes nobody either.
+        d.work_started();
+        d.work_finished();
+        assert_eq!(d.state.lock().unwrap().wakes, wakes);
+        // The end of the crawl reaches the parked worker.
+        d.fail(&anyhow!("the test is over"));
+        assert!(
+            parked.join().unwrap(),
+            "the parked worker missed the failure"
+        );
     }
 
     /// An elastic pool: workers parked throughout a window were spare, and half of them leave
@@ -1495,12 +1598,14 @@ mod tests {
             ..fixed
         });
         let due = due_of(dir.path(), &d);
-        let Some(Work::Robots { host, .. }) = d.next_work(&due, false, &|_, _| {}).unwrap() else {
+        let Some(Work::Robots { host, .. }) =
+            d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap()
+        else {
             panic!("robots.txt first")
         };
         d.robots_done(host, robots_404(), Duration::ZERO);
         assert!(matches!(
-            d.next_work(&due, false, &|_, _| {}).unwrap(),
+            d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap(),
             Some(Work::Page { .. })
         ));
         // The one host is busy: four more workers park.
@@ -1546,7 +1651,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let next = |finished| d.next_work(&due, finished, &|_, _| {}).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_, _| {}, &|_| false).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -1768,7 +1873,7 @@ mod tests {
         let due = due_of(dir.path(), &d);
         // The next page handed out, every robots.txt fetch on the way answered.
         let page = || loop {
-            match d.next_work(&due, false, &|_, _| {}).unwrap() {
+            match d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap() {
                 Some(Work::Robots { host, .. }) => {
                     d.robots_done(host, robots_404(), Duration::ZERO)
                 }
