@@ -1432,9 +1432,19 @@ mod tests {
 
     /// A dispatcher on `frontier`, configured by `config`, its state in `dir`.
     fn reopen(dir: &std::path::Path, frontier: Frontier, config: &DispatchConfig) -> Dispatcher {
+        reopen_with(dir, frontier, config, rule())
+    }
+
+    /// `reopen` with the delay rule `rule`.
+    fn reopen_with(
+        dir: &std::path::Path,
+        frontier: Frontier,
+        config: &DispatchConfig,
+        rule: DelayRule,
+    ) -> Dispatcher {
         let parts = DispatchParts {
             frontier,
-            scheduler: Scheduler::new(rule()),
+            scheduler: Scheduler::new(rule),
             dir: dir.to_owned(),
             focus: None,
             gate: None,
@@ -1514,17 +1524,7 @@ mod tests {
             min: Duration::ZERO,
             max: Duration::from_secs(600),
         };
-        let parts = DispatchParts {
-            frontier,
-            scheduler: Scheduler::new(rule),
-            dir: dir.to_owned(),
-            focus: None,
-            gate: None,
-            on_checkpoint: None,
-            before_done: None,
-            stop: running(),
-        };
-        Arc::new(Dispatcher::open(&config, parts).unwrap())
+        Arc::new(reopen_with(dir, frontier, &config, rule))
     }
 
     /// Takes work until a page of each of `hosts` hosts is in flight (their robots.txt
