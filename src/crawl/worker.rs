@@ -94,21 +94,6 @@ pub enum Fetching {
     Robots { host: usize, url: String },
 }
 
-/// Whether `url` is plain HTTP to an IP address (no name to look up).
-fn http_to_address(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority
-            .rsplit_once(':')
-            .map_or(authority, |(host, _)| host),
-    };
-    !authority.contains('@') && host.parse::<std::net::IpAddr>().is_ok()
-}
-
 /// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
 fn unreachable_job() -> ! {
     unreachable!("the reactor takes plain-HTTP URLs without a proxy")
@@ -210,8 +195,7 @@ impl WorkerContext<'_> {
                 };
                 self.log_not_asked(entry, note);
             };
-            let quick = |work: &Work| self.quick(work);
-            let next = (self.dispatcher).next_work(self.due, finished, &not_asked, &quick)?;
+            let next = self.dispatcher.next_work(self.due, finished, &not_asked)?;
             finished = false;
             let Some(work) = next else {
                 return Ok(());
@@ -288,17 +272,6 @@ impl WorkerContext<'_> {
                 _ => unreachable_job(),
             },
         )
-    }
-
-    /// Whether `work` is handed to the reactor without a wait (`Dispatcher::next_work`):
-    /// for the reactor, and to an IP address (a name may wait for its look-up).
-    fn quick(&self, work: &Work) -> bool {
-        let url = match work {
-            Work::Robots { url, .. } => url,
-            Work::Page { entry, .. } if self.for_reactor(entry) => &entry.url,
-            Work::Page { .. } => return false,
-        };
-        self.reactor.is_some() && self.config.fetch.proxy.is_none() && http_to_address(url)
     }
 
     /// Whether a page goes to the reactor: plain HTTP, no proxy, not a sitemap.
@@ -1025,31 +998,5 @@ impl WorkerContext<'_> {
             url,
             note: &note,
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::http_to_address;
-
-    #[test]
-    fn only_plain_http_to_an_address_is_quick() {
-        for url in [
-            "http://127.0.0.1/",
-            "http://127.0.0.7:8080/a?b",
-            "http://[::1]:80/",
-            "http://10.0.0.1",
-        ] {
-            assert!(http_to_address(url), "{url}");
-        }
-        for url in [
-            "https://127.0.0.1/",
-            "http://example.com/",
-            "http://localhost:8080/",
-            "http://user@127.0.0.1/",
-            "http:127.0.0.1/",
-        ] {
-            assert!(!http_to_address(url), "{url}");
-        }
     }
 }

@@ -57,17 +57,15 @@
 //! Wake-ups: a worker with nothing it can take parks on one condvar (`park`, counted in
 //! `parked`). An event that lets one worker take work (a host freed, a retry or a robots.txt
 //! answer queued) wakes one parked worker, if any; a worker given work wakes another only if
-//! more is ready (a chain, never a herd), unless the work it took is quick (`next_work`'s `quick`:
-//! handed to the reactor, it is back at once to look for more itself); a worker reports its finished page in its next
+//! more is ready (a chain, never a herd); a worker reports its finished page in its next
 //! `next_work`, so with nothing left in flight it looks for the end itself. Only the end, a
 //! failure and a signal wake every worker: waking all of them whenever nothing was in flight
 //! made a herd of context switches for every page of a single-host crawl, and a DUE merge
 //! that woke thousands of parked workers a few times a second did the same at scale; a merge
-//! wakes one, which chains. Events that change nothing a parked worker would act on wake
-//! nobody: a host freed into a rest behind the earliest one a timed worker watches
-//! (`Outlook`), a page finished by a processing thread while others stay in flight under the
-//! cap (`work_finished`); at 10,000 hosts resting a second each, those were two wake-ups a
-//! page, each waking a worker that parked again at once.
+//! wakes one, which chains. A page finished by a processing thread while others stay in
+//! flight under the cap (`work_finished`) wakes nobody: no parked worker acts on that count
+//! but for the end and the cap, and at 10,000 hosts it was a wake-up a page, each waking a
+//! worker that parked again at once.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -642,16 +640,11 @@ impl Dispatcher {
     /// URL of a host held unreachable given up (under the lock: it must not call the
     /// dispatcher). Once the crawl's stop is requested, it ends the
     /// crawl (`Ending::Stopped`) and hands out nothing more.
-    /// `quick`: whether the worker hands `work` over without waiting on it (a request given
-    /// to the reactor): after taking such work it is back in microseconds, and looks at the
-    /// ready hosts and the clock itself, so no other worker is woken (or asked for) to do so
-    /// meanwhile. Work it blocks on chains the wake-up (`call_worker`).
     pub fn next_work(
         &self,
         due: &Due<Entry>,
         finished: bool,
         not_asked: &dyn Fn(&Entry, NotAsked),
-        quick: &dyn Fn(&Work) -> bool,
     ) -> Result<Option<Work>> {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= usize::from(finished);
@@ -715,11 +708,8 @@ impl Dispatcher {
                         state.hand_out(entry);
                     }
                     // Chain the wake-up: another host may be ready now, or soon with no worker
-                    // yet watching the clock for it; not for quick work, whose worker is back
-                    // at once for them.
-                    if !quick(&work) {
-                        self.call_worker(&mut state, now);
-                    }
+                    // yet watching the clock for it.
+                    self.call_worker(&mut state, now);
                     return Ok(Some(work));
                 }
                 // Robots.txt dropped everything that was queued: refill can make progress.
@@ -780,11 +770,10 @@ impl Dispatcher {
     /// its worker comes back for more (`next_work`'s `finished`).
     pub fn host_free(&self, host: usize, response_time: Duration) {
         let mut state = self.state.lock().unwrap();
-        let before = Outlook::of(&state);
         state
             .scheduler
             .page_done(host, response_time, Instant::now());
-        self.wake_one_if_changed(state, before);
+        self.wake_one(state);
     }
 
     /// `host_free`, and the page (with its host) this worker is to fetch next, taken now so
@@ -809,7 +798,6 @@ impl Dispatcher {
         response_time: Duration,
     ) -> Result<Option<(usize, Entry)>> {
         let mut state = self.state.lock().unwrap();
-        let before = Outlook::of(&state);
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
@@ -829,7 +817,7 @@ impl Dispatcher {
             None
         };
         let Some((next_host, entry)) = next else {
-            self.wake_one_if_changed(state, before);
+            self.wake_one(state);
             return Ok(None);
         };
         self.take_rate_slot(&mut state, now);
@@ -1230,18 +1218,6 @@ impl Dispatcher {
         }
     }
 
-    /// `wake_one` after a host was freed (`host_free`), unless that changed nothing a parked
-    /// worker would act on: the same `Outlook` as before, and no worker wanted for it
-    /// (`more_ready`: nothing ready, the earliest rest watched by a timed worker). A host that
-    /// starts a rest behind the earliest one wakes nobody: a woken worker would find the same
-    /// instant to wait for, already watched, and park again.
-    fn wake_one_if_changed(&self, state: MutexGuard<'_, State>, before: Outlook) {
-        if Outlook::of(&state) == before && !self.more_ready(&state, Instant::now()) {
-            return;
-        }
-        self.wake_one(state)
-    }
-
     fn end(&self, state: &mut MutexGuard<'_, State>, ending: Ending) -> Option<Work> {
         state.ending = Some(ending);
         self.wake.notify_all();
@@ -1275,30 +1251,6 @@ impl Dispatcher {
             *timed = None;
         }
         state
-    }
-}
-
-/// What a parked worker acts on when woken, but for the counts of work in flight and the
-/// frontier: whether a host is ready, when the earliest resting one is, whether a host slot
-/// is free (a refill may bring in a host) and whether a held host waits for URLs (an early
-/// merge may be wanted: `Dispatcher::merge_early`).
-#[derive(PartialEq, Eq)]
-struct Outlook {
-    ready: bool,
-    next_ready_at: Option<Instant>,
-    free_slot: bool,
-    without_work: bool,
-}
-
-impl Outlook {
-    fn of(state: &State) -> Outlook {
-        let scheduler = &state.scheduler;
-        Outlook {
-            ready: scheduler.has_ready(),
-            next_ready_at: scheduler.next_ready_at(),
-            free_slot: scheduler.has_free_slot(),
-            without_work: scheduler.has_host_without_work(),
-        }
     }
 }
 
@@ -1490,7 +1442,7 @@ mod tests {
     ) {
         let (d, due, answers) = (Arc::clone(d), Arc::clone(due), answers.clone());
         std::thread::spawn(move || {
-            let work = d.next_work(&due, finished, &|_, _| {}, &|_| false).unwrap();
+            let work = d.next_work(&due, finished, &|_, _| {}).unwrap();
             let _ = answers.send(work);
         });
     }
@@ -1532,7 +1484,7 @@ mod tests {
     fn pages_in_flight(d: &Dispatcher, due: &Due<Entry>, hosts: usize) -> Vec<usize> {
         let mut pages = Vec::new();
         while pages.len() < hosts {
-            match d.next_work(due, false, &|_, _| {}, &|_| false).unwrap() {
+            match d.next_work(due, false, &|_, _| {}).unwrap() {
                 Some(Work::Robots { host, .. }) => {
                     d.robots_done(host, robots_404(), Duration::ZERO)
                 }
@@ -1543,10 +1495,10 @@ mod tests {
         pages
     }
 
-    /// A host freed into a rest behind the one a timed worker watches wakes nobody; one
-    /// whose rest ends first wakes the parked worker, to watch for it.
+    /// A page finished with others in flight under no cap wakes nobody, not even the worker
+    /// parked for a host's rest; a failure reaches it.
     #[test]
-    fn a_host_resting_behind_the_watched_one_wakes_nobody() {
+    fn a_page_finished_under_the_cap_wakes_nobody() {
         let dir = tempfile::tempdir().unwrap();
         let urls = [
             "http://a.test/0",
@@ -1560,18 +1512,11 @@ mod tests {
         d.host_free(hosts[0], Duration::from_secs(10));
         let parked = {
             let (d, due) = (Arc::clone(&d), Arc::clone(&due));
-            std::thread::spawn(move || d.next_work(&due, false, &|_, _| {}, &|_| false).is_err())
+            std::thread::spawn(move || d.next_work(&due, false, &|_, _| {}).is_err())
         };
         until_parked(&d, 1);
         assert!(d.state.lock().unwrap().timed_wait.is_some());
         let wakes = d.state.lock().unwrap().wakes;
-        d.host_free(hosts[1], Duration::from_secs(20));
-        assert_eq!(
-            d.state.lock().unwrap().wakes,
-            wakes,
-            "a later rest woke a worker"
-        );
-        // A page finished with others in flight under no cap wakes nobody either.
         d.work_started();
         d.work_finished();
         assert_eq!(d.state.lock().unwrap().wakes, wakes);
@@ -1598,14 +1543,12 @@ mod tests {
             ..fixed
         });
         let due = due_of(dir.path(), &d);
-        let Some(Work::Robots { host, .. }) =
-            d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap()
-        else {
+        let Some(Work::Robots { host, .. }) = d.next_work(&due, false, &|_, _| {}).unwrap() else {
             panic!("robots.txt first")
         };
         d.robots_done(host, robots_404(), Duration::ZERO);
         assert!(matches!(
-            d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap(),
+            d.next_work(&due, false, &|_, _| {}).unwrap(),
             Some(Work::Page { .. })
         ));
         // The one host is busy: four more workers park.
@@ -1651,7 +1594,7 @@ mod tests {
         let due = Arc::new(
             Due::open(dir.path(), config, Box::new(FrontierSink(Arc::clone(&d)))).unwrap(),
         );
-        let next = |finished| d.next_work(&due, finished, &|_, _| {}, &|_| false).unwrap();
+        let next = |finished| d.next_work(&due, finished, &|_, _| {}).unwrap();
         let Some(Work::Robots { host, .. }) = next(false) else {
             panic!("robots.txt first")
         };
@@ -1873,7 +1816,7 @@ mod tests {
         let due = due_of(dir.path(), &d);
         // The next page handed out, every robots.txt fetch on the way answered.
         let page = || loop {
-            match d.next_work(&due, false, &|_, _| {}, &|_| false).unwrap() {
+            match d.next_work(&due, false, &|_, _| {}).unwrap() {
                 Some(Work::Robots { host, .. }) => {
                     d.robots_done(host, robots_404(), Duration::ZERO)
                 }
