@@ -353,7 +353,7 @@ impl Stages {
                     std::thread::Builder::new()
                         .name("reactor".into())
                         .spawn_scoped(scope, move || {
-                            reactor.run(fetcher, &|answer| answers.push(answer))
+                            reactor.run(fetcher, &|batch| answers.push_all(batch))
                         })
                         .context("starting the reactor thread")?,
                 ),
@@ -644,34 +644,54 @@ fn processing_threads(max: usize) -> usize {
 }
 
 /// The reactor's answers, queued for the processing threads; closed once the reactor ended.
+/// A batch wakes as many waiting threads as it has answers, at most: none when every thread
+/// is busy (they take the queued answers before they wait again).
 #[derive(Default)]
 struct Answers {
-    queue: std::sync::Mutex<(std::collections::VecDeque<Answer<Fetching>>, bool)>,
+    queue: std::sync::Mutex<AnswerQueue>,
     ready: std::sync::Condvar,
 }
 
+#[derive(Default)]
+struct AnswerQueue {
+    answers: std::collections::VecDeque<Answer<Fetching>>,
+    closed: bool,
+    /// Threads waiting in `pop`.
+    waiting: usize,
+}
+
 impl Answers {
-    fn push(&self, answer: Answer<Fetching>) {
-        self.queue.lock().unwrap().0.push_back(answer);
-        self.ready.notify_one();
+    /// Queues `batch` (emptied), waking waiting threads for it.
+    fn push_all(&self, batch: &mut Vec<Answer<Fetching>>) {
+        let n = batch.len();
+        let waiting = {
+            let mut queue = self.queue.lock().unwrap();
+            queue.answers.extend(batch.drain(..));
+            queue.waiting
+        };
+        for _ in 0..n.min(waiting) {
+            self.ready.notify_one();
+        }
     }
 
     /// The next answer, waiting for one; None once closed and empty.
     fn pop(&self) -> Option<Answer<Fetching>> {
         let mut queue = self.queue.lock().unwrap();
         loop {
-            if let Some(answer) = queue.0.pop_front() {
+            if let Some(answer) = queue.answers.pop_front() {
                 return Some(answer);
             }
-            if queue.1 {
+            if queue.closed {
                 return None;
             }
+            queue.waiting += 1;
             queue = self.ready.wait(queue).unwrap();
+            queue.waiting -= 1;
         }
     }
 
     fn close(&self) {
-        self.queue.lock().unwrap().1 = true;
+        self.queue.lock().unwrap().closed = true;
         self.ready.notify_all();
     }
 }

@@ -106,17 +106,21 @@ impl FetchConfig {
 /// Hosts whose idle connections are kept at least, however few the workers.
 pub const MIN_IDLE_HOSTS: usize = 128;
 /// Hosts whose idle connections are kept at most (an idle plain connection costs a socket and
-/// about 200 bytes here: its read buffer is lent back to the thread while it is idle).
-pub const MAX_IDLE_HOSTS: usize = 4096;
+/// about 200 bytes here: its read buffer is lent back to the thread while it is idle): as many
+/// as may hold a queue (`dispatch::MAX_HOST_SLOTS`).
+pub const MAX_IDLE_HOSTS: usize = 32_768;
 
-/// Hosts whose idle connections are kept for a crawl of `jobs` workers: enough for every host
-/// with queued work, a quarter of the open-file limit, at most `MAX_IDLE_HOSTS`, and never
-/// fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The scheduler cycles through all hosts with
-/// work, so a pool smaller than their number is an LRU that always misses (BENCHMARKS.md).
+/// Hosts whose idle connections are kept for a crawl of `jobs` requests in flight: the open
+/// files left once those and the state directory's (`crawl::pool::RESERVED_FILES`) are set
+/// aside, at most `MAX_IDLE_HOSTS`, and never fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The
+/// scheduler cycles through all hosts with work, each resting between its requests, so a pool
+/// smaller than their number is an LRU that always misses (BENCHMARKS.md): every request after
+/// a rest would open a connection again, at the cost of a connect and a close on both sides.
 pub fn idle_hosts(jobs: usize) -> usize {
     let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
-    let share = usize::try_from(files / 4).unwrap_or(usize::MAX);
-    share.min(MAX_IDLE_HOSTS).max(2 * jobs).max(MIN_IDLE_HOSTS)
+    let left = files.saturating_sub(crate::crawl::pool::RESERVED_FILES + jobs as u64);
+    let left = usize::try_from(left).unwrap_or(usize::MAX);
+    left.min(MAX_IDLE_HOSTS).max(2 * jobs).max(MIN_IDLE_HOSTS)
 }
 
 /// A response, as received.
@@ -1570,12 +1574,15 @@ mod tests {
     #[test]
     fn idle_hosts_cover_the_workers_within_the_open_file_limit() {
         let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
+        let reserved = crate::crawl::pool::RESERVED_FILES;
         for jobs in [1, 64, 3000] {
             let n = idle_hosts(jobs);
             assert!(n >= (2 * jobs).max(MIN_IDLE_HOSTS), "{jobs}: {n}");
             assert!(n <= MAX_IDLE_HOSTS.max(2 * jobs), "{jobs}: {n}");
+            // Within the files left beside the requests in flight, unless the floor is more.
+            let left = files.saturating_sub(reserved + jobs as u64);
             assert!(
-                n as u64 <= (files / 4).max(2 * jobs as u64).max(MIN_IDLE_HOSTS as u64),
+                n as u64 <= left.max(2 * jobs as u64).max(MIN_IDLE_HOSTS as u64),
                 "{jobs}: {n}"
             );
         }

@@ -3,8 +3,11 @@
 //! A thread that blocks on each request costs a wake-up, two context switches and a stack per
 //! request; at the web's latency the politeness rule wants hundreds or thousands of requests
 //! in flight. Here one thread owns them all on epoll (`mio`): it connects, writes the request,
-//! reads the response, and hands the response (or the failure) to `deliver`, which queues it for
-//! the threads that process pages (`crawl::worker`).
+//! reads the response, and hands the responses (or the failures) to `deliver`, which queues
+//! them for the threads that process pages (`crawl::worker`). The answers of one turn of the
+//! loop (the jobs taken, the timers expired, the events of one `poll`) go in one batch, before
+//! the loop waits again: one hand-off, and at most one wake-up per processing thread, for all
+//! of them rather than one per answer.
 //!
 //! What it shares with the blocking client, so that both read a response alike: the job is
 //! made by `Fetcher::reactor_job` (the request head, the name resolved by the caller through
@@ -28,7 +31,8 @@
 //! stamp, from the job's start to the read that completed it.
 //!
 //! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
-//! with the poll exactly while the slot holds it; the loop never blocks but in `poll`.
+//! with the poll exactly while the slot holds it; the loop never blocks but in `poll`, and
+//! never with an answer held back.
 
 use crate::fetch::client::{FetchError, Fetcher, Response};
 use crate::fetch::conn::{Connection, PER_READ, Stream};
@@ -140,8 +144,9 @@ impl<T: Send> Reactor<T> {
         let _ = self.waker.wake();
     }
 
-    /// The loop: until `close` and nothing in flight. Each answer goes to `deliver`.
-    pub fn run(&self, fetcher: &Fetcher, deliver: &dyn Fn(Answer<T>)) -> io::Result<()> {
+    /// The loop: until `close` and nothing in flight. The answers go to `deliver` in batches
+    /// (see the module doc), which takes them out of the vector it is given.
+    pub fn run(&self, fetcher: &Fetcher, deliver: &dyn Fn(&mut Vec<Answer<T>>)) -> io::Result<()> {
         let mut poll = (self.poll.lock().unwrap().take()).expect("one loop per reactor");
         let mut events = Events::with_capacity(EVENTS);
         let mut lp = Loop {
@@ -151,11 +156,17 @@ impl<T: Send> Reactor<T> {
             free: Vec::new(),
             timers: BinaryHeap::new(),
             active: 0,
+            answers: Vec::new(),
         };
         loop {
             let jobs = std::mem::take(&mut *self.inbox.lock().unwrap());
             for job in jobs {
                 lp.start(&poll, job);
+            }
+            let timeout = lp.expire(&poll);
+            if !lp.answers.is_empty() {
+                (lp.deliver)(&mut lp.answers);
+                lp.answers.clear();
             }
             if lp.active == 0
                 && self.closing.load(Ordering::SeqCst)
@@ -163,7 +174,6 @@ impl<T: Send> Reactor<T> {
             {
                 return Ok(());
             }
-            let timeout = lp.expire(&poll);
             match poll.poll(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -181,11 +191,13 @@ impl<T: Send> Reactor<T> {
 /// The loop's state.
 struct Loop<'a, T> {
     fetcher: &'a Fetcher,
-    deliver: &'a dyn Fn(Answer<T>),
+    deliver: &'a dyn Fn(&mut Vec<Answer<T>>),
     slots: Vec<Option<Slot<T>>>,
     free: Vec<usize>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     active: usize,
+    /// This turn's answers, handed to `deliver` before the loop waits again.
+    answers: Vec<Answer<T>>,
 }
 
 impl<T> Loop<'_, T> {
@@ -403,11 +415,11 @@ impl<T> Loop<'_, T> {
         self.deliver(poll, at, Err(fail.into_error(start)));
     }
 
-    /// Hands slot `at`'s answer on, and frees the slot.
+    /// Queues slot `at`'s answer for this turn's batch, and frees the slot.
     fn deliver(&mut self, poll: &Poll, at: usize, answer: Result<Response, FetchError>) {
         let slot = self.release(poll, at);
         if let Some(slot) = slot {
-            (self.deliver)((slot.job.token, slot.job.url, answer));
+            self.answers.push((slot.job.token, slot.job.url, answer));
         }
     }
 
@@ -536,7 +548,11 @@ mod tests {
         std::thread::scope(|scope| {
             let running = scope.spawn(|| {
                 let tx = tx;
-                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+                reactor.run(&fetcher, &|answers| {
+                    answers
+                        .drain(..)
+                        .for_each(|answer| tx.send(answer).unwrap())
+                })
             });
             for token in 0..2 {
                 let url = Url::parse(&format!("http://{addr}/page")).unwrap();
@@ -566,7 +582,11 @@ mod tests {
         std::thread::scope(|scope| {
             let running = scope.spawn(|| {
                 let tx = tx;
-                reactor.run(&fetcher, &|answer| tx.send(answer).unwrap())
+                reactor.run(&fetcher, &|answers| {
+                    answers
+                        .drain(..)
+                        .for_each(|answer| tx.send(answer).unwrap())
+                })
             });
             let url = Url::parse(&format!("http://{addr}/")).unwrap();
             let job = fetcher.reactor_job((), url, &[], true);

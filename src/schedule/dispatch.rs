@@ -62,7 +62,10 @@
 //! failure and a signal wake every worker: waking all of them whenever nothing was in flight
 //! made a herd of context switches for every page of a single-host crawl, and a DUE merge
 //! that woke thousands of parked workers a few times a second did the same at scale; a merge
-//! wakes one, which chains.
+//! wakes one, which chains. A page finished by a processing thread while others stay in
+//! flight under the cap (`work_finished`) wakes nobody: no parked worker acts on that count
+//! but for the end and the cap, and at 10,000 hosts it was a wake-up a page, each waking a
+//! worker that parked again at once.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -217,6 +220,8 @@ struct State {
     timed_wait: Option<Instant>,
     /// Workers parked on `wake` (`Dispatcher::park`): an event wakes one only if one waits.
     parked: usize,
+    /// Parked workers woken one at a time (`wake_one`, `call_worker`), for the tests.
+    wakes: u64,
     /// Workers running (or asked for and about to start), at most `max_workers`.
     workers: usize,
     max_workers: usize,
@@ -403,6 +408,7 @@ impl Dispatcher {
                 failure: None,
                 timed_wait: None,
                 parked: 0,
+                wakes: 0,
                 workers: config.workers.start,
                 max_workers: config.workers.max,
                 workers_asked: 0,
@@ -746,12 +752,16 @@ impl Dispatcher {
     }
 
     /// A page handed to the reactor (`fetch::reactor`) is finished: what `next_work`'s
-    /// `finished` tells for a page its worker fetched. With nothing left in flight, a parked
-    /// worker is woken to look for the end.
+    /// `finished` tells for a page its worker fetched. A parked worker is woken only when
+    /// that may give it something to do: with nothing left in flight (to look for the end), or
+    /// with the requests in flight just under their cap again. Otherwise no worker's decision
+    /// depends on the count, and a wake-up per page would be a context switch for nothing.
     pub fn work_finished(&self) {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= 1;
-        self.wake_one(state);
+        if state.in_flight == 0 || state.in_flight + 1 == self.in_flight_cap {
+            self.wake_one(state);
+        }
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -1182,6 +1192,7 @@ impl Dispatcher {
             return;
         }
         if state.parked > 0 {
+            state.wakes += 1;
             self.wake.notify_one();
         } else if state.workers_asked == 0 && state.workers < state.max_workers {
             state.workers += 1;
@@ -1197,8 +1208,9 @@ impl Dispatcher {
     /// if one is wanted (`call_worker`).
     fn wake_one(&self, mut state: MutexGuard<'_, State>) {
         let parked = state.parked > 0;
-        if !parked {
-            self.call_worker(&mut state, Instant::now());
+        match parked {
+            true => state.wakes += 1,
+            false => self.call_worker(&mut state, Instant::now()),
         }
         drop(state);
         if parked {
@@ -1372,9 +1384,19 @@ mod tests {
 
     /// A dispatcher on `frontier`, configured by `config`, its state in `dir`.
     fn reopen(dir: &std::path::Path, frontier: Frontier, config: &DispatchConfig) -> Dispatcher {
+        reopen_with(dir, frontier, config, rule())
+    }
+
+    /// `reopen` with the delay rule `rule`.
+    fn reopen_with(
+        dir: &std::path::Path,
+        frontier: Frontier,
+        config: &DispatchConfig,
+        rule: DelayRule,
+    ) -> Dispatcher {
         let parts = DispatchParts {
             frontier,
-            scheduler: Scheduler::new(rule()),
+            scheduler: Scheduler::new(rule),
             dir: dir.to_owned(),
             focus: None,
             gate: None,
@@ -1432,6 +1454,78 @@ mod tests {
             assert!(Instant::now() < deadline, "{n} workers never parked");
             std::thread::yield_now();
         }
+    }
+
+    /// A dispatcher over `urls` whose hosts rest ten times a response's time, for `workers`.
+    fn resting(dir: &std::path::Path, urls: &[&str], workers: Workers) -> Arc<Dispatcher> {
+        let mut frontier = Frontier::open(&dir.join("frontier")).unwrap();
+        for url in urls {
+            frontier.push(&Entry::new(url.to_string(), 0, 0)).unwrap();
+        }
+        frontier.commit().unwrap();
+        frontier.publish();
+        let config = DispatchConfig {
+            queue_limit: 64,
+            workers,
+            max_pages: None,
+            max_pages_per_host: None,
+            max_rate: None,
+        };
+        let rule = DelayRule {
+            factor: 10.0,
+            min: Duration::ZERO,
+            max: Duration::from_secs(600),
+        };
+        Arc::new(reopen_with(dir, frontier, &config, rule))
+    }
+
+    /// Takes work until a page of each of `hosts` hosts is in flight (their robots.txt
+    /// answered at once, with no rest); the pages' hosts.
+    fn pages_in_flight(d: &Dispatcher, due: &Due<Entry>, hosts: usize) -> Vec<usize> {
+        let mut pages = Vec::new();
+        while pages.len() < hosts {
+            match d.next_work(due, false, &|_, _| {}).unwrap() {
+                Some(Work::Robots { host, .. }) => {
+                    d.robots_done(host, robots_404(), Duration::ZERO)
+                }
+                Some(Work::Page { host, .. }) => pages.push(host),
+                None => panic!("the crawl ended"),
+            }
+        }
+        pages
+    }
+
+    /// A page finished with others in flight under no cap wakes nobody, not even the worker
+    /// parked for a host's rest; a failure reaches it.
+    #[test]
+    fn a_page_finished_under_the_cap_wakes_nobody() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = [
+            "http://a.test/0",
+            "http://a.test/1",
+            "http://b.test/0",
+            "http://b.test/1",
+        ];
+        let d = resting(dir.path(), &urls, Workers::fixed(4));
+        let due = due_of(dir.path(), &d);
+        let hosts = pages_in_flight(&d, &due, 2);
+        d.host_free(hosts[0], Duration::from_secs(10));
+        let parked = {
+            let (d, due) = (Arc::clone(&d), Arc::clone(&due));
+            std::thread::spawn(move || d.next_work(&due, false, &|_, _| {}).is_err())
+        };
+        until_parked(&d, 1);
+        assert!(d.state.lock().unwrap().timed_wait.is_some());
+        let wakes = d.state.lock().unwrap().wakes;
+        d.work_started();
+        d.work_finished();
+        assert_eq!(d.state.lock().unwrap().wakes, wakes);
+        // The end of the crawl reaches the parked worker.
+        d.fail(&anyhow!("the test is over"));
+        assert!(
+            parked.join().unwrap(),
+            "the parked worker missed the failure"
+        );
     }
 
     /// An elastic pool: workers parked throughout a window were spare, and half of them leave
