@@ -38,24 +38,51 @@ CRAWL=${CRAWL:-target/release/crawl}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 nofile=$(ulimit -n)
 
+# Hosts by address: a web of more than 4,000 hosts is served on ONE port, host i at 127.0.0.1 + i
+# (testweb --hosts-by-address), as benches/latency.sh does and for its reason: one listener per
+# host plus one descriptor per connection the crawler keeps (it keeps one per host it crawls)
+# outgrow testweb's open-file limit (20,000 here, not raisable even by root), and a server out
+# of descriptors stops accepting, which the crawl would see as a web of timeouts. That takes a
+# listener on 0.0.0.0, so the script then runs in a network namespace of its own (unshare
+# --net, as root; lo its only interface). NETNS=1 always, NETNS=0 never.
+by_address() {
+  case ${NETNS:-auto} in
+    1) echo 1 ;;
+    0) echo 0 ;;
+    *) [ "$1" -gt 4000 ] && echo 1 || echo 0 ;;
+  esac
+}
+netns=0
+for size in $SIZES; do [ "$(by_address "${size%%:*}")" = 0 ] || netns=1; done
+if [ "$netns" = 1 ] && [ -z "${ZIPF_IN_NETNS:-}" ]; then
+  command -v ip >/dev/null || apt-get install -y -qq iproute2 >/dev/null
+  exec unshare --net -- env ZIPF_IN_NETNS=1 SKIP_BUILD=1 SIZES="$SIZES" CRAWL="$CRAWL" bash -c \
+    "ip link set lo up && { sysctl -qw net.core.somaxconn=65535 net.ipv4.tcp_max_syn_backlog=65535 || true; } && exec bash benches/zipf_politeness.sh" ||
+    { echo "NETNS: unshare --net failed (needs root); NETNS=0 serves one port per host" >&2; exit 1; }
+fi
+
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"' EXIT
 . benches/lib.sh
 
-echo "L = $L_MS ms per response, -j $JOBS, delay factor $FACTOR (default), Zipf exponent $ZIPF_S${LATE:+, host 0 found late}, open files $nofile"
+echo "L = $L_MS ms per response, -j $JOBS, delay factor $FACTOR (default), Zipf exponent $ZIPF_S${LATE:+, host 0 found late}, open files $nofile${ZIPF_IN_NETNS:+; in a network namespace of its own, webs of more than 4,000 hosts served by address (one port)}"
 echo
 echo "| hosts | pages | n (host 0) | bound (s) | wall (s) | wall / bound | host-0 idle beyond rule (s) | host-0 span (s) | peak RSS (MiB) | overlaps | short gaps | fetched / reachable | dup |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 notes=""
 for size in $SIZES; do
   hosts=${size%%:*} pages=${size##*:}
-  if [ "$nofile" != unlimited ] && [ "$nofile" -lt $((hosts + 2048)) ]; then
-    echo "| $hosts | $pages | skipped: open-file limit $nofile < hosts + 2048 |"
+  listeners=$hosts served=()
+  if [ "$(by_address "$hosts")" = 1 ]; then
+    listeners=1 served=(--hosts-by-address --bind 0.0.0.0:0)
+  fi
+  if [ "$nofile" != unlimited ] && [ "$nofile" -lt $((listeners + 2048)) ]; then
+    echo "| $hosts | $pages | skipped: open-file limit $nofile < listeners ($listeners) + 2048 |"
     continue
   fi
   start_web "web$hosts" --hosts "$hosts" --zipf-pages "$pages" --zipf-exponent "$ZIPF_S" \
     --children 4 --extra-links 4 --cross-permille 200 --padding 1000 --seed 18 \
-    --latency-ms "$L_MS" --check-delay-factor "$FACTOR" $LATE
+    --latency-ms "$L_MS" --check-delay-factor "$FACTOR" $LATE "${served[@]}"
   /usr/bin/time -f '%M %e %U %S' -o "$tmp/time.$hosts" \
     "$CRAWL" "$tmp/web$hosts.seeds" --out "$tmp/out.$hosts" -j "$JOBS" --scope any -q \
     >"$tmp/log.$hosts"
