@@ -824,7 +824,7 @@ impl WorkerContext<'_> {
             Some(Source::Css) => self.css_links(entry, page_url, response),
             Some(Source::Unread) => self.unread(response),
             Some(Source::Sitemap) => {
-                unreachable!("a sitemap is read by WorkerContext::crawl_sitemap")
+                unreachable!("a sitemap is read by WorkerContext::sitemap_answered")
             }
             None => Discovered::nothing(),
         })

@@ -3,8 +3,10 @@
 //! A map from `scheme://host:port` to that origin's idle connections (at most `per_host`, as
 //! many as a host may have requests in flight), bounded as an LRU over origins: the `hosts`
 //! origins used last keep theirs, an older origin's connections are closed. The bound
-//! (`client::idle_hosts`) is sized to cover every host the workers have queued work for, within
-//! a share of the open-file limit, so a host keeps its connection while it has work; an idle
+//! (`client::idle_hosts`) is what the open-file limit leaves beside the requests in flight, so
+//! that every host resting between its requests keeps its connection (a smaller LRU, cycled
+//! through by hosts in turn, evicts the next one due); a host whose work ended keeps its
+//! connection too, until its server closes it or newer hosts push it out; an idle
 //! connection holds no read buffer (`Connection::park`), so the bound costs sockets, not
 //! memory. A server closes what it no longer wants to keep: the check below finds it before a
 //! request is written; one that closes in between costs one failed attempt, which the client

@@ -539,6 +539,19 @@ mod tests {
         (addr, serving)
     }
 
+    /// Runs `reactor`'s loop, each answer sent to `tx`, until it is closed.
+    fn run_into<T: Send>(
+        reactor: &Reactor<T>,
+        fetcher: &Fetcher,
+        tx: std::sync::mpsc::Sender<Answer<T>>,
+    ) -> io::Result<()> {
+        reactor.run(fetcher, &|answers| {
+            answers
+                .drain(..)
+                .for_each(|answer| tx.send(answer).unwrap())
+        })
+    }
+
     #[test]
     fn responses_in_pieces_are_read_whole_and_the_connection_is_kept() {
         let (addr, serving) = server(2);
@@ -546,14 +559,7 @@ mod tests {
         let reactor = Reactor::<u32>::new().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
-            let running = scope.spawn(|| {
-                let tx = tx;
-                reactor.run(&fetcher, &|answers| {
-                    answers
-                        .drain(..)
-                        .for_each(|answer| tx.send(answer).unwrap())
-                })
-            });
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
             for token in 0..2 {
                 let url = Url::parse(&format!("http://{addr}/page")).unwrap();
                 let job = fetcher.reactor_job(token, url, &[], true);
@@ -580,14 +586,7 @@ mod tests {
         let reactor = Reactor::<()>::new().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
-            let running = scope.spawn(|| {
-                let tx = tx;
-                reactor.run(&fetcher, &|answers| {
-                    answers
-                        .drain(..)
-                        .for_each(|answer| tx.send(answer).unwrap())
-                })
-            });
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
             let url = Url::parse(&format!("http://{addr}/")).unwrap();
             let job = fetcher.reactor_job((), url, &[], true);
             reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());

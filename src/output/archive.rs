@@ -172,7 +172,7 @@ impl Archive {
         let Some(digests) = self.digests.as_deref().filter(|_| whole_2xx) else {
             return Ok(None);
         };
-        let found = digests.first_capture(digest, uri, &warc::warc_date(date), claim)?;
+        let found = digests.first_capture(digest, uri, || warc::warc_date(date), claim)?;
         Ok(found.map(|original| Revisit::Duplicate {
             digest: original.digest,
             refers_to_uri: original.uri,

@@ -161,13 +161,15 @@ impl DigestStore {
     }
 
     /// The first capture of `digest` if it was archived (or is claimed by a page in flight).
-    /// Otherwise, with `claim`, the page (`uri` at `date`) becomes it: it must then be archived
-    /// as a `response`, and the writer confirms it (`written`, `archived`).
+    /// Otherwise, with `claim`, the page (`uri` at `date()`, its WARC date, made only then: most
+    /// pages find their payload new and unclaimed or archived, and need none) becomes it: it
+    /// must then be archived as a `response`, and the writer confirms it (`written`,
+    /// `archived`).
     pub fn first_capture(
         &self,
         digest: &str,
         uri: &str,
-        date: &str,
+        date: impl FnOnce() -> String,
         claim: bool,
     ) -> Result<Option<Original>> {
         let mut inner = self.inner.lock().unwrap();
@@ -186,7 +188,7 @@ impl DigestStore {
             let original = Original {
                 digest: digest.to_owned(),
                 uri: uri.to_owned(),
-                date: date.to_owned(),
+                date: date(),
             };
             let claim = Claim {
                 original,
@@ -660,7 +662,12 @@ mod tests {
     /// Claims, writes and archives page `i` as the original of its payload.
     fn archive(store: &DigestStore, i: u64) {
         let (d, uri, date) = (digest(i), format!("http://h/{i}"), "2026-01-01T00:00:00Z");
-        assert_eq!(store.first_capture(&d, &uri, date, true).unwrap(), None);
+        assert_eq!(
+            store
+                .first_capture(&d, &uri, || date.to_owned(), true)
+                .unwrap(),
+            None
+        );
         assert!(store.written(&d, &uri, date));
         store.archived().unwrap();
     }
@@ -679,13 +686,15 @@ mod tests {
         let store = DigestStore::open(dir.path()).unwrap();
         assert_eq!(store.stats().stored, n);
         for i in [0, 1, 777, TAIL_ENTRIES as u64 - 1, n - 1] {
-            let found = store.first_capture(&digest(i), "http://other/", "x", true);
+            let found = store.first_capture(&digest(i), "http://other/", || "x".to_owned(), true);
             let found = found.unwrap().expect("stored");
             assert_eq!(found.uri, format!("http://h/{i}"));
             assert_eq!(found.date, "2026-01-01T00:00:00Z");
         }
         assert_eq!(
-            store.first_capture(&digest(n), "u", "d", false).unwrap(),
+            store
+                .first_capture(&digest(n), "u", || "d".to_owned(), false)
+                .unwrap(),
             None
         );
     }
@@ -696,12 +705,16 @@ mod tests {
         let store = DigestStore::open(dir.path()).unwrap();
         let d = digest(1);
         assert_eq!(
-            store.first_capture(&d, "http://a/", "D1", true).unwrap(),
+            store
+                .first_capture(&d, "http://a/", || "D1".to_owned(), true)
+                .unwrap(),
             None
         );
         assert!(store.original_unwritten(&d));
         // A second page with the payload, while the first is in flight: a duplicate of it.
-        let second = store.first_capture(&d, "http://b/", "D2", true).unwrap();
+        let second = store
+            .first_capture(&d, "http://b/", || "D2".to_owned(), true)
+            .unwrap();
         assert_eq!(second.unwrap().uri, "http://a/");
         assert!(
             !store.written(&d, "http://b/", "D2"),
@@ -711,10 +724,17 @@ mod tests {
         assert!(!store.original_unwritten(&d));
         // A kill before `archived`: nothing was logged, so the page is claimed again.
         let reopened = DigestStore::open(dir.path()).unwrap();
-        assert_eq!(reopened.first_capture(&d, "u", "d", false).unwrap(), None);
+        assert_eq!(
+            reopened
+                .first_capture(&d, "u", || "d".to_owned(), false)
+                .unwrap(),
+            None
+        );
         store.archived().unwrap();
         let reopened = DigestStore::open(dir.path()).unwrap();
-        let found = reopened.first_capture(&d, "u", "d", false).unwrap();
+        let found = reopened
+            .first_capture(&d, "u", || "d".to_owned(), false)
+            .unwrap();
         assert_eq!(found.unwrap().date, "D1");
         assert_eq!(
             fs::read_to_string(dir.path().join("log"))
@@ -751,7 +771,9 @@ mod tests {
         let store = DigestStore::open(dir.path()).unwrap();
         assert_eq!(store.stats().stored, 0);
         assert_eq!(
-            store.first_capture(&digest(1), "u", "d", false).unwrap(),
+            store
+                .first_capture(&digest(1), "u", || "d".to_owned(), false)
+                .unwrap(),
             None
         );
     }

@@ -5,7 +5,7 @@
 //! The sources are a closed set (`Source`), one file each, picked from the response's kind by
 //! `Source::of`: a 3xx's `Location` (`redirect`), a 2xx HTML page's links (`html`), a 2xx
 //! stylesheet's `url()`s and `@import`s (`css`), a 2xx sitemap's listed pages (`sitemap`).
-//! `WorkerContext::discover` (a page) and `WorkerContext::crawl_sitemap` (a sitemap) match on
+//! `WorkerContext::discover` (a page) and `WorkerContext::sitemap_answered` (a sitemap) match on
 //! it, every variant named, so a new source is an arm the compiler asks for in each.
 //!
 //! Invariants: a source makes no copy of a link and no allocation per link (`Links` keeps the
