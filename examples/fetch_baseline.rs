@@ -4,7 +4,7 @@
 //!
 //! Usage: `fetch_baseline URLS_FILE THREADS` — prints pages, seconds and pages/s.
 
-use crawl::{AddressPolicy, BodyRule, FetchConfig, Fetcher, idle_hosts};
+use crawl::{AddressPolicy, BodyRule, FetchConfig, Fetcher, IDLE_TIMEOUT, idle_hosts};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,7 @@ fn main() {
         max_body: 10 << 20,
         host_connections: 1,
         idle_hosts: idle_hosts(threads),
+        idle_timeout: IDLE_TIMEOUT,
         body: BodyRule::default(),
         // The benchmark web is on loopback.
         addresses: AddressPolicy::new(&[], true),

@@ -40,6 +40,7 @@ pub use sys::tune_allocator;
 // exercise directly (everything else they reach through the binary).
 pub use fetch::body::BodyRule;
 pub use fetch::client::{FetchConfig, Fetcher, idle_hosts};
+pub use fetch::pool::IDLE_TIMEOUT;
 pub use fetch::private::AddressPolicy;
 pub use fetch::retry::MAX_RETRIES;
 pub use schedule::robots::RobotsRules;

@@ -76,6 +76,23 @@ impl<K: Clone + Hash + Eq, V> Lru<K, V> {
         self.map.remove(key).map(|(value, _)| value)
     }
 
+    /// Takes out the least recently used entry if `expired` says so of its value (the idle
+    /// pool's timeout, entries being checked oldest first). O(1) amortized: the stale touches
+    /// found at the front are dropped, each once.
+    pub fn pop_oldest_if(&mut self, expired: impl FnOnce(&V) -> bool) -> Option<V> {
+        let map = &self.map;
+        let live = |(key, at): &(K, u64)| map.get(key).is_some_and(|(_, a)| a == at);
+        while self.order.front().is_some_and(|touch| !live(touch)) {
+            self.order.pop_front();
+        }
+        let (key, _) = self.order.front()?;
+        if !expired(&self.map.get(key)?.0) {
+            return None;
+        }
+        let (key, _) = self.order.pop_front()?;
+        self.map.remove(&key).map(|(value, _)| value)
+    }
+
     fn tick(&mut self) -> u64 {
         self.clock += 1;
         self.clock
@@ -113,6 +130,22 @@ mod tests {
             lru.get(&2);
         }
         assert!(lru.order.len() <= 2 * 3 + 17, "touches are compacted");
+    }
+
+    #[test]
+    fn pops_the_oldest_only_when_asked_skipping_stale_touches() {
+        let mut lru = Lru::new(4);
+        for k in 0..3 {
+            lru.insert(k, k * 10);
+        }
+        lru.get(&0); // 0's first touch is stale now: 1 is the oldest
+        assert_eq!(lru.pop_oldest_if(|v| *v > 10), None, "1 (10) kept");
+        assert_eq!(lru.pop_oldest_if(|_| true), Some(10));
+        assert_eq!(lru.pop_oldest_if(|_| true), Some(20));
+        lru.remove(&0);
+        assert_eq!(lru.pop_oldest_if(|_| true), None, "nothing left");
+        assert_eq!(lru.len(), 0);
+        assert!(lru.order.is_empty(), "every stale touch dropped");
     }
 
     #[test]

@@ -362,6 +362,16 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,
 
+    /// Close a kept connection once unused for this many seconds (0: keep none).
+    ///
+    /// A connection is kept after its response for the host's next request. Servers keep an
+    /// idle one 5 to 75 seconds; the crawler closes its side after this long, so that hosts it
+    /// has finished with do not hold a socket each. A host resting longer opens a new
+    /// connection. Checked as requests take and put back connections, with no timer: after a
+    /// while with no request, they are closed at the next one. Seconds may be fractional.
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+    pub idle_timeout: Duration,
+
     /// Ask for a page again at most N times after a transient failure (0: never).
     ///
     /// Transient: no answer because of a timeout, a refused or reset connection, or one closed
@@ -795,6 +805,21 @@ mod tests {
         for bad in ["", "0", "2x", "h", "-5", "1h30", "m5"] {
             assert!(duration(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_idle_timeout_defaults_to_the_pools() {
+        let parse = |extra: &[&str]| {
+            Args::try_parse_from(["crawl", "seeds", "--out", "d"].iter().chain(extra))
+        };
+        let timeout = |extra: &[&str]| parse(extra).ok().map(|a| a.idle_timeout);
+        assert_eq!(timeout(&[]), Some(crate::fetch::pool::IDLE_TIMEOUT));
+        assert_eq!(
+            timeout(&["--idle-timeout", "0.5"]),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(timeout(&["--idle-timeout", "0"]), Some(Duration::ZERO));
+        assert_eq!(timeout(&["--idle-timeout", "-1"]), None);
     }
 
     #[test]

@@ -192,6 +192,7 @@ impl Args {
                 // The connections kept idle per host: as many as a host may have in flight.
                 host_connections: host_rules.max_connections(args.host_connections as usize),
                 idle_hosts: fetch::client::idle_hosts(workers.max),
+                idle_timeout: args.idle_timeout,
                 body: BodyRule {
                     accept: args.accept_type,
                     reject: args.reject_type,

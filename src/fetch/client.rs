@@ -75,6 +75,8 @@ pub struct FetchConfig {
     pub host_connections: usize,
     /// Hosts whose idle connections are kept (`idle_hosts`).
     pub idle_hosts: usize,
+    /// `--idle-timeout`: a kept connection unused this long is closed (`pool`).
+    pub idle_timeout: Duration,
     /// Which response bodies are read (`--accept-type`, `--reject-type`, `--keep-truncated`).
     pub body: BodyRule,
     /// Which addresses may be connected to (`--allow-private`, the seeds).
@@ -97,6 +99,7 @@ impl FetchConfig {
             max_body: 1 << 20,
             host_connections: 1,
             idle_hosts: MIN_IDLE_HOSTS,
+            idle_timeout: crate::fetch::pool::IDLE_TIMEOUT,
             body: BodyRule::default(),
             addresses: AddressPolicy::new(&[loopback], false),
         }
@@ -293,7 +296,11 @@ impl Fetcher {
             resolver.exempt(&proxy.authority());
         }
         Fetcher {
-            pool: Pool::new(config.idle_hosts, config.host_connections),
+            pool: Pool::new(
+                config.idle_hosts,
+                config.host_connections,
+                config.idle_timeout,
+            ),
             resolver: Arc::new(resolver),
             tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
             proxy: config.proxy.clone(),

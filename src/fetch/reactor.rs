@@ -19,9 +19,9 @@
 //! stream ended), so a long body is parsed a few times, not once per read.
 //!
 //! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
-//! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a
-//! robots.txt's redirect), each side setting the socket's mode as it takes one. A request
-//! that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
+//! (`fetch::pool`: its LRU, idle timeout and liveness check), shared with the threads that
+//! block (a robots.txt's redirect), each side setting the socket's mode as it takes one. A
+//! request that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
 //! more on a new one.
 //!
 //! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte and
@@ -203,9 +203,9 @@ struct Loop<'a, T> {
 impl<T> Loop<'_, T> {
     /// A new job: on a kept connection if its origin has a quiet one, else a new one.
     fn start(&mut self, poll: &Poll, job: Job<T>) {
-        let kept = (self.fetcher.pool().take(&job.origin))
-            .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
         let now = Instant::now();
+        let kept = (self.fetcher.pool().take_at(&job.origin, now))
+            .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
         let slot = Slot {
             phase: Phase::Reading,
             conn: None,

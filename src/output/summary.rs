@@ -92,6 +92,7 @@ struct Connections {
     closed_idle: u64,
     unsolicited: u64,
     ambiguous_framing: u64,
+    closed_timeout: u64,
 }
 
 /// `ExchangeStats` as the file names them.
@@ -248,6 +249,7 @@ pub fn to_json(report: &Report) -> String {
             closed_idle: load(&c.connections.closed_idle),
             unsolicited: load(&c.connections.unsolicited),
             ambiguous_framing: load(&c.connections.ambiguous),
+            closed_timeout: load(&c.connections.closed_timeout),
         },
         outcome: report.outcome.name(),
         host_unreachable: report.host_unreachable,
@@ -466,6 +468,7 @@ mod tests {
         set(&counters.connections.closed_idle, 77);
         set(&counters.connections.unsolicited, 78);
         set(&counters.connections.ambiguous, 79);
+        set(&counters.connections.closed_timeout, 84);
         set(&counters.retried, 81);
         set(&counters.failed, 82);
         set(&counters.near_duplicates, 83);
@@ -526,7 +529,8 @@ mod tests {
                 r#""nofollow_pages":70,"nofollow_links":71,"noindex_pages":72,"#,
                 r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
                 r#""workers":75,"max_workers":76,"#,
-                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
+                r#""closed_timeout":84},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
                 r#""near_duplicates":83}"#,
                 "\n"
@@ -555,7 +559,8 @@ mod tests {
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
                 r#""workers":75,"max_workers":76,"#,
-                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79},"#,
+                r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
+                r#""closed_timeout":84},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
                 r#""near_duplicates":83}"#,
                 "\n"

@@ -13,6 +13,7 @@ mod framing;
 mod fuzz;
 mod hostile;
 mod hunt;
+mod idle_timeout;
 mod limits;
 mod manpage;
 mod neardup;
