@@ -17,7 +17,6 @@ use crate::seen::checksum::checksum;
 use crate::url::extract::PageLink;
 use crate::url::normalize::{Filter, Found, LinkKind, Rejection};
 use rustc_hash::FxHashMap;
-use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 
@@ -159,7 +158,7 @@ impl Wanted {
     }
 
     /// Every accepted link's URL in found order, repeats included (`links.tsv`).
-    pub fn links(&self) -> impl Iterator<Item = &str> {
+    pub fn links(&self) -> impl Iterator<Item = &str> + Clone {
         self.occurrences.iter().map(|&i| self.url(i as usize))
     }
 
@@ -178,7 +177,7 @@ impl Wanted {
             depth: self.depth,
             redirects: self.redirects,
         };
-        write!(out, "{line}").expect("a Vec takes every write");
+        line.push_to(out);
     }
 
     /// The repeats of the entries with these checksums (those offered to this shard's DUE).

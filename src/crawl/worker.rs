@@ -37,7 +37,9 @@ use crate::crawl::note::Note;
 use crate::crawl::offer::Wanted;
 use crate::crawl::run::{Counters, CrawlConfig};
 use crate::fetch::body::Skipped;
-use crate::fetch::client::{FetchError, Fetcher, Response, Sent};
+use crate::fetch::client::{
+    FetchError, Fetcher, ROBOTS_REDIRECTS, Response, Sent, redirect_target,
+};
 use crate::fetch::error::ErrorKind;
 use crate::fetch::reactor::{Answer, Reactor};
 use crate::fetch::retry::{self, MAX_RETRIES};
@@ -58,7 +60,7 @@ use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::normalize::LinkKind;
 use anyhow::Result;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use url::Url;
 
 /// What every worker thread shares (the configuration, the stages it feeds, the outputs); each
@@ -90,8 +92,20 @@ pub struct WorkerContext<'a> {
 pub enum Fetching {
     /// A page of `host`.
     Page { host: usize, entry: Entry },
-    /// `host`'s robots.txt, at `url`.
-    Robots { host: usize, url: String },
+    /// `host`'s robots.txt, at `url`; `hop` once a redirect of it is followed.
+    Robots {
+        host: usize,
+        url: String,
+        hop: Option<RobotsHop>,
+    },
+}
+
+/// A robots.txt's redirect followed through the reactor: the answer will be the robots.txt's.
+pub struct RobotsHop {
+    /// Redirects followed so far (RFC 9309 §2.3.1.2: at least five are followed).
+    redirects: u32,
+    /// When the robots.txt's first request started (its record's date).
+    started: SystemTime,
 }
 
 /// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
@@ -212,12 +226,15 @@ impl WorkerContext<'_> {
     /// A robots.txt fetch: handed to the reactor when it takes it, else fetched here.
     fn start_robots(&self, host: usize, url: String) -> Result<()> {
         if let Some(reactor) = self.reactor
-            && url.starts_with("http:")
-            && self.config.fetch.proxy.is_none()
+            && self.reactor_takes(&url)
             && let Ok(parsed) = Url::parse(&url)
         {
             self.robots_asked(&url);
-            let token = Fetching::Robots { host, url };
+            let token = Fetching::Robots {
+                host,
+                url,
+                hop: None,
+            };
             match self.fetcher.reactor_job(token, parsed, &[], false) {
                 Some(Ok(job)) => reactor.submit(job),
                 Some(Err(answer)) => self.process((answer.0, answer.1, Err(answer.2)))?,
@@ -284,9 +301,14 @@ impl WorkerContext<'_> {
         )
     }
 
-    /// Whether a page (or a sitemap) goes to the reactor: plain HTTP, no proxy.
+    /// Whether a page (or a sitemap) goes to the reactor (`reactor_takes`).
     fn for_reactor(&self, entry: &Entry) -> bool {
-        entry.url.starts_with("http:") && self.config.fetch.proxy.is_none()
+        self.reactor_takes(&entry.url)
+    }
+
+    /// Whether a request for `url` goes to the reactor: plain HTTP, no proxy.
+    fn reactor_takes(&self, url: &str) -> bool {
+        url.starts_with("http:") && self.config.fetch.proxy.is_none()
     }
 
     /// The reactor's answer to a request: the steps after the fetch, as a worker that fetched
@@ -294,8 +316,15 @@ impl WorkerContext<'_> {
     pub fn process(&self, answer: Answer<Fetching>) -> Result<()> {
         let (token, url, fetched) = answer;
         let result = match token {
-            Fetching::Robots { host, url: robots } => {
-                let fetched = fetched.and_then(|first| self.fetcher.robots_redirects(&url, first));
+            Fetching::Robots {
+                host,
+                url: robots,
+                hop,
+            } => {
+                let Some(fetched) = self.robots_hop(host, robots.clone(), hop, url, fetched)?
+                else {
+                    return Ok(());
+                };
                 match self.robots_answered(host, &robots, fetched) {
                     Ok(Some((rules, elapsed))) => {
                         self.dispatcher.robots_done(host, rules, elapsed);
@@ -317,6 +346,57 @@ impl WorkerContext<'_> {
             self.dispatcher.fail(e);
         }
         result
+    }
+
+    /// A robots.txt's answer from the reactor, `fetched` from `url`: a redirect (to five in
+    /// all) is followed through the reactor when it takes the target, so no processing thread
+    /// blocks on it (None: asked again); else, or past the reactor, by this thread
+    /// (`Fetcher::robots_redirects`). The robots.txt's answer is the last one, noted with the
+    /// URL that gave it (its record is of that URL) and dated from the first request.
+    fn robots_hop(
+        &self,
+        host: usize,
+        robots: String,
+        hop: Option<RobotsHop>,
+        url: Url,
+        fetched: Result<Response, FetchError>,
+    ) -> Result<Option<Result<Response, FetchError>>> {
+        let redirects = hop.as_ref().map_or(0, |hop| hop.redirects);
+        let mut response = match fetched {
+            Ok(response) => response,
+            Err(e) => return Ok(Some(Err(e))),
+        };
+        let started = hop.as_ref().map_or(response.started, |hop| hop.started);
+        let to = redirect_target(&url, &response, redirects, ROBOTS_REDIRECTS);
+        let Some(to) = to else {
+            if hop.is_some() {
+                response.final_url = Some(url.into());
+                response.started = started;
+            }
+            return Ok(Some(Ok(response)));
+        };
+        let Some(reactor) = self.reactor.filter(|_| self.reactor_takes(to.as_str())) else {
+            let mut fetched = self.fetcher.robots_redirects(&url, response, redirects);
+            if let Ok(response) = &mut fetched {
+                response.started = started;
+            }
+            return Ok(Some(fetched));
+        };
+        let hop = Some(RobotsHop {
+            redirects: redirects + 1,
+            started,
+        });
+        let token = Fetching::Robots {
+            host,
+            url: robots,
+            hop,
+        };
+        match self.fetcher.reactor_job(token, to, &[], false) {
+            Some(Ok(job)) => reactor.submit(job),
+            Some(Err(answer)) => self.process((answer.0, answer.1, Err(answer.2)))?,
+            None => unreachable_job(),
+        }
+        Ok(None)
     }
 
     /// A page's answer (its URL parsed, unless that failed): its steps, then the pages chained

@@ -218,6 +218,27 @@ fn origin_of(url: &Url) -> Result<(&str, u16, String), Fail> {
     }
 }
 
+/// Redirects a robots.txt's fetch follows (RFC 9309 §2.3.1.2: at least five).
+pub const ROBOTS_REDIRECTS: u32 = 5;
+
+/// Where `response`, from `url`, redirects to, if it is a redirect to follow after `followed`
+/// of at most `max`.
+pub fn redirect_target(url: &Url, response: &Response, followed: u32, max: u32) -> Option<Url> {
+    (followed < max)
+        .then(|| location(url, response.status, response.header("location")))
+        .flatten()
+}
+
+/// The http(s) URL a 3xx from `current` leads to: its `Location`, resolved.
+fn location(current: &Url, status: u16, location: Option<&str>) -> Option<Url> {
+    (300..400)
+        .contains(&status)
+        .then_some(location)
+        .flatten()
+        .and_then(|to| current.join(to).ok())
+        .filter(|to| matches!(to.scheme(), "http" | "https"))
+}
+
 /// How long a response took: from its (last hop's) request sent until its last bytes arrived,
 /// by the kernel's stamp when the socket has one (`conn::last_round_trip`), else since `start`
 /// (the fetch's beginning, connect included); never longer than the latter. A worker that
@@ -385,19 +406,20 @@ impl Fetcher {
         }))
     }
 
-    /// A robots.txt's first answer, `first`, had from `url` by the reactor (which follows no
-    /// redirect): the redirects `get_robots` follows, followed here (blocking, rare).
-    pub fn robots_redirects(&self, url: &Url, first: Response) -> Result<Response, FetchError> {
-        let location = (300..400)
-            .contains(&first.status)
-            .then(|| first.header("location"))
-            .flatten()
-            .and_then(|to| url.join(to).ok())
-            .filter(|to| matches!(to.scheme(), "http" | "https"));
-        let Some(to) = location else {
+    /// A robots.txt's answer `first`, had from `url` by the reactor (which follows no redirect)
+    /// after `followed` redirects: the redirects left of those `get_robots` follows, followed
+    /// here, blocking (where the reactor does not take the target: through a proxy).
+    pub fn robots_redirects(
+        &self,
+        url: &Url,
+        first: Response,
+        followed: u32,
+    ) -> Result<Response, FetchError> {
+        let Some(to) = redirect_target(url, &first, followed, ROBOTS_REDIRECTS) else {
             return Ok(first);
         };
-        let mut response = self.get_with(&to, &[], 4, false)?;
+        let left = ROBOTS_REDIRECTS - followed - 1;
+        let mut response = self.get_with(&to, &[], left, false)?;
         response.final_url = Some(response.final_url.unwrap_or_else(|| to.to_string()));
         response.started = first.started;
         Ok(response)
@@ -421,7 +443,7 @@ impl Fetcher {
     /// GETs a robots.txt, following up to five redirects (RFC 9309 §2.3.1.2: at least five).
     /// Its body is read whatever its type (`--accept-type` is for pages).
     pub fn get_robots(&self, url: &str) -> Result<Response, FetchError> {
-        self.get_with(&parse(url)?, &[], 5, false)
+        self.get_with(&parse(url)?, &[], ROBOTS_REDIRECTS, false)
     }
 
     /// The GET, following up to `redirects` redirects; with `filtered`, the body is read only
@@ -445,11 +467,9 @@ impl Fetcher {
             let raw = self
                 .exchange(current, extra, filtered, deadline)
                 .map_err(fail)?;
-            let location = (hops < redirects && (300..400).contains(&raw.head.status))
-                .then(|| raw.head.headers.get("location"))
-                .flatten()
-                .and_then(|to| current.join(to).ok())
-                .filter(|to| matches!(to.scheme(), "http" | "https"));
+            let location = (hops < redirects)
+                .then(|| location(current, raw.head.status, raw.head.headers.get("location")))
+                .flatten();
             if let Some(to) = location {
                 redirected = Some(to);
                 hops += 1;

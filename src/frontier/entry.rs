@@ -80,20 +80,27 @@ impl Entry {
 
     /// The entry as a line without its newline (the segment, spool and `fetched.tsv` format).
     pub fn to_line(&self) -> String {
-        let mut line = match self.sitemap {
-            None => FoundLine {
-                url: &self.url,
-                depth: self.depth,
-                redirects: self.redirects,
+        let mut line = String::with_capacity(self.url.len() + LINE_EXTRA);
+        self.push_line(&mut line);
+        line
+    }
+
+    /// `to_line` onto the end of `line`: numbers written digit by digit, not through
+    /// `fmt` (a line per page fetched and per URL queued).
+    pub fn push_line(&self, line: &mut String) {
+        let first = match self.sitemap {
+            None => self.depth,
+            Some(level) => {
+                line.push('s');
+                level
             }
-            .to_string(),
-            Some(level) => format!("s{level}\t{}\t{}", self.redirects, self.url),
         };
+        push_fields(line, &[first, self.redirects]);
+        line.push_str(&self.url);
         if let Some(previous) = &self.previous {
             line.push('\t');
-            line.push_str(&previous.to_fields());
+            previous.push_fields(line);
         }
-        line
     }
 
     /// Parses a line written by `to_line`.
@@ -127,9 +134,27 @@ pub struct FoundLine<'a> {
     pub redirects: u32,
 }
 
-impl std::fmt::Display for FoundLine<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}\t{}\t{}", self.depth, self.redirects, self.url)
+impl FoundLine<'_> {
+    /// The line onto the end of `out`.
+    pub fn push_to(&self, out: &mut Vec<u8>) {
+        let mut digits = itoa::Buffer::new();
+        for n in [self.depth, self.redirects] {
+            out.extend_from_slice(digits.format(n).as_bytes());
+            out.push(b'\t');
+        }
+        out.extend_from_slice(self.url.as_bytes());
+    }
+}
+
+/// Room beyond the URL `Entry::to_line` reserves: the numbers, the tabs and a recrawl's fields.
+const LINE_EXTRA: usize = 128;
+
+/// Each number of `numbers` onto the end of `line`, a tab after each.
+fn push_fields<N: itoa::Integer>(line: &mut String, numbers: &[N]) {
+    let mut digits = itoa::Buffer::new();
+    for &n in numbers {
+        line.push_str(digits.format(n));
+        line.push('\t');
     }
 }
 
@@ -168,17 +193,17 @@ pub struct Previous {
 
 impl Previous {
     /// `status TAB etag TAB last-modified TAB digest TAB date`, empty for a missing value, then
-    /// the history's fields (`History::to_fields`).
-    pub fn to_fields(&self) -> String {
-        format!(
-            "{}\t{}\t{}\t{}\t{}\t{}",
-            self.status,
-            self.etag.as_deref().unwrap_or(""),
-            self.last_modified.as_deref().unwrap_or(""),
-            self.digest,
-            self.date,
-            self.history.to_fields()
-        )
+    /// the history's fields (`History::push_fields`), onto the end of `line`.
+    pub fn push_fields(&self, line: &mut String) {
+        push_fields(line, &[self.status]);
+        for text in [self.etag.as_deref(), self.last_modified.as_deref()] {
+            line.push_str(text.unwrap_or(""));
+            line.push('\t');
+        }
+        line.push_str(&self.digest);
+        line.push('\t');
+        push_fields(line, &[self.date]);
+        self.history.push_fields(line);
     }
 
     pub fn from_fields(text: &str) -> Option<Previous> {

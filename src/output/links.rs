@@ -66,8 +66,17 @@ impl LinkLog {
     }
 
     /// Queues the links of one page, waiting while the queue is full.
-    pub fn write(&self, from: &str, to: impl IntoIterator<Item = impl AsRef<str>>) -> Result<()> {
+    pub fn write<T: AsRef<str>>(
+        &self,
+        from: &str,
+        to: impl IntoIterator<Item = T, IntoIter: Clone>,
+    ) -> Result<()> {
         let fill = |lines: &mut Vec<u8>| {
+            // Reserved at once: a page with thousands of links would otherwise grow the buffer
+            // (past what it keeps between pages) a copy at a time.
+            let to = to.into_iter();
+            let size = to.clone().map(|t| from.len() + t.as_ref().len() + 2).sum();
+            lines.reserve(size);
             for target in to {
                 for part in [from, "\t", target.as_ref(), "\n"] {
                     lines.extend_from_slice(part.as_bytes());

@@ -81,15 +81,23 @@ impl History {
         }
     }
 
-    /// `visits TAB changes TAB first TAB last TAB last-change`.
-    pub fn to_fields(self) -> String {
-        format!(
-            "{}\t{}\t{}\t{}\t{}",
-            self.visits, self.changes, self.first, self.last, self.last_change
-        )
+    /// `visits TAB changes TAB first TAB last TAB last-change` onto the end of `line`.
+    pub fn push_fields(self, line: &mut String) {
+        let mut digits = itoa::Buffer::new();
+        let numbers = [
+            self.visits.into(),
+            self.changes.into(),
+            self.first,
+            self.last,
+        ];
+        for n in numbers {
+            line.push_str(digits.format(n));
+            line.push('\t');
+        }
+        line.push_str(digits.format(self.last_change));
     }
 
-    /// The fields `to_fields` wrote; None if any is missing or not a number.
+    /// The fields `push_fields` wrote; None if any is missing or not a number.
     pub fn from_fields<'a>(mut fields: impl Iterator<Item = &'a str>) -> Option<History> {
         let mut next = || fields.next()?.parse::<u64>().ok();
         let (visits, changes) = (next()?, next()?);
@@ -306,7 +314,9 @@ mod tests {
         let h = h.visited(false, 200).visited(true, 300);
         assert_eq!((h.visits, h.changes, h.first, h.last), (3, 1, 100, 300));
         assert_eq!(h.last_change, 300);
-        assert_eq!(History::from_fields(h.to_fields().split('\t')), Some(h));
+        let mut fields = String::new();
+        h.push_fields(&mut fields);
+        assert_eq!(History::from_fields(fields.split('\t')), Some(h));
         assert_eq!(History::from_fields("1\t2\t3".split('\t')), None);
         assert_eq!(History::of_format_1(0, 5), History::default());
         assert_eq!(History::of_format_1(200, 5).visits, 1);

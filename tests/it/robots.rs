@@ -37,3 +37,51 @@ fn a_user_agent_line_with_extra_words_still_heads_our_group() {
     );
     assert_eq!(run.summary()["robots_blocked"], 3, "{}", run.summary());
 }
+
+/// A robots.txt that moved is read where it moved to, through up to five redirects (RFC 9309
+/// §2.3.1.2), alike on the event loop (the default) and on blocking workers (`-j`); a sixth
+/// redirect is one not followed, which allows everything.
+#[test]
+fn a_moved_robots_txt_is_followed_five_redirects_deep_on_the_loop_and_on_workers() {
+    for (hops, obeyed) in [(2, true), (5, true), (6, false)] {
+        let web = TestWeb::start(vec![HostSpec::new(move |req| {
+            let target = req.target.as_str();
+            let hop = |n: usize| match n {
+                0 => "/robots.txt".to_owned(),
+                n => format!("/moved/{n}/robots.txt"),
+            };
+            match (0..hops).find(|&n| hop(n) == target) {
+                Some(n) => return Response::redirect(301, &hop(n + 1)),
+                None if target == hop(hops) => {
+                    return Response::text(200, "User-agent: *\nDisallow: /private/\n");
+                }
+                None => {}
+            }
+            match target {
+                "/" => Response::html(r#"<a href="/private/a">a</a><a href="/public">p</a>"#),
+                _ => Response::html("a page"),
+            }
+        })])
+        .unwrap();
+        for jobs in [None, Some("2")] {
+            let mut args = vec!["--delay-factor", "0", "--no-sitemaps"];
+            args.extend(jobs.iter().flat_map(|j| ["-j", j]));
+            let before = web.log().len();
+            let run = crawl(&format!("{}\n", web.url(0, "/")), &args);
+            assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+            let log = web.log();
+            let requested: Vec<String> = log[before..].iter().map(|e| e.target.clone()).collect();
+            let private = requested.iter().any(|t| t.starts_with("/private/"));
+            assert_eq!(!private, obeyed, "{hops} hops, -j {jobs:?}: {requested:?}");
+            let hops_asked = requested
+                .iter()
+                .filter(|t| t.ends_with("robots.txt"))
+                .count();
+            assert_eq!(
+                hops_asked,
+                hops.min(5) + 1,
+                "{hops} hops, -j {jobs:?}: {requested:?}"
+            );
+        }
+    }
+}
