@@ -209,7 +209,10 @@ pub struct Sent {
 fn origin_of(url: &Url) -> Result<(&str, u16, String), Fail> {
     match (url.scheme(), url.host_str(), url.port_or_known_default()) {
         ("http" | "https", Some(host), Some(port)) if !host.is_empty() => {
-            Ok((host, port, format!("{}://{host}:{port}", url.scheme())))
+            // The pool's key, a request's: built without `fmt`.
+            let mut digits = itoa::Buffer::new();
+            let origin = [url.scheme(), "://", host, ":", digits.format(port)].concat();
+            Ok((host, port, origin))
         }
         _ => Err(Fail::new(
             ErrorKind::BadUrl,

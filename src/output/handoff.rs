@@ -3,10 +3,12 @@
 //!
 //! Workers add to one shared batch under a short lock; the writer thread takes the whole batch
 //! at once and writes it while the workers fill the next. A busy writer finds the next batch
-//! waiting and costs nobody a wake-up; an idle one is woken by the first item of a batch, then
-//! lingers (a bounded wait) until the batch holds `wake_at` units, so it wakes about once per
-//! batch rather than once per page (a channel wakes its receiver for every message: three
-//! channels made ~13 futex calls per page, BENCHMARKS.md "Speed at the web's shape").
+//! waiting and costs nobody a wake-up; one that has written its batch lingers (a bounded wait)
+//! until the next holds `wake_at` units, woken only then, so it wakes about once per batch
+//! rather than once per page (a channel wakes its receiver for every message: three channels
+//! made ~13 futex calls per page, BENCHMARKS.md "Speed at the web's shape"). Only a writer that
+//! lingered and got nothing sleeps until the first item, which wakes it, and then lingers for
+//! the rest: while pages flow, that is one wake-up per batch, not two.
 //!
 //! A thread is woken after the lock is released, never under it: woken under it, it would
 //! first block again on the lock its waker still holds, a second switch for one wake-up.
@@ -37,7 +39,8 @@ struct Shared<B> {
     batch: B,
     /// Units in `batch` (as the workers count them).
     size: usize,
-    reader_waiting: bool,
+    /// What the writer waits for, if it waits (`take`).
+    reader: ReaderWait,
     writers_waiting: usize,
     /// Of those, woken and not yet running: no further wake-up is sent for them (std's
     /// `notify_one` is a futex call even when the one it would wake is already woken).
@@ -46,6 +49,17 @@ struct Shared<B> {
     reader_gone: bool,
     /// Someone waits for what is queued to be written (`hurry`): the writer takes it at once.
     hurried: bool,
+}
+
+/// What a waiting writer is to be woken for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReaderWait {
+    /// It does not wait: it is writing.
+    No,
+    /// A batch of `wake_at` units, for `linger` at most (the batch is empty or small).
+    Batch,
+    /// Any item: it lingered and nothing came.
+    First,
 }
 
 impl<B> Shared<B> {
@@ -70,7 +84,7 @@ impl<B: Default> Handoff<B> {
             shared: Mutex::new(Shared {
                 batch: B::default(),
                 size: 0,
-                reader_waiting: false,
+                reader: ReaderWait::No,
                 writers_waiting: 0,
                 writers_woken: 0,
                 closed: false,
@@ -97,12 +111,15 @@ impl<B: Default> Handoff<B> {
         if shared.reader_gone {
             return Err(ReaderGone);
         }
-        let first = shared.size == 0;
         add(&mut shared.batch);
         shared.size += size;
-        let wake_reader = shared.reader_waiting && (first || shared.size >= self.wake_at);
+        let wake_reader = match shared.reader {
+            ReaderWait::No => false,
+            ReaderWait::Batch => shared.size >= self.wake_at,
+            ReaderWait::First => true,
+        };
         if wake_reader {
-            shared.reader_waiting = false; // woken once
+            shared.reader = ReaderWait::No; // woken once
         }
         // The next waiting worker's turn.
         let pass_turn = shared.size < self.cap && shared.wake_a_writer();
@@ -123,23 +140,27 @@ impl<B: Default> Handoff<B> {
     }
 
     /// The writer's side: the whole batch, waiting for one; `None` once closed and drained.
-    /// A batch smaller than `wake_at` is given `linger` to grow.
+    /// A batch smaller than `wake_at` is given `linger` to grow; a writer that lingered and got
+    /// nothing waits for the first item, then lingers again.
     pub fn take(&self) -> Option<B> {
         let mut shared = self.lock();
         let mut lingered = false;
         while !shared.closed && shared.size < self.wake_at && !(shared.hurried && shared.size > 0) {
-            shared.reader_waiting = true;
-            if shared.size == 0 {
-                shared = self.ready.wait(shared).unwrap();
-            } else if lingered {
+            if lingered && shared.size > 0 {
                 break;
+            }
+            if lingered {
+                shared.reader = ReaderWait::First;
+                shared = self.ready.wait(shared).unwrap();
+                lingered = false;
             } else {
+                shared.reader = ReaderWait::Batch;
                 shared = self.ready.wait_timeout(shared, self.linger).unwrap().0;
                 lingered = true;
             }
-            shared.reader_waiting = false;
+            shared.reader = ReaderWait::No;
         }
-        shared.reader_waiting = false;
+        shared.reader = ReaderWait::No;
         self.take_locked(shared)
     }
 
@@ -166,7 +187,7 @@ impl<B: Default> Handoff<B> {
     pub fn hurry(&self) {
         let mut shared = self.lock();
         shared.hurried = true;
-        let wake = shared.reader_waiting;
+        let wake = shared.reader != ReaderWait::No;
         drop(shared);
         self.notify(wake, false);
     }
@@ -218,6 +239,7 @@ pub(crate) fn with_line_buffer<R>(
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::thread::JoinHandle;
 
     /// The writer's side on its own thread: every item taken and the number of batches, each
     /// checked against `cap`.
@@ -333,36 +355,52 @@ mod tests {
         assert_eq!(handoff.try_take(), None);
     }
 
+    /// Polls until the writer waits for `what` (or has finished), within a deadline.
+    fn until_reader(handoff: &Handoff<Vec<u32>>, what: ReaderWait, reader: &JoinHandle<Batch>) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while handoff.lock().reader != what && !reader.is_finished() {
+            let now = std::time::Instant::now();
+            assert!(now < deadline, "the reader never waited for {what:?}");
+            std::thread::yield_now();
+        }
+    }
+
+    type Batch = Option<Vec<u32>>;
+
     #[test]
-    fn an_idle_writer_is_woken_once_and_waits_for_the_batch_to_fill() {
-        // A linger far longer than the test: the writer takes the batch when it is full.
+    fn a_lingering_writer_is_woken_once_by_a_full_batch() {
+        // A linger far longer than the test: the writer takes the batch when it is full, and
+        // no item before the last wakes it.
         let handoff = Arc::new(Handoff::<Vec<u32>>::new(64, 16, Duration::from_secs(600)));
         let reader = {
             let handoff = Arc::clone(&handoff);
             std::thread::spawn(move || handoff.take())
         };
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while !handoff.lock().reader_waiting {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the reader never waited"
-            );
-            std::thread::yield_now();
-        }
-        // The first item wakes the writer, which then lingers for the rest.
-        handoff.push(1, |b| b.push(0)).unwrap();
-        while !handoff.lock().reader_waiting && !reader.is_finished() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the reader never lingered"
-            );
-            std::thread::yield_now();
-        }
-        for i in 1..16 {
+        until_reader(&handoff, ReaderWait::Batch, &reader);
+        for i in 0..15 {
             handoff.push(1, |b| b.push(i)).unwrap();
+            assert_eq!(
+                handoff.lock().reader,
+                ReaderWait::Batch,
+                "woken by item {i}"
+            );
         }
+        handoff.push(1, |b| b.push(15)).unwrap();
         let first = reader.join().unwrap().unwrap();
         assert_eq!(first, (0..16).collect::<Vec<_>>(), "taken before it filled");
+    }
+
+    #[test]
+    fn a_writer_that_lingered_for_nothing_is_woken_by_the_first_item() {
+        let handoff = Arc::new(Handoff::<Vec<u32>>::new(64, 16, Duration::from_millis(1)));
+        let reader = {
+            let handoff = Arc::clone(&handoff);
+            std::thread::spawn(move || handoff.take())
+        };
+        // Nothing within the linger: it sleeps until an item comes, which wakes it.
+        until_reader(&handoff, ReaderWait::First, &reader);
+        handoff.push(1, |b| b.push(7)).unwrap();
+        assert_eq!(reader.join().unwrap().unwrap()[0], 7);
     }
 
     #[test]
