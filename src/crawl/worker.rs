@@ -81,7 +81,7 @@ pub struct WorkerContext<'a> {
     pub fingerprints: &'a crate::url::simhash::Windows,
     /// A recrawl's `--recrawl-budget` (`state::budget`).
     pub budget: Option<&'a RecrawlBudget>,
-    /// The reactor plain-HTTP requests go to (`fetch::reactor`), their answers processed by
+    /// The reactor HTTP(S) requests go to (`fetch::reactor`), their answers processed by
     /// `process`; None: every request blocks its worker.
     pub reactor: Option<&'a Reactor<Fetching>>,
 }
@@ -96,7 +96,12 @@ pub enum Fetching {
 
 /// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
 fn unreachable_job() -> ! {
-    unreachable!("the reactor takes plain-HTTP URLs without a proxy")
+    unreachable!("the reactor takes HTTP(S) URLs without a proxy")
+}
+
+/// Whether `url` is one the reactor takes (without a proxy).
+fn is_http_or_https(url: &str) -> bool {
+    url.starts_with("http:") || url.starts_with("https:")
 }
 
 /// Where `begin_page` left a page.
@@ -212,7 +217,7 @@ impl WorkerContext<'_> {
     /// A robots.txt fetch: handed to the reactor when it takes it, else fetched here.
     fn start_robots(&self, host: usize, url: String) -> Result<()> {
         if let Some(reactor) = self.reactor
-            && url.starts_with("http:")
+            && is_http_or_https(&url)
             && self.config.fetch.proxy.is_none()
             && let Ok(parsed) = Url::parse(&url)
         {
@@ -284,9 +289,9 @@ impl WorkerContext<'_> {
         )
     }
 
-    /// Whether a page (or a sitemap) goes to the reactor: plain HTTP, no proxy.
+    /// Whether a page (or a sitemap) goes to the reactor: HTTP(S), no proxy.
     fn for_reactor(&self, entry: &Entry) -> bool {
-        entry.url.starts_with("http:") && self.config.fetch.proxy.is_none()
+        is_http_or_https(&entry.url) && self.config.fetch.proxy.is_none()
     }
 
     /// The reactor's answer to a request: the steps after the fetch, as a worker that fetched
@@ -429,7 +434,7 @@ impl WorkerContext<'_> {
         let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
-        // With the reactor, a page it does not take (HTTPS) goes back to a worker: this
+        // With the reactor, a page it does not take goes back to a worker: this
         // thread may be one that processes answers, and those queued behind it would keep
         // their places in flight while it blocked (`Dispatcher::give_back`).
         if self.reactor.is_some() && !self.for_reactor(&next) {

@@ -121,6 +121,86 @@ impl Stream {
             Stream::Memory(_) => None,
         }
     }
+
+    /// A read of a non-blocking stream (`fetch::reactor`). Under TLS: the plaintext rustls
+    /// holds, else records read from the socket until one brings plaintext, the end, or the
+    /// socket has nothing (`WouldBlock`: it was read dry, as the loop's edge-triggered poll
+    /// needs). Never a socket write but what a record read asks for (an alert, a key update),
+    /// and that never blocks: the rest waits for `flush_tls`.
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let tls = match self {
+            Stream::Tls(tls) => tls,
+            other => return other.read(buf),
+        };
+        loop {
+            match tls.conn.reader().read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // Plaintext, a close_notify (0), or the socket's end without one.
+                read => return read,
+            }
+            // At the socket's end rustls notes it, and its reader says so above.
+            tls.conn.read_tls(&mut tls.sock)?;
+            let processed = tls.conn.process_new_packets();
+            let _ = write_tls_now(tls);
+            if let Err(e) = processed {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+        }
+    }
+}
+
+/// Writes the records rustls holds until they are all out or the socket is full (`Ok`: the
+/// rest waits for the socket to be writable).
+fn write_tls_now(tls: &mut StreamOwned<ClientConnection, Stream>) -> io::Result<()> {
+    while tls.conn.wants_write() {
+        match tls.conn.write_tls(&mut tls.sock) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Where a TLS handshake is (`drive_handshake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    Done,
+    /// Waiting for the socket (non-blocking only); `heard`: bytes came meanwhile.
+    Waiting {
+        heard: bool,
+    },
+}
+
+/// Drives the TLS handshake of `tls` over `sock` with rustls's `complete_io`, the blocking
+/// client's and the reactor's alike, so that both fail alike (`TLS handshake: …`, a refused
+/// certificate a `tls` failure). Blocking, until done or failed; non-blocking, as far as the
+/// socket allows now (`Waiting`: the caller waits for what `tls.wants_write()` says, else for
+/// bytes to read).
+pub fn drive_handshake(
+    tls: &mut ClientConnection,
+    sock: &mut Stream,
+    nonblocking: bool,
+) -> Result<Handshake, Fail> {
+    let mut heard = false;
+    while tls.is_handshaking() {
+        match tls.complete_io(sock) {
+            // Nothing wanted either way while handshaking: the server ended it (close_notify).
+            Ok((0, 0)) => {
+                let e = io::Error::from(io::ErrorKind::UnexpectedEof);
+                return Err(Fail::io(&e, "TLS handshake"));
+            }
+            Ok((read, _)) => heard |= read > 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && nonblocking => {
+                return Ok(Handshake::Waiting { heard });
+            }
+            Err(e) => return Err(Fail::io(&e, "TLS handshake")),
+        }
+    }
+    Ok(Handshake::Done)
 }
 
 impl Read for Stream {
@@ -468,11 +548,41 @@ impl Connection {
         let now = SystemTime::now();
         LAST_SENT.set(Some(now));
         (self.sent_at, self.arrived) = (Some(now), None);
-        let sent = self
-            .stream
-            .write_all(head)
-            .and_then(|()| self.stream.flush());
+        let sent = match (&mut self.stream, self.nonblocking) {
+            // Non-blocking TLS: the head is sealed whole into rustls (no limit on what it
+            // holds, so it always fits), and what the socket does not take now waits for it
+            // to be writable (`flush_tls`).
+            (Stream::Tls(tls), true) => {
+                tls.conn.set_buffer_limit(None);
+                (tls.conn.writer().write_all(head)).and_then(|()| write_tls_now(tls))
+            }
+            (stream, _) => stream.write_all(head).and_then(|()| stream.flush()),
+        };
         sent.map_err(|e| self.stale(Fail::io(&e, "sending the request")))
+    }
+
+    /// Under TLS, the TLS handshake as far as it goes now (`drive_handshake`, non-blocking).
+    pub fn handshake(&mut self) -> Result<Handshake, Fail> {
+        match &mut self.stream {
+            Stream::Tls(tls) => drive_handshake(&mut tls.conn, &mut tls.sock, self.nonblocking),
+            _ => Ok(Handshake::Done),
+        }
+    }
+
+    /// Whether TLS records wait for the socket to take them (the reactor then waits for it
+    /// to be writable as well as readable).
+    pub fn wants_write(&self) -> bool {
+        matches!(&self.stream, Stream::Tls(tls) if tls.conn.wants_write())
+    }
+
+    /// Writes the TLS records waiting (`wants_write`) as far as the socket takes them now.
+    pub fn flush_tls(&mut self) -> Result<(), Fail> {
+        match &mut self.stream {
+            Stream::Tls(tls) => {
+                write_tls_now(tls).map_err(|e| self.stale(Fail::io(&e, "sending the request")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Marks `fail` stale when nothing of the response came on a reused connection.
@@ -583,7 +693,7 @@ impl Connection {
             None => {
                 LAST_ARRIVAL.set(None);
                 loop {
-                    match self.stream.read(&mut self.buf[end..]) {
+                    match self.stream.read_now(&mut self.buf[end..]) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         read => break read,
                     }
@@ -625,6 +735,7 @@ impl Connection {
         if self.pos != self.end {
             return Idle::Bytes;
         }
+        let nonblocking = self.nonblocking;
         let tls = match &mut self.stream {
             Stream::Tcp(tcp) => return crate::sys::peek_idle(tcp),
             Stream::Memory(bytes) => {
@@ -655,6 +766,7 @@ impl Connection {
         if !matches!(tls.sock, Stream::Tcp(_)) || tcp.set_nonblocking(true).is_err() {
             return Idle::Bytes;
         }
+        // The socket goes back to the mode it had: the reactor's stay non-blocking.
         // A few records at most: a server that keeps sending is not quiet.
         let mut seen = Idle::Bytes;
         for _ in 0..4 {
@@ -669,7 +781,7 @@ impl Connection {
             }
             break;
         }
-        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(false)) {
+        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(nonblocking)) {
             Some(Ok(())) => seen,
             _ => Idle::Closed,
         }
