@@ -188,7 +188,7 @@ pub fn drive_handshake(
     while tls.is_handshaking() {
         match tls.complete_io(sock) {
             // Nothing wanted either way while handshaking: the server ended it (close_notify).
-            Ok((0, 0)) => {
+            Ok((0, 0)) if tls.is_handshaking() => {
                 let e = io::Error::from(io::ErrorKind::UnexpectedEof);
                 return Err(Fail::io(&e, "TLS handshake"));
             }
@@ -1696,28 +1696,8 @@ mod tests {
     #[test]
     fn a_tls_close_without_close_notify_ends_a_body_read_to_the_close() {
         let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hello"));
-        let upstream: std::net::SocketAddr = server
-            .origin()
-            .trim_start_matches("https://")
-            .parse()
-            .unwrap();
-        let (relay, relaying) = without_alerts(upstream);
-        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
-        let mut store = rustls::RootCertStore::empty();
-        store.add_parsable_certificates(roots);
-        // TLS 1.2: its alert records are marked as such outside the encryption, so the relay
-        // can drop them.
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS12])
-            .unwrap()
-            .with_root_certificates(store)
-            .with_no_client_auth();
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
-        let client = ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
-        let tcp = TcpStream::connect(relay).unwrap();
-        let tls = Stream::Tls(Box::new(StreamOwned::new(client, Stream::Tcp(tcp))));
-        let mut conn = Connection::new(tls, None, None);
+        let (relay, relaying) = relay_alerts(&server, None);
+        let mut conn = tls12_to(relay, &server);
         conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let (head, body, after) =
@@ -1727,12 +1707,75 @@ mod tests {
         relaying.join().unwrap();
     }
 
-    /// A relay to `upstream` that passes every TLS record but alerts (TLS 1.2's record type
-    /// 21), then closes: a server's `close_notify` never reaches the client. Ends when both
+    /// A TLS server's close_notify on an idle connection makes it `Closed`; the records read
+    /// to see it leave a non-blocking socket (the reactor's) non-blocking.
+    #[test]
+    fn an_idle_tls_connection_its_server_closed_is_closed_and_keeps_its_mode() {
+        let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hi"));
+        let (release, held) = std::sync::mpsc::channel();
+        let (relay, relaying) = relay_alerts(&server, Some(held));
+        let mut conn = tls12_to(relay, &server);
+        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let head = conn.read_head(soon()).unwrap();
+        let mut body = Vec::new();
+        let framing = head.framing().unwrap();
+        conn.read_body(&head, framing, 100, soon(), &mut body)
+            .unwrap();
+        assert_eq!(body, b"hi");
+        conn.set_nonblocking().unwrap();
+        // The close_notify held back: nothing to see.
+        assert_eq!(conn.idle_state(), Idle::Quiet);
+        release.send(()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut state = conn.idle_state();
+        while state != Idle::Closed && Instant::now() < deadline {
+            std::thread::yield_now();
+            state = conn.idle_state();
+        }
+        assert_eq!(state, Idle::Closed);
+        let fd = conn.fd().unwrap();
+        // SAFETY: F_GETFL only reads the flags of a descriptor the connection holds open.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        assert!(flags & libc::O_NONBLOCK != 0, "made blocking: {flags:#x}");
+        drop(conn);
+        relaying.join().unwrap();
+    }
+
+    /// A TLS 1.2 connection to `server` through `relay` (its alert records are marked as
+    /// such outside the encryption, so a relay can tell them).
+    fn tls12_to(relay: std::net::SocketAddr, server: &testweb::tls::TlsServer) -> Connection {
+        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
+        let mut store = rustls::RootCertStore::empty();
+        store.add_parsable_certificates(roots);
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS12])
+            .unwrap()
+            .with_root_certificates(store)
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let mut client = ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+        let mut tcp = Stream::Tcp(TcpStream::connect(relay).unwrap());
+        let shaken = drive_handshake(&mut client, &mut tcp, false).unwrap();
+        assert_eq!(shaken, Handshake::Done);
+        let tls = Stream::Tls(Box::new(StreamOwned::new(client, tcp)));
+        Connection::new(tls, None, None)
+    }
+
+    /// A relay to `server` that passes every TLS record but alerts (TLS 1.2's record type
+    /// 21): without `release`, dropped, and the relay closes, so a server's `close_notify`
+    /// never reaches the client; with it, held until it says, then passed. Ends when both
     /// sides have closed.
-    fn without_alerts(
-        upstream: std::net::SocketAddr,
+    fn relay_alerts(
+        server: &testweb::tls::TlsServer,
+        release: Option<std::sync::mpsc::Receiver<()>>,
     ) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+        let upstream: std::net::SocketAddr = server
+            .origin()
+            .trim_start_matches("https://")
+            .parse()
+            .unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let relaying = std::thread::spawn(move || {
@@ -1753,13 +1796,19 @@ mod tests {
                     if records.len() < end {
                         break;
                     }
-                    if records[0] != 21 {
-                        client.write_all(&records[..end]).unwrap();
+                    let passed = match (records[0], &release) {
+                        (21, None) => false,
+                        (21, Some(release)) => release.recv().is_ok(),
+                        _ => true,
+                    };
+                    if passed {
+                        // The client may be gone once it saw what it waited for.
+                        let _ = client.write_all(&records[..end]);
                     }
                     records.drain(..end);
                 }
             }
-            client.shutdown(std::net::Shutdown::Write).unwrap();
+            let _ = client.shutdown(std::net::Shutdown::Write);
             requests.join().unwrap();
         });
         (addr, relaying)

@@ -331,8 +331,11 @@ impl<T> Loop<'_, T> {
         let Some(conn) = slot.conn.as_mut() else {
             return;
         };
-        let step = conn.handshake().and_then(|step| {
-            watch(poll, at, &mut slot.interest, conn, interest_of(conn)).map(|()| step)
+        let step = conn.handshake().and_then(|step| match step {
+            Handshake::Done => Ok(step),
+            Handshake::Waiting { .. } => {
+                watch(poll, at, &mut slot.interest, conn, interest_of(conn)).map(|()| step)
+            }
         });
         match step {
             Ok(Handshake::Done) => {
