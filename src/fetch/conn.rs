@@ -20,6 +20,11 @@
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
 //! and a read that timed out early is retried until one of the two limits really passed.
 //!
+//! TLS: the handshake is `drive_handshake`'s (rustls's `complete_io`) on both paths. On a
+//! non-blocking connection (`fetch::reactor`) TLS reads never wait (`Stream::read_now`), a
+//! request is sealed whole into rustls and written as far as the socket takes it, the rest
+//! when it has room (`flush_tls`); the liveness check leaves the socket in its mode.
+//!
 //! Errors are `error::Fail`s, their kind the URL log's word; a failure before any byte of the
 //! response on a reused connection is marked `stale`: the server closed it while idle, and the
 //! request is sent again once on a fresh connection (`client`).

@@ -1,13 +1,13 @@
-//! The reactor: plain-HTTP requests in flight on non-blocking sockets, one thread for all.
+//! The reactor: HTTP and HTTPS requests in flight on non-blocking sockets, one thread for all.
 //!
 //! A thread that blocks on each request costs a wake-up, two context switches and a stack per
 //! request; at the web's latency the politeness rule wants hundreds or thousands of requests
-//! in flight. Here one thread owns them all on epoll (`mio`): it connects, writes the request,
-//! reads the response, and hands the responses (or the failures) to `deliver`, which queues
-//! them for the threads that process pages (`crawl::worker`). The answers of one turn of the
-//! loop (the jobs taken, the timers expired, the events of one `poll`) go in one batch, before
-//! the loop waits again: one hand-off, and at most one wake-up per processing thread, for all
-//! of them rather than one per answer.
+//! in flight. Here one thread owns them all on epoll (`mio`): it connects, does the TLS
+//! handshake for `https`, writes the request, reads the response, and hands the responses (or
+//! the failures) to `deliver`, which queues them for the threads that process pages
+//! (`crawl::worker`). The answers of one turn of the loop (the jobs taken, the timers expired,
+//! the events of one `poll`) go in one batch, before the loop waits again: one hand-off, and
+//! at most one wake-up per processing thread, for all of them rather than one per answer.
 //!
 //! What it shares with the blocking client, so that both read a response alike: the job is
 //! made by `Fetcher::reactor_job` (the request head, the name resolved by the caller through
@@ -18,21 +18,34 @@
 //! of the response, and the parse runs again from there once `short` more bytes came (or the
 //! stream ended), so a long body is parsed a few times, not once per read.
 //!
+//! TLS (rustls, sans-IO) on the same path: after the connect the handshake is driven by the
+//! blocking client's own call (`conn::drive_handshake`, rustls's `complete_io`), so a refused
+//! certificate fails alike (`tls`, `TLS handshake: …`), with the fetcher's roots (`--ca-cert`,
+//! `--insecure`) and the URL's host as SNI. The socket is watched for what rustls waits for:
+//! bytes to read, and room to write while records wait to go out (`interest_of`), in every
+//! phase, since a read may ask for a write (an alert, a key update) and a request head the
+//! socket did not take whole waits for room. Reads take rustls's plaintext first, else read
+//! records until the socket is dry (`conn::Stream::read_now`), as the edge-triggered poll needs.
+//!
 //! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
 //! (`fetch::pool`: its LRU and liveness check), shared with the threads that block (a
-//! robots.txt's redirect), each side setting the socket's mode as it takes one. A request
-//! that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
-//! more on a new one.
+//! robots.txt's redirect), each side setting the socket's mode as it takes one; a TLS
+//! connection goes there too, whole (its rustls session in it), and the liveness check leaves
+//! the socket in the mode it found it. A request that fails on a kept connection before any
+//! byte of its answer (`Fail::stale`) is sent once more on a new one.
 //!
-//! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte and
-//! `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response time (the delay
-//! rule's) is from the request written to the arrival of the response's last bytes by the
-//! kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`), as on the blocking path; without a
-//! stamp, from the job's start to the read that completed it.
+//! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte (in the
+//! TLS handshake too) and `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response
+//! time (the delay rule's) is from the request written to the arrival of the response's last
+//! bytes by the kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`, under TLS too), as on
+//! the blocking path; without a stamp, from the job's start to the read that completed it.
 //!
 //! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
-//! with the poll exactly while the slot holds it; the loop never blocks but in `poll`, and
-//! never with an answer held back.
+//! with the poll exactly while the slot holds it, `Slot::interest` saying for what; the poll
+//! is edge-triggered, so a slot waits for an event only once its reads found the socket dry
+//! (`WouldBlock`) or before any answer can have come (its request just written), and once its
+//! writes found it full or had nothing left; the loop never blocks but in `poll`, and never
+//! with an answer held back.
 
 use crate::fetch::client::{FetchError, Fetcher, Response};
 use crate::fetch::conn::{Connection, Handshake, PER_READ, Stream};
@@ -681,7 +694,7 @@ mod tests {
             for token in 0..2 {
                 let url = Url::parse(&format!("http://{addr}/page")).unwrap();
                 let job = fetcher.reactor_job(token, url, &[], true);
-                reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+                reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
                 let (got, _, answer) = rx.recv().unwrap();
                 let response = answer.unwrap();
                 assert_eq!((got, response.status), (token, 200));
@@ -818,7 +831,7 @@ mod tests {
             let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
             let url = Url::parse(&format!("http://{addr}/")).unwrap();
             let job = fetcher.reactor_job((), url, &[], true);
-            reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+            reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
             let (_, _, answer) = rx.recv().unwrap();
             assert_eq!(answer.err().map(|e| e.kind), Some(ErrorKind::Connect));
             reactor.close();
