@@ -78,9 +78,9 @@ pub struct Args {
     /// N worker threads, each one request at a time (1 to 4096): at most N requests in flight.
     /// Default: as many requests in flight as the work needs, up to --max-connections.
     ///
-    /// Without -j, plain-HTTP requests are kept in flight by one event loop and their pages
-    /// processed by one thread per core (HTTPS, requests through a proxy, sitemaps and --focus
-    /// crawls take a worker thread each while they wait, started as needed), so the requests
+    /// Without -j, HTTP and HTTPS requests are kept in flight by one event loop and their pages
+    /// processed by one thread per core (requests through a proxy and --focus crawls take a
+    /// worker thread each while they wait, started as needed), so the requests
     /// in flight follow the hosts politeness lets the crawl contact (at 100 ms a response and
     /// the default delay rule, about one per 11 hosts with work). -j N fixes the number, for
     /// benchmarks or to go easy on the machine; with few requests in flight and the CPU the

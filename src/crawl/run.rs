@@ -606,7 +606,7 @@ fn open_dispatcher(
     })
 }
 
-/// Whether plain-HTTP requests go to the reactor (`fetch::reactor`). Not with a proxy (whose
+/// Whether HTTP(S) requests go to the reactor (`fetch::reactor`). Not with a proxy (whose
 /// requests block a worker each), nor with `--focus` (whose window orders the fetches by the
 /// workers' pace: a worker waits for its topical links to reach the window before its next
 /// fetch), nor with `-j N`: N worker threads, each one request at a time, the cheaper path when

@@ -83,7 +83,7 @@ pub struct WorkerContext<'a> {
     pub fingerprints: &'a crate::url::simhash::Windows,
     /// A recrawl's `--recrawl-budget` (`state::budget`).
     pub budget: Option<&'a RecrawlBudget>,
-    /// The reactor plain-HTTP requests go to (`fetch::reactor`), their answers processed by
+    /// The reactor HTTP(S) requests go to (`fetch::reactor`), their answers processed by
     /// `process`; None: every request blocks its worker.
     pub reactor: Option<&'a Reactor<Fetching>>,
 }
@@ -110,7 +110,12 @@ pub struct RobotsHop {
 
 /// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
 fn unreachable_job() -> ! {
-    unreachable!("the reactor takes plain-HTTP URLs without a proxy")
+    unreachable!("the reactor takes HTTP(S) URLs without a proxy")
+}
+
+/// Whether `url` is one the reactor takes (without a proxy).
+fn is_http_or_https(url: &str) -> bool {
+    url.starts_with("http:") || url.starts_with("https:")
 }
 
 /// Where `begin_page` left a page.
@@ -306,9 +311,9 @@ impl WorkerContext<'_> {
         self.reactor_takes(&entry.url)
     }
 
-    /// Whether a request for `url` goes to the reactor: plain HTTP, no proxy.
+    /// Whether a request for `url` goes to the reactor: HTTP(S), no proxy.
     fn reactor_takes(&self, url: &str) -> bool {
-        url.starts_with("http:") && self.config.fetch.proxy.is_none()
+        is_http_or_https(url) && self.config.fetch.proxy.is_none()
     }
 
     /// The reactor's answer to a request: the steps after the fetch, as a worker that fetched
@@ -349,10 +354,10 @@ impl WorkerContext<'_> {
     }
 
     /// A robots.txt's answer from the reactor, `fetched` from `url`: a redirect (to five in
-    /// all) is followed through the reactor when it takes the target, so no processing thread
-    /// blocks on it (None: asked again); else, or past the reactor, by this thread
-    /// (`Fetcher::robots_redirects`). The robots.txt's answer is the last one, noted with the
-    /// URL that gave it (its record is of that URL) and dated from the first request.
+    /// all, to http(s), which the reactor takes) is asked for through the reactor, so no
+    /// processing thread blocks on it (None: its answer comes back here). The robots.txt's
+    /// answer is the last one, noted with the URL that gave it (its record is of that URL) and
+    /// dated from the first request.
     fn robots_hop(
         &self,
         host: usize,
@@ -375,12 +380,8 @@ impl WorkerContext<'_> {
             }
             return Ok(Some(Ok(response)));
         };
-        let Some(reactor) = self.reactor.filter(|_| self.reactor_takes(to.as_str())) else {
-            let mut fetched = self.fetcher.robots_redirects(&url, response, redirects);
-            if let Ok(response) = &mut fetched {
-                response.started = started;
-            }
-            return Ok(Some(fetched));
+        let Some(reactor) = self.reactor else {
+            unreachable!("answers come from the reactor")
         };
         let hop = Some(RobotsHop {
             redirects: redirects + 1,
@@ -509,7 +510,7 @@ impl WorkerContext<'_> {
         let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
-        // With the reactor, a page it does not take (HTTPS) goes back to a worker: this
+        // With the reactor, a page it does not take goes back to a worker: this
         // thread may be one that processes answers, and those queued behind it would keep
         // their places in flight while it blocked (`Dispatcher::give_back`).
         if self.reactor.is_some() && !self.for_reactor(&next) {

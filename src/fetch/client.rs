@@ -364,11 +364,11 @@ impl Fetcher {
         Some(conn)
     }
 
-    /// A GET of `url` for the reactor (`fetch::reactor`): None when it is not plain HTTP
-    /// straight to its server (`https`, or through a proxy: those block a thread as before);
-    /// else the job, its name resolved here (the cache the look-ahead resolver fills: a miss
-    /// waits on the calling thread, never in the reactor's loop) and its addresses checked,
-    /// or the failure that ends the fetch before anything is sent.
+    /// A GET of `url` for the reactor (`fetch::reactor`): None when it is not HTTP(S)
+    /// straight to its server (through a proxy: those block a thread as before); else the
+    /// job, its name resolved here (the cache the look-ahead resolver fills: a miss waits on
+    /// the calling thread, never in the reactor's loop) and its addresses checked, or the
+    /// failure that ends the fetch before anything is sent.
     pub fn reactor_job<T>(
         &self,
         token: T,
@@ -376,9 +376,11 @@ impl Fetcher {
         extra: &[(&'static str, String)],
         filtered: bool,
     ) -> Option<Result<crate::fetch::reactor::Job<T>, (T, Url, FetchError)>> {
-        if url.scheme() != "http" {
-            return None;
-        }
+        let https = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            _ => return None,
+        };
         let name = unbracketed(url.host_str()?);
         if self.proxy.as_ref().is_some_and(|p| !p.bypassed_for(name)) {
             return None;
@@ -389,9 +391,11 @@ impl Fetcher {
         let prepared = origin_of(&url).and_then(|(host, port, origin)| {
             let left = deadline.saturating_duration_since(Instant::now());
             let addrs = self.resolver.resolve(host, port, left)?;
-            Ok((origin, addrs))
+            // Checked after the addresses, as the blocking client meets them.
+            let tls = https.then(|| tls_name(unbracketed(host))).transpose()?;
+            Ok((origin, addrs, tls))
         });
-        let (origin, addrs) = match prepared {
+        let (origin, addrs, tls) = match prepared {
             Ok(prepared) => prepared,
             Err(f) => return Some(Err((token, url, f.into_error(start)))),
         };
@@ -401,31 +405,13 @@ impl Fetcher {
             url,
             origin,
             addrs,
+            tls,
             request_head,
             filtered,
             start,
             started,
             deadline,
         }))
-    }
-
-    /// A robots.txt's answer `first`, had from `url` by the reactor (which follows no redirect)
-    /// after `followed` redirects: the redirects left of those `get_robots` follows, followed
-    /// here, blocking (where the reactor does not take the target: through a proxy).
-    pub fn robots_redirects(
-        &self,
-        url: &Url,
-        first: Response,
-        followed: u32,
-    ) -> Result<Response, FetchError> {
-        let Some(to) = redirect_target(url, &first, followed, ROBOTS_REDIRECTS) else {
-            return Ok(first);
-        };
-        let left = ROBOTS_REDIRECTS - followed - 1;
-        let mut response = self.get_with(&to, &[], left, false)?;
-        response.final_url = Some(response.final_url.unwrap_or_else(|| to.to_string()));
-        response.started = first.started;
-        Ok(response)
     }
 
     /// GETs a page; a 3xx is returned as is.
@@ -787,20 +773,28 @@ impl Fetcher {
 
     /// TLS over `stream` to `name` (SNI and the certificate check), the handshake done.
     fn tls(&self, mut stream: Stream, name: &str) -> Result<Stream, Fail> {
-        let server = ServerName::try_from(name.to_owned()).map_err(|e| {
-            Fail::new(
-                ErrorKind::BadUrl,
-                format!("{name:?} is not a TLS server name: {e}"),
-            )
-        })?;
-        let mut conn = ClientConnection::new(Arc::clone(&self.tls), server)
-            .map_err(|e| Fail::new(ErrorKind::Tls, e.to_string()))?;
-        while conn.is_handshaking() {
-            conn.complete_io(&mut stream)
-                .map_err(|e| Fail::io(&e, "TLS handshake"))?;
-        }
+        let mut conn = self.tls_session(tls_name(name)?)?;
+        crate::fetch::conn::drive_handshake(&mut conn, &mut stream, false)?;
         Ok(Stream::Tls(Box::new(StreamOwned::new(conn, stream))))
     }
+
+    /// A TLS session to `name` (its SNI, the name the certificate must have), with the
+    /// crawl's roots (`--ca-cert`) or none checked (`--insecure`); its handshake not begun.
+    pub(crate) fn tls_session(&self, name: ServerName<'static>) -> Result<ClientConnection, Fail> {
+        ClientConnection::new(Arc::clone(&self.tls), name)
+            .map_err(|e| Fail::new(ErrorKind::Tls, e.to_string()))
+    }
+}
+
+/// `name` as a TLS server name (an address is checked as one, and sends no SNI), or the
+/// `bad-url` failure.
+fn tls_name(name: &str) -> Result<ServerName<'static>, Fail> {
+    ServerName::try_from(name.to_owned()).map_err(|e| {
+        Fail::new(
+            ErrorKind::BadUrl,
+            format!("{name:?} is not a TLS server name: {e}"),
+        )
+    })
 }
 
 /// A TCP connection to the first of `addrs` that answers, within `CONNECT_TIMEOUT` each and the

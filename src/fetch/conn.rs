@@ -20,6 +20,11 @@
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
 //! and a read that timed out early is retried until one of the two limits really passed.
 //!
+//! TLS: the handshake is `drive_handshake`'s (rustls's `complete_io`) on both paths. On a
+//! non-blocking connection (`fetch::reactor`) TLS reads never wait (`Stream::read_now`), a
+//! request is sealed whole into rustls and written as far as the socket takes it, the rest
+//! when it has room (`flush_tls`); the liveness check leaves the socket in its mode.
+//!
 //! Errors are `error::Fail`s, their kind the URL log's word; a failure before any byte of the
 //! response on a reused connection is marked `stale`: the server closed it while idle, and the
 //! request is sent again once on a fresh connection (`client`).
@@ -121,6 +126,86 @@ impl Stream {
             Stream::Memory(_) => None,
         }
     }
+
+    /// A read of a non-blocking stream (`fetch::reactor`). Under TLS: the plaintext rustls
+    /// holds, else records read from the socket until one brings plaintext, the end, or the
+    /// socket has nothing (`WouldBlock`: it was read dry, as the loop's edge-triggered poll
+    /// needs). Never a socket write but what a record read asks for (an alert, a key update),
+    /// and that never blocks: the rest waits for `flush_tls`.
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let tls = match self {
+            Stream::Tls(tls) => tls,
+            other => return other.read(buf),
+        };
+        loop {
+            match tls.conn.reader().read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // Plaintext, a close_notify (0), or the socket's end without one.
+                read => return read,
+            }
+            // At the socket's end rustls notes it, and its reader says so above.
+            tls.conn.read_tls(&mut tls.sock)?;
+            let processed = tls.conn.process_new_packets();
+            let _ = write_tls_now(tls);
+            if let Err(e) = processed {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+        }
+    }
+}
+
+/// Writes the records rustls holds until they are all out or the socket is full (`Ok`: the
+/// rest waits for the socket to be writable).
+fn write_tls_now(tls: &mut StreamOwned<ClientConnection, Stream>) -> io::Result<()> {
+    while tls.conn.wants_write() {
+        match tls.conn.write_tls(&mut tls.sock) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Where a TLS handshake is (`drive_handshake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    Done,
+    /// Waiting for the socket (non-blocking only); `heard`: bytes came meanwhile.
+    Waiting {
+        heard: bool,
+    },
+}
+
+/// Drives the TLS handshake of `tls` over `sock` with rustls's `complete_io`, the blocking
+/// client's and the reactor's alike, so that both fail alike (`TLS handshake: …`, a refused
+/// certificate a `tls` failure). Blocking, until done or failed; non-blocking, as far as the
+/// socket allows now (`Waiting`: the caller waits for what `tls.wants_write()` says, else for
+/// bytes to read).
+pub fn drive_handshake(
+    tls: &mut ClientConnection,
+    sock: &mut Stream,
+    nonblocking: bool,
+) -> Result<Handshake, Fail> {
+    let mut heard = false;
+    while tls.is_handshaking() {
+        match tls.complete_io(sock) {
+            // Nothing wanted either way while handshaking: the server ended it (close_notify).
+            Ok((0, 0)) if tls.is_handshaking() => {
+                let e = io::Error::from(io::ErrorKind::UnexpectedEof);
+                return Err(Fail::io(&e, "TLS handshake"));
+            }
+            Ok((read, _)) => heard |= read > 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && nonblocking => {
+                return Ok(Handshake::Waiting { heard });
+            }
+            Err(e) => return Err(Fail::io(&e, "TLS handshake")),
+        }
+    }
+    Ok(Handshake::Done)
 }
 
 impl Read for Stream {
@@ -468,11 +553,41 @@ impl Connection {
         let now = SystemTime::now();
         LAST_SENT.set(Some(now));
         (self.sent_at, self.arrived) = (Some(now), None);
-        let sent = self
-            .stream
-            .write_all(head)
-            .and_then(|()| self.stream.flush());
+        let sent = match (&mut self.stream, self.nonblocking) {
+            // Non-blocking TLS: the head is sealed whole into rustls (no limit on what it
+            // holds, so it always fits), and what the socket does not take now waits for it
+            // to be writable (`flush_tls`).
+            (Stream::Tls(tls), true) => {
+                tls.conn.set_buffer_limit(None);
+                (tls.conn.writer().write_all(head)).and_then(|()| write_tls_now(tls))
+            }
+            (stream, _) => stream.write_all(head).and_then(|()| stream.flush()),
+        };
         sent.map_err(|e| self.stale(Fail::io(&e, "sending the request")))
+    }
+
+    /// Under TLS, the TLS handshake as far as it goes now (`drive_handshake`, non-blocking).
+    pub fn handshake(&mut self) -> Result<Handshake, Fail> {
+        match &mut self.stream {
+            Stream::Tls(tls) => drive_handshake(&mut tls.conn, &mut tls.sock, self.nonblocking),
+            _ => Ok(Handshake::Done),
+        }
+    }
+
+    /// Whether TLS records wait for the socket to take them (the reactor then waits for it
+    /// to be writable as well as readable).
+    pub fn wants_write(&self) -> bool {
+        matches!(&self.stream, Stream::Tls(tls) if tls.conn.wants_write())
+    }
+
+    /// Writes the TLS records waiting (`wants_write`) as far as the socket takes them now.
+    pub fn flush_tls(&mut self) -> Result<(), Fail> {
+        match &mut self.stream {
+            Stream::Tls(tls) => {
+                write_tls_now(tls).map_err(|e| self.stale(Fail::io(&e, "sending the request")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Marks `fail` stale when nothing of the response came on a reused connection.
@@ -583,7 +698,7 @@ impl Connection {
             None => {
                 LAST_ARRIVAL.set(None);
                 loop {
-                    match self.stream.read(&mut self.buf[end..]) {
+                    match self.stream.read_now(&mut self.buf[end..]) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                         read => break read,
                     }
@@ -625,6 +740,7 @@ impl Connection {
         if self.pos != self.end {
             return Idle::Bytes;
         }
+        let nonblocking = self.nonblocking;
         let tls = match &mut self.stream {
             Stream::Tcp(tcp) => return crate::sys::peek_idle(tcp),
             Stream::Memory(bytes) => {
@@ -655,6 +771,7 @@ impl Connection {
         if !matches!(tls.sock, Stream::Tcp(_)) || tcp.set_nonblocking(true).is_err() {
             return Idle::Bytes;
         }
+        // The socket goes back to the mode it had: the reactor's stay non-blocking.
         // A few records at most: a server that keeps sending is not quiet.
         let mut seen = Idle::Bytes;
         for _ in 0..4 {
@@ -669,7 +786,7 @@ impl Connection {
             }
             break;
         }
-        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(false)) {
+        match tls.sock.tcp().map(|tcp| tcp.set_nonblocking(nonblocking)) {
             Some(Ok(())) => seen,
             _ => Idle::Closed,
         }
@@ -1584,28 +1701,8 @@ mod tests {
     #[test]
     fn a_tls_close_without_close_notify_ends_a_body_read_to_the_close() {
         let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hello"));
-        let upstream: std::net::SocketAddr = server
-            .origin()
-            .trim_start_matches("https://")
-            .parse()
-            .unwrap();
-        let (relay, relaying) = without_alerts(upstream);
-        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
-        let mut store = rustls::RootCertStore::empty();
-        store.add_parsable_certificates(roots);
-        // TLS 1.2: its alert records are marked as such outside the encryption, so the relay
-        // can drop them.
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS12])
-            .unwrap()
-            .with_root_certificates(store)
-            .with_no_client_auth();
-        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
-        let client = ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
-        let tcp = TcpStream::connect(relay).unwrap();
-        let tls = Stream::Tls(Box::new(StreamOwned::new(client, Stream::Tcp(tcp))));
-        let mut conn = Connection::new(tls, None, None);
+        let (relay, relaying) = relay_alerts(&server, None);
+        let mut conn = tls12_to(relay, &server);
         conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let (head, body, after) =
@@ -1615,12 +1712,75 @@ mod tests {
         relaying.join().unwrap();
     }
 
-    /// A relay to `upstream` that passes every TLS record but alerts (TLS 1.2's record type
-    /// 21), then closes: a server's `close_notify` never reaches the client. Ends when both
+    /// A TLS server's close_notify on an idle connection makes it `Closed`; the records read
+    /// to see it leave a non-blocking socket (the reactor's) non-blocking.
+    #[test]
+    fn an_idle_tls_connection_its_server_closed_is_closed_and_keeps_its_mode() {
+        let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hi"));
+        let (release, held) = std::sync::mpsc::channel();
+        let (relay, relaying) = relay_alerts(&server, Some(held));
+        let mut conn = tls12_to(relay, &server);
+        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let head = conn.read_head(soon()).unwrap();
+        let mut body = Vec::new();
+        let framing = head.framing().unwrap();
+        conn.read_body(&head, framing, 100, soon(), &mut body)
+            .unwrap();
+        assert_eq!(body, b"hi");
+        conn.set_nonblocking().unwrap();
+        // The close_notify held back: nothing to see.
+        assert_eq!(conn.idle_state(), Idle::Quiet);
+        release.send(()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut state = conn.idle_state();
+        while state != Idle::Closed && Instant::now() < deadline {
+            std::thread::yield_now();
+            state = conn.idle_state();
+        }
+        assert_eq!(state, Idle::Closed);
+        let fd = conn.fd().unwrap();
+        // SAFETY: F_GETFL only reads the flags of a descriptor the connection holds open.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        assert!(flags & libc::O_NONBLOCK != 0, "made blocking: {flags:#x}");
+        drop(conn);
+        relaying.join().unwrap();
+    }
+
+    /// A TLS 1.2 connection to `server` through `relay` (its alert records are marked as
+    /// such outside the encryption, so a relay can tell them).
+    fn tls12_to(relay: std::net::SocketAddr, server: &testweb::tls::TlsServer) -> Connection {
+        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
+        let mut store = rustls::RootCertStore::empty();
+        store.add_parsable_certificates(roots);
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS12])
+            .unwrap()
+            .with_root_certificates(store)
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let mut client = ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+        let mut tcp = Stream::Tcp(TcpStream::connect(relay).unwrap());
+        let shaken = drive_handshake(&mut client, &mut tcp, false).unwrap();
+        assert_eq!(shaken, Handshake::Done);
+        let tls = Stream::Tls(Box::new(StreamOwned::new(client, tcp)));
+        Connection::new(tls, None, None)
+    }
+
+    /// A relay to `server` that passes every TLS record but alerts (TLS 1.2's record type
+    /// 21): without `release`, dropped, and the relay closes, so a server's `close_notify`
+    /// never reaches the client; with it, held until it says, then passed. Ends when both
     /// sides have closed.
-    fn without_alerts(
-        upstream: std::net::SocketAddr,
+    fn relay_alerts(
+        server: &testweb::tls::TlsServer,
+        release: Option<std::sync::mpsc::Receiver<()>>,
     ) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+        let upstream: std::net::SocketAddr = server
+            .origin()
+            .trim_start_matches("https://")
+            .parse()
+            .unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let relaying = std::thread::spawn(move || {
@@ -1641,13 +1801,19 @@ mod tests {
                     if records.len() < end {
                         break;
                     }
-                    if records[0] != 21 {
-                        client.write_all(&records[..end]).unwrap();
+                    let passed = match (records[0], &release) {
+                        (21, None) => false,
+                        (21, Some(release)) => release.recv().is_ok(),
+                        _ => true,
+                    };
+                    if passed {
+                        // The client may be gone once it saw what it waited for.
+                        let _ = client.write_all(&records[..end]);
                     }
                     records.drain(..end);
                 }
             }
-            client.shutdown(std::net::Shutdown::Write).unwrap();
+            let _ = client.shutdown(std::net::Shutdown::Write);
             requests.join().unwrap();
         });
         (addr, relaying)

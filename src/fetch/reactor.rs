@@ -1,13 +1,13 @@
-//! The reactor: plain-HTTP requests in flight on non-blocking sockets, one thread for all.
+//! The reactor: HTTP and HTTPS requests in flight on non-blocking sockets, one thread for all.
 //!
 //! A thread that blocks on each request costs a wake-up, two context switches and a stack per
 //! request; at the web's latency the politeness rule wants hundreds or thousands of requests
-//! in flight. Here one thread owns them all on epoll (`mio`): it connects, writes the request,
-//! reads the response, and hands the responses (or the failures) to `deliver`, which queues
-//! them for the threads that process pages (`crawl::worker`). The answers of one turn of the
-//! loop (the jobs taken, the timers expired, the events of one `poll`) go in one batch, before
-//! the loop waits again: one hand-off, and at most one wake-up per processing thread, for all
-//! of them rather than one per answer.
+//! in flight. Here one thread owns them all on epoll (`mio`): it connects, does the TLS
+//! handshake for `https`, writes the request, reads the response, and hands the responses (or
+//! the failures) to `deliver`, which queues them for the threads that process pages
+//! (`crawl::worker`). The answers of one turn of the loop (the jobs taken, the timers expired,
+//! the events of one `poll`) go in one batch, before the loop waits again: one hand-off, and
+//! at most one wake-up per processing thread, for all of them rather than one per answer.
 //!
 //! What it shares with the blocking client, so that both read a response alike: the job is
 //! made by `Fetcher::reactor_job` (the request head, the name resolved by the caller through
@@ -18,28 +18,43 @@
 //! of the response, and the parse runs again from there once `short` more bytes came (or the
 //! stream ended), so a long body is parsed a few times, not once per read.
 //!
-//! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
-//! (`fetch::pool`: its LRU, idle timeout and liveness check), shared with the threads that
-//! block (a robots.txt's redirect), each side setting the socket's mode as it takes one. A
-//! request that fails on a kept connection before any byte of its answer (`Fail::stale`) is sent once
-//! more on a new one.
+//! TLS (rustls, sans-IO) on the same path: after the connect the handshake is driven by the
+//! blocking client's own call (`conn::drive_handshake`, rustls's `complete_io`), so a refused
+//! certificate fails alike (`tls`, `TLS handshake: …`), with the fetcher's roots (`--ca-cert`,
+//! `--insecure`) and the URL's host as SNI. The socket is watched for what rustls waits for:
+//! bytes to read, and room to write while records wait to go out (`interest_of`), in every
+//! phase, since a read may ask for a write (an alert, a key update) and a request head the
+//! socket did not take whole waits for room. Reads take rustls's plaintext first, else read
+//! records until the socket is dry (`conn::Stream::read_now`), as the edge-triggered poll needs.
 //!
-//! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte and
-//! `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response time (the delay
-//! rule's) is from the request written to the arrival of the response's last bytes by the
-//! kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`), as on the blocking path; without a
-//! stamp, from the job's start to the read that completed it.
+//! Keep-alive: a connection read exactly to its response's end goes to the fetcher's idle pool
+//! (`fetch::pool`: its LRU, idle timeout and liveness check), shared with the blocking client
+//! (`-j`), each side setting the socket's mode as it takes one; a TLS connection goes there
+//! too, whole (its rustls session in it), and the liveness check leaves the socket in the mode
+//! it found it. A request that fails on a kept connection before any byte of its answer
+//! (`Fail::stale`) is sent once more on a new one.
+//!
+//! Time: `--timeout` bounds the whole request, `conn::PER_READ` the wait for a byte (in the
+//! TLS handshake too) and `CONNECT_TIMEOUT` a connect, each a timer of the loop. The response
+//! time (the delay rule's) is from the request written to the arrival of the response's last
+//! bytes by the kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`, under TLS too), as on
+//! the blocking path; without a stamp, from the job's start to the read that completed it.
 //!
 //! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
-//! with the poll exactly while the slot holds it; the loop never blocks but in `poll`, and
-//! never with an answer held back.
+//! with the poll exactly while the slot holds it, `Slot::interest` saying for what; the poll
+//! is edge-triggered, so a slot waits for an event only once its reads found the socket dry
+//! (`WouldBlock`) or before any answer can have come (its request just written), and once its
+//! writes found it full or had nothing left; the loop never blocks but in `poll`, and never
+//! with an answer held back.
 
 use crate::fetch::client::{FetchError, Fetcher, Response};
-use crate::fetch::conn::{Connection, PER_READ, Stream};
+use crate::fetch::conn::{Connection, Handshake, PER_READ, Stream};
 use crate::fetch::dns::Addrs;
 use crate::fetch::error::{ErrorKind, Fail};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
+use rustls::StreamOwned;
+use rustls::pki_types::ServerName;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
@@ -63,6 +78,8 @@ pub struct Job<T> {
     pub url: Url,
     pub(crate) origin: String,
     pub(crate) addrs: Addrs,
+    /// For `https`: the server's name, for SNI and the certificate's check.
+    pub(crate) tls: Option<ServerName<'static>>,
     pub(crate) request_head: Vec<u8>,
     /// The body is read only if `BodyRule` wants it (pages; not robots.txt).
     pub(crate) filtered: bool,
@@ -86,6 +103,8 @@ pub struct Reactor<T> {
 enum Phase {
     /// Connecting to `addrs[next_addr - 1]`.
     Connecting(mio::net::TcpStream),
+    /// Connected; the TLS handshake under way (`conn` is set).
+    Handshaking,
     /// The request written; reading its response (`conn` is set).
     Reading,
 }
@@ -103,6 +122,8 @@ struct Slot<T> {
     io_deadline: Instant,
     /// The instant of this slot's entry in the timer heap.
     timer: Instant,
+    /// What the slot's socket is registered for with the poll; None while it is not.
+    interest: Option<Interest>,
     /// Bytes to read before the response is parsed again (`Fail::pending`).
     short: usize,
     last_fail: Option<Fail>,
@@ -213,6 +234,7 @@ impl<T> Loop<'_, T> {
             reused: kept.is_some(),
             io_deadline: now + CONNECT_TIMEOUT,
             timer: now,
+            interest: None,
             short: 1,
             last_fail: None,
             job,
@@ -227,7 +249,7 @@ impl<T> Loop<'_, T> {
         self.active += 1;
         self.slots[at] = Some(slot);
         match kept {
-            Some(conn) => self.send(poll, at, conn, false),
+            Some(conn) => self.send(poll, at, conn),
             None => self.connect(poll, at),
         }
         if let Some(slot) = self.slots[at].as_mut() {
@@ -252,6 +274,7 @@ impl<T> Loop<'_, T> {
                         slot.last_fail = Some(Fail::io(&e, "polling the connection"));
                         continue;
                     }
+                    slot.interest = Some(interest);
                     slot.phase = Phase::Connecting(tcp);
                     slot.io_deadline = Instant::now() + CONNECT_TIMEOUT;
                     return;
@@ -264,23 +287,16 @@ impl<T> Loop<'_, T> {
         self.finish(poll, at, fail)
     }
 
-    /// Writes the request on `conn` (registered here for reads; `connected`: registered for
-    /// the connect already) and waits for its answer.
-    fn send(&mut self, poll: &Poll, at: usize, mut conn: Connection, connected: bool) {
+    /// Writes the request on `conn` (registered here for reads, and for writes while TLS
+    /// records wait: `watch`) and waits for its answer.
+    fn send(&mut self, poll: &Poll, at: usize, mut conn: Connection) {
         let slot = self.slots[at].as_mut().expect("a live slot");
-        let registered = match conn.fd() {
-            Some(fd) => {
-                let (registry, source) = (poll.registry(), &mut SourceFd(&fd));
-                match connected {
-                    true => registry.reregister(source, Token(at), Interest::READABLE),
-                    false => registry.register(source, Token(at), Interest::READABLE),
-                }
-                .map_err(|e| Fail::io(&e, "polling the connection"))
-            }
-            None => Err(Fail::new(ErrorKind::Io, "not a socket")),
-        };
-        // A request head fits an idle socket's send buffer: written whole at once, or failed.
+        let registered = watch(poll, at, &mut slot.interest, &conn, Interest::READABLE);
+        // A plain request head fits an idle socket's send buffer: written whole at once, or
+        // failed. Under TLS, what the socket does not take waits for it to be writable.
         let sent = registered.and_then(|()| conn.send(&slot.job.request_head));
+        let sent =
+            sent.and_then(|()| watch(poll, at, &mut slot.interest, &conn, interest_of(&conn)));
         match sent {
             Ok(()) => {
                 slot.io_deadline = Instant::now() + PER_READ;
@@ -292,6 +308,60 @@ impl<T> Loop<'_, T> {
                 slot.conn = Some(conn);
                 self.failed(poll, at, fail);
             }
+        }
+    }
+
+    /// Connected to `addr` for an `https` job: the TLS handshake begins on `conn`.
+    fn handshake_begin(
+        &mut self,
+        poll: &Poll,
+        at: usize,
+        tcp: std::net::TcpStream,
+        addr: SocketAddr,
+    ) {
+        let fetcher = self.fetcher;
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let name = slot.job.tls.clone().expect("an https job");
+        let session = match fetcher.tls_session(name) {
+            Ok(session) => session,
+            Err(fail) => return self.finish(poll, at, fail),
+        };
+        let tls = StreamOwned::new(session, Stream::Tcp(tcp));
+        let mut conn = Connection::new(Stream::Tls(Box::new(tls)), Some(addr.ip()), None);
+        if let Err(e) = conn.set_nonblocking() {
+            return self.finish(poll, at, Fail::io(&e, "setting up the connection"));
+        }
+        slot.conn = Some(conn);
+        slot.phase = Phase::Handshaking;
+        slot.io_deadline = Instant::now() + PER_READ;
+        self.handshake(poll, at);
+    }
+
+    /// The TLS handshake as far as it goes now: done, the request is sent; else the socket
+    /// is watched for what rustls waits for (bytes to read, room to write).
+    fn handshake(&mut self, poll: &Poll, at: usize) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let Some(conn) = slot.conn.as_mut() else {
+            return;
+        };
+        let step = conn.handshake().and_then(|step| match step {
+            Handshake::Done => Ok(step),
+            Handshake::Waiting { .. } => {
+                watch(poll, at, &mut slot.interest, conn, interest_of(conn)).map(|()| step)
+            }
+        });
+        match step {
+            Ok(Handshake::Done) => {
+                let conn = slot.conn.take().expect("set above");
+                self.send(poll, at, conn);
+            }
+            Ok(Handshake::Waiting { heard }) => {
+                if heard {
+                    slot.io_deadline = Instant::now() + PER_READ;
+                }
+            }
+            // A fresh connection: not worth another.
+            Err(fail) => self.finish(poll, at, fail),
         }
     }
 
@@ -328,13 +398,28 @@ impl<T> Loop<'_, T> {
                 let tcp = unsafe { std::net::TcpStream::from_raw_fd(tcp.into_raw_fd()) };
                 let _ = tcp.set_nodelay(true);
                 crate::sys::stamp_arrivals(&tcp);
+                if slot.job.tls.is_some() {
+                    return self.handshake_begin(poll, at, tcp, addr);
+                }
                 let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
                 match conn.set_nonblocking() {
-                    Ok(()) => self.send(poll, at, conn, true),
+                    Ok(()) => self.send(poll, at, conn),
                     Err(e) => self.finish(poll, at, Fail::io(&e, "setting up the connection")),
                 }
             }
-            Phase::Reading => self.read(poll, at),
+            Phase::Handshaking => self.handshake(poll, at),
+            Phase::Reading => {
+                // TLS records the socket could not take before (the request's end, a key
+                // update's answer) go first.
+                let flushed = match slot.conn.as_mut() {
+                    Some(conn) if conn.wants_write() => conn.flush_tls(),
+                    _ => Ok(()),
+                };
+                match flushed {
+                    Ok(()) => self.read(poll, at),
+                    Err(fail) => self.failed(poll, at, fail),
+                }
+            }
         }
     }
 
@@ -343,6 +428,7 @@ impl<T> Loop<'_, T> {
         let slot = self.slots[at].as_mut().expect("a live slot");
         if let Phase::Connecting(mut tcp) = std::mem::replace(&mut slot.phase, Phase::Reading) {
             let _ = poll.registry().deregister(&mut tcp);
+            slot.interest = None;
         }
         self.connect(poll, at);
     }
@@ -360,6 +446,9 @@ impl<T> Loop<'_, T> {
         }
         if got < slot.short && !ended {
             slot.short -= got;
+            if let Err(fail) = watch(poll, at, &mut slot.interest, conn, interest_of(conn)) {
+                self.failed(poll, at, fail);
+            }
             return;
         }
         conn.begin_attempt();
@@ -371,6 +460,10 @@ impl<T> Loop<'_, T> {
             }) => {
                 conn.rollback();
                 slot.short = short;
+                // A record read may have asked for one written (TLS): watched for room.
+                if let Err(fail) = watch(poll, at, &mut slot.interest, conn, interest_of(conn)) {
+                    self.failed(poll, at, fail);
+                }
             }
             Err(fail) => {
                 conn.end_attempt();
@@ -386,7 +479,7 @@ impl<T> Loop<'_, T> {
                 let response = raw.into_response_took(head, slot.job.started, elapsed);
                 let conn = (reuse).then(|| slot.conn.take()).flatten();
                 if let Some(conn) = conn {
-                    deregister(poll, &conn);
+                    deregister(poll, &mut slot.interest, &conn);
                     let origin = std::mem::take(&mut slot.job.origin);
                     self.fetcher.pool().put(origin, conn);
                 }
@@ -402,7 +495,7 @@ impl<T> Loop<'_, T> {
         if fail.stale && slot.reused {
             slot.reused = false;
             if let Some(conn) = slot.conn.take() {
-                deregister(poll, &conn);
+                deregister(poll, &mut slot.interest, &conn);
             }
             return self.connect(poll, at);
         }
@@ -430,7 +523,7 @@ impl<T> Loop<'_, T> {
             let _ = poll.registry().deregister(tcp);
         }
         if let Some(conn) = slot.conn.take() {
-            deregister(poll, &conn);
+            deregister(poll, &mut slot.interest, &conn);
         }
         self.free.push(at);
         self.active -= 1;
@@ -474,6 +567,10 @@ impl<T> Loop<'_, T> {
                     }
                     continue;
                 }
+                (Phase::Handshaking, false) => Fail::new(
+                    ErrorKind::Timeout,
+                    format!("TLS handshake: no byte for {PER_READ:?}"),
+                ),
                 (Phase::Reading, false) => {
                     Fail::new(ErrorKind::Timeout, format!("no byte for {PER_READ:?}"))
                 }
@@ -484,11 +581,45 @@ impl<T> Loop<'_, T> {
     }
 }
 
-/// Takes `conn`'s socket out of the poll.
-fn deregister(poll: &Poll, conn: &Connection) {
+/// Takes `conn`'s socket out of the poll (`registered`: what it was registered for).
+fn deregister(poll: &Poll, registered: &mut Option<Interest>, conn: &Connection) {
     if let Some(fd) = conn.fd() {
         let _ = poll.registry().deregister(&mut SourceFd(&fd));
     }
+    *registered = None;
+}
+
+/// What `conn` waits for: bytes to read, and room to write while TLS records wait for it.
+fn interest_of(conn: &Connection) -> Interest {
+    match conn.wants_write() {
+        true => Interest::READABLE | Interest::WRITABLE,
+        false => Interest::READABLE,
+    }
+}
+
+/// Registers `conn`'s socket, slot `at`'s, for `interest`, `registered` being what it is
+/// registered for now (a system call only when that changes).
+fn watch(
+    poll: &Poll,
+    at: usize,
+    registered: &mut Option<Interest>,
+    conn: &Connection,
+    interest: Interest,
+) -> Result<(), Fail> {
+    if *registered == Some(interest) {
+        return Ok(());
+    }
+    let Some(fd) = conn.fd() else {
+        return Err(Fail::new(ErrorKind::Io, "not a socket"));
+    };
+    let (registry, source) = (poll.registry(), &mut SourceFd(&fd));
+    match registered {
+        Some(_) => registry.reregister(source, Token(at), interest),
+        None => registry.register(source, Token(at), interest),
+    }
+    .map_err(|e| Fail::io(&e, "polling the connection"))?;
+    *registered = Some(interest);
+    Ok(())
 }
 
 /// A failed connect to `addr`, as the blocking client words it.
@@ -563,7 +694,7 @@ mod tests {
             for token in 0..2 {
                 let url = Url::parse(&format!("http://{addr}/page")).unwrap();
                 let job = fetcher.reactor_job(token, url, &[], true);
-                reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+                reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
                 let (got, _, answer) = rx.recv().unwrap();
                 let response = answer.unwrap();
                 assert_eq!((got, response.status), (token, 200));
@@ -574,6 +705,117 @@ mod tests {
         });
         // Both requests on the one connection the server accepted.
         assert_eq!(serving.join().unwrap(), 2);
+    }
+
+    /// Fetches `urls` on a reactor, one after another: their answers.
+    fn fetch_in_turn(fetcher: &Fetcher, urls: &[String]) -> Vec<Result<Response, FetchError>> {
+        let reactor = Reactor::<usize>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, fetcher, tx));
+            let answers = (urls.iter().enumerate())
+                .map(|(token, url)| {
+                    let job = fetcher.reactor_job(token, Url::parse(url).unwrap(), &[], true);
+                    reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
+                    let (got, _, answer) = rx.recv().unwrap();
+                    assert_eq!(got, token);
+                    answer
+                })
+                .collect();
+            reactor.close();
+            running.join().unwrap().unwrap();
+            answers
+        })
+    }
+
+    /// A fetcher that trusts `server`'s CA (`--ca-cert`).
+    fn trusting(server: &testweb::tls::TlsServer) -> Fetcher {
+        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes());
+        Fetcher::new(&FetchConfig {
+            extra_roots: roots.unwrap(),
+            ..FetchConfig::loopback("test")
+        })
+    }
+
+    /// HTTPS on the loop: the handshake, a body of many TLS records, and the connection kept
+    /// in the pool the threads share: a thread that blocks takes the loop's TLS connection,
+    /// and the loop takes it back, one connection for all.
+    #[test]
+    fn https_is_fetched_on_the_loop_and_its_connection_kept_for_both_paths() {
+        let big = "x".repeat(200_000);
+        let page = big.clone();
+        let server =
+            testweb::tls::TlsServer::start_keep_alive(move |req| match req.target.as_str() {
+                "/big" => testweb::Response::html(page.clone()),
+                _ => testweb::Response::html("hi"),
+            });
+        let fetcher = trusting(&server);
+        let url = |path: &str| format!("{}{path}", server.origin());
+        let answers = fetch_in_turn(&fetcher, &[url("/a"), url("/big"), url("/c")]);
+        let bodies: Vec<Vec<u8>> = (answers.into_iter())
+            .map(|answer| answer.unwrap().body)
+            .collect();
+        assert_eq!(bodies, [b"hi".to_vec(), big.into_bytes(), b"hi".to_vec()]);
+        assert_eq!(server.connections(), 1, "one connection for three requests");
+        // Kept by the loop, taken by a thread that blocks.
+        assert_eq!(fetcher.get(&url("/d")).unwrap().body, b"hi");
+        // Kept by the thread, taken by the loop.
+        let answers = fetch_in_turn(&fetcher, &[url("/e")]);
+        assert_eq!(answers[0].as_ref().unwrap().body, b"hi");
+        assert_eq!(server.connections(), 1, "one connection for five requests");
+        let events = fetcher.events();
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        assert_eq!(
+            (load(&events.unsolicited), load(&events.closed_idle)),
+            (0, 0)
+        );
+    }
+
+    /// A certificate no root vouches for fails the handshake on the loop as on a thread that
+    /// blocks: the same kind (`tls`) and message; `--insecure` and a name the certificate has
+    /// (SNI `localhost`) pass.
+    #[test]
+    fn a_refused_certificate_fails_on_the_loop_as_on_a_thread() {
+        let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hi"));
+        let url = format!("{}/", server.origin());
+        let untrusting = Fetcher::new(&FetchConfig::loopback("test"));
+        let on_loop = fetch_in_turn(&untrusting, std::slice::from_ref(&url));
+        let on_loop = on_loop.into_iter().next().unwrap().expect_err("refused");
+        let blocking = untrusting.get(&url).expect_err("refused");
+        assert_eq!(on_loop.kind, ErrorKind::Tls, "{on_loop:?}");
+        assert_eq!(
+            (on_loop.kind, &on_loop.message),
+            (blocking.kind, &blocking.message)
+        );
+        assert!(
+            on_loop.message.starts_with("TLS handshake: "),
+            "{on_loop:?}"
+        );
+        assert!(server.requests().is_empty());
+        let insecure = Fetcher::new(&FetchConfig {
+            insecure: true,
+            ..FetchConfig::loopback("test")
+        });
+        let answers = fetch_in_turn(&insecure, std::slice::from_ref(&url));
+        assert_eq!(answers[0].as_ref().unwrap().body, b"hi");
+        let by_name = url.replace("127.0.0.1", "localhost");
+        let answers = fetch_in_turn(&trusting(&server), &[by_name]);
+        assert_eq!(answers[0].as_ref().unwrap().body, b"hi");
+    }
+
+    /// A server that accepts and never speaks: the handshake ends at `--timeout`.
+    #[test]
+    fn a_silent_server_times_out_the_handshake() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let fetcher = Fetcher::new(&FetchConfig {
+            timeout: Duration::from_millis(300),
+            ..FetchConfig::loopback("test")
+        });
+        let answers = fetch_in_turn(&fetcher, &[format!("https://{addr}/")]);
+        let fail = answers.into_iter().next().unwrap().expect_err("a timeout");
+        assert_eq!(fail.kind, ErrorKind::Timeout, "{fail:?}");
+        drop(listener);
     }
 
     #[test]
@@ -589,7 +831,7 @@ mod tests {
             let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
             let url = Url::parse(&format!("http://{addr}/")).unwrap();
             let job = fetcher.reactor_job((), url, &[], true);
-            reactor.submit(job.expect("plain HTTP").map_err(|e| e.2).unwrap());
+            reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
             let (_, _, answer) = rx.recv().unwrap();
             assert_eq!(answer.err().map(|e| e.kind), Some(ErrorKind::Connect));
             reactor.close();

@@ -445,32 +445,53 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
             .collect()
     };
 
-    // Mozilla's roots do not include our CA: the handshake fails, nothing is served. The
-    // host never answered its robots.txt: its seed is given up, and no seed host answered.
-    let r = run(dir.path(), &seed, &[], &no_proxy_env());
-    assert_eq!(r.code, Some(3), "{}", r.stderr);
-    assert!(server.failed_handshakes() >= 1);
-    assert_eq!(targets(0), Vec::<String>::new());
-    assert_eq!(r.rows.len(), 2, "{}", r.stdout);
-    assert_eq!(
-        r.rows[0].note, "tls",
-        "the URL log names the TLS failure: {}",
-        r.stdout
-    );
-    assert_eq!(r.rows[1].note, "host-unreachable", "{}", r.stdout);
-
     let fresh = || tempfile::tempdir_in(dir.path()).unwrap();
-    let r = run(fresh().path(), &seed, &["--ca-cert", ca], &no_proxy_env());
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(0), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
-    assert!(!r.stderr.contains("insecure"), "{}", r.stderr);
+    // Without -j the requests wait on the event loop, with -j each blocks a worker thread:
+    // the same outcomes.
+    for jobs in [&[][..], &["-j", "2"]] {
+        // Mozilla's roots do not include our CA: the handshake fails, nothing is served. The
+        // host never answered its robots.txt: its seed is given up, and no seed host answered.
+        let (served, failed) = (server.requests().len(), server.failed_handshakes());
+        let r = run(fresh().path(), &seed, jobs, &no_proxy_env());
+        assert_eq!(r.code, Some(3), "{jobs:?}: {}", r.stderr);
+        assert!(server.failed_handshakes() > failed, "{jobs:?}");
+        assert_eq!(targets(served), Vec::<String>::new(), "{jobs:?}");
+        assert_eq!(r.rows.len(), 2, "{jobs:?}: {}", r.stdout);
+        assert_eq!(
+            r.rows[0].note, "tls",
+            "{jobs:?}: the URL log names the TLS failure: {}",
+            r.stdout
+        );
+        assert_eq!(r.rows[1].note, "host-unreachable", "{jobs:?}: {}", r.stdout);
 
-    let failed = server.failed_handshakes();
-    let r = run(fresh().path(), &seed, &["--insecure"], &no_proxy_env());
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(4), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
-    assert_eq!(server.failed_handshakes(), failed);
-    assert!(r.stderr.contains("warning: --insecure"), "{}", r.stderr);
+        let r = run(
+            fresh().path(),
+            &seed,
+            &[jobs, &["--ca-cert", ca]].concat(),
+            &no_proxy_env(),
+        );
+        assert_eq!(r.code, Some(0), "{jobs:?}: {}", r.stderr);
+        let expected = ["/robots.txt", "/", "/sitemap.xml", "/a"];
+        assert_eq!(targets(served), expected, "{jobs:?}");
+        assert!(!r.stderr.contains("insecure"), "{jobs:?}: {}", r.stderr);
+
+        let failed = server.failed_handshakes();
+        let r = run(
+            fresh().path(),
+            &seed,
+            &[jobs, &["--insecure"]].concat(),
+            &no_proxy_env(),
+        );
+        assert_eq!(r.code, Some(0), "{jobs:?}: {}", r.stderr);
+        assert_eq!(targets(served + 4), expected, "{jobs:?}");
+        assert_eq!(server.failed_handshakes(), failed, "{jobs:?}");
+        assert!(
+            r.stderr.contains("warning: --insecure"),
+            "{jobs:?}: {}",
+            r.stderr
+        );
+    }
+    let served = server.requests().len();
 
     // HTTPS through a CONNECT proxy: the tunnel carries TLS, the server sees the requests.
     let proxy = Proxy::start().unwrap();
@@ -479,7 +500,7 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
     let proxied = fresh();
     let r = run(proxied.path(), &seed, &args, &no_proxy_env());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(targets(8), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
+    assert_eq!(targets(served), ["/robots.txt", "/", "/sitemap.xml", "/a"]);
     let port = server.origin().rsplit(':').next().unwrap().to_owned();
     assert!(!proxy.tunnels().is_empty());
     for t in proxy.tunnels() {
@@ -514,6 +535,100 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
         "{}",
         r.stderr
     );
+}
+
+/// Without -j, HTTPS requests wait on the event loop, not on a thread each: while the servers
+/// hold `HOSTS` robots.txt requests at once, the crawl runs far fewer worker threads than
+/// that; with `-j HOSTS` (the threads) each request in flight holds one.
+#[test]
+fn https_requests_in_flight_wait_on_the_event_loop_not_on_threads() {
+    const HOSTS: usize = 32;
+    for jobs in [&[][..], &["-j", "32"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Arc::new(Gate::new(HOSTS, dir.path().join("seeds.txt")));
+        let servers: Vec<TlsServer> = (0..HOSTS)
+            .map(|_| {
+                let gate = Arc::clone(&gate);
+                TlsServer::start(move |req| match req.target.as_str() {
+                    "/robots.txt" => {
+                        gate.arrive();
+                        Response::not_found()
+                    }
+                    _ => Response::html("hi"),
+                })
+            })
+            .collect();
+        let seeds: String = (servers.iter())
+            .map(|server| format!("{}/\n", server.origin()))
+            .collect();
+        let args = [jobs, &["--insecure"]].concat();
+        let r = run(dir.path(), &seeds, &args, &no_proxy_env());
+        assert_eq!(r.code, Some(0), "{jobs:?}: {}", r.stderr);
+        assert_eq!(r.rows.iter().filter(|r| r.is_page()).count(), HOSTS);
+        let workers = gate.workers_seen();
+        let workers = workers.unwrap_or_else(|| panic!("{jobs:?}: never {HOSTS} at once"));
+        match jobs.is_empty() {
+            true => assert!(workers < HOSTS / 2, "{workers} worker threads"),
+            false => assert!(workers >= HOSTS, "{workers} worker threads"),
+        }
+    }
+}
+
+/// Holds requests until `until` are held at once (or a bounded wait passed), and counts the
+/// worker threads of the crawl reading `seeds` at that moment.
+struct Gate {
+    until: usize,
+    seeds: PathBuf,
+    state: Mutex<(usize, Option<usize>)>,
+    all_in: std::sync::Condvar,
+}
+
+impl Gate {
+    fn new(until: usize, seeds: PathBuf) -> Gate {
+        Gate {
+            until,
+            seeds,
+            state: Mutex::new((0, None)),
+            all_in: std::sync::Condvar::new(),
+        }
+    }
+
+    /// One more request held; the last one in counts the threads and lets them all go.
+    fn arrive(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.0 += 1;
+        if state.0 == self.until {
+            state.1 = worker_threads(&self.seeds);
+            self.all_in.notify_all();
+            return;
+        }
+        let wait = std::time::Duration::from_secs(20);
+        let _held = (self.all_in)
+            .wait_timeout_while(state, wait, |state| state.0 < self.until)
+            .unwrap();
+    }
+
+    /// The worker threads counted when all were in, if they all came.
+    fn workers_seen(&self) -> Option<usize> {
+        self.state.lock().unwrap().1
+    }
+}
+
+/// The threads named `worker-N` of the crawl process whose command line names `seeds`.
+fn worker_threads(seeds: &Path) -> Option<usize> {
+    let seeds = seeds.to_str()?;
+    let pid = std::fs::read_dir("/proc").ok()?.find_map(|entry| {
+        let path = entry.ok()?.path();
+        let cmdline = std::fs::read(path.join("cmdline")).ok()?;
+        let named = cmdline
+            .split(|&b| b == 0)
+            .any(|arg| arg == seeds.as_bytes());
+        named.then_some(path)
+    })?;
+    let tasks = std::fs::read_dir(pid.join("task")).ok()?;
+    let names =
+        tasks.filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok());
+    Some(names.filter(|name| name.starts_with("worker-")).count())
 }
 
 #[test]
