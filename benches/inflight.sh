@@ -72,7 +72,9 @@ for n in $INFLIGHT; do
     stop_web
     [ "$status" = 0 ] || { echo "crawl $run exited $status:" >&2; tail -5 "$tmp/$run.err" >&2; }
     row=$(python3 - "$tmp" "$run" "$n" "$mode" "$opts" "${base_rss[$mode]:-}" "${base_inflight[$mode]:-}" <<'PY'
-import json, statistics, sys
+import json, sys
+sys.path.insert(0, "benches")
+from in_flight import in_flight
 tmp, run, n, mode, opts, base_rss, base_in = sys.argv[1:]
 t = open(f"{tmp}/{run}.time").read().split()
 rss_kib, elapsed, cpu = int(t[-4]), float(t[-3]), float(t[-2]) + float(t[-1])
@@ -85,19 +87,7 @@ for line in open(f"{tmp}/{run}.log"):
     h, a, b, st, target = line.rstrip("\n").split("\t", 4)
     spans.append((int(a), int(b)))
     pages += st == "200" and target != "/robots.txt"
-# Requests open at once, every 10 ms: +1 at each head read, -1 at each last write.
-events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
-t0, t1 = events[0][0], events[-1][0]
-lo, hi = t0 + (t1 - t0) // 10, t1 - (t1 - t0) // 10
-samples, open_now, most, i = [], 0, 0, 0
-for t in range(t0, t1, 10_000):
-    while i < len(events) and events[i][0] <= t:
-        open_now += events[i][1]
-        i += 1
-    most = max(most, open_now)
-    if lo <= t <= hi:
-        samples.append(open_now)
-med = statistics.median(samples) if samples else 0
+med, most = in_flight(spans)
 try:
     threads = open(f"{tmp}/{run}.threads").read().strip()
 except OSError:

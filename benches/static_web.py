@@ -4,6 +4,8 @@ host (h00000 ...), every page reachable from host 0's index within a few hops.
 
   benches/static_web.py OUT_DIR HOSTS PAGES BASE_PORT [SEED]
 
+WEB_SCHEME=https in the environment writes https links (for a server that speaks TLS).
+
 Links of page p on host h (all absolute, so the web is the same for every crawler):
   - its children in a 4-ary tree over the host's pages (every page reachable from index.html);
   - on index pages, the index of hosts 8h+1 .. 8h+8 (every host within log8(HOSTS) hops);
@@ -15,11 +17,12 @@ import os, random, sys
 
 out, hosts, pages, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(int(sys.argv[5]) if len(sys.argv) > 5 else 7)
+scheme = os.environ.get("WEB_SCHEME", "http")
 filler = ("The crawler visits this page once, politely, and moves on. " * 30)[:560]
 
 def url(h, p):
     name = "index.html" if p == 0 else f"p{p}.html"
-    return f"http://127.0.0.1:{base + h}/{name}"
+    return f"{scheme}://127.0.0.1:{base + h}/{name}"
 
 for h in range(hosts):
     d = os.path.join(out, f"h{h:05d}")
