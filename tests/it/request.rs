@@ -544,34 +544,77 @@ fn tls_with_our_own_ca_is_refused_then_trusted_with_ca_cert_or_insecure() {
 fn https_requests_in_flight_wait_on_the_event_loop_not_on_threads() {
     const HOSTS: usize = 32;
     for jobs in [&[][..], &["-j", "32"]] {
-        let dir = tempfile::tempdir().unwrap();
-        let gate = Arc::new(Gate::new(HOSTS, dir.path().join("seeds.txt")));
-        let servers: Vec<TlsServer> = (0..HOSTS)
-            .map(|_| {
-                let gate = Arc::clone(&gate);
-                TlsServer::start(move |req| match req.target.as_str() {
-                    "/robots.txt" => {
-                        gate.arrive();
-                        Response::not_found()
-                    }
-                    _ => Response::html("hi"),
-                })
-            })
-            .collect();
-        let seeds: String = (servers.iter())
-            .map(|server| format!("{}/\n", server.origin()))
-            .collect();
-        let args = [jobs, &["--insecure"]].concat();
-        let r = run(dir.path(), &seeds, &args, &no_proxy_env());
-        assert_eq!(r.code, Some(0), "{jobs:?}: {}", r.stderr);
-        assert_eq!(r.rows.iter().filter(|r| r.is_page()).count(), HOSTS);
-        let workers = gate.workers_seen();
+        let workers = held_at_once(HOSTS, jobs, true, |req, gate| match req.target.as_str() {
+            "/robots.txt" => {
+                gate.arrive();
+                Response::not_found()
+            }
+            _ => Response::html("hi"),
+        });
         let workers = workers.unwrap_or_else(|| panic!("{jobs:?}: never {HOSTS} at once"));
         match jobs.is_empty() {
             true => assert!(workers < HOSTS / 2, "{workers} worker threads"),
             false => assert!(workers >= HOSTS, "{workers} worker threads"),
         }
     }
+}
+
+/// A robots.txt's redirect is a request of the event loop's, not one the thread that took
+/// the first answer makes and waits for: the moved robots.txt files of `HOSTS` plain-HTTP
+/// hosts are all asked for at once (the few threads that process answers could hold only a
+/// few).
+#[test]
+fn robots_txt_redirects_of_many_hosts_are_in_flight_at_once_on_the_loop() {
+    const HOSTS: usize = 32;
+    let workers = held_at_once(HOSTS, &[], false, |req, gate| match req.target.as_str() {
+        "/robots.txt" => Response::redirect(301, "/moved/robots.txt"),
+        "/moved/robots.txt" => {
+            gate.arrive();
+            Response::not_found()
+        }
+        _ => Response::html("hi"),
+    });
+    assert!(
+        workers.is_some(),
+        "never {HOSTS} redirects of robots.txt at once"
+    );
+}
+
+/// Crawls `hosts` servers (HTTPS with `tls`, else plain HTTP) answering with `handler`, which
+/// holds requests at a `Gate` of `hosts`; every host's one page is fetched. The worker threads
+/// counted when all were held at once, if they ever were.
+fn held_at_once(
+    hosts: usize,
+    jobs: &[&str],
+    tls: bool,
+    handler: fn(&Request, &Gate) -> Response,
+) -> Option<usize> {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(Gate::new(hosts, dir.path().join("seeds.txt")));
+    let gated = |gate: &Arc<Gate>| {
+        let gate = Arc::clone(gate);
+        move |req: &Request| handler(req, &gate)
+    };
+    let (tls_servers, web): (Vec<TlsServer>, Option<TestWeb>) = match tls {
+        true => (
+            (0..hosts).map(|_| TlsServer::start(gated(&gate))).collect(),
+            None,
+        ),
+        false => {
+            let specs = (0..hosts).map(|_| HostSpec::new(gated(&gate))).collect();
+            (Vec::new(), Some(TestWeb::start(specs).unwrap()))
+        }
+    };
+    let origins: Vec<String> = match &web {
+        Some(web) => (0..hosts).map(|h| web.origin(h)).collect(),
+        None => tls_servers.iter().map(TlsServer::origin).collect(),
+    };
+    let seeds: String = origins.iter().map(|o| format!("{o}/\n")).collect();
+    let args = [jobs, &["--insecure"]].concat();
+    let r = run(dir.path(), &seeds, &args, &no_proxy_env());
+    assert_eq!(r.code, Some(0), "{jobs:?}: {}", r.stderr);
+    assert_eq!(r.rows.iter().filter(|r| r.is_page()).count(), hosts);
+    gate.workers_seen()
 }
 
 /// Holds requests until `until` are held at once (or a bounded wait passed), and counts the
