@@ -1026,6 +1026,59 @@ mod tests {
         held.release();
     }
 
+    /// A handler that closes the connection without a byte instead of answering the second
+    /// request it reads (the first on the connection kept after the first answer), and
+    /// answers "hi" to every other.
+    fn closing_the_second_unanswered()
+    -> impl Fn(&testweb::Request) -> testweb::Response + Send + Sync + 'static {
+        let read = std::sync::atomic::AtomicUsize::new(0);
+        move |_| match read.fetch_add(1, Ordering::Relaxed) {
+            1 => testweb::Response::raw(200, Vec::new()),
+            _ => testweb::Response::html("hi"),
+        }
+    }
+
+    /// `/a` then `/b` from `origin` on the loop, its server `closing_the_second_unanswered`:
+    /// `/b`'s request, written on the connection kept after `/a`, finds it stale (not the
+    /// pool's check of an idle connection: the server closed it once the request came), and is
+    /// sent once more on a new connection, which answers it.
+    fn stale_is_sent_again(fetcher: &Fetcher, origin: &str) {
+        let urls = [format!("{origin}/a"), format!("{origin}/b")];
+        for answer in fetch_in_turn(fetcher, &urls) {
+            assert_eq!(answer.unwrap().body, b"hi");
+        }
+        let events = fetcher.events();
+        assert_eq!(events.closed_idle.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_kept_connection_closed_unanswered_is_replaced_on_the_loop() {
+        let web =
+            testweb::TestWeb::start(vec![
+                testweb::HostSpec::new(closing_the_second_unanswered()),
+            ])
+            .unwrap();
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        stale_is_sent_again(&fetcher, &web.origin(0));
+        let targets: Vec<String> = web.log().into_iter().map(|entry| entry.target).collect();
+        assert_eq!(targets, ["/a", "/b", "/b"]);
+    }
+
+    #[test]
+    fn a_kept_tls_connection_closed_unanswered_is_replaced_on_the_loop() {
+        let server = testweb::tls::TlsServer::start_keep_alive(closing_the_second_unanswered());
+        stale_is_sent_again(&trusting(&server), &server.origin());
+        let targets: Vec<String> = (server.requests().into_iter())
+            .map(|request| request.target)
+            .collect();
+        assert_eq!(targets, ["/a", "/b", "/b"]);
+        assert_eq!(
+            server.connections(),
+            2,
+            "the kept one, and one for /b again"
+        );
+    }
+
     #[test]
     fn a_refused_connection_is_a_connect_failure() {
         let addr = TcpListener::bind("127.0.0.1:0")
