@@ -348,12 +348,20 @@ impl Stages {
             let mut started = workers.start as u64;
             // The reactor and the threads that process its answers (`fetch::reactor`).
             let (answers, worker_ref) = (&answers, &worker);
+            let dispatcher = &*self.dispatcher;
             let reactor_thread = match &reactor {
                 Some(reactor) => Some(
                     std::thread::Builder::new()
                         .name("reactor".into())
                         .spawn_scoped(scope, move || {
-                            reactor.run(fetcher, &|batch| answers.push_all(batch))
+                            // A failed poll stops the crawl (the requests in flight are
+                            // answered as failed): the workers stop submitting.
+                            let stop = |e: &std::io::Error| {
+                                let e =
+                                    anyhow::anyhow!("{e}").context("polling the reactor's sockets");
+                                dispatcher.fail(&e)
+                            };
+                            reactor.run(fetcher, &|batch| answers.push_all(batch), &stop)
                         })
                         .context("starting the reactor thread")?,
                 ),

@@ -40,6 +40,9 @@
 //! bytes by the kernel's stamp (`SO_TIMESTAMPNS`, `sys::recv_stamped`, under TLS too), as on
 //! the blocking path; without a stamp, from the job's start to the read that completed it.
 //!
+//! A poll that fails (but for `EINTR`) is told to the caller, who stops the crawl; every job
+//! in flight, and every one submitted until `close`, is answered with the failure (`io`).
+//!
 //! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
 //! with the poll exactly while the slot holds it, `Slot::interest` saying for what; the poll
 //! is edge-triggered, so a slot waits for an event only once its reads found the socket dry
@@ -60,8 +63,8 @@ use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, IntoRawFd};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
@@ -97,6 +100,13 @@ pub struct Reactor<T> {
     waker: Waker,
     poll: Mutex<Option<Poll>>,
     closing: AtomicBool,
+    /// Set (under the inbox's lock) once the poll failed: the loop then waits on
+    /// `inbox_changed` for jobs and the close, which `submit` and `close` wake it through.
+    broken: AtomicBool,
+    inbox_changed: Condvar,
+    /// A failure the next `poll` returns instead of its own (`fail_next_poll`).
+    #[cfg(test)]
+    poll_fault: Mutex<Option<io::Error>>,
 }
 
 /// Where a slot's request is.
@@ -144,17 +154,23 @@ impl<T: Send> Reactor<T> {
             waker,
             poll: Mutex::new(Some(poll)),
             closing: AtomicBool::new(false),
+            broken: AtomicBool::new(false),
+            inbox_changed: Condvar::new(),
+            #[cfg(test)]
+            poll_fault: Mutex::new(None),
         })
     }
 
     /// Queues a job; the loop is woken if it may be waiting.
     pub fn submit(&self, job: Job<T>) {
-        let first = {
+        let (first, broken) = {
             let mut inbox = self.inbox.lock().unwrap();
             inbox.push(job);
-            inbox.len() == 1
+            (inbox.len() == 1, self.broken.load(Ordering::SeqCst))
         };
-        if first {
+        if first && broken {
+            self.inbox_changed.notify_one();
+        } else if first {
             let _ = self.waker.wake();
         }
     }
@@ -163,11 +179,24 @@ impl<T: Send> Reactor<T> {
     pub fn close(&self) {
         self.closing.store(true, Ordering::SeqCst);
         let _ = self.waker.wake();
+        // Taken so that a loop that saw no close yet is waiting, and hears this one.
+        let _inbox = self.inbox.lock().unwrap();
+        self.inbox_changed.notify_all();
     }
 
     /// The loop: until `close` and nothing in flight. The answers go to `deliver` in batches
     /// (see the module doc), which takes them out of the vector it is given.
-    pub fn run(&self, fetcher: &Fetcher, deliver: &dyn Fn(&mut Vec<Answer<T>>)) -> io::Result<()> {
+    ///
+    /// A poll that fails (but for `EINTR`) leaves nothing to wait with: `poll_failed` is told
+    /// once, so that the caller stops submitting; every job in flight is answered with the
+    /// failure (`io`), and so is every job submitted until `close`, as it comes; the loop's
+    /// result is then the poll's error.
+    pub fn run(
+        &self,
+        fetcher: &Fetcher,
+        deliver: &dyn Fn(&mut Vec<Answer<T>>),
+        poll_failed: &dyn Fn(&io::Error),
+    ) -> io::Result<()> {
         let mut poll = (self.poll.lock().unwrap().take()).expect("one loop per reactor");
         let mut events = Events::with_capacity(EVENTS);
         let mut lp = Loop {
@@ -185,20 +214,27 @@ impl<T: Send> Reactor<T> {
                 lp.start(&poll, job);
             }
             let timeout = lp.expire(&poll);
-            if !lp.answers.is_empty() {
-                (lp.deliver)(&mut lp.answers);
-                lp.answers.clear();
-            }
+            lp.hand_over();
             if lp.active == 0
                 && self.closing.load(Ordering::SeqCst)
                 && self.inbox.lock().unwrap().is_empty()
             {
                 return Ok(());
             }
-            match poll.poll(&mut events, timeout) {
+            let polled = poll.poll(&mut events, timeout);
+            #[cfg(test)]
+            let polled = match self.poll_fault.lock().unwrap().take() {
+                Some(fault) => Err(fault),
+                None => polled,
+            };
+            match polled {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    poll_failed(&e);
+                    lp.fail_all(&poll, &e);
+                    return self.refuse_until_close(&mut lp, e);
+                }
             }
             for event in events.iter() {
                 if event.token() != WAKER {
@@ -207,6 +243,42 @@ impl<T: Send> Reactor<T> {
             }
         }
     }
+
+    /// After the poll failed with `e` (nothing in flight any more): each job submitted is
+    /// answered at once with that failure, until `close`; then `e` is the loop's result.
+    fn refuse_until_close(&self, lp: &mut Loop<'_, T>, e: io::Error) -> io::Result<()> {
+        let mut inbox = self.inbox.lock().unwrap();
+        self.broken.store(true, Ordering::SeqCst);
+        loop {
+            let jobs = std::mem::take(&mut *inbox);
+            drop(inbox);
+            for job in jobs {
+                let fail = poll_failure(&e).into_error(job.start);
+                lp.answers.push((job.token, job.url, Err(fail)));
+            }
+            lp.hand_over();
+            inbox = self.inbox.lock().unwrap();
+            // Read under the lock `close` takes to notify: a close is seen here, or heard.
+            if inbox.is_empty() {
+                if self.closing.load(Ordering::SeqCst) {
+                    return Err(e);
+                }
+                inbox = self.inbox_changed.wait(inbox).unwrap();
+            }
+        }
+    }
+
+    /// Makes the next `poll` fail with `fault`, and wakes the loop for it.
+    #[cfg(test)]
+    fn fail_next_poll(&self, fault: io::Error) {
+        *self.poll_fault.lock().unwrap() = Some(fault);
+        let _ = self.waker.wake();
+    }
+}
+
+/// A job's failure when the poll failed with `e`.
+fn poll_failure(e: &io::Error) -> Fail {
+    Fail::new(ErrorKind::Io, format!("the event loop's poll failed: {e}"))
 }
 
 /// The loop's state.
@@ -530,6 +602,25 @@ impl<T> Loop<'_, T> {
         Some(slot)
     }
 
+    /// The poll failed with `e`: every slot ends with that failure, queued and delivered.
+    fn fail_all(&mut self, poll: &Poll, e: &io::Error) {
+        for at in 0..self.slots.len() {
+            if self.slots[at].is_some() {
+                self.finish(poll, at, poll_failure(e));
+            }
+        }
+        self.timers.clear();
+        self.hand_over();
+    }
+
+    /// Hands this turn's answers to `deliver`, in one batch.
+    fn hand_over(&mut self) {
+        if !self.answers.is_empty() {
+            (self.deliver)(&mut self.answers);
+            self.answers.clear();
+        }
+    }
+
     /// Fails the slots whose time is up; the wait until the next timer.
     fn expire(&mut self, poll: &Poll) -> Option<Duration> {
         let now = Instant::now();
@@ -676,11 +767,22 @@ mod tests {
         fetcher: &Fetcher,
         tx: std::sync::mpsc::Sender<Answer<T>>,
     ) -> io::Result<()> {
-        reactor.run(fetcher, &|answers| {
+        run_told(reactor, fetcher, tx, &|e| panic!("the poll failed: {e}"))
+    }
+
+    /// `run_into`, a failed poll told to `poll_failed`.
+    fn run_told<T: Send>(
+        reactor: &Reactor<T>,
+        fetcher: &Fetcher,
+        tx: std::sync::mpsc::Sender<Answer<T>>,
+        poll_failed: &dyn Fn(&io::Error),
+    ) -> io::Result<()> {
+        let deliver = |answers: &mut Vec<Answer<T>>| {
             answers
                 .drain(..)
                 .for_each(|answer| tx.send(answer).unwrap())
-        })
+        };
+        reactor.run(fetcher, &deliver, poll_failed)
     }
 
     #[test]
@@ -816,6 +918,165 @@ mod tests {
         let fail = answers.into_iter().next().unwrap().expect_err("a timeout");
         assert_eq!(fail.kind, ErrorKind::Timeout, "{fail:?}");
         drop(listener);
+    }
+
+    /// Requests a test server's handler holds unanswered until released (10 s at most).
+    #[derive(Default)]
+    struct Held {
+        /// Requests held so far; whether released.
+        state: Mutex<(usize, bool)>,
+        changed: Condvar,
+    }
+
+    impl Held {
+        /// In the handler: counts the request and waits for the release.
+        fn hold(&self) {
+            let mut state = self.state.lock().unwrap();
+            state.0 += 1;
+            self.changed.notify_all();
+            let wait = Duration::from_secs(10);
+            drop(
+                self.changed
+                    .wait_timeout_while(state, wait, |(_, released)| !*released),
+            );
+        }
+
+        /// Whether `n` requests came to be held within 10 s.
+        fn came(&self, n: usize) -> bool {
+            let state = self.state.lock().unwrap();
+            let wait = Duration::from_secs(10);
+            let state = self
+                .changed
+                .wait_timeout_while(state, wait, |(held, _)| *held < n);
+            state.unwrap().0.0 >= n
+        }
+
+        fn release(&self) {
+            self.state.lock().unwrap().1 = true;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Closes a reactor when dropped.
+    struct Closing<'a, T: Send>(&'a Reactor<T>);
+
+    impl<T: Send> Drop for Closing<'_, T> {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+
+    /// A poll that fails (not interrupted) leaves nothing to wait with: each request in flight
+    /// is answered once with the failure (`io`), and so is one submitted after it; the caller
+    /// is told once, and at `close` the loop ends with the poll's error. The loop runs on a
+    /// thread of its own, waited for with a deadline, so a loop that never ends fails the test.
+    #[test]
+    fn a_failed_poll_answers_every_job_once_and_ends_the_loop_with_its_error() {
+        use std::sync::{Arc, mpsc};
+        let held = Arc::new(Held::default());
+        let holding = Arc::clone(&held);
+        let web = testweb::TestWeb::start(vec![testweb::HostSpec::new(move |_| {
+            holding.hold();
+            testweb::Response::html("too late")
+        })])
+        .unwrap();
+        let fetcher = Arc::new(Fetcher::new(&FetchConfig::loopback("test")));
+        let reactor = Arc::new(Reactor::<usize>::new().unwrap());
+        let (tx, rx) = mpsc::channel::<Answer<usize>>();
+        let (told, heard) = mpsc::channel();
+        let (ended, end) = mpsc::channel();
+        let running = {
+            let (reactor, fetcher) = (Arc::clone(&reactor), Arc::clone(&fetcher));
+            std::thread::spawn(move || {
+                let poll_failed = |e: &io::Error| told.send(e.to_string()).unwrap();
+                let ran = run_told(&reactor, &fetcher, tx, &poll_failed);
+                ended.send(ran.map_err(|e| e.to_string())).unwrap();
+            })
+        };
+        // The loop is closed however the test ends, and so ends by itself.
+        let closing = Closing(&reactor);
+        let submit = |token: usize| {
+            let url = Url::parse(&web.url(0, &format!("/{token}"))).unwrap();
+            let job = fetcher.reactor_job(token, url, &[], true);
+            reactor.submit(job.expect("for the reactor").map_err(|e| e.2).unwrap());
+        };
+        let within = Duration::from_secs(10);
+        let next = || {
+            let (token, _, answer) = rx.recv_timeout(within).expect("answered");
+            let fail = answer.expect_err("a failure");
+            assert_eq!(fail.kind, ErrorKind::Io, "{fail:?}");
+            assert!(fail.message.ends_with("poll failed: injected"), "{fail:?}");
+            token
+        };
+        (0..3).for_each(submit);
+        assert!(held.came(3), "three requests in flight");
+        reactor.fail_next_poll(io::Error::other("injected"));
+        let mut in_flight: Vec<usize> = (0..3).map(|_| next()).collect();
+        in_flight.sort_unstable();
+        assert_eq!(in_flight, [0, 1, 2]);
+        // Submitted after the failure: answered as it comes.
+        submit(3);
+        assert_eq!(next(), 3);
+        drop(closing);
+        let ran = end.recv_timeout(within).expect("the loop ended at close");
+        assert_eq!(ran, Err("injected".to_owned()));
+        running.join().unwrap();
+        assert_eq!(heard.try_iter().collect::<Vec<_>>(), ["injected"]);
+        assert_eq!(rx.try_iter().count(), 0, "each job answered once");
+        held.release();
+    }
+
+    /// A handler that closes the connection without a byte instead of answering the second
+    /// request it reads (the first on the connection kept after the first answer), and
+    /// answers "hi" to every other.
+    fn closing_the_second_unanswered()
+    -> impl Fn(&testweb::Request) -> testweb::Response + Send + Sync + 'static {
+        let read = std::sync::atomic::AtomicUsize::new(0);
+        move |_| match read.fetch_add(1, Ordering::Relaxed) {
+            1 => testweb::Response::raw(200, Vec::new()),
+            _ => testweb::Response::html("hi"),
+        }
+    }
+
+    /// `/a` then `/b` from `origin` on the loop, its server `closing_the_second_unanswered`:
+    /// `/b`'s request, written on the connection kept after `/a`, finds it stale (not the
+    /// pool's check of an idle connection: the server closed it once the request came), and is
+    /// sent once more on a new connection, which answers it.
+    fn stale_is_sent_again(fetcher: &Fetcher, origin: &str) {
+        let urls = [format!("{origin}/a"), format!("{origin}/b")];
+        for answer in fetch_in_turn(fetcher, &urls) {
+            assert_eq!(answer.unwrap().body, b"hi");
+        }
+        let events = fetcher.events();
+        assert_eq!(events.closed_idle.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_kept_connection_closed_unanswered_is_replaced_on_the_loop() {
+        let web =
+            testweb::TestWeb::start(vec![
+                testweb::HostSpec::new(closing_the_second_unanswered()),
+            ])
+            .unwrap();
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        stale_is_sent_again(&fetcher, &web.origin(0));
+        let targets: Vec<String> = web.log().into_iter().map(|entry| entry.target).collect();
+        assert_eq!(targets, ["/a", "/b", "/b"]);
+    }
+
+    #[test]
+    fn a_kept_tls_connection_closed_unanswered_is_replaced_on_the_loop() {
+        let server = testweb::tls::TlsServer::start_keep_alive(closing_the_second_unanswered());
+        stale_is_sent_again(&trusting(&server), &server.origin());
+        let targets: Vec<String> = (server.requests().into_iter())
+            .map(|request| request.target)
+            .collect();
+        assert_eq!(targets, ["/a", "/b", "/b"]);
+        assert_eq!(
+            server.connections(),
+            2,
+            "the kept one, and one for /b again"
+        );
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! CA's PEM is what a test passes to `crawl --ca-cert`, and nothing else trusts it.
 //!
 //! The server certificate names `localhost` and `127.0.0.1`. Each connection answers one
-//! request with the handler's response (a `Body::Bytes` one) and closes; requests whose
-//! handshake completed are logged, handshakes that failed are counted. Bounded: 5 s read and
-//! write timeouts per connection, heads up to 64 KiB, and dropping it stops the accept thread.
+//! request with the handler's response (a `Body::Bytes` one) and closes; a `Body::Raw` script
+//! is written as it is (no head) and the connection closes, so an empty one closes it without
+//! answering (on a kept connection: a client's stale connection). Requests whose handshake
+//! completed are logged, handshakes that failed are counted. Bounded: 5 s read and write
+//! timeouts per connection, heads up to 64 KiB, and dropping it stops the accept thread.
 
 use crate::accept::Listener;
 use crate::http::{self, MAX_HEAD, head_end};
@@ -124,7 +126,7 @@ impl TlsServer {
 }
 
 /// One connection: the handshake, one request (or, with `keep_alive`, each request until the
-/// client closes), its response, close.
+/// client closes or a `Body::Raw` script is written), its response, close.
 fn serve(
     stream: TcpStream,
     config: Arc<rustls::ServerConfig>,
@@ -150,7 +152,8 @@ fn serve(
     let _ = tls.flush();
 }
 
-/// Reads one request head and writes the handler's answer; whether one was answered.
+/// Reads one request head and writes the handler's answer; whether the connection may serve
+/// another (not after a `Body::Raw` script).
 fn answer(
     tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
     handler: &TlsHandler,
@@ -178,6 +181,14 @@ fn answer(
     };
     log.lock().unwrap().push(head.request.clone());
     let response = handler(&head.request);
+    if let Body::Raw(script) = &response.body {
+        for (pause, bytes) in script {
+            std::thread::sleep(*pause);
+            tls.write_all(bytes)?;
+            tls.flush()?;
+        }
+        return Ok(false);
+    }
     let body = match &response.body {
         Body::Bytes(bytes) => bytes.clone(),
         _ => Vec::new(),
