@@ -40,7 +40,7 @@ use crate::fetch::body::Skipped;
 use crate::fetch::client::{
     FetchError, Fetcher, ROBOTS_REDIRECTS, Response, Sent, redirect_target,
 };
-use crate::fetch::error::ErrorKind;
+use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::reactor::{Answer, Reactor};
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
@@ -355,9 +355,10 @@ impl WorkerContext<'_> {
 
     /// A robots.txt's answer from the reactor, `fetched` from `url`: a redirect (to five in
     /// all, to http(s), which the reactor takes) is asked for through the reactor, so no
-    /// processing thread blocks on it (None: its answer comes back here). The robots.txt's
-    /// answer is the last one, noted with the URL that gave it (its record is of that URL) and
-    /// dated from the first request.
+    /// processing thread waits for its answer (None: it comes back here; only the look-up of
+    /// a name the look-ahead resolver has not seen is made on this thread, by `reactor_job`).
+    /// The robots.txt's answer is the last one, noted with the URL that gave it (its record is
+    /// of that URL) and dated from the first request.
     fn robots_hop(
         &self,
         host: usize,
@@ -393,7 +394,17 @@ impl WorkerContext<'_> {
             hop,
         };
         match self.fetcher.reactor_job(token, to, &[], false) {
-            Some(Ok(job)) => reactor.submit(job),
+            Some(Ok(job)) => {
+                if let Err(job) = reactor.try_submit(job) {
+                    // The loop ended (the crawl stops): the redirect is not followed, and the
+                    // robots.txt goes unanswered, asked for again by a resumed crawl.
+                    let stopped =
+                        Fail::new(ErrorKind::Io, "redirect not followed: the crawl stopped");
+                    let e = stopped.into_error(job.start);
+                    let job = *job;
+                    self.process((job.token, job.url, Err(e)))?;
+                }
+            }
             Some(Err(answer)) => self.process((answer.0, answer.1, Err(answer.2)))?,
             None => unreachable_job(),
         }

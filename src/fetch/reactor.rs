@@ -43,12 +43,14 @@
 //! A poll that fails (but for `EINTR`) is told to the caller, who stops the crawl; every job
 //! in flight, and every one submitted until `close`, is answered with the failure (`io`).
 //!
-//! Invariants: every job submitted is delivered exactly once; a slot's socket is registered
+//! Invariants: every job submitted is delivered exactly once (one submitted after the loop
+//! ended is refused, `try_submit`, not dropped); a slot's socket is registered
 //! with the poll exactly while the slot holds it, `Slot::interest` saying for what; the poll
 //! is edge-triggered, so a slot waits for an event only once its reads found the socket dry
 //! (`WouldBlock`) or before any answer can have come (its request just written), and once its
-//! writes found it full or had nothing left; the loop never blocks but in `poll`, and never
-//! with an answer held back.
+//! writes found it full or had nothing left; the loop never blocks but in `poll` (after a
+//! failed poll, in the wait for jobs to refuse and the close), and never with an answer held
+//! back.
 
 use crate::fetch::client::{FetchError, Fetcher, Response};
 use crate::fetch::conn::{Connection, Handshake, PER_READ, Stream};
@@ -103,6 +105,9 @@ pub struct Reactor<T> {
     /// Set (under the inbox's lock) once the poll failed: the loop then waits on
     /// `inbox_changed` for jobs and the close, which `submit` and `close` wake it through.
     broken: AtomicBool,
+    /// Set (under the inbox's lock) when `run` returns: a job submitted after it would never
+    /// be answered, so `try_submit` gives it back.
+    ended: AtomicBool,
     inbox_changed: Condvar,
     /// A failure the next `poll` returns instead of its own (`fail_next_poll`).
     #[cfg(test)]
@@ -155,6 +160,7 @@ impl<T: Send> Reactor<T> {
             poll: Mutex::new(Some(poll)),
             closing: AtomicBool::new(false),
             broken: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
             inbox_changed: Condvar::new(),
             #[cfg(test)]
             poll_fault: Mutex::new(None),
@@ -163,8 +169,18 @@ impl<T: Send> Reactor<T> {
 
     /// Queues a job; the loop is woken if it may be waiting.
     pub fn submit(&self, job: Job<T>) {
+        let submitted = self.try_submit(job);
+        debug_assert!(submitted.is_ok(), "a job submitted after the loop ended");
+    }
+
+    /// `submit`, or the job back once the loop has ended (after `close`): for a caller that
+    /// may still be processing answers then (a robots.txt's redirect, `crawl::worker`).
+    pub fn try_submit(&self, job: Job<T>) -> Result<(), Box<Job<T>>> {
         let (first, broken) = {
             let mut inbox = self.inbox.lock().unwrap();
+            if self.ended.load(Ordering::SeqCst) {
+                return Err(Box::new(job));
+            }
             inbox.push(job);
             (inbox.len() == 1, self.broken.load(Ordering::SeqCst))
         };
@@ -173,6 +189,7 @@ impl<T: Send> Reactor<T> {
         } else if first {
             let _ = self.waker.wake();
         }
+        Ok(())
     }
 
     /// Ends `run` once every job submitted has been answered.
@@ -215,11 +232,12 @@ impl<T: Send> Reactor<T> {
             }
             let timeout = lp.expire(&poll);
             lp.hand_over();
-            if lp.active == 0
-                && self.closing.load(Ordering::SeqCst)
-                && self.inbox.lock().unwrap().is_empty()
-            {
-                return Ok(());
+            if lp.active == 0 && self.closing.load(Ordering::SeqCst) {
+                let inbox = self.inbox.lock().unwrap();
+                if inbox.is_empty() {
+                    self.ended.store(true, Ordering::SeqCst);
+                    return Ok(());
+                }
             }
             let polled = poll.poll(&mut events, timeout);
             #[cfg(test)]
@@ -261,6 +279,7 @@ impl<T: Send> Reactor<T> {
             // Read under the lock `close` takes to notify: a close is seen here, or heard.
             if inbox.is_empty() {
                 if self.closing.load(Ordering::SeqCst) {
+                    self.ended.store(true, Ordering::SeqCst);
                     return Err(e);
                 }
                 inbox = self.inbox_changed.wait(inbox).unwrap();
@@ -807,6 +826,31 @@ mod tests {
         });
         // Both requests on the one connection the server accepted.
         assert_eq!(serving.join().unwrap(), 2);
+    }
+
+    /// A job submitted once the loop has ended (after `close`) would never be answered: it is
+    /// given back, not queued.
+    #[test]
+    fn a_job_submitted_after_the_loop_ended_is_given_back() {
+        let fetcher = Fetcher::new(&FetchConfig::loopback("test"));
+        let reactor = Reactor::<u32>::new().unwrap();
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let job = |token| {
+            let url = Url::parse("http://127.0.0.1:9/robots.txt").unwrap();
+            let job = fetcher.reactor_job(token, url, &[], false);
+            job.expect("for the reactor").map_err(|e| e.2).unwrap()
+        };
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+        let given_back = reactor.try_submit(job(7)).expect_err("the loop has ended");
+        assert_eq!(given_back.token, 7);
+        assert!(
+            reactor.inbox.lock().unwrap().is_empty(),
+            "queued for nobody"
+        );
     }
 
     /// Fetches `urls` on a reactor, one after another: their answers.
