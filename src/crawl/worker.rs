@@ -521,13 +521,9 @@ impl WorkerContext<'_> {
         let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
             return Ok(());
         };
-        // With the reactor, a page it does not take goes back to a worker: this
-        // thread may be one that processes answers, and those queued behind it would keep
-        // their places in flight while it blocked (`Dispatcher::give_back`).
-        if self.reactor.is_some() && !self.for_reactor(&next) {
-            self.dispatcher.give_back(next_host, next);
-            return Ok(());
-        }
+        // The reactor takes every page (http(s), no proxy: without a proxy it runs); a thread
+        // that processes its answers never blocks on a fetch.
+        debug_assert!(self.reactor.is_none() || self.for_reactor(&next));
         self.counters.pages_ahead.fetch_add(1, Ordering::Relaxed);
         // With the reactor, its request goes there now, while this page is processed. Its
         // answer may be processed by another thread before this page's links are offered:

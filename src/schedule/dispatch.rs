@@ -830,18 +830,6 @@ impl Dispatcher {
         Ok(Some((next_host, entry)))
     }
 
-    /// A page `host_free_or_next` handed on that its taker will not fetch (with the reactor,
-    /// a thread that processes answers takes no page it would fetch blocking: the answers
-    /// queued behind it would hold their places in flight meanwhile): back at the front of its
-    /// host's queue, uncounted, for a worker. It held no place in flight of its own.
-    pub fn give_back(&self, host: usize, entry: Entry) {
-        let mut state = self.state.lock().unwrap();
-        state.handed.remove(&entry.key());
-        state.pages_started -= u64::from(entry.sitemap.is_none() && !entry.is_retry());
-        (state.scheduler).page_unasked(host, entry, Instant::now());
-        self.wake_one(state);
-    }
-
     /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
     /// at the front of its host's queue until `retry_at`.
     pub fn page_retry(

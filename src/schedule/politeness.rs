@@ -728,15 +728,7 @@ impl Scheduler {
         self.release(host, rule.max(retry_at), now);
     }
 
-    /// A page handed out and not asked for (`Dispatcher::give_back`): first in its host's
-    /// queue again, its lane free at `now` (the lane's rest was served before the hand-out),
-    /// the host's failures and rest untouched: nothing was asked of the server.
-    pub fn page_unasked(&mut self, host: usize, entry: Entry, now: Instant) {
-        self.put_back(host, entry);
-        self.release(host, now, now);
-    }
-
-    /// `entry` first in `host`'s queue again (a retry, or a page given back unasked).
+    /// `entry` first in `host`'s queue again (a retry).
     fn put_back(&mut self, host: usize, entry: Entry) {
         self.host(host).queue.push_front(entry);
         self.queued += 1;
@@ -1402,32 +1394,6 @@ mod tests {
         Transient {
             retries: 2,
             first_wait: Duration::from_secs(1),
-        }
-    }
-
-    /// A page handed out and given back unasked is first in its host's queue again and may
-    /// go at once: nothing was asked of the server, so no rest follows it.
-    #[test]
-    fn a_page_given_back_unasked_goes_first_and_at_once() {
-        let t0 = Instant::now();
-        let mut s = Scheduler::new(rule(10.0));
-        for i in 0..3 {
-            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
-        }
-        let (host, page) = loop {
-            match s.next(t0).unwrap() {
-                Next::Work(Work::Robots { host, .. }) => {
-                    s.robots_done(host, robots_404(), Duration::ZERO, t0);
-                }
-                Next::Work(Work::Page { host, entry }) => break (host, entry),
-                other => panic!("expected work at once, got {other:?}"),
-            }
-        };
-        assert_eq!(page.url, "http://a.test/0");
-        s.page_unasked(host, page, t0);
-        match s.next(t0).unwrap() {
-            Next::Work(Work::Page { entry, .. }) => assert_eq!(entry.url, "http://a.test/0"),
-            other => panic!("expected the page given back at once, got {other:?}"),
         }
     }
 
