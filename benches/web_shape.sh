@@ -2,7 +2,8 @@
 # Speed at the web's shape: crawl beside wget2 on the same static web served by nginx on
 # loopback, one port per host, crawl and wget2 alternating, medians of REPS runs.
 #
-#   benches/web_shape.sh                       # 50 hosts x 400 pages, then 2,000 x 10, -j 64
+#   benches/web_shape.sh                       # 50 hosts x 400 pages, then 2,000 x 10
+#   CRAWL_JOBS=64 benches/web_shape.sh         # the crawl with -j 64 (threads) instead of its default
 #   WEBS="2000x10" REPS=5 benches/web_shape.sh
 #   CRAWL=/path/to/other/crawl SKIP_BUILD=1 benches/web_shape.sh
 #   BEFORE=/path/to/old/crawl TOOLS="before-crawl crawl wget2" benches/web_shape.sh
@@ -15,7 +16,7 @@
 #                                              # one large real site (Debian's rust-doc) as one host
 #
 # Tools: crawl, crawl-nowarc, crawl-nodedupe (--no-payload-dedupe), crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
-# (N workers instead of JOBS), crawl-c16-jN (both), wget2 (JOBS threads), wget2-tN (N threads), wget (GNU wget: one
+# (-j N), crawl-c16-jN (both), wget2 (JOBS threads, default 64), wget2-tN (N threads), wget (GNU wget: one
 # connection, one thread). A WEBS entry that is a directory is served as one host (a missing
 # /usr/share/doc/PKG/… is installed from Debian's package PKG); its coverage is counted against
 # its .html files (the tools also fetch the images, scripts and styles they link). After each
@@ -25,8 +26,10 @@
 # Both tools are seeded with host 0's index page and span hosts (on a directory web, one
 # host, they stay on it: `--scope host`, no `-H`); wget2 runs with
 # `-r -H -l 0 --robots=off --max-threads=JOBS --delete-after`, the crawl with
-# `--scope any -j JOBS --delay-factor 0` (politeness off: this measures the machinery, and the
-# crawl still fetches each host's robots.txt, which wget2 is told not to). A directory web is
+# `--scope any --delay-factor 0` at its default concurrency: what a user gets, requests in
+# flight on its event loop (`CRAWL_JOBS=N` adds `-j N`: N blocking workers). Politeness is
+# off: this measures the machinery, and the crawl still fetches each host's robots.txt, which
+# wget2 is told not to. A directory web is
 # never crawled with -H: its pages link to the internet, and wget2 -H spends its end resolving
 # those names (github.com, play.rust-lang.org, …) with retries while its other threads wait on
 # its queue: the "hang" on rust-doc in sessions 5 and 6. Columns: pages/s (pages = distinct
@@ -48,6 +51,8 @@ cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"50x400 2000x10"}
 REPS=${REPS:-3}
 JOBS=${JOBS:-64}
+CRAWL_JOBS=${CRAWL_JOBS:-}
+jobs=(); [ -z "$CRAWL_JOBS" ] || jobs=(-j "$CRAWL_JOBS")
 TOOLS=${TOOLS:-"crawl crawl-nowarc wget2"}
 BASE_PORT=${BASE_PORT:-20000}
 CRAWL=${CRAWL:-target/release/crawl}
@@ -94,13 +99,13 @@ run() {
   kill -USR1 "$nginx_pid"   # reopen the (removed) access log
   sleep 0.2
   case $tool in
-    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 ;;
-    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 --no-warc ;;
-    crawl-nodedupe) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
+    crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 ;;
+    crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 --no-warc ;;
+    crawl-nodedupe) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 \
       --no-payload-dedupe ;;
-    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" --delay-factor 0 \
+    crawl-c16) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 \
       --host-connections 16 ;;
-    crawl-c16-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "$JOBS" \
+    crawl-c16-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" \
       --delay-factor 0 --host-connections 16 --no-warc ;;
     crawl-c16-j*) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" -j "${tool#crawl-c16-j}" \
       --delay-factor 0 --host-connections 16 ;;
@@ -124,7 +129,7 @@ run() {
   echo "$wall $(echo "$user + $sys" | bc) $rss $server $(( $(server_wait) - wait0 )) $switches"
 }
 
-echo "web_shape: $(nproc) cores${TOOL_CPUS:+, tools on CPU $TOOL_CPUS}${SERVER_CPUS:+, nginx on CPU $SERVER_CPUS}, -j $JOBS, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
+echo "web_shape: $(nproc) cores${TOOL_CPUS:+, tools on CPU $TOOL_CPUS}${SERVER_CPUS:+, nginx on CPU $SERVER_CPUS}, crawl ${CRAWL_JOBS:+-j }${CRAWL_JOBS:-default concurrency}, wget2 $JOBS threads, medians of $REPS, $(wget2 --version | head -1 | cut -d' ' -f1-3), nginx $(nginx -v 2>&1 | cut -d/ -f2)"
 echo "| web | tool | pages/s | CPU µs/page | peak RSS MiB | coverage | duplicates | server CPU µs/page | server wait µs/page | tool switches/page |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for web in $WEBS; do
