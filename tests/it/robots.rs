@@ -1,6 +1,6 @@
 //! robots.txt as site owners write it, end to end: the real binary against a loopback host.
 
-use crate::util::{assert_same_set, crawl};
+use crate::util::{assert_same_set, crawl, warc_text};
 use testweb::{HostSpec, Response, TestWeb};
 
 #[test]
@@ -43,13 +43,14 @@ fn a_user_agent_line_with_extra_words_still_heads_our_group() {
 /// redirect is one not followed, which allows everything.
 #[test]
 fn a_moved_robots_txt_is_followed_five_redirects_deep_on_the_loop_and_on_workers() {
+    // Where the robots.txt is after `n` redirects.
+    let hop = |n: usize| match n {
+        0 => "/robots.txt".to_owned(),
+        n => format!("/moved/{n}/robots.txt"),
+    };
     for (hops, obeyed) in [(2, true), (5, true), (6, false)] {
         let web = TestWeb::start(vec![HostSpec::new(move |req| {
             let target = req.target.as_str();
-            let hop = |n: usize| match n {
-                0 => "/robots.txt".to_owned(),
-                n => format!("/moved/{n}/robots.txt"),
-            };
             match (0..hops).find(|&n| hop(n) == target) {
                 Some(n) => return Response::redirect(301, &hop(n + 1)),
                 None if target == hop(hops) => {
@@ -81,6 +82,23 @@ fn a_moved_robots_txt_is_followed_five_redirects_deep_on_the_loop_and_on_workers
                 hops_asked,
                 hops.min(5) + 1,
                 "{hops} hops, -j {jobs:?}: {requested:?}"
+            );
+            // The robots.txt that answered is archived under the URL that answered it, the
+            // last one asked for (the moved one, or the sixth redirect's 301).
+            let warc = warc_text(&run.out, ".warc.zst");
+            let answered = web.url(0, &hop(hops.min(5)));
+            let record = warc
+                .split("WARC/1.1\r\n")
+                .find(|r| r.contains("WARC-Type: response") && r.contains("robots.txt"))
+                .unwrap_or_else(|| panic!("no robots.txt response record: {warc}"));
+            assert!(
+                record.contains(&format!("WARC-Target-URI: {answered}\r\n")),
+                "{hops} hops, -j {jobs:?}: {record}"
+            );
+            assert_eq!(
+                record.contains("Disallow: /private/"),
+                obeyed,
+                "{hops} hops, -j {jobs:?}: {record}"
             );
         }
     }
