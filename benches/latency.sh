@@ -48,6 +48,7 @@
 #   NETNS=1 ...      serve every web by address (below); NETNS=0 never; default: the webs of
 #                    more than 4,000 hosts (web a from SCALE 0.41 on)
 #   DNS_DELAY_MS="0 100" ...   hosts by name, answered by a DNS server after each delay (below)
+#   DNS_DELAY_MS=100 DNS_SLOW=50:3000 ...   and the names of hosts 50, 100, 150, ... after 3 s
 #
 # Hosts by address (NETNS): one listener per host costs testweb a descriptor each, and with
 # 10,000 of them plus one per connection (the crawler keeps thousands open) testweb outgrows
@@ -72,6 +73,13 @@
 # the first request's turn shows as about the delay; one made ahead of need, as more), the
 # look-ups in flight at once (A questions asked and not yet answered, most and median over
 # the questions), and names asked for more than once.
+#
+# Slow names (DNS_SLOW=N:MS, with DNS_DELAY_MS): the names of hosts N, 2N, 3N, ... are answered
+# after MS ms instead, as dead domains and slow authoritative servers answer on the web. A
+# crawl that waits on a slow name in a thread other hosts need stalls those hosts: the bound and
+# the idle figures are then of the other hosts alone (the slow-named hosts cannot start before
+# their answer, so they set no bound), and the note below the table says when the other hosts
+# were done (their last response) against that bound, and when the slow-named hosts began.
 #
 # MAX_SECONDS (default 900) stops a run with SIGINT (the row then says so). Needs python3 and
 # /usr/bin/time (installed with apt-get when missing) and a raised open-file limit (a web of
@@ -237,8 +245,13 @@ for web in $WEBS; do
     args+=" --hosts-by-address --bind 0.0.0.0:0"
     label="$web (by address)" listeners=1
   fi
+  slow_every=0
   if [ "$dns_ms" != - ]; then
     label="$web (names, DNS $dns_ms ms)" dns_crawl="--allow-private"
+    if [ -n "${DNS_SLOW:-}" ]; then
+      slow_every=${DNS_SLOW%%:*}
+      label="$web (names, DNS $dns_ms ms, 1 in $slow_every ${DNS_SLOW#*:} ms)"
+    fi
   fi
   if [ "$nofile" != unlimited ] && [ "$nofile" -lt $((listeners + 4096)) ]; then
     echo "| $label | | skipped: open-file limit $nofile < listeners ($listeners) + 4096 |"
@@ -249,6 +262,7 @@ for web in $WEBS; do
     if [ "$dns_ms" != - ]; then
       run+=.dns$dns_ms
       dns_args="--dns-bind 127.0.0.53:53 --dns-delay-ms $dns_ms --dns-log-out $tmp/$run.dns"
+      [ "$slow_every" = 0 ] || dns_args+=" --dns-slow-every $slow_every --dns-slow-ms ${DNS_SLOW#*:}"
     fi
     # shellcheck disable=SC2086
     start_web "$run" $args $dns_args --check-delay-factor "$FACTOR" --log-out "$tmp/$run.log"
@@ -272,10 +286,13 @@ for web in $WEBS; do
     web_cpu=$(awk '{print $14 + $15}' "/proc/$web_pid/stat" 2>/dev/null || echo 0)
     echo "$web_cpu $(getconf CLK_TCK) $(cat "$tmp/$run.threads" 2>/dev/null || echo -)" >"$tmp/$run.webcpu"
     stop_web
-    row=$(python3 - "$tmp" "$run" "$label" "${opts:-default}" "$FACTOR" "$status" "${SAMPLE:-}" <<'PY'
+    row=$(python3 - "$tmp" "$run" "$label" "${opts:-default}" "$FACTOR" "$status" "${SAMPLE:-}" "$slow_every" <<'PY'
 import json, os, statistics, sys
 from collections import defaultdict
-tmp, run, web, opts, factor, status, sample = sys.argv[1:]
+tmp, run, web, opts, factor, status, sample, slow_every = sys.argv[1:]
+slow_every = int(slow_every)
+def slow_named(h):
+    return slow_every > 0 and h > 0 and h % slow_every == 0
 F = float(factor)
 jobs = int(opts.split()[-1]) if opts.startswith("-j") else 16
 srv = json.loads(open(f"{tmp}/{run}.server.json").read())
@@ -301,10 +318,16 @@ bound, bound_host, service = 0.0, None, 0.0
 idle, first, idle_where = {}, [], defaultdict(float)
 ends = []
 t_end = max((r[1] for rs in by_host.values() for r in rs), default=0)
+slow_first, fast_end = [], 0.0
 for h, rs in by_host.items():
     rs.sort()
     s = [b - a for a, b, _ in rs]
     service += sum(s)
+    if slow_named(h):
+        slow_first.append(rs[0][0])
+        ends += [b for a, b, target in rs if (str(h), target) in pages]
+        continue
+    fast_end = max(fast_end, rs[-1][1])
     chain = sum(s) + F * sum(s[:-1])
     if chain > bound:
         bound, bound_host = chain, h
@@ -357,6 +380,11 @@ print(f"- {web} {opts}: bound set by host {bound_host} ({len(by_host[bound_host]
       f"idle beyond rule summed over hosts {sum(iv):,.0f} s: {where}; crawl ending "
       f"{summary.get('ending')}, {summary.get('pages')} pages, {summary.get('merges')} DUE merges, "
       f"{summary.get('robots_fetches')} robots.txt; requests {srv['requests']:,} over {t_end:.1f} s")
+if slow_every:
+    print(f"- {web} {opts}: the {len(slow_first):,} hosts of slow names set aside: the other hosts were done "
+          f"{fast_end:.1f} s after the first request, {ratio(fast_end, bound)} of their bound; the slow-named "
+          f"hosts' first requests at med {statistics.median(slow_first) if slow_first else float('nan'):.2f} / "
+          f"max {max(slow_first, default=float('nan')):.2f} s")
 if sample:
     # Per second: hosts with a request in flight, hosts resting (within the rule), hosts idle
     # beyond the rule (rest over, next request not begun), hosts not yet begun; DUE batches

@@ -7,14 +7,17 @@
 //! AAAA that `getaddrinfo` sends beside each A), and NXDOMAIN for the rest. Malformed
 //! packets, responses and queries that are not one standard question are dropped unanswered.
 //!
-//! One thread serves every query: it reads questions and sends each answer `delay` after its
-//! question came, without blocking the next question. With one delay for all, answers fall due
-//! in the order their questions came, so the timer queue is a FIFO.
+//! One thread serves every query: it reads questions and sends each answer its name's delay
+//! after its question came, without blocking the next question. The delay is one for all
+//! ([`DnsServer::start`]) or the name's own ([`DnsServer::start_with`]: a web where a few names
+//! answer slowly, as dead domains and slow authoritative servers do); answers wait in a queue
+//! ordered by when they fall due.
 //!
 //! The benchmark web's names are [`host_name`]: `h{i}.web.test` for host i (`.test` is
 //! reserved for testing, RFC 6761), answered with `server::host_address(i)`.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{self, ErrorKind};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,9 +87,17 @@ pub struct DnsServer {
 /// What the server answers for a name: its address, or None (NXDOMAIN).
 pub type Answer = Box<dyn Fn(&str) -> Option<Ipv4Addr> + Send>;
 
+/// How long after its question a name is answered.
+pub type Delay = Box<dyn Fn(&str) -> Duration + Send>;
+
 impl DnsServer {
     /// Binds `bind` (port 0 picks a free one) and answers each question `delay` after it came.
     pub fn start(bind: SocketAddr, delay: Duration, answer: Answer) -> io::Result<DnsServer> {
+        DnsServer::start_with(bind, Box::new(move |_| delay), answer)
+    }
+
+    /// Like [`DnsServer::start`], each question answered `delay(name)` after it came.
+    pub fn start_with(bind: SocketAddr, delay: Delay, answer: Answer) -> io::Result<DnsServer> {
         let socket = UdpSocket::bind(bind)?;
         grow_receive_buffer(&socket);
         let addr = socket.local_addr()?;
@@ -162,22 +173,26 @@ fn grow_receive_buffer(socket: &UdpSocket) {
 /// Reads questions and sends each answer when due, until `stop`.
 fn serve(
     socket: UdpSocket,
-    delay: Duration,
+    delay: Delay,
     answer: Answer,
     stop: &AtomicBool,
     queries: &Mutex<Vec<Query>>,
 ) {
-    let mut due: VecDeque<(Instant, Vec<u8>, SocketAddr)> = VecDeque::new();
+    // Answers by when they fall due, then by arrival (`sent`: the questions read before).
+    let mut due: BinaryHeap<Reverse<(Instant, u64, Vec<u8>, SocketAddr)>> = BinaryHeap::new();
+    let mut sent = 0u64;
     let mut buf = [0u8; 1500];
     while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
-        while due.front().is_some_and(|(at, ..)| *at <= now) {
-            let (_, reply, peer) = due.pop_front().expect("a front");
+        while due.peek().is_some_and(|Reverse((at, ..))| *at <= now) {
+            let Reverse((_, _, reply, peer)) = due.pop().expect("a first");
             let _ = socket.send_to(&reply, peer);
         }
         let wait = due
-            .front()
-            .map_or(STOP_POLL, |(at, ..)| at.saturating_duration_since(now))
+            .peek()
+            .map_or(STOP_POLL, |Reverse((at, ..))| {
+                at.saturating_duration_since(now)
+            })
             .clamp(Duration::from_micros(100), STOP_POLL);
         if socket.set_read_timeout(Some(wait)).is_err() {
             return;
@@ -194,6 +209,7 @@ fn serve(
         };
         let address = answer(&question.name);
         let reply = reply(&buf[..n], &question, address);
+        let at_due = at + delay(&question.name);
         queries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -202,7 +218,8 @@ fn serve(
                 name: question.name,
                 qtype: question.qtype,
             });
-        due.push_back((at + delay, reply, peer));
+        due.push(Reverse((at_due, sent, reply, peer)));
+        sent += 1;
     }
 }
 
@@ -341,6 +358,39 @@ mod tests {
         ] {
             assert_eq!(host_of_name(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_slow_name_answers_after_its_own_delay_behind_later_fast_ones() {
+        let slow = Duration::from_millis(300);
+        let delay: Delay = Box::new(move |name| match name {
+            "h2.web.test" => slow,
+            _ => Duration::ZERO,
+        });
+        let answer: Answer = Box::new(|name| host_of_name(name).and_then(host_address));
+        let server = DnsServer::start_with("127.0.0.1:0".parse().unwrap(), delay, answer).unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let asked = Instant::now();
+        for (id, name) in [(1, "h2.web.test"), (2, "h3.web.test")] {
+            client
+                .send_to(&query(id, name, TYPE_A), server.addr())
+                .unwrap();
+        }
+        let mut buf = [0u8; 512];
+        let mut order = Vec::new();
+        for _ in 0..2 {
+            let n = client.recv(&mut buf).unwrap();
+            order.push((parse_reply(&buf[..n]).unwrap().0, asked.elapsed()));
+        }
+        assert_eq!(order[0].0, 2, "the fast name first: {order:?}");
+        assert_eq!(order[1].0, 1, "{order:?}");
+        assert!(
+            order[1].1 >= slow,
+            "the slow name before its delay: {order:?}"
+        );
     }
 
     #[test]

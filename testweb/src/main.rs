@@ -43,7 +43,8 @@
 //! `--dns-bind ADDR:PORT` (with `--hosts-by-address`) names the hosts instead: host i is
 //! `h{i}.web.test` (`testweb::dns::host_name`) in the seeds and the links, and a DNS server on
 //! ADDR:PORT (UDP) answers that name with host i's address, `--dns-delay-ms D` (default 0)
-//! after each question. `--dns-log-out FILE` writes its questions as `host TAB t_us TAB qtype
+//! after each question (`--dns-slow-every N --dns-slow-ms S`: hosts N, 2N, ... after S ms
+//! instead). `--dns-log-out FILE` writes its questions as `host TAB t_us TAB qtype
 //! TAB name` (host -1 for a name of no host; t_us on the request log's clock, so negative
 //! before the first request), and the JSON line counts them (`dns_queries`).
 //!
@@ -68,7 +69,8 @@ const USAGE: &str =
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
          [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late]
          [--check-delay-factor F] [--log-out FILE] [--hosts-by-address --bind ADDR:PORT
-         [--dns-bind ADDR:PORT [--dns-delay-ms D] [--dns-log-out FILE]]]
+         [--dns-bind ADDR:PORT [--dns-delay-ms D] [--dns-slow-every N --dns-slow-ms S]
+         [--dns-log-out FILE]]]
        testweb --fixtures DIR --seeds-out FILE [--latency-ms N] [--max-seconds N]
        testweb --hostile --seeds-out FILE [--max-seconds N]
        testweb --sitemaps --seeds-out FILE [--max-seconds N]
@@ -83,7 +85,8 @@ Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints
 --hosts-by-address serves every host on one listener at --bind (e.g. 0.0.0.0:0, only inside a
 network namespace with lo alone: unshare --net), host i at 127.0.0.1 + i (skipping .0, .255).
 --dns-bind names host i h{i}.web.test in seeds and links and answers DNS for those names on
-ADDR:PORT (UDP), --dns-delay-ms after each question; --dns-log-out logs the questions.
+ADDR:PORT (UDP), --dns-delay-ms after each question; --dns-slow-every N --dns-slow-ms S answer
+the names of hosts N, 2N, 3N, ... after S ms instead; --dns-log-out logs the questions.
 --hostile serves testweb::hostile's cases; the seeds file then has NAME<TAB>URL lines.
 --sitemaps serves testweb::sitemaps (seeds: its two seed hosts).
 --changing serves testweb::changing: PAGES pages changing at rates per simulated day, its clock
@@ -120,6 +123,8 @@ struct Args {
 struct DnsArgs {
     bind: SocketAddr,
     delay: Duration,
+    /// Hosts N, 2N, 3N, ... (`--dns-slow-every N`) answered after this delay instead.
+    slow: Option<(usize, Duration)>,
     log_out: Option<PathBuf>,
 }
 
@@ -133,6 +138,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let (mut hosts_by_address, mut bind) = (false, None);
     let (mut dns_bind, mut dns_delay_ms, mut dns_log_out) = (None, None, None);
+    let (mut dns_slow_every, mut dns_slow_ms) = (None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--help" || flag == "-h" {
@@ -189,6 +195,8 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                 })?)
             }
             "--dns-delay-ms" => dns_delay_ms = Some(num()?),
+            "--dns-slow-every" => dns_slow_every = Some(num()?.max(1) as usize),
+            "--dns-slow-ms" => dns_slow_ms = Some(num()?),
             "--dns-log-out" => dns_log_out = Some(PathBuf::from(value)),
             "--bind" => {
                 bind = Some(value.parse::<SocketAddr>().map_err(|_| {
@@ -260,10 +268,19 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         Some(bind) => Some(DnsArgs {
             bind,
             delay: Duration::from_millis(dns_delay_ms.unwrap_or(0)),
+            slow: match (dns_slow_every, dns_slow_ms) {
+                (Some(every), Some(ms)) => Some((every, Duration::from_millis(ms))),
+                (None, None) => None,
+                _ => return Err("--dns-slow-every and --dns-slow-ms go together".into()),
+            },
             log_out: dns_log_out,
         }),
-        None if dns_delay_ms.is_some() || dns_log_out.is_some() => {
-            return Err("--dns-delay-ms and --dns-log-out need --dns-bind".into());
+        None if dns_delay_ms.is_some()
+            || dns_log_out.is_some()
+            || dns_slow_every.is_some()
+            || dns_slow_ms.is_some() =>
+        {
+            return Err("--dns-delay-ms, --dns-slow-* and --dns-log-out need --dns-bind".into());
         }
         None => None,
     };
@@ -525,7 +542,12 @@ fn run(args: Args) -> Result<String, String> {
                     .filter(|&h| h < hosts)
                     .and_then(testweb::host_address)
             });
-            let server = dns::DnsServer::start(dns.bind, dns.delay, answer)
+            let (normal, slow) = (dns.delay, dns.slow);
+            let delay: dns::Delay = Box::new(move |name| match (slow, dns::host_of_name(name)) {
+                (Some((every, late)), Some(h)) if h > 0 && h % every == 0 => late,
+                _ => normal,
+            });
+            let server = dns::DnsServer::start_with(dns.bind, delay, answer)
                 .map_err(|e| format!("--dns-bind {}: {e}", dns.bind))?;
             Some(server)
         }
