@@ -170,6 +170,9 @@ fn grow_receive_buffer(socket: &UdpSocket) {
     }
 }
 
+/// An answer waiting: when it falls due, its question's arrival number, the reply, the asker.
+type DueAnswer = (Instant, u64, Vec<u8>, SocketAddr);
+
 /// Reads questions and sends each answer when due, until `stop`.
 fn serve(
     socket: UdpSocket,
@@ -179,7 +182,7 @@ fn serve(
     queries: &Mutex<Vec<Query>>,
 ) {
     // Answers by when they fall due, then by arrival (`sent`: the questions read before).
-    let mut due: BinaryHeap<Reverse<(Instant, u64, Vec<u8>, SocketAddr)>> = BinaryHeap::new();
+    let mut due: BinaryHeap<Reverse<DueAnswer>> = BinaryHeap::new();
     let mut sent = 0u64;
     let mut buf = [0u8; 1500];
     while !stop.load(Ordering::Acquire) {
