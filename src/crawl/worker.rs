@@ -355,8 +355,8 @@ impl WorkerContext<'_> {
 
     /// A robots.txt's answer from the reactor, `fetched` from `url`: a redirect (to five in
     /// all, to http(s), which the reactor takes) is asked for through the reactor, so no
-    /// processing thread waits for its answer (None: it comes back here; only the look-up of
-    /// a name the look-ahead resolver has not seen is made on this thread, by `reactor_job`).
+    /// processing thread waits for its answer (None: it comes back here), nor for the look-up
+    /// of a name not seen before (its job waits for it in the loop: `fetch::reactor`).
     /// The robots.txt's answer is the last one, noted with the URL that gave it (its record is
     /// of that URL) and dated from the first request.
     fn robots_hop(

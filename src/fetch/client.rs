@@ -30,7 +30,7 @@
 use crate::fetch::body::{BodyRule, Skipped};
 use crate::fetch::conn::{After, Connection, Framing, Head, Headers, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
-use crate::fetch::dns::{CachingResolver, unbracketed};
+use crate::fetch::dns::{Addrs, CachingResolver, Lookup, Notify, Resolution, unbracketed};
 use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::pool::{ConnectionEvents, Pool};
 use crate::fetch::private::AddressPolicy;
@@ -103,6 +103,27 @@ impl FetchConfig {
             body: BodyRule::default(),
             addresses: AddressPolicy::new(&[loopback], false),
         }
+    }
+}
+
+/// A reactor job's name still being looked up, and how the job fails once the addresses come
+/// (a host that is no TLS server name: the blocking client meets that after the addresses).
+pub(crate) struct Unresolved {
+    lookup: Lookup,
+    then: Result<(), Fail>,
+}
+
+impl Unresolved {
+    /// Whether the look-up answered; if not, `notify` is called (on the look-up's thread) once
+    /// it does.
+    pub(crate) fn answered_or_notify(&self, notify: Notify) -> bool {
+        self.lookup.answered_or_notify(notify)
+    }
+
+    /// The job's failure when its look-up took all of its `timeout`, as a fetch that waits
+    /// for the answer words it.
+    pub(crate) fn timed_out(&self, timeout: Duration) -> Fail {
+        self.lookup.timed_out(timeout)
     }
 }
 
@@ -314,7 +335,11 @@ impl RawResponse {
 impl Fetcher {
     /// Builds the client from `config`; connections are made as hosts are first fetched.
     pub fn new(config: &FetchConfig) -> Fetcher {
-        let mut resolver = CachingResolver::new(config.addresses.clone());
+        Fetcher::with_resolver(config, CachingResolver::new(config.addresses.clone()))
+    }
+
+    /// `new`, names resolved by `resolver` (a test's may hold its answers).
+    pub(crate) fn with_resolver(config: &FetchConfig, mut resolver: CachingResolver) -> Fetcher {
         if let Some(proxy) = &config.proxy {
             // The proxy is the user's choice, private or not.
             resolver.exempt(&proxy.authority());
@@ -366,9 +391,10 @@ impl Fetcher {
 
     /// A GET of `url` for the reactor (`fetch::reactor`): None when it is not HTTP(S)
     /// straight to its server (through a proxy: those block a thread as before); else the
-    /// job, its name resolved here (the cache the look-ahead resolver fills: a miss waits on
-    /// the calling thread, never in the reactor's loop) and its addresses checked, or the
-    /// failure that ends the fetch before anything is sent.
+    /// job, or the failure that ends the fetch before anything is sent. Never waits: the
+    /// name's addresses, when known (an IP literal, the cache the look-ahead resolver fills),
+    /// are checked against the policy here; else the job carries the look-up, started or
+    /// joined (`dns::CachingResolver::resolve_or_start`), and the loop checks its answer.
     pub fn reactor_job<T>(
         &self,
         token: T,
@@ -389,13 +415,21 @@ impl Fetcher {
         let started = SystemTime::now();
         let deadline = start + self.timeout;
         let prepared = origin_of(&url).and_then(|(host, port, origin)| {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let addrs = self.resolver.resolve(host, port, left)?;
             // Checked after the addresses, as the blocking client meets them.
-            let tls = https.then(|| tls_name(unbracketed(host))).transpose()?;
-            Ok((origin, addrs, tls))
+            let tls = https.then(|| tls_name(unbracketed(host))).transpose();
+            match self.resolver.resolve_or_start(host, port) {
+                Resolution::Now(addrs) => Ok((origin, addrs?, None, tls?)),
+                Resolution::Coming(lookup) => {
+                    let (tls, then) = match tls {
+                        Ok(tls) => (tls, Ok(())),
+                        Err(fail) => (None, Err(fail)),
+                    };
+                    let unresolved = Unresolved { lookup, then };
+                    Ok((origin, Addrs::from([]), Some(unresolved), tls))
+                }
+            }
         });
-        let (origin, addrs, tls) = match prepared {
+        let (origin, addrs, unresolved, tls) = match prepared {
             Ok(prepared) => prepared,
             Err(f) => return Some(Err((token, url, f.into_error(start)))),
         };
@@ -405,6 +439,7 @@ impl Fetcher {
             url,
             origin,
             addrs,
+            unresolved,
             tls,
             request_head,
             filtered,
@@ -412,6 +447,13 @@ impl Fetcher {
             started,
             deadline,
         }))
+    }
+
+    /// The addresses of a reactor job whose look-up answered (`Unresolved::answered_or_notify`),
+    /// or its failure: as `reactor_job` would have had them at once.
+    pub(crate) fn resolved(&self, unresolved: Unresolved) -> Result<Addrs, Fail> {
+        let addrs = self.resolver.checked(&unresolved.lookup)?;
+        unresolved.then.map(|()| addrs)
     }
 
     /// GETs a page; a 3xx is returned as is.

@@ -9,10 +9,21 @@
 //! the events of one `poll`) go in one batch, before the loop waits again: one hand-off, and
 //! at most one wake-up per processing thread, for all of them rather than one per answer.
 //!
-//! What it shares with the blocking client, so that both read a response alike: the job is
-//! made by `Fetcher::reactor_job` (the request head, the name resolved by the caller through
-//! the look-ahead resolver's cache and checked against the address policy: no DNS in this
-//! loop); the response is parsed by `Fetcher::receive` over the same `conn::Connection`, whose
+//! Names: the job is made by `Fetcher::reactor_job`, which never waits for DNS, so that no
+//! thread processing pages waits for a slow or dead name's server. A name the look-ahead
+//! resolver's cache answers comes with its addresses, checked against the address policy
+//! there; any other comes with its look-up, started or joined on the resolver's look-up
+//! threads (`dns::CachingResolver::resolve_or_start`), and its job is parked here
+//! (`Phase::Resolving`: no socket, its only timer the job's deadline) until the look-up's
+//! thread says the answer came (`Wake::looked_up`, which wakes the loop). The loop then takes
+//! the answer through the policy (`Fetcher::resolved`) and connects, or ends the job with the
+//! failure `reactor_job` would have given at once (`dns`, `private-address`, the same
+//! messages); past `--timeout` first, with the look-up's timeout, as a thread that waits for it
+//! words it. No look-up runs in this loop, and none is waited for.
+//!
+//! What it shares with the blocking client, so that both read a response alike: the request
+//! head, made by `Fetcher::reactor_job`; the response is parsed by `Fetcher::receive` over the
+//! same `conn::Connection`, whose
 //! framing, caps and errors are the blocking client's. Where the blocking parse would wait, a
 //! non-blocking one ends with `Fail::pending(short)`: the connection rolls back to the start
 //! of the response, and the parse runs again from there once `short` more bytes came (or the
@@ -44,7 +55,10 @@
 //! in flight, and every one submitted until `close`, is answered with the failure (`io`).
 //!
 //! Invariants: every job submitted is delivered exactly once (one submitted after the loop
-//! ended is refused, `try_submit`, not dropped); a slot's socket is registered
+//! ended is refused, `try_submit`, not dropped; a parked job is ended by its look-up's answer
+//! or by its deadline, whichever the loop meets first: the other finds its slot freed, or
+//! another job's there, `Slot::serial`; a parked job counts as in flight, so the loop does
+//! not end before it is answered); a slot's socket is registered
 //! with the poll exactly while the slot holds it, `Slot::interest` saying for what; the poll
 //! is edge-triggered, so a slot waits for an event only once its reads found the socket dry
 //! (`WouldBlock`) or before any answer can have come (its request just written), and once its
@@ -52,7 +66,7 @@
 //! failed poll, in the wait for jobs to refuse and the close), and never with an answer held
 //! back.
 
-use crate::fetch::client::{FetchError, Fetcher, Response};
+use crate::fetch::client::{FetchError, Fetcher, Response, Unresolved};
 use crate::fetch::conn::{Connection, Handshake, PER_READ, Stream};
 use crate::fetch::dns::Addrs;
 use crate::fetch::error::{ErrorKind, Fail};
@@ -66,7 +80,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
@@ -82,7 +96,10 @@ pub struct Job<T> {
     pub token: T,
     pub url: Url,
     pub(crate) origin: String,
+    /// The addresses to connect to, checked against the policy; none yet while `unresolved`.
     pub(crate) addrs: Addrs,
+    /// The name's look-up the job waits for (parked in the loop until it answers).
+    pub(crate) unresolved: Option<Unresolved>,
     /// For `https`: the server's name, for SNI and the certificate's check.
     pub(crate) tls: Option<ServerName<'static>>,
     pub(crate) request_head: Vec<u8>,
@@ -99,7 +116,7 @@ pub type Answer<T> = (T, Url, Result<Response, FetchError>);
 /// The reactor's inbox and waker; `run` is its loop, on a thread of its own.
 pub struct Reactor<T> {
     inbox: Mutex<Vec<Job<T>>>,
-    waker: Waker,
+    wake: Arc<Wake>,
     poll: Mutex<Option<Poll>>,
     closing: AtomicBool,
     /// Set (under the inbox's lock) once the poll failed: the loop then waits on
@@ -114,8 +131,32 @@ pub struct Reactor<T> {
     poll_fault: Mutex<Option<io::Error>>,
 }
 
+/// What wakes the loop from other threads: the waker (`submit`, `close`), and the look-ups
+/// that answered a parked job, which the DNS threads that made them queue here.
+struct Wake {
+    waker: Waker,
+    /// Parked slots whose look-up answered, by index and serial (a slot freed since, by its
+    /// deadline, and taken again is not the one its look-up was for).
+    looked_up: Mutex<Vec<(usize, u64)>>,
+}
+
+impl Wake {
+    /// Slot `at` (of `serial`)'s look-up answered: the loop is woken to go on with it.
+    fn looked_up(&self, at: usize, serial: u64) {
+        let mut looked_up = self.looked_up.lock().unwrap_or_else(|e| e.into_inner());
+        looked_up.push((at, serial));
+        let first = looked_up.len() == 1;
+        drop(looked_up);
+        if first {
+            let _ = self.waker.wake();
+        }
+    }
+}
+
 /// Where a slot's request is.
 enum Phase {
+    /// Parked until its name's look-up answers (`Job::unresolved`); no socket yet.
+    Resolving,
     /// Connecting to `addrs[next_addr - 1]`.
     Connecting(mio::net::TcpStream),
     /// Connected; the TLS handshake under way (`conn` is set).
@@ -127,6 +168,8 @@ enum Phase {
 /// A request in flight.
 struct Slot<T> {
     job: Job<T>,
+    /// Which of the jobs held at this index over the loop's life (`Wake::looked_up`).
+    serial: u64,
     phase: Phase,
     conn: Option<Connection>,
     /// The next address to try when a connect fails.
@@ -156,7 +199,10 @@ impl<T: Send> Reactor<T> {
         let waker = Waker::new(poll.registry(), WAKER)?;
         Ok(Reactor {
             inbox: Mutex::new(Vec::new()),
-            waker,
+            wake: Arc::new(Wake {
+                waker,
+                looked_up: Mutex::new(Vec::new()),
+            }),
             poll: Mutex::new(Some(poll)),
             closing: AtomicBool::new(false),
             broken: AtomicBool::new(false),
@@ -187,7 +233,7 @@ impl<T: Send> Reactor<T> {
         if first && broken {
             self.inbox_changed.notify_one();
         } else if first {
-            let _ = self.waker.wake();
+            let _ = self.wake.waker.wake();
         }
         Ok(())
     }
@@ -195,7 +241,7 @@ impl<T: Send> Reactor<T> {
     /// Ends `run` once every job submitted has been answered.
     pub fn close(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        let _ = self.waker.wake();
+        let _ = self.wake.waker.wake();
         // Taken so that a loop that saw no close yet is waiting, and hears this one.
         let _inbox = self.inbox.lock().unwrap();
         self.inbox_changed.notify_all();
@@ -224,11 +270,17 @@ impl<T: Send> Reactor<T> {
             timers: BinaryHeap::new(),
             active: 0,
             answers: Vec::new(),
+            wake: Arc::clone(&self.wake),
+            serials: 0,
         };
         loop {
             let jobs = std::mem::take(&mut *self.inbox.lock().unwrap());
             for job in jobs {
                 lp.start(&poll, job);
+            }
+            let looked_up = std::mem::take(&mut *self.wake.looked_up.lock().unwrap());
+            for (at, serial) in looked_up {
+                lp.looked_up(&poll, at, serial);
             }
             let timeout = lp.expire(&poll);
             lp.hand_over();
@@ -291,7 +343,7 @@ impl<T: Send> Reactor<T> {
     #[cfg(test)]
     fn fail_next_poll(&self, fault: io::Error) {
         *self.poll_fault.lock().unwrap() = Some(fault);
-        let _ = self.waker.wake();
+        let _ = self.wake.waker.wake();
     }
 }
 
@@ -310,24 +362,33 @@ struct Loop<'a, T> {
     active: usize,
     /// This turn's answers, handed to `deliver` before the loop waits again.
     answers: Vec<Answer<T>>,
+    /// Where a parked job's look-up says it answered.
+    wake: Arc<Wake>,
+    /// Jobs started so far: the next one's serial.
+    serials: u64,
 }
 
 impl<T> Loop<'_, T> {
-    /// A new job: on a kept connection if its origin has a quiet one, else a new one.
+    /// A new job: parked until its name's look-up answers, if it must; then `open`.
     fn start(&mut self, poll: &Poll, job: Job<T>) {
         let now = Instant::now();
-        let kept = (self.fetcher.pool().take_at(&job.origin, now))
-            .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
+        // Parked, only the job's deadline bounds the wait.
+        let io_deadline = match job.unresolved {
+            Some(_) => job.deadline,
+            None => now + CONNECT_TIMEOUT,
+        };
+        self.serials += 1;
         let slot = Slot {
-            phase: Phase::Reading,
+            phase: Phase::Resolving,
             conn: None,
             next_addr: 0,
-            reused: kept.is_some(),
-            io_deadline: now + CONNECT_TIMEOUT,
+            reused: false,
+            io_deadline,
             timer: now,
             interest: None,
             short: 1,
             last_fail: None,
+            serial: self.serials,
             job,
         };
         let at = match self.free.pop() {
@@ -339,10 +400,66 @@ impl<T> Loop<'_, T> {
         };
         self.active += 1;
         self.slots[at] = Some(slot);
+        let slot = self.slots[at].as_mut().expect("just set");
+        match &slot.job.unresolved {
+            None => self.open(poll, at),
+            Some(unresolved) => {
+                let (wake, serial) = (Arc::clone(&self.wake), slot.serial);
+                let notify = Box::new(move || wake.looked_up(at, serial));
+                if unresolved.answered_or_notify(notify) {
+                    self.resolved(poll, at);
+                }
+            }
+        }
+        self.arm(at);
+    }
+
+    /// Slot `at`'s look-up answered, if the slot is still the parked one it was for.
+    fn looked_up(&mut self, poll: &Poll, at: usize, serial: u64) {
+        let parked = self
+            .slots
+            .get(at)
+            .and_then(Option::as_ref)
+            .is_some_and(|slot| slot.serial == serial && matches!(slot.phase, Phase::Resolving));
+        if parked {
+            self.resolved(poll, at);
+            self.arm(at);
+        }
+    }
+
+    /// The parked slot `at`'s look-up answered: its addresses checked (`Fetcher::resolved`),
+    /// then `open`; or the job fails as `reactor_job` would have failed it.
+    fn resolved(&mut self, poll: &Poll, at: usize) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let unresolved = slot.job.unresolved.take().expect("a parked job");
+        match self.fetcher.resolved(unresolved) {
+            Ok(addrs) => {
+                slot.job.addrs = addrs;
+                slot.io_deadline = Instant::now() + CONNECT_TIMEOUT;
+                self.open(poll, at)
+            }
+            Err(fail) => self.finish(poll, at, fail),
+        }
+    }
+
+    /// The request of slot `at`, its addresses known: on a kept connection if its origin has
+    /// a quiet one, else a new one.
+    fn open(&mut self, poll: &Poll, at: usize) {
+        let slot = self.slots[at].as_mut().expect("a live slot");
+        let kept = (self
+            .fetcher
+            .pool()
+            .take_at(&slot.job.origin, Instant::now()))
+        .and_then(|mut conn| conn.set_nonblocking().ok().map(|()| conn));
+        slot.reused = kept.is_some();
         match kept {
             Some(conn) => self.send(poll, at, conn),
             None => self.connect(poll, at),
         }
+    }
+
+    /// Puts slot `at` (if still live) in the timer heap at its due time.
+    fn arm(&mut self, at: usize) {
         if let Some(slot) = self.slots[at].as_mut() {
             slot.timer = slot.due();
             self.timers.push(Reverse((slot.timer, at)));
@@ -353,7 +470,7 @@ impl<T> Loop<'_, T> {
     fn connect(&mut self, poll: &Poll, at: usize) {
         let slot = self.slots[at].as_mut().expect("a live slot");
         if Instant::now() >= slot.job.deadline {
-            let fail = Fail::new(ErrorKind::Timeout, "the request took longer than --timeout");
+            let fail = over_timeout();
             return self.finish(poll, at, fail);
         }
         while let Some(&addr) = slot.job.addrs.get(slot.next_addr) {
@@ -462,6 +579,8 @@ impl<T> Loop<'_, T> {
             return;
         };
         match &mut slot.phase {
+            // No socket yet: an event of the slot's last holder.
+            Phase::Resolving => {}
             Phase::Connecting(tcp) => {
                 let addr = slot.job.addrs[slot.next_addr - 1];
                 match tcp.take_error() {
@@ -661,9 +780,12 @@ impl<T> Loop<'_, T> {
                 continue;
             }
             let fail = match (&slot.phase, now >= slot.job.deadline) {
-                (_, true) => {
-                    Fail::new(ErrorKind::Timeout, "the request took longer than --timeout")
-                }
+                // Parked: its deadline is its only timer.
+                (Phase::Resolving, _) => match &slot.job.unresolved {
+                    Some(unresolved) => unresolved.timed_out(slot.job.deadline - slot.job.start),
+                    None => over_timeout(),
+                },
+                (_, true) => over_timeout(),
                 (Phase::Connecting(_), false) => {
                     let addr = slot.job.addrs[slot.next_addr - 1];
                     slot.last_fail = Some(Fail::new(
@@ -730,6 +852,11 @@ fn watch(
     .map_err(|e| Fail::io(&e, "polling the connection"))?;
     *registered = Some(interest);
     Ok(())
+}
+
+/// A job's failure once its `--timeout` passed.
+fn over_timeout() -> Fail {
+    Fail::new(ErrorKind::Timeout, "the request took longer than --timeout")
 }
 
 /// A failed connect to `addr`, as the blocking client words it.
@@ -1121,6 +1248,250 @@ mod tests {
             2,
             "the kept one, and one for /b again"
         );
+    }
+
+    /// A fetcher whose names are looked up by `fake` (held until it opens), each answered
+    /// with 127.0.0.1; requests bounded by `timeout`, addresses by `seed`'s policy.
+    fn fetcher_held(
+        seed: &str,
+        timeout: Duration,
+    ) -> (Fetcher, std::sync::Arc<crate::fetch::dns::fake::FakeDns>) {
+        use crate::fetch::dns::fake;
+        let held = std::sync::Arc::new(fake::FakeDns::default());
+        held.state.lock().unwrap().address = Some([127, 0, 0, 1].into());
+        let policy = crate::fetch::private::AddressPolicy::new(&[Url::parse(seed).unwrap()], false);
+        let config = FetchConfig {
+            timeout,
+            addresses: policy.clone(),
+            ..FetchConfig::loopback("test")
+        };
+        (
+            Fetcher::with_resolver(&config, fake::resolver(policy, &held)),
+            held,
+        )
+    }
+
+    /// Answers the look-ups of a `FakeDns` when dropped.
+    struct Opening<'a>(&'a crate::fetch::dns::fake::FakeDns);
+
+    impl Drop for Opening<'_> {
+        fn drop(&mut self) {
+            self.0.open();
+        }
+    }
+
+    /// Makes `url`'s job and submits it, as a thread that processes pages does: a failure
+    /// before the request is sent to `tx` as the reactor's answers are.
+    fn submit_or_answer(
+        reactor: &Reactor<usize>,
+        fetcher: &Fetcher,
+        tx: &std::sync::mpsc::Sender<Answer<usize>>,
+        token: usize,
+        url: &str,
+    ) {
+        match fetcher.reactor_job(token, Url::parse(url).unwrap(), &[], true) {
+            Some(Ok(job)) => reactor.submit(job),
+            Some(Err((token, url, e))) => tx.send((token, url, Err(e))).unwrap(),
+            None => panic!("not for the reactor: {url}"),
+        }
+    }
+
+    /// A thread that hands jobs to the loop never waits for a name: while the look-ups of
+    /// three names are held, another host's pages, handed over after theirs by the same
+    /// thread, are all fetched; once the names are answered, their pages are fetched too.
+    #[test]
+    fn pages_of_a_known_host_are_fetched_while_names_are_looked_up() {
+        use std::sync::mpsc;
+        let web = testweb::TestWeb::start(vec![testweb::HostSpec::new(|req| {
+            testweb::Response::html(format!("page {}", req.target))
+        })])
+        .unwrap();
+        let (fetcher, held) = fetcher_held("http://127.0.0.1/", Duration::from_secs(60));
+        let reactor = Reactor::<usize>::new().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let port = web.port(0);
+        let held_urls: Vec<String> = (0..3)
+            .map(|i| format!("http://held{i}.test:{port}/held{i}"))
+            .collect();
+        let known_urls: Vec<String> = (0..5).map(|i| web.url(0, &format!("/known{i}"))).collect();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx.clone()));
+            let _closing = Closing(&reactor);
+            // However the test ends, the look-ups are answered (first), so nothing waits on.
+            let _opening = Opening(&held);
+            // The one thread that processes pages, handing over the held names' jobs first.
+            let (reactor, fetcher, tx) = (&reactor, &fetcher, tx.clone());
+            let (held_urls, known_urls) = (&held_urls, &known_urls);
+            scope.spawn(move || {
+                for (token, url) in held_urls.iter().chain(known_urls).enumerate() {
+                    submit_or_answer(reactor, fetcher, &tx, token, url);
+                }
+            });
+            let within = Duration::from_secs(20);
+            let mut known: Vec<usize> = (0..known_urls.len())
+                .map(|_| {
+                    let (token, _, answer) = rx.recv_timeout(within).expect("a known host's page");
+                    assert_eq!(answer.expect("fetched").status, 200);
+                    token
+                })
+                .collect();
+            known.sort_unstable();
+            assert_eq!(
+                known,
+                [3, 4, 5, 6, 7],
+                "the held names' jobs answered first"
+            );
+            assert_eq!(
+                held.state.lock().unwrap().running,
+                3,
+                "the look-ups are held"
+            );
+            held.open();
+            let mut answered: Vec<(usize, Vec<u8>)> = (0..held_urls.len())
+                .map(|_| {
+                    let (token, _, answer) = rx.recv_timeout(within).expect("a held name's page");
+                    (token, answer.expect("fetched").body)
+                })
+                .collect();
+            answered.sort_unstable();
+            let bodies: Vec<(usize, Vec<u8>)> = (0..3)
+                .map(|i| (i, format!("page /held{i}").into_bytes()))
+                .collect();
+            assert_eq!(answered, bodies);
+            drop(_opening);
+            drop(_closing);
+            running.join().unwrap().unwrap();
+        });
+        assert_eq!(rx.try_iter().count(), 0, "each job answered once");
+        let asked = held.state.lock().unwrap().asked.clone();
+        assert_eq!(asked.len(), 3, "{asked:?}");
+        assert!(asked.values().all(|&n| n == 1), "{asked:?}");
+    }
+
+    /// A look-up held past `--timeout` fails its job once, with the failure of a thread that
+    /// waits for the look-up (`timeout`); its late answer is not a second one. A job whose
+    /// name's look-up fails, or answers an address the policy refuses, ends as on a thread
+    /// that blocks (`dns`, `private-address`, the same messages).
+    #[test]
+    fn a_parked_job_ends_once_at_its_deadline_or_with_its_look_ups_failure() {
+        use std::sync::mpsc;
+        let (fetcher, held) = fetcher_held("http://127.0.0.1/", Duration::from_millis(300));
+        let reactor = Reactor::<usize>::new().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx.clone()));
+            let _closing = Closing(&reactor);
+            let within = Duration::from_secs(20);
+            submit_or_answer(&reactor, &fetcher, &tx, 0, "http://slow.test:9/");
+            let (token, _, answer) = rx.recv_timeout(within).expect("answered at the deadline");
+            let fail = answer.expect_err("timed out");
+            assert_eq!((token, fail.kind), (0, ErrorKind::Timeout), "{fail:?}");
+            assert_eq!(fail.message, "looking up slow.test took over 300ms");
+            held.open();
+            held.until(|s| s.running == 0);
+            // The answer came late: answered already, the job is not answered again. A job
+            // after it shows the loop went by the late answer.
+            submit_or_answer(&reactor, &fetcher, &tx, 1, "http://no-such.test:9/");
+            let (token, _, answer) = rx.recv_timeout(within).expect("answered");
+            let fail = answer.expect_err("no such name");
+            let blocking = fetcher
+                .get("http://no-such.test:9/")
+                .expect_err("no such name");
+            assert_eq!((token, fail.kind), (1, ErrorKind::Dns), "{fail:?}");
+            assert_eq!(fail.message, blocking.message);
+            drop(_closing);
+            running.join().unwrap().unwrap();
+        });
+        assert_eq!(rx.try_iter().count(), 0, "each job answered once");
+        // A public seed: the loopback answer is refused after the look-up, as a thread finds.
+        let (fetcher, held) = fetcher_held("http://example.com/", Duration::from_secs(60));
+        let url = "http://refused.test:9/";
+        let job = fetcher.reactor_job(2, Url::parse(url).unwrap(), &[], true);
+        let job = job.expect("for the reactor").map_err(|e| e.2).unwrap();
+        held.open();
+        let answers = {
+            let reactor = Reactor::<usize>::new().unwrap();
+            let (tx, rx) = mpsc::channel();
+            std::thread::scope(|scope| {
+                let running = scope.spawn(|| run_into(&reactor, &fetcher, tx));
+                reactor.submit(job);
+                reactor.close();
+                running.join().unwrap().unwrap();
+            });
+            rx.try_iter().collect::<Vec<_>>()
+        };
+        let [(2, _, Err(fail))] = &answers[..] else {
+            panic!("one failure");
+        };
+        let blocking = fetcher.get(url).expect_err("refused");
+        assert_eq!(fail.kind, ErrorKind::PrivateAddress, "{fail:?}");
+        assert_eq!(fail.message, blocking.message);
+    }
+
+    /// An `https` host that is no TLS server name (a label over 63 bytes) fails `bad-url` once
+    /// its look-up answered, as a job of a cached name fails at once; a failed look-up fails
+    /// `dns` first, as before.
+    #[test]
+    fn a_host_that_is_no_tls_name_fails_after_its_look_up() {
+        let label = "x".repeat(64);
+        let (fetcher, held) = fetcher_held("http://127.0.0.1/", Duration::from_secs(60));
+        let reactor = Reactor::<usize>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let urls = [
+            format!("https://{label}.test/"),
+            format!("https://no-such.{label}.test/"),
+        ];
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx.clone()));
+            for (token, url) in urls.iter().enumerate() {
+                submit_or_answer(&reactor, &fetcher, &tx, token, url);
+            }
+            held.until(|s| s.running == 2);
+            held.open();
+            reactor.close();
+            running.join().unwrap().unwrap();
+        });
+        let mut answers: Vec<_> = rx.try_iter().collect();
+        answers.sort_unstable_by_key(|answer| answer.0);
+        let fails: Vec<FetchError> = (answers.into_iter())
+            .map(|(_, _, answer)| answer.expect_err("a failure"))
+            .collect();
+        assert_eq!(fails.len(), 2, "each job answered once");
+        assert_eq!(fails[1].kind, ErrorKind::Dns, "{:?}", fails[1]);
+        // Cached now: the same failure at once.
+        let at_once = fetcher.reactor_job(0, Url::parse(&urls[0]).unwrap(), &[], true);
+        let Some(Err((_, _, at_once))) = at_once else {
+            panic!("not failed at once");
+        };
+        assert_eq!(fails[0].kind, ErrorKind::BadUrl, "{:?}", fails[0]);
+        assert_eq!(fails[0].message, at_once.message);
+        assert!(fails[0].message.contains("is not a TLS server name"));
+    }
+
+    /// A loop closed while a job waits for its look-up ends only once the job is answered.
+    #[test]
+    fn a_closed_loop_answers_the_job_parked_for_its_look_up() {
+        let web = testweb::TestWeb::start(vec![testweb::HostSpec::new(|_| {
+            testweb::Response::html("late")
+        })])
+        .unwrap();
+        let (fetcher, held) = fetcher_held("http://127.0.0.1/", Duration::from_secs(60));
+        let reactor = Reactor::<usize>::new().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let url = format!("http://parked.test:{}/", web.port(0));
+        std::thread::scope(|scope| {
+            let running = scope.spawn(|| run_into(&reactor, &fetcher, tx.clone()));
+            submit_or_answer(&reactor, &fetcher, &tx, 0, &url);
+            held.until(|s| s.running == 1);
+            reactor.close();
+            assert!(rx.try_recv().is_err(), "answered before its look-up");
+            held.open();
+            running.join().unwrap().unwrap();
+        });
+        let answers: Vec<_> = rx.try_iter().collect();
+        assert_eq!(answers.len(), 1, "answered once");
+        let (token, _, answer) = answers.into_iter().next().unwrap();
+        assert_eq!((token, answer.unwrap().body), (0, b"late".to_vec()));
     }
 
     #[test]
