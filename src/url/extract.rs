@@ -313,9 +313,9 @@ fn scan(
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
             && found != Some("base")
-            && let Some(value) = tokens.attr(b"style")
+            && let Some(value) = tokens.style_attr()
             && memchr::memchr(b'(', value).is_some()
-            && state.style_attribute(&encoding.decode(value).0)
+            && state.style_attribute(&decode(encoding, value))
         {
             if state.base_seen {
                 return;
@@ -425,23 +425,34 @@ fn hash_text(
 /// The lower-case name of an element `State::element` reads (or `base`), or `None`. An HTML
 /// `<image>` is an `img`, as the tree builder makes it.
 fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
-    // A static, read in place: a `const` array iterated by value is copied (272 bytes) at
-    // every tag.
-    static NAMES: [&str; 17] = [
-        "a", "area", "link", "img", "script", "iframe", "frame", "embed", "source", "audio",
-        "video", "track", "input", "object", "form", "meta", "base",
-    ];
-    if name.len() > 6 {
-        return None;
+    // Lower-cased into a buffer once, then one `match` (a comparison per name without case
+    // cost more, at every tag).
+    let mut lower = [0u8; 6];
+    let lower = lower.get_mut(..name.len())?;
+    for (l, b) in lower.iter_mut().zip(name) {
+        *l = b.to_ascii_lowercase();
     }
-    let found = NAMES
-        .iter()
-        .copied()
-        .find(|n| n.as_bytes().eq_ignore_ascii_case(name));
-    if found.is_none() && ns == Namespace::Html && name.eq_ignore_ascii_case(b"image") {
-        return Some("img");
-    }
-    found
+    Some(match &*lower {
+        b"a" => "a",
+        b"area" => "area",
+        b"link" => "link",
+        b"img" => "img",
+        b"script" => "script",
+        b"iframe" => "iframe",
+        b"frame" => "frame",
+        b"embed" => "embed",
+        b"source" => "source",
+        b"audio" => "audio",
+        b"video" => "video",
+        b"track" => "track",
+        b"input" => "input",
+        b"object" => "object",
+        b"form" => "form",
+        b"meta" => "meta",
+        b"base" => "base",
+        b"image" if ns == Namespace::Html => "img",
+        _ => return None,
+    })
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
@@ -483,8 +494,21 @@ impl StartTag for ScannedTag<'_, '_> {
     fn get(&self, name: &str) -> Option<Cow<'_, str>> {
         // `decode` (with BOM sniffing) is what `lol_html` applied to attribute values.
         let raw = self.tokens.attr(name.as_bytes())?;
-        Some(self.encoding.decode(raw).0)
+        Some(decode(self.encoding, raw))
     }
+}
+
+/// `encoding.decode(raw)`, the text of an attribute value. A UTF-8 value that is valid and
+/// starts with no byte order mark (which `decode` would obey) is its bytes as they are: std's
+/// check of a short value costs less than `encoding_rs`'s.
+fn decode<'r>(encoding: &'static Encoding, raw: &'r [u8]) -> Cow<'r, str> {
+    if encoding == UTF_8
+        && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
+        && let Ok(text) = std::str::from_utf8(raw)
+    {
+        return Cow::Borrowed(text);
+    }
+    encoding.decode(raw).0
 }
 
 /// What the element handler accumulates while the document is read.
@@ -501,6 +525,10 @@ struct State<'a> {
     out: PageLinks,
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
+    /// Which of `out.distinct` a bare `#fragment` link is, once one joined to canonical text:
+    /// every later one is the same URL, the base itself (a third of a documentation page's
+    /// links), found without a join, a checksum and a lookup.
+    base_itself: Option<u32>,
     /// The visible text's fingerprint so far, when one is asked for.
     text: Option<SimHasher>,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
@@ -531,6 +559,7 @@ impl<'a> State<'a> {
             token,
             out,
             first: FxHashMap::with_capacity_and_hasher(expected, Default::default()),
+            base_itself: None,
             text: None,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
@@ -616,6 +645,7 @@ impl State<'_> {
     /// resolved (against the page URL): they are to be read again (`clear_links`).
     fn set_base(&mut self, href: &str) -> bool {
         self.base_seen = true;
+        self.base_itself = None;
         let href = attribute_value(href);
         if let Ok(base) = self.page_url.join(href.trim_matches(is_ascii_ws))
             && !base.cannot_be_a_base()
@@ -637,6 +667,7 @@ impl State<'_> {
         self.out.rel_nofollow.clear();
         self.out.requisite.clear();
         self.first.clear();
+        self.base_itself = None;
         self.out.truncated = false;
         self.refresh_seen = false;
     }
@@ -702,6 +733,15 @@ impl State<'_> {
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }
+        let fragment = value.starts_with('#');
+        if fragment && let Some(i) = self.base_itself {
+            if self.out.order.len() >= self.max_links {
+                self.out.truncated = true;
+            } else {
+                self.record(i as usize, requisite);
+            }
+            return;
+        }
         // `join_into` also strips embedded tabs and newlines, as the URL standard says (its
         // fast path takes no value that has them). Canonical text goes onto the end of the
         // page's text, kept there if it is the URL's first occurrence.
@@ -721,16 +761,10 @@ impl State<'_> {
             self.out.truncated = true;
             return;
         }
-        let PageLinks {
-            text,
-            distinct,
-            requisite: requisites,
-            ..
-        } = &mut self.out;
+        let PageLinks { text, distinct, .. } = &mut self.out;
         let index = match parsed {
             Some(url) => {
                 distinct.push(PageLink::Parsed(url));
-                mark(requisites, distinct.len() - 1, distinct.len(), requisite);
                 distinct.len() - 1
             }
             None => {
@@ -741,22 +775,31 @@ impl State<'_> {
                     PageLink::Canonical { at: first, .. } => text[first.clone()] == text[start..],
                     PageLink::Parsed(_) => false,
                 };
-                match self.first.get(&key).filter(same) {
+                let i = match self.first.get(&key).filter(same) {
                     Some(&i) => {
                         text.truncate(start);
-                        mark(requisites, i as usize, distinct.len(), requisite);
                         i as usize
                     }
                     None => {
                         distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
-                        mark(requisites, i, distinct.len(), requisite);
                         self.first.entry(key).or_insert(i as u32);
                         i
                     }
+                };
+                if fragment {
+                    self.base_itself = Some(i as u32);
                 }
+                i
             }
         };
+        self.record(index, requisite);
+    }
+
+    /// Records the page's next link, URL `index` of `out.distinct`.
+    fn record(&mut self, index: usize, requisite: bool) {
+        let distinct = self.out.distinct.len();
+        mark(&mut self.out.requisite, index, distinct, requisite);
         self.out.order.push(index as u32);
         self.out.rel_nofollow.push(false);
     }
@@ -966,6 +1009,126 @@ mod tests {
         assert_eq!(expanded.rel_nofollow, got.rel_nofollow);
         let cut = page_links(body.as_bytes(), &page, None, 3, "robots");
         assert_eq!((cut.order, cut.truncated), (vec![0, 1, 0], true));
+    }
+
+    /// A bare `#fragment` link after the first is the base itself without a join
+    /// (`State::base_itself`): each link comes out as it does alone on a page (where it takes
+    /// the join), with its marks, before and after a base (read again from it), with a
+    /// base whose query is not canonical (parsed each time), and at the link limit.
+    #[test]
+    fn bare_fragments_are_the_base_itself_as_when_alone() {
+        let tags = [
+            "<a href='#a'>",
+            "<img src=' #b'>",
+            "<a href=/d/p?b#c rel=nofollow>",
+            "<a href='#d' rel=nofollow>",
+            "<link rel=icon href=#e>",
+            "<style>a{background:url(#f)}</style>",
+            "<a href=#>",
+            "<a href='#g'>",
+        ];
+        let bases = [
+            "",
+            "<base href='/d/p?b'>",
+            "<base href='/d/p?Q=%7e'>",
+            "<base href='/d/p'>",
+        ];
+        for page in [PAGE, "http://example.com/dir/page.html?Q=%7e"] {
+            let page = Url::parse(page).unwrap();
+            for base in bases {
+                let body = format!("{}{base}{}", tags[..2].concat(), tags[2..].concat());
+                let got = extract_links(body.as_bytes(), &page, None, 1000);
+                let (mut links, mut nofollow, mut requisite) = (vec![], vec![], vec![]);
+                for tag in tags {
+                    let alone = extract_links(format!("{base}{tag}").as_bytes(), &page, None, 9);
+                    links.extend(alone.links.into_iter().map(String::from));
+                    nofollow.extend(alone.rel_nofollow);
+                    requisite.push(alone.requisite.first().copied().unwrap_or(false));
+                }
+                let what = format!("{body} on {page}");
+                let got_links: Vec<String> = got.links.into_iter().map(String::from).collect();
+                assert_eq!(got_links, links, "{what}");
+                assert_eq!(got.rel_nofollow, nofollow, "{what}");
+                // A URL is a requisite if any of its links is.
+                let distinct = page_links(body.as_bytes(), &page, None, 1000, "robots");
+                let order = distinct.order;
+                for i in 0..distinct.distinct.len() {
+                    let want = (order.iter().zip(&requisite)).any(|(&o, &r)| o as usize == i && r);
+                    let marked = distinct.requisite.get(i).copied().unwrap_or(false);
+                    assert_eq!(marked, want, "{what}, URL {i}");
+                }
+                for max in 0..links.len() {
+                    let cut = page_links(body.as_bytes(), &page, None, max, "robots");
+                    assert_eq!(cut.order[..], order[..max], "{what}, cut at {max}");
+                    assert!(cut.truncated, "{what}, cut at {max}");
+                }
+            }
+        }
+    }
+
+    /// `decode`'s shortcut for valid UTF-8 gives what `encoding_rs` gives: byte order marks
+    /// (which `decode` obeys, UTF-16 too), invalid and partial sequences, other encodings.
+    #[test]
+    fn attribute_values_decode_as_encoding_rs_decodes_them() {
+        let values: [&[u8]; 10] = [
+            b"",
+            b"/a b",
+            b"\xEF\xBB\xBF/a",
+            b"\xFE\xFF\x00/\x00a",
+            b"\xFF\xFE/\x00a\x00",
+            b"/caf\xC3\xA9",
+            b"\xC3\xA9t\xC3\xA9",
+            b"/bad\xC3",
+            b"\xFF/x",
+            b"/\xE9t\xE9",
+        ];
+        for encoding in [UTF_8, encoding_rs::WINDOWS_1252, encoding_rs::SHIFT_JIS] {
+            for value in values {
+                assert_eq!(
+                    decode(encoding, value),
+                    encoding.decode(value).0,
+                    "{value:?}"
+                );
+            }
+        }
+    }
+
+    /// `interesting` names the elements `State::element` reads in any case, `<image>` in
+    /// HTML only, and nothing else (prefixes and extensions of the names neither).
+    #[test]
+    fn interesting_elements_in_any_case() {
+        let names = [
+            "a", "area", "link", "img", "script", "iframe", "frame", "embed", "source", "audio",
+            "video", "track", "input", "object", "form", "meta", "base",
+        ];
+        for name in names {
+            for written in [
+                name.to_owned(),
+                name.to_uppercase(),
+                name[..1].to_uppercase() + &name[1..],
+            ] {
+                for ns in [Namespace::Html, Namespace::Svg] {
+                    assert_eq!(interesting(written.as_bytes(), ns), Some(name), "{written}");
+                }
+                assert_eq!(
+                    interesting(format!("{written}s").as_bytes(), Namespace::Html),
+                    None
+                );
+                let shorter = &written.as_bytes()[..written.len() - 1];
+                assert_ne!(interesting(shorter, Namespace::Html), Some(name));
+            }
+        }
+        assert_eq!(interesting(b"ImAgE", Namespace::Html), Some("img"));
+        assert_eq!(interesting(b"image", Namespace::MathMl), None);
+        for other in [
+            "", "b", "div", "images", "scripts", "noscript", "\u{e9}", "a\0", "meta-x",
+        ] {
+            assert_eq!(
+                interesting(other.as_bytes(), Namespace::Html),
+                None,
+                "{other}"
+            );
+        }
     }
 
     /// Each link's URL path and whether it is a requisite of the page.

@@ -112,6 +112,9 @@ pub(crate) struct Tokenizer<'a> {
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
+    /// Which of `attrs` is the first called `style` (any element's is CSS to read: the
+    /// extractor asks at every tag, so it is noted as the attributes are read).
+    style: Option<usize>,
     /// HTML `<template>` elements open.
     templates: u32,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
@@ -121,6 +124,35 @@ pub(crate) struct Tokenizer<'a> {
     /// `lol_html` reads it; for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
     noscript_raw_ends: Vec<usize>,
+}
+
+/// Bytes `find_byte` looks at itself before it hands the rest to `memchr`.
+const SHORT_RUN: usize = 32;
+
+/// The first `needle` in `haystack`. Most runs the tokenizer searches (the text between two
+/// tags, a quoted attribute value) are a few bytes long, where `memchr`'s dispatch costs more
+/// than the search: their first `SHORT_RUN` bytes are read here, eight at a time.
+#[inline]
+fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let repeated = LOW * u64::from(needle);
+    let mut at = 0;
+    while at < SHORT_RUN {
+        let Some(chunk) = haystack.get(at..at + 8) else {
+            // Fewer than eight bytes left.
+            return (haystack[at..].iter().position(|&b| b == needle)).map(|i| at + i);
+        };
+        // A zero byte of `word` is a `needle` in `chunk`; the lowest bit the test sets is the
+        // first of them (a borrow carries only upwards, past a true zero).
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ repeated;
+        let zeros = word.wrapping_sub(LOW) & !word & HIGH;
+        if zeros != 0 {
+            return Some(at + zeros.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    memchr(needle, &haystack[at..]).map(|i| at + i)
 }
 
 const fn is_ws(b: u8) -> bool {
@@ -199,6 +231,7 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
+            style: None,
             templates: 0,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
@@ -233,6 +266,12 @@ impl<'a> Tokenizer<'a> {
             .map(|a| a.value.clone().map_or(&[][..], |v| &self.input[v]))
     }
 
+    /// `attr(b"style")`, without a search.
+    pub(crate) fn style_attr(&self) -> Option<&'a [u8]> {
+        let a = &self.attrs[self.style?];
+        Some(a.value.clone().map_or(&[][..], |v| &self.input[v]))
+    }
+
     fn current_ns(&self) -> Namespace {
         *self.ns.last().expect("the namespace stack is never empty")
     }
@@ -242,7 +281,7 @@ impl<'a> Tokenizer<'a> {
         loop {
             match self.text {
                 TextType::Data => {
-                    let found = memchr(b'<', &self.input[self.pos..]);
+                    let found = find_byte(b'<', &self.input[self.pos..]);
                     if self.collect_text {
                         self.text_run(found);
                     }
@@ -324,8 +363,8 @@ impl<'a> Tokenizer<'a> {
 
     /// Moves past the next `needle`, or to the end.
     fn skip_past(&mut self, needle: u8) {
-        self.pos =
-            memchr(needle, &self.input[self.pos..]).map_or(self.input.len(), |i| self.pos + i + 1);
+        self.pos = find_byte(needle, &self.input[self.pos..])
+            .map_or(self.input.len(), |i| self.pos + i + 1);
     }
 
     /// After `<!`.
@@ -446,6 +485,7 @@ impl<'a> Tokenizer<'a> {
     fn finish_tag(&mut self, mut state: TagState, keep: bool) -> Option<TagEnd> {
         let input = self.input;
         self.attrs.clear();
+        self.style = None;
         let mut self_closing = false;
         loop {
             match state {
@@ -561,7 +601,7 @@ impl<'a> Tokenizer<'a> {
             None => self.eof(),
             Some(&quote @ (b'"' | b'\'')) => {
                 let from = self.pos + 1;
-                let Some(len) = memchr(quote, &input[from..]) else {
+                let Some(len) = find_byte(quote, &input[from..]) else {
                     return self.eof();
                 };
                 self.pos = from + len + 1;
@@ -597,6 +637,9 @@ impl<'a> Tokenizer<'a> {
 
     fn push_attr(&mut self, keep: bool, name: Range<usize>, value: Option<Range<usize>>) {
         if keep {
+            if self.style.is_none() && eq_ci(&self.input[name.clone()], b"style") {
+                self.style = Some(self.attrs.len());
+            }
             self.attrs.push(Attr { name, value });
         }
     }
@@ -959,4 +1002,63 @@ fn owner_name(name: &[u8]) -> &'static [u8] {
         .chain(RAWTEXT)
         .find(|n| eq_ci(name, n))
         .unwrap_or(b"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `style_attr`, noted as the tag is read, is the first `style` attribute as `attr` finds
+    /// it, in any case, with or without a value, and none on a tag without one (after one
+    /// that had it).
+    #[test]
+    fn style_attr_is_the_first_style_attribute() {
+        let input = br#"<p STYLE="a:url(1)" style=b><i class=x><b x style><br Style = 'c' style=d styles=e><hr stylex=f>"#;
+        let mut tokens = Tokenizer::new(input);
+        let mut seen = Vec::new();
+        while let Some(Token::Start { .. }) = tokens.next_token() {
+            assert_eq!(tokens.style_attr(), tokens.attr(b"style"));
+            seen.push(
+                tokens
+                    .style_attr()
+                    .map(|v| String::from_utf8(v.to_vec()).unwrap()),
+            );
+        }
+        let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
+        assert_eq!(seen, want.map(|v| v.map(String::from)));
+    }
+
+    /// `find_byte`'s word-at-a-time head and `memchr` tail agree with a plain search for a
+    /// needle at every place of every length around them, among the bytes next to it (which
+    /// a carry or borrow in the word test would confuse with it) and bytes past ASCII.
+    #[test]
+    fn find_byte_finds_the_first_needle_wherever_it_is() {
+        for needle in [b'<', b'"', b'\'', b'>', 0, 0x80, 0xff] {
+            let others = [
+                needle.wrapping_add(1),
+                needle.wrapping_sub(1),
+                needle ^ 0x80,
+                0,
+                0xff,
+                b'a',
+            ];
+            for len in 0..(SHORT_RUN + 24) {
+                for (k, &other) in others.iter().enumerate() {
+                    let haystack: Vec<u8> = (0..len)
+                        .map(|i| if (i + k) % 3 == 0 { other } else { b'x' })
+                        .map(|b| if b == needle { b'x' } else { b })
+                        .collect();
+                    assert_eq!(find_byte(needle, &haystack), None, "{needle} {len}");
+                    for at in 0..len {
+                        let mut changed = haystack.clone();
+                        changed[at] = needle;
+                        if at + 5 < len {
+                            changed[at + 5] = needle;
+                        }
+                        assert_eq!(find_byte(needle, &changed), Some(at), "{needle} {len} {at}");
+                    }
+                }
+            }
+        }
+    }
 }

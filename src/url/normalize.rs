@@ -455,10 +455,18 @@ fn is_canonical_path(rest: &[u8], from: usize) -> bool {
     let mut semicolon = false;
     let mut query_start = rest.len();
     let mut i = from;
-    while i < rest.len() {
-        let b = rest[i];
+    loop {
+        // Most bytes are plain: a loop of their own, without the `match`'s jump.
+        while rest
+            .get(i)
+            .is_some_and(|&b| SCAN_CLASS[b as usize] == PLAIN)
+        {
+            i += 1;
+        }
+        let Some(&b) = rest.get(i) else {
+            break;
+        };
         match SCAN_CLASS[b as usize] {
-            PLAIN => {}
             SLASH if !in_query => {
                 if is_dot_segment(&rest[segment_start..i]) {
                     return false;
