@@ -282,6 +282,7 @@ fn scan(
     state: &mut State<'_>,
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
+    let values = Values::new(body);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
     // The link limit was reached before a base: only a base is looked for.
@@ -313,9 +314,9 @@ fn scan(
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
             && found != Some("base")
-            && let Some(value) = tokens.style_attr()
-            && memchr::memchr(b'(', value).is_some()
-            && state.style_attribute(&decode(encoding, value))
+            && let Some(value) = tokens.style_range()
+            && memchr::memchr(b'(', &body[value.clone()]).is_some()
+            && state.style_attribute(&values.text(encoding, value))
         {
             if state.base_seen {
                 return;
@@ -337,6 +338,7 @@ fn scan(
         }
         let tag = ScannedTag {
             tokens: &tokens,
+            values: &values,
             encoding,
         };
         if name == "base" {
@@ -487,28 +489,47 @@ trait StartTag {
 /// The tokenizer's last start tag.
 struct ScannedTag<'t, 'a> {
     tokens: &'t Tokenizer<'a>,
+    values: &'t Values<'a>,
     encoding: &'static Encoding,
 }
 
 impl StartTag for ScannedTag<'_, '_> {
     fn get(&self, name: &str) -> Option<Cow<'_, str>> {
-        // `decode` (with BOM sniffing) is what `lol_html` applied to attribute values.
-        let raw = self.tokens.attr(name.as_bytes())?;
-        Some(decode(self.encoding, raw))
+        let raw = self.tokens.attr_range(name.as_bytes())?;
+        Some(self.values.text(self.encoding, raw))
     }
 }
 
-/// `encoding.decode(raw)`, the text of an attribute value. A UTF-8 value that is valid and
-/// starts with no byte order mark (which `decode` would obey) is its bytes as they are: std's
-/// check of a short value costs less than `encoding_rs`'s.
-fn decode<'r>(encoding: &'static Encoding, raw: &'r [u8]) -> Cow<'r, str> {
-    if encoding == UTF_8
-        && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
-        && let Ok(text) = std::str::from_utf8(raw)
-    {
-        return Cow::Borrowed(text);
+/// The body attribute values are read from.
+struct Values<'a> {
+    body: &'a [u8],
+    /// The body as text, if it is valid UTF-8: checked once (`encoding_rs` checks a long text
+    /// faster than a value at a time), a UTF-8 value is then a slice of it.
+    utf8: Option<&'a str>,
+}
+
+impl<'a> Values<'a> {
+    fn new(body: &'a [u8]) -> Self {
+        let utf8 = match UTF_8.decode_without_bom_handling(body).0 {
+            Cow::Borrowed(text) => Some(text),
+            Cow::Owned(_) => None,
+        };
+        Values { body, utf8 }
     }
-    encoding.decode(raw).0
+
+    /// The text of the value at `at` in `encoding`, as `encoding.decode` gives it (which
+    /// `lol_html` applied to attribute values): a value starting with a byte order mark's first
+    /// byte goes to it, since it obeys a mark.
+    fn text(&self, encoding: &'static Encoding, at: Range<usize>) -> Cow<'a, str> {
+        let raw = &self.body[at.clone()];
+        if encoding == UTF_8
+            && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
+            && let Some(text) = self.utf8.and_then(|utf8| utf8.get(at))
+        {
+            return Cow::Borrowed(text);
+        }
+        encoding.decode(raw).0
+    }
 }
 
 /// What the element handler accumulates while the document is read.
@@ -1066,8 +1087,9 @@ mod tests {
         }
     }
 
-    /// `decode`'s shortcut for valid UTF-8 gives what `encoding_rs` gives: byte order marks
-    /// (which `decode` obeys, UTF-16 too), invalid and partial sequences, other encodings.
+    /// `Values::text`'s slice of a valid UTF-8 body gives what `encoding_rs` gives: byte order
+    /// marks (which `decode` obeys, UTF-16 too), invalid and partial sequences (the body then
+    /// invalid), other encodings.
     #[test]
     fn attribute_values_decode_as_encoding_rs_decodes_them() {
         let values: [&[u8]; 10] = [
@@ -1084,11 +1106,12 @@ mod tests {
         ];
         for encoding in [UTF_8, encoding_rs::WINDOWS_1252, encoding_rs::SHIFT_JIS] {
             for value in values {
-                assert_eq!(
-                    decode(encoding, value),
-                    encoding.decode(value).0,
-                    "{value:?}"
-                );
+                for after in [&b"'>"[..], b"'>\xC3"] {
+                    let body = [b"<a href='", value, after].concat();
+                    let at = 9..9 + value.len();
+                    let text = Values::new(&body).text(encoding, at);
+                    assert_eq!(text, encoding.decode(value).0, "{value:?} {after:?}");
+                }
             }
         }
     }

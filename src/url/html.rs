@@ -67,7 +67,7 @@ struct Attr {
 /// What the tokenizer reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Token {
-    /// A start tag; its attributes are read with `Tokenizer::attr` until the next call.
+    /// A start tag; its attributes are read with `Tokenizer::attr_range` until the next call.
     Start {
         /// The name as written (compare with `eq_ignore_ascii_case`).
         name: Range<usize>,
@@ -257,19 +257,20 @@ impl<'a> Tokenizer<'a> {
         self.templates > 0
     }
 
-    /// The raw value of the last start tag's first attribute called `name` (ASCII, any case);
-    /// an attribute without a value gives an empty slice.
-    pub(crate) fn attr(&self, name: &[u8]) -> Option<&'a [u8]> {
-        self.attrs
+    /// Where the raw value of the last start tag's first attribute called `name` (ASCII, any
+    /// case) is in the input; an empty range for an attribute without a value.
+    pub(crate) fn attr_range(&self, name: &[u8]) -> Option<Range<usize>> {
+        let a = self
+            .attrs
             .iter()
-            .find(|a| eq_ci(&self.input[a.name.clone()], name))
-            .map(|a| a.value.clone().map_or(&[][..], |v| &self.input[v]))
+            .find(|a| eq_ci(&self.input[a.name.clone()], name))?;
+        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
     }
 
-    /// `attr(b"style")`, without a search.
-    pub(crate) fn style_attr(&self) -> Option<&'a [u8]> {
+    /// `attr_range(b"style")`, without a search.
+    pub(crate) fn style_range(&self) -> Option<Range<usize>> {
         let a = &self.attrs[self.style?];
-        Some(a.value.clone().map_or(&[][..], |v| &self.input[v]))
+        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
     }
 
     fn current_ns(&self) -> Namespace {
@@ -1008,21 +1009,18 @@ fn owner_name(name: &[u8]) -> &'static [u8] {
 mod tests {
     use super::*;
 
-    /// `style_attr`, noted as the tag is read, is the first `style` attribute as `attr` finds
-    /// it, in any case, with or without a value, and none on a tag without one (after one
+    /// `style_range`, noted as the tag is read, is the first `style` attribute as `attr_range`
+    /// finds it, in any case, with or without a value, and none on a tag without one (after one
     /// that had it).
     #[test]
-    fn style_attr_is_the_first_style_attribute() {
+    fn style_range_is_the_first_style_attribute() {
         let input = br#"<p STYLE="a:url(1)" style=b><i class=x><b x style><br Style = 'c' style=d styles=e><hr stylex=f>"#;
         let mut tokens = Tokenizer::new(input);
         let mut seen = Vec::new();
         while let Some(Token::Start { .. }) = tokens.next_token() {
-            assert_eq!(tokens.style_attr(), tokens.attr(b"style"));
-            seen.push(
-                tokens
-                    .style_attr()
-                    .map(|v| String::from_utf8(v.to_vec()).unwrap()),
-            );
+            assert_eq!(tokens.style_range(), tokens.attr_range(b"style"));
+            let value = tokens.style_range().map(|v| &input[v]);
+            seen.push(value.map(|v| String::from_utf8(v.to_vec()).unwrap()));
         }
         let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
         assert_eq!(seen, want.map(|v| v.map(String::from)));
