@@ -282,7 +282,7 @@ fn scan(
     state: &mut State<'_>,
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
-    let values = Values::new(body);
+    let values = Values::new(body, start_encoding == UTF_8);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
     // The link limit was reached before a base: only a base is looked for.
@@ -509,10 +509,12 @@ struct Values<'a> {
 }
 
 impl<'a> Values<'a> {
-    fn new(body: &'a [u8]) -> Self {
-        let utf8 = match UTF_8.decode_without_bom_handling(body).0 {
-            Cow::Borrowed(text) => Some(text),
-            Cow::Owned(_) => None,
+    /// The values of `body`, checked for UTF-8 if it is read as `utf8` (else the check would
+    /// be wasted: a `<meta charset>` that says UTF-8 after a header that does not is not obeyed).
+    fn new(body: &'a [u8], utf8: bool) -> Self {
+        let utf8 = match utf8.then(|| UTF_8.decode_without_bom_handling(body).0) {
+            Some(Cow::Borrowed(text)) => Some(text),
+            _ => None,
         };
         Values { body, utf8 }
     }
@@ -546,10 +548,6 @@ struct State<'a> {
     out: PageLinks,
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
-    /// Which of `out.distinct` a bare `#fragment` link is, once one joined to canonical text:
-    /// every later one is the same URL, the base itself (a third of a documentation page's
-    /// links), found without a join, a checksum and a lookup.
-    base_itself: Option<u32>,
     /// The visible text's fingerprint so far, when one is asked for.
     text: Option<SimHasher>,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
@@ -580,7 +578,6 @@ impl<'a> State<'a> {
             token,
             out,
             first: FxHashMap::with_capacity_and_hasher(expected, Default::default()),
-            base_itself: None,
             text: None,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
@@ -666,7 +663,6 @@ impl State<'_> {
     /// resolved (against the page URL): they are to be read again (`clear_links`).
     fn set_base(&mut self, href: &str) -> bool {
         self.base_seen = true;
-        self.base_itself = None;
         let href = attribute_value(href);
         if let Ok(base) = self.page_url.join(href.trim_matches(is_ascii_ws))
             && !base.cannot_be_a_base()
@@ -688,7 +684,6 @@ impl State<'_> {
         self.out.rel_nofollow.clear();
         self.out.requisite.clear();
         self.first.clear();
-        self.base_itself = None;
         self.out.truncated = false;
         self.refresh_seen = false;
     }
@@ -754,15 +749,6 @@ impl State<'_> {
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }
-        let fragment = value.starts_with('#');
-        if fragment && let Some(i) = self.base_itself {
-            if self.out.order.len() >= self.max_links {
-                self.out.truncated = true;
-            } else {
-                self.record(i as usize, requisite);
-            }
-            return;
-        }
         // `join_into` also strips embedded tabs and newlines, as the URL standard says (its
         // fast path takes no value that has them). Canonical text goes onto the end of the
         // page's text, kept there if it is the URL's first occurrence.
@@ -782,10 +768,16 @@ impl State<'_> {
             self.out.truncated = true;
             return;
         }
-        let PageLinks { text, distinct, .. } = &mut self.out;
+        let PageLinks {
+            text,
+            distinct,
+            requisite: requisites,
+            ..
+        } = &mut self.out;
         let index = match parsed {
             Some(url) => {
                 distinct.push(PageLink::Parsed(url));
+                mark(requisites, distinct.len() - 1, distinct.len(), requisite);
                 distinct.len() - 1
             }
             None => {
@@ -796,31 +788,22 @@ impl State<'_> {
                     PageLink::Canonical { at: first, .. } => text[first.clone()] == text[start..],
                     PageLink::Parsed(_) => false,
                 };
-                let i = match self.first.get(&key).filter(same) {
+                match self.first.get(&key).filter(same) {
                     Some(&i) => {
                         text.truncate(start);
+                        mark(requisites, i as usize, distinct.len(), requisite);
                         i as usize
                     }
                     None => {
                         distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
+                        mark(requisites, i, distinct.len(), requisite);
                         self.first.entry(key).or_insert(i as u32);
                         i
                     }
-                };
-                if fragment {
-                    self.base_itself = Some(i as u32);
                 }
-                i
             }
         };
-        self.record(index, requisite);
-    }
-
-    /// Records the page's next link, URL `index` of `out.distinct`.
-    fn record(&mut self, index: usize, requisite: bool) {
-        let distinct = self.out.distinct.len();
-        mark(&mut self.out.requisite, index, distinct, requisite);
         self.out.order.push(index as u32);
         self.out.rel_nofollow.push(false);
     }
@@ -1032,61 +1015,6 @@ mod tests {
         assert_eq!((cut.order, cut.truncated), (vec![0, 1, 0], true));
     }
 
-    /// A bare `#fragment` link after the first is the base itself without a join
-    /// (`State::base_itself`): each link comes out as it does alone on a page (where it takes
-    /// the join), with its marks, before and after a base (read again from it), with a
-    /// base whose query is not canonical (parsed each time), and at the link limit.
-    #[test]
-    fn bare_fragments_are_the_base_itself_as_when_alone() {
-        let tags = [
-            "<a href='#a'>",
-            "<img src=' #b'>",
-            "<a href=/d/p?b#c rel=nofollow>",
-            "<a href='#d' rel=nofollow>",
-            "<link rel=icon href=#e>",
-            "<style>a{background:url(#f)}</style>",
-            "<a href=#>",
-            "<a href='#g'>",
-        ];
-        let bases = [
-            "",
-            "<base href='/d/p?b'>",
-            "<base href='/d/p?Q=%7e'>",
-            "<base href='/d/p'>",
-        ];
-        for page in [PAGE, "http://example.com/dir/page.html?Q=%7e"] {
-            let page = Url::parse(page).unwrap();
-            for base in bases {
-                let body = format!("{}{base}{}", tags[..2].concat(), tags[2..].concat());
-                let got = extract_links(body.as_bytes(), &page, None, 1000);
-                let (mut links, mut nofollow, mut requisite) = (vec![], vec![], vec![]);
-                for tag in tags {
-                    let alone = extract_links(format!("{base}{tag}").as_bytes(), &page, None, 9);
-                    links.extend(alone.links.into_iter().map(String::from));
-                    nofollow.extend(alone.rel_nofollow);
-                    requisite.push(alone.requisite.first().copied().unwrap_or(false));
-                }
-                let what = format!("{body} on {page}");
-                let got_links: Vec<String> = got.links.into_iter().map(String::from).collect();
-                assert_eq!(got_links, links, "{what}");
-                assert_eq!(got.rel_nofollow, nofollow, "{what}");
-                // A URL is a requisite if any of its links is.
-                let distinct = page_links(body.as_bytes(), &page, None, 1000, "robots");
-                let order = distinct.order;
-                for i in 0..distinct.distinct.len() {
-                    let want = (order.iter().zip(&requisite)).any(|(&o, &r)| o as usize == i && r);
-                    let marked = distinct.requisite.get(i).copied().unwrap_or(false);
-                    assert_eq!(marked, want, "{what}, URL {i}");
-                }
-                for max in 0..links.len() {
-                    let cut = page_links(body.as_bytes(), &page, None, max, "robots");
-                    assert_eq!(cut.order[..], order[..max], "{what}, cut at {max}");
-                    assert!(cut.truncated, "{what}, cut at {max}");
-                }
-            }
-        }
-    }
-
     /// `Values::text`'s slice of a valid UTF-8 body gives what `encoding_rs` gives: byte order
     /// marks (which `decode` obeys, UTF-16 too), invalid and partial sequences (the body then
     /// invalid), other encodings.
@@ -1109,7 +1037,7 @@ mod tests {
                 for after in [&b"'>"[..], b"'>\xC3"] {
                     let body = [b"<a href='", value, after].concat();
                     let at = 9..9 + value.len();
-                    let text = Values::new(&body).text(encoding, at);
+                    let text = Values::new(&body, true).text(encoding, at);
                     assert_eq!(text, encoding.decode(value).0, "{value:?} {after:?}");
                 }
             }
