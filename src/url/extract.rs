@@ -73,6 +73,7 @@ use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 use url::Url;
 
@@ -788,17 +789,19 @@ impl State<'_> {
                     PageLink::Canonical { at: first, .. } => text[first.clone()] == text[start..],
                     PageLink::Parsed(_) => false,
                 };
-                match self.first.get(&key).filter(same) {
-                    Some(&i) => {
+                // One look-up: a first occurrence is recorded through the same entry.
+                match self.first.entry(key) {
+                    Entry::Occupied(first) if same(&first.get()) => {
+                        let i = *first.get() as usize;
                         text.truncate(start);
-                        mark(requisites, i as usize, distinct.len(), requisite);
-                        i as usize
+                        mark(requisites, i, distinct.len(), requisite);
+                        i
                     }
-                    None => {
+                    entry => {
                         distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
                         mark(requisites, i, distinct.len(), requisite);
-                        self.first.entry(key).or_insert(i as u32);
+                        entry.or_insert(i as u32);
                         i
                     }
                 }
