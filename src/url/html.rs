@@ -33,6 +33,7 @@
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
 //! `url::simhash` fingerprints, found in the same pass.
 
+use crate::url::search::find_byte;
 use memchr::memchr;
 use std::ops::Range;
 
@@ -124,35 +125,6 @@ pub(crate) struct Tokenizer<'a> {
     /// `lol_html` reads it; for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
     noscript_raw_ends: Vec<usize>,
-}
-
-/// Bytes `find_byte` looks at itself before it hands the rest to `memchr`.
-const SHORT_RUN: usize = 32;
-
-/// The first `needle` in `haystack`. Most runs the tokenizer searches (the text between two
-/// tags, a quoted attribute value) are a few bytes long, where `memchr`'s dispatch costs more
-/// than the search: their first `SHORT_RUN` bytes are read here, eight at a time.
-#[inline]
-fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
-    const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let repeated = LOW * u64::from(needle);
-    let mut at = 0;
-    while at < SHORT_RUN {
-        let Some(chunk) = haystack.get(at..at + 8) else {
-            // Fewer than eight bytes left.
-            return (haystack[at..].iter().position(|&b| b == needle)).map(|i| at + i);
-        };
-        // A zero byte of `word` is a `needle` in `chunk`; the lowest bit the test sets is the
-        // first of them (a borrow carries only upwards, past a true zero).
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes")) ^ repeated;
-        let zeros = word.wrapping_sub(LOW) & !word & HIGH;
-        if zeros != 0 {
-            return Some(at + zeros.trailing_zeros() as usize / 8);
-        }
-        at += 8;
-    }
-    memchr(needle, &haystack[at..]).map(|i| at + i)
 }
 
 const fn is_ws(b: u8) -> bool {
@@ -1024,39 +996,5 @@ mod tests {
         }
         let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
         assert_eq!(seen, want.map(|v| v.map(String::from)));
-    }
-
-    /// `find_byte`'s word-at-a-time head and `memchr` tail agree with a plain search for a
-    /// needle at every place of every length around them, among the bytes next to it (which
-    /// a carry or borrow in the word test would confuse with it) and bytes past ASCII.
-    #[test]
-    fn find_byte_finds_the_first_needle_wherever_it_is() {
-        for needle in [b'<', b'"', b'\'', b'>', 0, 0x80, 0xff] {
-            let others = [
-                needle.wrapping_add(1),
-                needle.wrapping_sub(1),
-                needle ^ 0x80,
-                0,
-                0xff,
-                b'a',
-            ];
-            for len in 0..(SHORT_RUN + 24) {
-                for (k, &other) in others.iter().enumerate() {
-                    let haystack: Vec<u8> = (0..len)
-                        .map(|i| if (i + k) % 3 == 0 { other } else { b'x' })
-                        .map(|b| if b == needle { b'x' } else { b })
-                        .collect();
-                    assert_eq!(find_byte(needle, &haystack), None, "{needle} {len}");
-                    for at in 0..len {
-                        let mut changed = haystack.clone();
-                        changed[at] = needle;
-                        if at + 5 < len {
-                            changed[at + 5] = needle;
-                        }
-                        assert_eq!(find_byte(needle, &changed), Some(at), "{needle} {len} {at}");
-                    }
-                }
-            }
-        }
     }
 }
