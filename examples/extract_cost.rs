@@ -3,16 +3,20 @@
 //! (a big one, e.g. the Rust book's `print.html`, or a documentation tree), as many rounds as
 //! it takes to fill about a second each.
 //!
-//! Usage: `extract_cost [FILE_OR_DIR...]`. Prints one line per input: pages, bytes, links found
+//! Usage: `extract_cost [FILE_OR_DIR...]`. Prints two lines per input: pages, bytes, links found
 //! per pass, CPU µs per page and MB per CPU second (the thread's CPU time, so that a loaded
-//! machine slows the figures less than the wall clock). Only `crawl::extract_links` is called, so the same file measures
-//! any build of the crate (a checkout of main, for the before/after).
+//! machine slows the figures less than the wall clock), first of `crawl::extract_links` (every
+//! link its own URL), then of `page_links` (each distinct URL once: what the crawler calls).
+//! With `EXTRACT_COST_ROUNDS=N` each is read exactly N times (a fixed amount of work, for
+//! `perf stat`'s counts). Only public functions are called, so the same file measures any build of the crate (a
+//! checkout of main, for the before/after).
 
 #[path = "common/cpu.rs"]
 mod cpu;
 
 use cpu::thread_cpu_seconds;
 use crawl::extract_links;
+use crawl::internals::page_links;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use url::Url;
@@ -28,27 +32,45 @@ fn main() {
     }
     let page_url = Url::parse("http://h0.test:8080/p/1.html").unwrap();
     for (name, pages) in inputs {
-        let bytes: usize = pages.iter().map(Vec::len).sum();
-        let mut links = 0;
-        let mut rounds = 0u32;
-        let start = Instant::now();
-        let cpu_start = thread_cpu_seconds();
-        while start.elapsed() < Duration::from_secs(1) || rounds < 3 {
-            links = 0;
-            for page in &pages {
-                let out = extract_links(std::hint::black_box(page), &page_url, None, 20_000);
-                links += out.links.len();
-            }
-            rounds += 1;
-        }
-        let secs = thread_cpu_seconds() - cpu_start;
-        let per_page = secs * 1e6 / f64::from(rounds) / pages.len() as f64;
-        let mbps = bytes as f64 * f64::from(rounds) / secs / 1e6;
-        println!(
-            "{name}: {} pages, {bytes} bytes, {links} links, {per_page:.2} CPU µs/page, {mbps:.0} MB/CPU-s",
-            pages.len()
-        );
+        measure(&format!("{name} extract_links"), &pages, |page| {
+            extract_links(page, &page_url, None, 20_000).links.len()
+        });
+        measure(&format!("{name} page_links"), &pages, |page| {
+            page_links(page, &page_url, None, 20_000, "crawl")
+                .order
+                .len()
+        });
     }
+}
+
+/// Calls `extract` on every page, as many rounds as fill about a second, and prints the cost.
+fn measure(name: &str, pages: &[Vec<u8>], extract: impl Fn(&[u8]) -> usize) {
+    let bytes: usize = pages.iter().map(Vec::len).sum();
+    let fixed: Option<u32> = std::env::var("EXTRACT_COST_ROUNDS").ok().map(|n| {
+        n.parse()
+            .expect("EXTRACT_COST_ROUNDS is a number of rounds")
+    });
+    let mut links = 0;
+    let mut rounds = 0u32;
+    let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
+    while match fixed {
+        Some(n) => rounds < n,
+        None => start.elapsed() < Duration::from_secs(1) || rounds < 3,
+    } {
+        links = pages
+            .iter()
+            .map(|page| extract(std::hint::black_box(page)))
+            .sum::<usize>();
+        rounds += 1;
+    }
+    let secs = thread_cpu_seconds() - cpu_start;
+    let per_page = secs * 1e6 / f64::from(rounds) / pages.len() as f64;
+    let mbps = bytes as f64 * f64::from(rounds) / secs / 1e6;
+    println!(
+        "{name}: {} pages, {bytes} bytes, {links} links, {per_page:.2} CPU µs/page, {mbps:.0} MB/CPU-s",
+        pages.len()
+    );
 }
 
 /// 400 pages of a 50-host generated web with the benchmark's padding.

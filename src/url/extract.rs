@@ -73,6 +73,7 @@ use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 use url::Url;
 
@@ -282,6 +283,7 @@ fn scan(
     state: &mut State<'_>,
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
+    let values = Values::new(body, start_encoding == UTF_8);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
     // The link limit was reached before a base: only a base is looked for.
@@ -313,9 +315,9 @@ fn scan(
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
             && found != Some("base")
-            && let Some(value) = tokens.attr(b"style")
-            && memchr::memchr(b'(', value).is_some()
-            && state.style_attribute(&encoding.decode(value).0)
+            && let Some(value) = tokens.style_range()
+            && memchr::memchr(b'(', &body[value.clone()]).is_some()
+            && state.style_attribute(&values.text(encoding, value))
         {
             if state.base_seen {
                 return;
@@ -337,6 +339,7 @@ fn scan(
         }
         let tag = ScannedTag {
             tokens: &tokens,
+            values: &values,
             encoding,
         };
         if name == "base" {
@@ -425,23 +428,34 @@ fn hash_text(
 /// The lower-case name of an element `State::element` reads (or `base`), or `None`. An HTML
 /// `<image>` is an `img`, as the tree builder makes it.
 fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
-    // A static, read in place: a `const` array iterated by value is copied (272 bytes) at
-    // every tag.
-    static NAMES: [&str; 17] = [
-        "a", "area", "link", "img", "script", "iframe", "frame", "embed", "source", "audio",
-        "video", "track", "input", "object", "form", "meta", "base",
-    ];
-    if name.len() > 6 {
-        return None;
+    // Lower-cased into a buffer once, then one `match` (a comparison per name without case
+    // cost more, at every tag).
+    let mut lower = [0u8; 6];
+    let lower = lower.get_mut(..name.len())?;
+    for (l, b) in lower.iter_mut().zip(name) {
+        *l = b.to_ascii_lowercase();
     }
-    let found = NAMES
-        .iter()
-        .copied()
-        .find(|n| n.as_bytes().eq_ignore_ascii_case(name));
-    if found.is_none() && ns == Namespace::Html && name.eq_ignore_ascii_case(b"image") {
-        return Some("img");
-    }
-    found
+    Some(match &*lower {
+        b"a" => "a",
+        b"area" => "area",
+        b"link" => "link",
+        b"img" => "img",
+        b"script" => "script",
+        b"iframe" => "iframe",
+        b"frame" => "frame",
+        b"embed" => "embed",
+        b"source" => "source",
+        b"audio" => "audio",
+        b"video" => "video",
+        b"track" => "track",
+        b"input" => "input",
+        b"object" => "object",
+        b"form" => "form",
+        b"meta" => "meta",
+        b"base" => "base",
+        b"image" if ns == Namespace::Html => "img",
+        _ => return None,
+    })
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
@@ -476,14 +490,48 @@ trait StartTag {
 /// The tokenizer's last start tag.
 struct ScannedTag<'t, 'a> {
     tokens: &'t Tokenizer<'a>,
+    values: &'t Values<'a>,
     encoding: &'static Encoding,
 }
 
 impl StartTag for ScannedTag<'_, '_> {
     fn get(&self, name: &str) -> Option<Cow<'_, str>> {
-        // `decode` (with BOM sniffing) is what `lol_html` applied to attribute values.
-        let raw = self.tokens.attr(name.as_bytes())?;
-        Some(self.encoding.decode(raw).0)
+        let raw = self.tokens.attr_range(name.as_bytes())?;
+        Some(self.values.text(self.encoding, raw))
+    }
+}
+
+/// The body attribute values are read from.
+struct Values<'a> {
+    body: &'a [u8],
+    /// The body as text, if it is valid UTF-8: checked once (`encoding_rs` checks a long text
+    /// faster than a value at a time), a UTF-8 value is then a slice of it.
+    utf8: Option<&'a str>,
+}
+
+impl<'a> Values<'a> {
+    /// The values of `body`, checked for UTF-8 if it is read as `utf8` (else the check would
+    /// be wasted: a `<meta charset>` that says UTF-8 after a header that does not is not obeyed).
+    fn new(body: &'a [u8], utf8: bool) -> Self {
+        let utf8 = match utf8.then(|| UTF_8.decode_without_bom_handling(body).0) {
+            Some(Cow::Borrowed(text)) => Some(text),
+            _ => None,
+        };
+        Values { body, utf8 }
+    }
+
+    /// The text of the value at `at` in `encoding`, as `encoding.decode` gives it (which
+    /// `lol_html` applied to attribute values): a value starting with a byte order mark's first
+    /// byte goes to it, since it obeys a mark.
+    fn text(&self, encoding: &'static Encoding, at: Range<usize>) -> Cow<'a, str> {
+        let raw = &self.body[at.clone()];
+        if encoding == UTF_8
+            && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
+            && let Some(text) = self.utf8.and_then(|utf8| utf8.get(at))
+        {
+            return Cow::Borrowed(text);
+        }
+        encoding.decode(raw).0
     }
 }
 
@@ -741,17 +789,19 @@ impl State<'_> {
                     PageLink::Canonical { at: first, .. } => text[first.clone()] == text[start..],
                     PageLink::Parsed(_) => false,
                 };
-                match self.first.get(&key).filter(same) {
-                    Some(&i) => {
+                // One look-up: a first occurrence is recorded through the same entry.
+                match self.first.entry(key) {
+                    Entry::Occupied(first) if same(&first.get()) => {
+                        let i = *first.get() as usize;
                         text.truncate(start);
-                        mark(requisites, i as usize, distinct.len(), requisite);
-                        i as usize
+                        mark(requisites, i, distinct.len(), requisite);
+                        i
                     }
-                    None => {
+                    entry => {
                         distinct.push(PageLink::Canonical { at, key });
                         let i = distinct.len() - 1;
                         mark(requisites, i, distinct.len(), requisite);
-                        self.first.entry(key).or_insert(i as u32);
+                        entry.or_insert(i as u32);
                         i
                     }
                 }
@@ -966,6 +1016,73 @@ mod tests {
         assert_eq!(expanded.rel_nofollow, got.rel_nofollow);
         let cut = page_links(body.as_bytes(), &page, None, 3, "robots");
         assert_eq!((cut.order, cut.truncated), (vec![0, 1, 0], true));
+    }
+
+    /// `Values::text`'s slice of a valid UTF-8 body gives what `encoding_rs` gives: byte order
+    /// marks (which `decode` obeys, UTF-16 too), invalid and partial sequences (the body then
+    /// invalid), other encodings.
+    #[test]
+    fn attribute_values_decode_as_encoding_rs_decodes_them() {
+        let values: [&[u8]; 10] = [
+            b"",
+            b"/a b",
+            b"\xEF\xBB\xBF/a",
+            b"\xFE\xFF\x00/\x00a",
+            b"\xFF\xFE/\x00a\x00",
+            b"/caf\xC3\xA9",
+            b"\xC3\xA9t\xC3\xA9",
+            b"/bad\xC3",
+            b"\xFF/x",
+            b"/\xE9t\xE9",
+        ];
+        for encoding in [UTF_8, encoding_rs::WINDOWS_1252, encoding_rs::SHIFT_JIS] {
+            for value in values {
+                for after in [&b"'>"[..], b"'>\xC3"] {
+                    let body = [b"<a href='", value, after].concat();
+                    let at = 9..9 + value.len();
+                    let text = Values::new(&body, true).text(encoding, at);
+                    assert_eq!(text, encoding.decode(value).0, "{value:?} {after:?}");
+                }
+            }
+        }
+    }
+
+    /// `interesting` names the elements `State::element` reads in any case, `<image>` in
+    /// HTML only, and nothing else (prefixes and extensions of the names neither).
+    #[test]
+    fn interesting_elements_in_any_case() {
+        let names = [
+            "a", "area", "link", "img", "script", "iframe", "frame", "embed", "source", "audio",
+            "video", "track", "input", "object", "form", "meta", "base",
+        ];
+        for name in names {
+            for written in [
+                name.to_owned(),
+                name.to_uppercase(),
+                name[..1].to_uppercase() + &name[1..],
+            ] {
+                for ns in [Namespace::Html, Namespace::Svg] {
+                    assert_eq!(interesting(written.as_bytes(), ns), Some(name), "{written}");
+                }
+                assert_eq!(
+                    interesting(format!("{written}s").as_bytes(), Namespace::Html),
+                    None
+                );
+                let shorter = &written.as_bytes()[..written.len() - 1];
+                assert_ne!(interesting(shorter, Namespace::Html), Some(name));
+            }
+        }
+        assert_eq!(interesting(b"ImAgE", Namespace::Html), Some("img"));
+        assert_eq!(interesting(b"image", Namespace::MathMl), None);
+        for other in [
+            "", "b", "div", "images", "scripts", "noscript", "\u{e9}", "a\0", "meta-x",
+        ] {
+            assert_eq!(
+                interesting(other.as_bytes(), Namespace::Html),
+                None,
+                "{other}"
+            );
+        }
     }
 
     /// Each link's URL path and whether it is a requisite of the page.

@@ -33,6 +33,7 @@
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
 //! `url::simhash` fingerprints, found in the same pass.
 
+use crate::url::search::find_byte;
 use memchr::memchr;
 use std::ops::Range;
 
@@ -67,7 +68,7 @@ struct Attr {
 /// What the tokenizer reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Token {
-    /// A start tag; its attributes are read with `Tokenizer::attr` until the next call.
+    /// A start tag; its attributes are read with `Tokenizer::attr_range` until the next call.
     Start {
         /// The name as written (compare with `eq_ignore_ascii_case`).
         name: Range<usize>,
@@ -112,6 +113,9 @@ pub(crate) struct Tokenizer<'a> {
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
+    /// Which of `attrs` is the first called `style` (any element's is CSS to read: the
+    /// extractor asks at every tag, so it is noted as the attributes are read).
+    style: Option<usize>,
     /// HTML `<template>` elements open.
     templates: u32,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
@@ -199,6 +203,7 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
+            style: None,
             templates: 0,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
@@ -224,13 +229,20 @@ impl<'a> Tokenizer<'a> {
         self.templates > 0
     }
 
-    /// The raw value of the last start tag's first attribute called `name` (ASCII, any case);
-    /// an attribute without a value gives an empty slice.
-    pub(crate) fn attr(&self, name: &[u8]) -> Option<&'a [u8]> {
-        self.attrs
+    /// Where the raw value of the last start tag's first attribute called `name` (ASCII, any
+    /// case) is in the input; an empty range for an attribute without a value.
+    pub(crate) fn attr_range(&self, name: &[u8]) -> Option<Range<usize>> {
+        let a = self
+            .attrs
             .iter()
-            .find(|a| eq_ci(&self.input[a.name.clone()], name))
-            .map(|a| a.value.clone().map_or(&[][..], |v| &self.input[v]))
+            .find(|a| eq_ci(&self.input[a.name.clone()], name))?;
+        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
+    }
+
+    /// `attr_range(b"style")`, without a search.
+    pub(crate) fn style_range(&self) -> Option<Range<usize>> {
+        let a = &self.attrs[self.style?];
+        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
     }
 
     fn current_ns(&self) -> Namespace {
@@ -242,7 +254,7 @@ impl<'a> Tokenizer<'a> {
         loop {
             match self.text {
                 TextType::Data => {
-                    let found = memchr(b'<', &self.input[self.pos..]);
+                    let found = find_byte(b'<', &self.input[self.pos..]);
                     if self.collect_text {
                         self.text_run(found);
                     }
@@ -324,8 +336,8 @@ impl<'a> Tokenizer<'a> {
 
     /// Moves past the next `needle`, or to the end.
     fn skip_past(&mut self, needle: u8) {
-        self.pos =
-            memchr(needle, &self.input[self.pos..]).map_or(self.input.len(), |i| self.pos + i + 1);
+        self.pos = find_byte(needle, &self.input[self.pos..])
+            .map_or(self.input.len(), |i| self.pos + i + 1);
     }
 
     /// After `<!`.
@@ -446,6 +458,7 @@ impl<'a> Tokenizer<'a> {
     fn finish_tag(&mut self, mut state: TagState, keep: bool) -> Option<TagEnd> {
         let input = self.input;
         self.attrs.clear();
+        self.style = None;
         let mut self_closing = false;
         loop {
             match state {
@@ -561,7 +574,7 @@ impl<'a> Tokenizer<'a> {
             None => self.eof(),
             Some(&quote @ (b'"' | b'\'')) => {
                 let from = self.pos + 1;
-                let Some(len) = memchr(quote, &input[from..]) else {
+                let Some(len) = find_byte(quote, &input[from..]) else {
                     return self.eof();
                 };
                 self.pos = from + len + 1;
@@ -597,6 +610,9 @@ impl<'a> Tokenizer<'a> {
 
     fn push_attr(&mut self, keep: bool, name: Range<usize>, value: Option<Range<usize>>) {
         if keep {
+            if self.style.is_none() && eq_ci(&self.input[name.clone()], b"style") {
+                self.style = Some(self.attrs.len());
+            }
             self.attrs.push(Attr { name, value });
         }
     }
@@ -959,4 +975,26 @@ fn owner_name(name: &[u8]) -> &'static [u8] {
         .chain(RAWTEXT)
         .find(|n| eq_ci(name, n))
         .unwrap_or(b"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `style_range`, noted as the tag is read, is the first `style` attribute as `attr_range`
+    /// finds it, in any case, with or without a value, and none on a tag without one (after one
+    /// that had it).
+    #[test]
+    fn style_range_is_the_first_style_attribute() {
+        let input = br#"<p STYLE="a:url(1)" style=b><i class=x><b x style><br Style = 'c' style=d styles=e><hr stylex=f>"#;
+        let mut tokens = Tokenizer::new(input);
+        let mut seen = Vec::new();
+        while let Some(Token::Start { .. }) = tokens.next_token() {
+            assert_eq!(tokens.style_range(), tokens.attr_range(b"style"));
+            let value = tokens.style_range().map(|v| &input[v]);
+            seen.push(value.map(|v| String::from_utf8(v.to_vec()).unwrap()));
+        }
+        let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
+        assert_eq!(seen, want.map(|v| v.map(String::from)));
+    }
 }

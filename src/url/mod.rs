@@ -4,13 +4,15 @@
 //! and in a stylesheet over `css`,
 //! `directives` reads a page's robots directives, `simhash` fingerprints a page's visible text
 //! (read by `extract` in the same pass) for near-duplicates, `normalize` makes the canonical form and
-//! applies the scope filter, `sitemap` reads the URLs a site lists. See ARCHITECTURE.md, "url/".
+//! applies the scope filter, `sitemap` reads the URLs a site lists, `search` finds bytes in the
+//! short runs they all read. See ARCHITECTURE.md, "url/".
 
 pub mod css;
 pub mod directives;
 pub mod extract;
 mod html;
 pub mod normalize;
+mod search;
 pub mod seeds;
 pub mod simhash;
 pub mod sitemap;

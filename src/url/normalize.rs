@@ -10,6 +10,7 @@
 //! of a page are one URL to the DUE. The filter then decides, with a reason, whether the URL is
 //! wanted.
 
+use crate::url::search::{find_byte, find_either};
 use regex::Regex;
 use std::collections::HashSet;
 use url::Url;
@@ -290,9 +291,9 @@ fn join_plain(base: &Base, mut value: &str, text: &mut String) -> bool {
     // The fragment goes (everything after the first `#`; a tab or newline before it, which
     // the parser would remove, makes `is_canonical` refuse the text). A bare `#section` is
     // the base itself, less its own fragment.
-    // Byte searches (`memchr`): `str::find` with a `char` or a set of them costs more per
+    // Byte searches (`url::search`): `str::find` with a `char` or a set of them costs more per
     // link than the rest of the join.
-    if let Some(hash) = memchr::memchr(b'#', value.as_bytes()) {
+    if let Some(hash) = find_byte(b'#', value.as_bytes()) {
         value = &value[..hash];
         if value.is_empty() {
             if canonical_query {
@@ -325,8 +326,8 @@ fn join_plain(base: &Base, mut value: &str, text: &mut String) -> bool {
         b'?' => (&base[..url::Position::AfterPath], None),
         _ => {
             // A scheme ends at a `:` before any `/` or `?`: such a value is absolute.
-            let end = memchr::memchr2(b'/', b'?', value.as_bytes()).unwrap_or(value.len());
-            if memchr::memchr(b':', &value.as_bytes()[..end]).is_some() {
+            let end = find_either(b'/', b'?', value.as_bytes()).unwrap_or(value.len());
+            if find_byte(b':', &value.as_bytes()[..end]).is_some() {
                 return false;
             }
             // Leading `./` and `../` segments (documentation trees link `../../std/`)
@@ -455,10 +456,18 @@ fn is_canonical_path(rest: &[u8], from: usize) -> bool {
     let mut semicolon = false;
     let mut query_start = rest.len();
     let mut i = from;
-    while i < rest.len() {
-        let b = rest[i];
+    loop {
+        // Most bytes are plain: a loop of their own, without the `match`'s jump.
+        while rest
+            .get(i)
+            .is_some_and(|&b| SCAN_CLASS[b as usize] == PLAIN)
+        {
+            i += 1;
+        }
+        let Some(&b) = rest.get(i) else {
+            break;
+        };
         match SCAN_CLASS[b as usize] {
-            PLAIN => {}
             SLASH if !in_query => {
                 if is_dot_segment(&rest[segment_start..i]) {
                     return false;

@@ -6,15 +6,15 @@
 //! cuts to the first and `TWO_CODE_POINTS` has whole. A value without `&` or NUL is returned as
 //! it is, without a copy.
 
+use crate::url::search::find_either;
 use html_escape::NAMED_ENTITIES;
-use memchr::memchr2;
 use std::borrow::Cow;
 
 /// `raw` (an attribute value, in characters) with its character references decoded as in an
 /// attribute value and each U+0000 replaced by U+FFFD.
 pub(crate) fn attribute_value(raw: &str) -> Cow<'_, str> {
     let bytes = raw.as_bytes();
-    let Some(first) = memchr2(b'&', 0, bytes) else {
+    let Some(first) = find_either(b'&', 0, bytes) else {
         return Cow::Borrowed(raw);
     };
     let mut out = String::with_capacity(raw.len());
@@ -28,7 +28,7 @@ pub(crate) fn attribute_value(raw: &str) -> Cow<'_, str> {
         } else {
             pos = reference(raw, pos + 1, &mut out);
         }
-        match memchr2(b'&', 0, &bytes[pos..]) {
+        match find_either(b'&', 0, &bytes[pos..]) {
             Some(i) => {
                 out.push_str(&raw[pos..pos + i]);
                 pos += i;
