@@ -513,10 +513,12 @@ impl<'a> Values<'a> {
     /// The values of `body`, checked for UTF-8 if it is read as `utf8` (else the check would
     /// be wasted: a `<meta charset>` that says UTF-8 after a header that does not is not obeyed).
     fn new(body: &'a [u8], utf8: bool) -> Self {
-        let utf8 = match utf8.then(|| UTF_8.decode_without_bom_handling(body).0) {
-            Some(Cow::Borrowed(text)) => Some(text),
-            _ => None,
-        };
+        // No replacement: an invalid body is not decoded (nor copied), only found invalid.
+        let utf8 =
+            match utf8.then(|| UTF_8.decode_without_bom_handling_and_without_replacement(body)) {
+                Some(Some(Cow::Borrowed(text))) => Some(text),
+                _ => None,
+            };
         Values { body, utf8 }
     }
 
