@@ -51,9 +51,19 @@ serve_nginx() {
   } >"$conf"
   ${SERVER_CPUS:+taskset -c "$SERVER_CPUS"} nginx -c "$conf" -e "$tmp/error.log" &
   nginx_pid=$!
-  local deadline=$((SECONDS + 30)) last=$((BASE_PORT + hosts - 1))
-  until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "nginx did not start:" >&2; cat "$tmp/error.log" >&2; exit 1; }
+  wait_port $((BASE_PORT + hosts - 1)) nginx "$tmp/error.log"
+}
+
+# wait_port PORT WHAT [LOG]: until something listens on 127.0.0.1:PORT, at most 60 s; then
+# the script stops, naming WHAT and printing LOG (its error log) if given.
+wait_port() {
+  local deadline=$((SECONDS + 60))
+  until (exec 9<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || {
+      echo "nothing listens on port $1 ($2)" >&2
+      [ -z "${3:-}" ] || cat "$3" >&2
+      exit 1
+    }
     sleep 0.1
   done
 }

@@ -78,13 +78,6 @@ EOF
 nginx -c "$tmp/nginx.conf" -e "$tmp/error.log" &
 nginx_pid=$!
 pids+=($nginx_pid)
-wait_port() {
-  local deadline=$((SECONDS + 60))
-  until (exec 9<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "nothing listens on port $1 ($2)" >&2; exit 1; }
-    sleep 0.2
-  done
-}
 wait_port $((BASE_PORT + 1)) nginx
 PY=http://127.0.0.1:$BASE_PORT
 RUST=http://127.0.0.1:$((BASE_PORT + 1))

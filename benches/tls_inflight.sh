@@ -70,11 +70,7 @@ serve() {
   } >"$conf"
   nginx -c "$conf" -e "$tmp/error.log" &
   nginx_pid=$!
-  local deadline=$((SECONDS + 60)) last=$((BASE_PORT + hosts - 1))
-  until (exec 9<>/dev/tcp/127.0.0.1/$last) 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "nginx did not start:" >&2; cat "$tmp/error.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_port $((BASE_PORT + hosts - 1)) nginx "$tmp/error.log"
 }
 
 lscpu | sed -n 's/^Model name: *//p' | head -1 | sed 's/^/CPU: /'

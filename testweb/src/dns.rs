@@ -8,10 +8,10 @@
 //! packets, responses and queries that are not one standard question are dropped unanswered.
 //!
 //! One thread serves every query: it reads questions and sends each answer its name's delay
-//! after its question came, without blocking the next question. The delay is one for all
-//! ([`DnsServer::start`]) or the name's own ([`DnsServer::start_with`]: a web where a few names
-//! answer slowly, as dead domains and slow authoritative servers do); answers wait in a queue
-//! ordered by when they fall due.
+//! after its question came, without blocking the next question. The delay is the name's
+//! own ([`DnsServer::start_with`]): one for all, or a web where a few names answer slowly, as
+//! dead domains and slow authoritative servers do; answers wait in a queue ordered by when
+//! they fall due.
 //!
 //! The benchmark web's names are [`host_name`]: `h{i}.web.test` for host i (`.test` is
 //! reserved for testing, RFC 6761), answered with `server::host_address(i)`.
@@ -91,12 +91,8 @@ pub type Answer = Box<dyn Fn(&str) -> Option<Ipv4Addr> + Send>;
 pub type Delay = Box<dyn Fn(&str) -> Duration + Send>;
 
 impl DnsServer {
-    /// Binds `bind` (port 0 picks a free one) and answers each question `delay` after it came.
-    pub fn start(bind: SocketAddr, delay: Duration, answer: Answer) -> io::Result<DnsServer> {
-        DnsServer::start_with(bind, Box::new(move |_| delay), answer)
-    }
-
-    /// Like [`DnsServer::start`], each question answered `delay(name)` after it came.
+    /// Binds `bind` (port 0 picks a free one) and answers each question `delay(name)` after it
+    /// came.
     pub fn start_with(bind: SocketAddr, delay: Delay, answer: Answer) -> io::Result<DnsServer> {
         let socket = UdpSocket::bind(bind)?;
         grow_receive_buffer(&socket);
@@ -363,6 +359,18 @@ mod tests {
         }
     }
 
+    /// A server answering the benchmark web's names after `delay`, on loopback, and a client
+    /// socket to ask it from (reads bounded, so a lost answer fails the test).
+    fn web_server(delay: Delay) -> (DnsServer, UdpSocket) {
+        let answer: Answer = Box::new(|name| host_of_name(name).and_then(host_address));
+        let server = DnsServer::start_with("127.0.0.1:0".parse().unwrap(), delay, answer).unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        (server, client)
+    }
+
     #[test]
     fn a_slow_name_answers_after_its_own_delay_behind_later_fast_ones() {
         let slow = Duration::from_millis(300);
@@ -370,12 +378,7 @@ mod tests {
             "h2.web.test" => slow,
             _ => Duration::ZERO,
         });
-        let answer: Answer = Box::new(|name| host_of_name(name).and_then(host_address));
-        let server = DnsServer::start_with("127.0.0.1:0".parse().unwrap(), delay, answer).unwrap();
-        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
+        let (server, client) = web_server(delay);
         let asked = Instant::now();
         for (id, name) in [(1, "h2.web.test"), (2, "h3.web.test")] {
             client
@@ -399,12 +402,7 @@ mod tests {
     #[test]
     fn answers_come_after_the_delay_without_blocking_each_other() {
         let delay = Duration::from_millis(200);
-        let answer: Answer = Box::new(|name| host_of_name(name).and_then(host_address));
-        let server = DnsServer::start("127.0.0.1:0".parse().unwrap(), delay, answer).unwrap();
-        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-        client
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
+        let (server, client) = web_server(Box::new(move |_| delay));
         let asked = Instant::now();
         // Five questions at once: all answered one delay later, not five.
         let names = [
