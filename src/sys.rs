@@ -1,6 +1,6 @@
 //! The few platform calls the crawler makes, in one place: allocator tuning, the process's own
 //! memory and I/O counters from `/proc`, the memory available, the open-file limit (and its
-//! raise), the look at an idle kept connection before it is reused, and the self-kill of the
+//! raise), the early write-back of a growing archive file, the look at an idle kept connection before it is reused, and the self-kill of the
 //! crash tests. Each `unsafe` block is here, with its SAFETY note.
 
 /// Keeps resident memory flat over a long crawl (glibc; "Flat memory" in BENCHMARKS.md). By
@@ -135,6 +135,30 @@ pub fn peek_idle(socket: &impl std::os::fd::AsRawFd) -> Idle {
             },
         };
     }
+}
+
+/// Starts the kernel writing `len` bytes of `file` from `offset` to disk, without waiting for
+/// it (`sync_file_range(SYNC_FILE_RANGE_WRITE)`): a file written this way as it grows leaves its
+/// closing fsync only its last bytes to wait for, instead of everything written since it was
+/// opened. Only a hint: the fsync that follows is what makes the bytes durable, so a failure
+/// here (or another system, where it does nothing) changes no outcome.
+pub fn start_writeback(file: &std::fs::File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sync_file_range only reads the descriptor, borrowed from a live file, and
+        // two integers; it touches no memory of ours.
+        unsafe {
+            libc::sync_file_range(
+                file.as_raw_fd(),
+                offset as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
 }
 
 /// Asks the kernel to stamp each packet the socket receives with its arrival time

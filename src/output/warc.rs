@@ -12,7 +12,8 @@
 //! Units are appended whole: they wait in memory (up to `PENDING_BYTES`) until
 //! [`WarcWriter::flush`], which hands them to the kernel in one `write_all` — the writer thread
 //! flushes once per batch of records, before it reports their pages done, instead of two
-//! write(2) calls per page. A file being written carries an extra `.open` suffix; a crash
+//! write(2) calls per page; every `WRITEBACK_BYTES` the kernel is asked to start writing them
+//! to disk, so that closing the file's fsync waits for little. A file being written carries an extra `.open` suffix; a crash
 //! leaves at most one torn unit at its end, which [`WarcWriter::open`] cuts off before giving
 //! the file its final name, so every flushed record survives a crash.
 //!
@@ -237,6 +238,13 @@ const OPEN_SUFFIX: &str = ".open";
 /// Compressed units that wait for one write at most; past it they are written at once (a
 /// batch of large bodies does not pile up in memory).
 const PENDING_BYTES: usize = 1 << 20;
+
+/// Each time this many bytes have been written to a WARC file, the kernel is asked to start
+/// writing them to disk (`sys::start_writeback`). Closing a file fsyncs it; without this, the
+/// fsync finds most of the file still only in memory and writes it then, while the records
+/// behind it wait (at a rotation) or the crawl's end waits. The kernel writes as the crawl
+/// goes, and the fsync waits for the last few MiB.
+const WRITEBACK_BYTES: u64 = 8 << 20;
 /// A record buffer grown past this by a large body is given back after the record.
 const KEEP_RECORD_BYTES: usize = 1 << 20;
 
@@ -270,6 +278,8 @@ struct OpenWarc {
     /// The file's length once the pending units are written: where the next unit starts (the
     /// bytes in the file are this less the pending ones).
     bytes: u64,
+    /// Where the bytes the kernel has not yet been asked to write to disk start (see `flush`).
+    writeback_from: u64,
     warcinfo_id: RecordId,
 }
 
@@ -438,6 +448,14 @@ impl WarcWriter {
             cur.bytes = written;
             return Err(e).with_context(|| format!("writing {}", cur.open_path.display()));
         }
+        if cur.bytes - cur.writeback_from >= WRITEBACK_BYTES {
+            crate::sys::start_writeback(
+                &cur.file,
+                cur.writeback_from,
+                cur.bytes - cur.writeback_from,
+            );
+            cur.writeback_from = cur.bytes;
+        }
         Ok(())
     }
 
@@ -530,6 +548,7 @@ impl WarcWriter {
             final_path,
             name: Arc::from(name.as_str()),
             bytes: 0,
+            writeback_from: 0,
             warcinfo_id,
         });
         let info = format!(
@@ -1241,6 +1260,45 @@ mod tests {
             };
             assert!(WarcWriter::open(c).is_err(), "level {level}");
         }
+    }
+
+    /// The kernel is asked to write a growing file out every `WRITEBACK_BYTES`, from where it
+    /// was last asked, and the records read back whole.
+    #[test]
+    fn writeback_follows_the_file_as_it_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = WarcWriter::open(config(dir.path(), Compression::Zstd, 1 << 30)).unwrap();
+        let mut noise = SplitMix(9);
+        let body: Vec<u8> = (0..300_000).map(|_| noise.next_u64() as u8).collect();
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        let mut marks = Vec::new();
+        for i in 0..70u64 {
+            let ex = RequestResponse {
+                target_uri: "http://a.test/r",
+                date: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + i),
+                ip: Some("127.0.0.1".parse().unwrap()),
+                request_head: b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+                response_head: head.as_bytes(),
+                response_body: &body,
+                truncated: None,
+            };
+            w.write_exchange(&ex).unwrap();
+            w.flush().unwrap();
+            let cur = w.current.as_ref().unwrap();
+            assert!(cur.writeback_from <= cur.bytes);
+            assert!(
+                cur.bytes - cur.writeback_from < WRITEBACK_BYTES,
+                "record {i}"
+            );
+            marks.push(cur.writeback_from);
+        }
+        marks.dedup();
+        // 70 incompressible records of 300 KB: 21 MB, two write-backs of 8 MiB and more.
+        assert_eq!(marks.len(), 3, "{marks:?}");
+        assert!(marks[1] >= WRITEBACK_BYTES && marks[2] - marks[1] >= WRITEBACK_BYTES);
+        w.finish().unwrap();
+        let types = check_file(&warc_files(dir.path())[0], Compression::Zstd);
+        assert_eq!(types.len(), 1 + 2 * 70);
     }
 
     #[test]
