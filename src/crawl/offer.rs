@@ -15,7 +15,7 @@ use crate::frontier::Entry;
 use crate::frontier::entry::FoundLine;
 use crate::seen::checksum::checksum;
 use crate::url::extract::PageLink;
-use crate::url::normalize::{Filter, Found, LinkKind, Rejection};
+use crate::url::normalize::{Filter, Found, LinkFilter, LinkKind, Rejection};
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -54,6 +54,8 @@ impl Wanted {
         counters: &Counters,
     ) -> Wanted {
         let links = order.map_or(urls.len(), <[u32]>::len);
+        // The page's links share its origin, read once for all of them.
+        let mut filter = LinkFilter::new(filter);
         let mut wanted = Wanted {
             text: String::with_capacity(text.len()),
             entries: Vec::with_capacity(urls.len()),
@@ -76,7 +78,7 @@ impl Wanted {
                         Some(true) => kind,
                         _ => LinkKind::Hyperlink,
                     };
-                    let (answer, new) = wanted.answer(text, url, filter, kind);
+                    let (answer, new) = wanted.answer(text, url, &mut filter, kind);
                     answers[i] = Some(answer);
                     (answer, new)
                 }
@@ -94,11 +96,11 @@ impl Wanted {
 
     /// What `url`, a link of `kind`, gets: the index of its entry, new (true) or one before it
     /// with the same text, or the filter's reason.
-    fn answer(
+    fn answer<'t>(
         &mut self,
-        text: &str,
+        text: &'t str,
         url: PageLink,
-        filter: &Filter,
+        filter: &mut LinkFilter<'_, 't>,
         kind: LinkKind,
     ) -> (Result<u32, Rejection>, bool) {
         let accepted = match url {
@@ -118,10 +120,12 @@ impl Wanted {
                 return (Ok(self.add(key, text)), true);
             }
             // A parsed URL's canonical text (and key) comes from `accept_as`.
-            PageLink::Parsed(url) => match Found::Parsed(url).accept_as(filter, self.depth, kind) {
-                Ok(text) => text,
-                Err(reason) => return (Err(reason), false),
-            },
+            PageLink::Parsed(url) => {
+                match Found::Parsed(url).accept_as(filter.filter(), self.depth, kind) {
+                    Ok(text) => text,
+                    Err(reason) => return (Err(reason), false),
+                }
+            }
         };
         let key = checksum(accepted.as_bytes());
         // A parsed URL may repeat one before it only now that its text is known.

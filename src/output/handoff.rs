@@ -49,6 +49,9 @@ struct Shared<B> {
     reader_gone: bool,
     /// Someone waits for what is queued to be written (`hurry`): the writer takes it at once.
     hurried: bool,
+    /// An emptied batch the writer gave back (`give_back`): the one filled after `batch`,
+    /// its room kept.
+    spare: Option<B>,
 }
 
 /// What a waiting writer is to be woken for.
@@ -90,6 +93,7 @@ impl<B: Default> Handoff<B> {
                 closed: false,
                 reader_gone: false,
                 hurried: false,
+                spare: None,
             }),
             ready: Condvar::new(),
             room: Condvar::new(),
@@ -175,12 +179,19 @@ impl<B: Default> Handoff<B> {
         }
         shared.size = 0;
         shared.hurried = false;
-        let batch = std::mem::take(&mut shared.batch);
+        let next = shared.spare.take().unwrap_or_default();
+        let batch = std::mem::replace(&mut shared.batch, next);
         // Who gets room passes the turn on (`push`).
         let waiting = shared.wake_a_writer();
         drop(shared);
         self.notify(false, waiting);
         Some(batch)
+    }
+
+    /// The writer's side: a batch it has written, emptied, to be filled again (its room
+    /// reused rather than grown anew from nothing for every batch).
+    pub fn give_back(&self, batch: B) {
+        self.lock().spare = Some(batch);
     }
 
     /// The writer takes what is queued now, without lingering for more.
@@ -421,6 +432,33 @@ mod tests {
         shared.writers_woken -= 1;
         shared.writers_waiting += 1;
         assert!(shared.wake_a_writer(), "waiting again, it is woken again");
+    }
+
+    /// A batch given back is filled again once the one the workers fill now is taken: emptied
+    /// by the writer, its room kept, and what the workers add goes in it.
+    #[test]
+    fn a_batch_given_back_is_filled_again() {
+        let handoff = Handoff::<Vec<u8>>::new(1 << 10, 1, Duration::from_millis(5));
+        handoff.push(3, |b| b.extend_from_slice(b"abc")).unwrap();
+        let mut first = handoff.try_take().unwrap();
+        assert_eq!(first, b"abc");
+        first.clear();
+        first.reserve(512);
+        let (room, at) = (first.capacity(), first.as_ptr());
+        handoff.give_back(first);
+        handoff.push(2, |b| b.extend_from_slice(b"de")).unwrap();
+        assert_eq!(handoff.try_take().as_deref(), Some(&b"de"[..]));
+        handoff.push(1, |b| b.push(b'f')).unwrap();
+        let third = handoff.try_take().unwrap();
+        assert_eq!(third, b"f");
+        assert_eq!((third.capacity(), third.as_ptr()), (room, at));
+        // None given back since: a new batch.
+        handoff.push(1, |b| b.push(b'g')).unwrap();
+        let fourth = handoff.try_take().unwrap();
+        assert_eq!(
+            (fourth.as_slice(), fourth.capacity() < room),
+            (&b"g"[..], true)
+        );
     }
 
     #[test]

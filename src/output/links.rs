@@ -6,7 +6,7 @@
 //! shared batch that one writer thread takes whole (`handoff`); a write error stops the
 //! writer, and the next worker to add lines turns it into a fatal error of the crawl.
 
-use crate::output::handoff::{Handoff, with_line_buffer};
+use crate::output::handoff::Handoff;
 use anyhow::{Context, Result, anyhow};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -46,8 +46,11 @@ impl LinkLog {
             .spawn(move || {
                 let mut out = BufWriter::with_capacity(1 << 16, file);
                 let mut written = || {
-                    while let Some(batch) = batches.take() {
+                    while let Some(mut batch) = batches.take() {
                         out.write_all(&batch)?;
+                        // Its room is the next batch's: no batch grows from nothing.
+                        batch.clear();
+                        batches.give_back(batch);
                     }
                     out.flush()
                 };
@@ -65,32 +68,22 @@ impl LinkLog {
         })
     }
 
-    /// Queues the links of one page, waiting while the queue is full.
+    /// Queues the links of one page, waiting while the queue is full. The lines are made in
+    /// the shared batch, under its lock: they are copies of the URLs' bytes, as a copy from a
+    /// buffer of the worker's would be, and so are copied once, not twice.
     pub fn write<T: AsRef<str>>(
         &self,
         from: &str,
         to: impl IntoIterator<Item = T, IntoIter: Clone>,
     ) -> Result<()> {
-        let fill = |lines: &mut Vec<u8>| {
-            // Reserved at once: a page with thousands of links would otherwise grow the buffer
-            // (past what it keeps between pages) a copy at a time.
-            let to = to.into_iter();
-            let size = to.clone().map(|t| from.len() + t.as_ref().len() + 2).sum();
-            lines.reserve(size);
-            for target in to {
-                for part in [from, "\t", target.as_ref(), "\n"] {
-                    lines.extend_from_slice(part.as_bytes());
-                }
-            }
-        };
-        with_line_buffer(fill, |lines| {
-            if lines.is_empty() {
-                return Ok(());
-            }
-            self.lines
-                .push(lines.len(), |batch| batch.extend_from_slice(lines))
-                .map_err(|_| anyhow!("the link writer stopped"))
-        })
+        let to = to.into_iter();
+        let size: usize = to.clone().map(|t| from.len() + t.as_ref().len() + 2).sum();
+        if size == 0 {
+            return Ok(());
+        }
+        self.lines
+            .push(size, |lines| push_lines(lines, size, from, to))
+            .map_err(|_| anyhow!("the link writer stopped"))
     }
 
     /// Writes what is queued and returns the writer's error, if it had one.
@@ -101,6 +94,24 @@ impl LinkLog {
             .join()
             .map_err(|_| anyhow!("the link writer panicked"))?
             .with_context(|| format!("writing {}", self.path.display()))
+    }
+}
+
+/// Appends a `from TAB to` line per target to `lines`, `size` bytes in all.
+fn push_lines<T: AsRef<str>>(
+    lines: &mut Vec<u8>,
+    size: usize,
+    from: &str,
+    to: impl Iterator<Item = T>,
+) {
+    // Reserved at once: a page with thousands of links would otherwise grow the batch a copy
+    // at a time.
+    lines.reserve(size);
+    for target in to {
+        lines.extend_from_slice(from.as_bytes());
+        lines.push(b'\t');
+        lines.extend_from_slice(target.as_ref().as_bytes());
+        lines.push(b'\n');
     }
 }
 

@@ -874,36 +874,51 @@ impl Filter {
         kind: LinkKind,
     ) -> Result<(), Rejection> {
         let (origin, authority, default_port) = origin_parts(text).ok_or(Rejection::Scheme)?;
-        let in_scope = self.anywhere(kind)
-            || match self.scope {
-                Scope::Any => true,
-                // A few seed hosts (the usual case) are compared with the link's authority as
-                // they are: no key built, no hash per link.
-                Scope::Host if self.allowed.len() <= FEW_HOSTS => self
-                    .allowed
-                    .iter()
-                    .any(|key| is_host_key_of(key, authority, default_port)),
-                Scope::Host => {
-                    with_key_of(authority, default_port, |key| self.allowed.contains(key))
-                }
-                Scope::Domain => {
-                    let host = &authority[..authority.find(':').unwrap_or(authority.len())];
-                    // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
-                    let ipv4 = host
-                        .rsplit('.')
-                        .next()
-                        .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()));
-                    let domain = match ipv4 {
-                        true => host,
-                        false => psl::domain_str(host).unwrap_or(host),
-                    };
-                    self.allowed.contains(domain)
-                }
-            };
-        if !in_scope {
+        let in_scope = self.authority_in_scope(authority, default_port);
+        self.check_past_origin(text, origin.len(), in_scope, depth, kind)
+    }
+
+    /// Whether a canonical URL's authority (`origin_parts`) is on a host of the scope.
+    fn authority_in_scope(&self, authority: &str, default_port: &str) -> bool {
+        match self.scope {
+            Scope::Any => true,
+            // A few seed hosts (the usual case) are compared with the link's authority as
+            // they are: no key built, no hash per link.
+            Scope::Host if self.allowed.len() <= FEW_HOSTS => self
+                .allowed
+                .iter()
+                .any(|key| is_host_key_of(key, authority, default_port)),
+            Scope::Host => with_key_of(authority, default_port, |key| self.allowed.contains(key)),
+            Scope::Domain => {
+                let host = &authority[..authority.find(':').unwrap_or(authority.len())];
+                // `is_canonical`'s hosts: a name whose last label starts with a letter, or IPv4.
+                let ipv4 = host
+                    .rsplit('.')
+                    .next()
+                    .is_some_and(|l| l.starts_with(|c: char| c.is_ascii_digit()));
+                let domain = match ipv4 {
+                    true => host,
+                    false => psl::domain_str(host).unwrap_or(host),
+                };
+                self.allowed.contains(domain)
+            }
+        }
+    }
+
+    /// `check_canonical_as` once the scope of `text`'s origin (its first `origin_len` bytes)
+    /// is known.
+    fn check_past_origin(
+        &self,
+        text: &str,
+        origin_len: usize,
+        in_scope: bool,
+        depth: u32,
+        kind: LinkKind,
+    ) -> Result<(), Rejection> {
+        if !in_scope && !self.anywhere(kind) {
             return Err(Rejection::Scope);
         }
-        let rest = &text[origin.len()..];
+        let rest = &text[origin_len..];
         let path = &rest[..memchr::memchr(b'?', rest.as_bytes()).unwrap_or(rest.len())];
         self.check_rules(text, Some(path), depth, self.past_depth(kind))
     }
@@ -933,20 +948,25 @@ impl Filter {
             return Err(Rejection::TooLong);
         }
         // What `Url::path_segments` gives, empty ones left out: the path after its leading
-        // `/`, split at `/` (as bytes: a plain loop, no search per segment). Compared only
-        // when there are enough to repeat one too often.
+        // `/`, split at `/`. Counted with their lengths in one pass, eight bytes at a time
+        // (`segment_lengths`): a segment can repeat too often only if its length does, and
+        // only then are the segments compared.
+        let path = path.unwrap_or("").as_bytes();
         let segments = || {
-            let p = path.unwrap_or("").as_bytes();
-            let p = p.strip_prefix(b"/").unwrap_or(p);
+            let p = path.strip_prefix(b"/").unwrap_or(path);
             p.split(|&b| b == b'/').filter(|s| !s.is_empty())
         };
-        let count = segments().count();
+        let (mut count, mut by_length, mut crowded) = (0, [0u32; 64], false);
+        segment_lengths(path, |length| {
+            count += 1;
+            let same_length = &mut by_length[length.min(63)];
+            *same_length = same_length.saturating_add(1);
+            crowded |= *same_length as usize > self.max_segment_repeats;
+        });
         if count > self.max_path_segments {
             return Err(Rejection::PathTooDeep);
         }
-        if count > self.max_segment_repeats
-            && has_repeated_segment(segments(), count, self.max_segment_repeats)
-        {
+        if crowded && has_repeated_segment(segments(), count, self.max_segment_repeats) {
             return Err(Rejection::RepeatedSegment);
         }
         if !self.include.is_empty() && !self.include.iter().any(|r| r.is_match(text)) {
@@ -957,6 +977,85 @@ impl Filter {
         }
         Ok(())
     }
+}
+
+/// `Filter::check_canonical_as` for the links of one page, one after another: most of them
+/// share an origin (the page's), so the scope answer of the last origin read is kept, and a
+/// link that starts with that origin (followed by its path, query or end) gets it without
+/// its authority being read again.
+pub struct LinkFilter<'f, 't> {
+    filter: &'f Filter,
+    /// The origin (`origin_parts`) of the last link read, and whether it is in the scope.
+    last: Option<(&'t str, bool)>,
+}
+
+impl<'f, 't> LinkFilter<'f, 't> {
+    pub fn new(filter: &'f Filter) -> LinkFilter<'f, 't> {
+        LinkFilter { filter, last: None }
+    }
+
+    /// The filter it reads.
+    pub fn filter(&self) -> &'f Filter {
+        self.filter
+    }
+
+    /// `Filter::check_canonical_as`: the same answer.
+    pub fn check_canonical_as(
+        &mut self,
+        text: &'t str,
+        depth: u32,
+        kind: LinkKind,
+    ) -> Result<(), Rejection> {
+        let (origin_len, in_scope) = match self.last {
+            Some((origin, in_scope)) if has_origin(text, origin) => (origin.len(), in_scope),
+            _ => {
+                let (origin, authority, port) = origin_parts(text).ok_or(Rejection::Scheme)?;
+                let in_scope = self.filter.authority_in_scope(authority, port);
+                self.last = Some((origin, in_scope));
+                (origin.len(), in_scope)
+            }
+        };
+        (self.filter).check_past_origin(text, origin_len, in_scope, depth, kind)
+    }
+}
+
+/// Whether `origin_parts(text)` would give `origin` (itself one it gave): `text` starts with
+/// it, and its authority ends there.
+fn has_origin(text: &str, origin: &str) -> bool {
+    text.starts_with(origin)
+        && (text.as_bytes().get(origin.len())).is_none_or(|b| matches!(b, b'/' | b'?' | b'#'))
+}
+
+/// Calls `each` with the length of every non-empty `/`-separated segment of `path`, in order.
+/// The slashes are found eight bytes at a time: this runs for most links.
+fn segment_lengths(path: &[u8], mut each: impl FnMut(usize)) {
+    const LOW: u64 = u64::from_le_bytes([0x7f; 8]);
+    const SLASHES: u64 = u64::from_le_bytes([b'/'; 8]);
+    let mut start = 0;
+    let mut slash_at = |at: usize| {
+        if at > start {
+            each(at - start);
+        }
+        start = at + 1;
+    };
+    let mut words = path.chunks_exact(8);
+    let mut base = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ SLASHES;
+        // The high bit of each byte that was a `/` (now zero), and of no other.
+        let mut slashes = !(((word & LOW) + LOW) | word | LOW);
+        while slashes != 0 {
+            slash_at(base + slashes.trailing_zeros() as usize / 8);
+            slashes &= slashes - 1;
+        }
+        base += 8;
+    }
+    for (i, &b) in words.remainder().iter().enumerate() {
+        if b == b'/' {
+            slash_at(base + i);
+        }
+    }
+    slash_at(path.len());
 }
 
 /// True when some path segment occurs more than `max` times (`/a/b/a/b/a/b/a/b`): the shape of
@@ -1338,6 +1437,124 @@ mod tests {
         );
         assert_eq!(origin_and_key("ftp://a.test/"), None);
         assert_eq!(origin_and_key("http:///x"), None);
+    }
+
+    /// A page's links read through `LinkFilter` get `Filter::check_canonical_as`'s answers,
+    /// in any order: links of the last origin, of origins that start as it does (a longer
+    /// name, another port, user info), other schemes, and past the depth as requisites.
+    #[test]
+    fn a_page_filter_answers_as_the_filter() {
+        let links = [
+            "http://127.0.0.1:8080/a/b.html",
+            "http://127.0.0.1:8080",
+            "http://127.0.0.1:8080?q=1",
+            "http://127.0.0.1:8080/a/a/a/a/b",
+            "http://127.0.0.1:80801/a",
+            "http://127.0.0.1:8080.x/a",
+            "http://127.0.0.1:8080/c",
+            "http://127.0.0.1:8080@evil.test/",
+            "http://127.0.0.1:8080/d",
+            "https://127.0.0.1:8080/e",
+            "http://127.0.0.1:8081/f",
+            "ftp://127.0.0.1:8080/g",
+            "http://127.0.0.1:8080/h?x-y",
+            "http://www.example.co.uk/i",
+            "http://www.example.co.uk.evil/j",
+            "http://shop.example.co.uk/k",
+            "http://www.example.co.uk:81/l",
+        ];
+        let seeds = [
+            Url::parse("http://127.0.0.1:8080/").unwrap(),
+            Url::parse("https://www.example.co.uk/").unwrap(),
+        ];
+        let mut filters = join_filters();
+        for scope in [Scope::Host, Scope::Domain] {
+            filters.push(Filter {
+                max_depth: Some(1),
+                requisites: Requisites::Any,
+                ..Filter::new(scope, &seeds)
+            });
+        }
+        // More seed hosts than `FEW_HOSTS`: the key is looked up in the set.
+        let many: Vec<Url> = (0..=FEW_HOSTS)
+            .map(|i| Url::parse(&format!("http://127.0.0.1:808{i}/")).unwrap())
+            .collect();
+        filters.push(Filter::new(Scope::Host, &many));
+        let kinds = [LinkKind::Hyperlink, LinkKind::Requisite];
+        for filter in &filters {
+            for reversed in [false, true] {
+                let mut page = LinkFilter::new(filter);
+                let order: Vec<&str> = match reversed {
+                    false => links.to_vec(),
+                    true => links.iter().rev().copied().collect(),
+                };
+                for (i, link) in order.iter().enumerate() {
+                    let (depth, kind) = (i as u32 % 3, kinds[i % 2]);
+                    assert_eq!(
+                        page.check_canonical_as(link, depth, kind),
+                        filter.check_canonical_as(link, depth, kind),
+                        "{link} ({:?}, {kind:?} at {depth})",
+                        filter.scope
+                    );
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// The lengths `segment_lengths` finds eight bytes at a time are those of a split.
+        #[test]
+        fn segment_lengths_are_a_splits(path in "[a/é]{0,40}") {
+            let mut got = Vec::new();
+            segment_lengths(path.as_bytes(), |length| got.push(length));
+            let split: Vec<usize> = (path.as_bytes().split(|&b| b == b'/'))
+                .filter(|s| !s.is_empty())
+                .map(<[u8]>::len)
+                .collect();
+            prop_assert_eq!(got, split);
+        }
+    }
+
+    /// The path rules read the segments' lengths first; their answer is that of counting the
+    /// segments and comparing them all.
+    #[test]
+    fn segment_rules_answer_as_comparing_every_segment() {
+        let seeds = [Url::parse("http://h/").unwrap()];
+        let paths = [
+            "/",
+            "/a/b/c/d",
+            "/a/b/a/b/a/b/a/b",
+            "/a/b/a/b/a/b/a",
+            "/ab/cd/ef/gh/ij/kl",
+            "/ab/cd/ab/ab/x/ab",
+            "//a//a//a//a//",
+            "/a/a/a",
+            "/a/a/a/a",
+        ];
+        let long = "x".repeat(70);
+        let longer = "y".repeat(80);
+        let long_ones = format!("/{long}/{longer}/{long}/{longer}/{long}/{long}");
+        for (segments, repeats) in [(32, 3), (6, 3), (6, 1), (3, 0), (40, 2)] {
+            let filter = Filter {
+                max_path_segments: segments,
+                max_segment_repeats: repeats,
+                ..Filter::new(Scope::Host, &seeds)
+            };
+            for path in paths.iter().copied().chain([long_ones.as_str()]) {
+                let all: Vec<&[u8]> = (path.as_bytes()[1..].split(|&b| b == b'/'))
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                let want = if all.len() > segments {
+                    Err(Rejection::PathTooDeep)
+                } else if has_repeated_segment(all.iter().copied(), all.len(), repeats) {
+                    Err(Rejection::RepeatedSegment)
+                } else {
+                    Ok(())
+                };
+                let text = format!("http://h{path}");
+                assert_eq!(filter.check_rules(&text, Some(path), 0, 0), want, "{path}");
+            }
+        }
     }
 
     /// Bases for the join tests: canonical ones, and ones the fast path must see through (user
