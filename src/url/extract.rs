@@ -283,9 +283,11 @@ fn scan(
     state: &mut State<'_>,
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
-    let values = Values::new(body, start_encoding == UTF_8);
+    let values = Values::new(body);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
+    // The attributes of elements read for links only; any element's `style` is noted anyway.
+    tokens.keep_attributes_of(|name| interesting(name, Namespace::Html).is_some());
     // The link limit was reached before a base: only a base is looked for.
     let mut full = false;
     // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
@@ -310,7 +312,11 @@ fn scan(
         let tag_start = name.start - 1;
         let name = &body[name];
         style = ns == Namespace::Html && name.eq_ignore_ascii_case(b"style");
-        let found = interesting(name, ns);
+        // Attributes not kept: an HTML element `interesting` refused already.
+        let found = tokens
+            .attributes_kept()
+            .then(|| interesting(name, ns))
+            .flatten();
         // Any element's `style` attribute, read before its other attributes; not a `<base>`'s,
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
@@ -501,35 +507,32 @@ impl StartTag for ScannedTag<'_, '_> {
     }
 }
 
-/// The body attribute values are read from.
+/// The body attribute values are read from. Only the values read are checked, each on its
+/// own: most tags' are not (`Tokenizer::keep_attributes_of`), and a whole body's check would
+/// cost more than the few a page has.
 struct Values<'a> {
     body: &'a [u8],
-    /// The body as text, if it is valid UTF-8: checked once (`encoding_rs` checks a long text
-    /// faster than a value at a time), a UTF-8 value is then a slice of it.
-    utf8: Option<&'a str>,
 }
 
 impl<'a> Values<'a> {
-    /// The values of `body`, checked for UTF-8 if it is read as `utf8` (else the check would
-    /// be wasted: a `<meta charset>` that says UTF-8 after a header that does not is not obeyed).
-    fn new(body: &'a [u8], utf8: bool) -> Self {
-        // No replacement: an invalid body is not decoded (nor copied), only found invalid.
-        let utf8 =
-            match utf8.then(|| UTF_8.decode_without_bom_handling_and_without_replacement(body)) {
-                Some(Some(Cow::Borrowed(text))) => Some(text),
-                _ => None,
-            };
-        Values { body, utf8 }
+    fn new(body: &'a [u8]) -> Self {
+        Values { body }
     }
 
     /// The text of the value at `at` in `encoding`, as `encoding.decode` gives it (which
-    /// `lol_html` applied to attribute values): a value starting with a byte order mark's first
-    /// byte goes to it, since it obeys a mark.
+    /// `lol_html` applied to attribute values), borrowed when that is the bytes as they are:
+    /// ASCII in any encoding the tokenizer reads (each maps ASCII to itself, and no ASCII byte
+    /// starts a byte order mark), or valid UTF-8 in UTF-8 that does not start with a byte order
+    /// mark's first byte (`decode` obeys a mark).
     fn text(&self, encoding: &'static Encoding, at: Range<usize>) -> Cow<'a, str> {
-        let raw = &self.body[at.clone()];
+        let raw = &self.body[at];
+        if raw.is_ascii() {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) });
+        }
         if encoding == UTF_8
             && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
-            && let Some(text) = self.utf8.and_then(|utf8| utf8.get(at))
+            && let Ok(text) = std::str::from_utf8(raw)
         {
             return Cow::Borrowed(text);
         }
@@ -1042,7 +1045,7 @@ mod tests {
                 for after in [&b"'>"[..], b"'>\xC3"] {
                     let body = [b"<a href='", value, after].concat();
                     let at = 9..9 + value.len();
-                    let text = Values::new(&body, true).text(encoding, at);
+                    let text = Values::new(&body).text(encoding, at);
                     assert_eq!(text, encoding.decode(value).0, "{value:?} {after:?}");
                 }
             }

@@ -113,9 +113,14 @@ pub(crate) struct Tokenizer<'a> {
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
-    /// Which of `attrs` is the first called `style` (any element's is CSS to read: the
-    /// extractor asks at every tag, so it is noted as the attributes are read).
-    style: Option<usize>,
+    /// Which HTML start tags' attributes go to `attrs` (`keep_attributes_of`).
+    keep: fn(&[u8]) -> bool,
+    /// The last start tag's attributes went to `attrs`.
+    kept: bool,
+    /// The value of the last start tag's first attribute called `style` (any element's is CSS
+    /// to read: the extractor asks at every tag, so it is noted as the attributes are read,
+    /// kept or not), as `attr_range` gives it.
+    style: Option<Range<usize>>,
     /// HTML `<template>` elements open.
     templates: u32,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
@@ -203,6 +208,8 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
+            keep: |_| true,
+            kept: false,
             style: None,
             templates: 0,
             #[cfg(any(test, feature = "oracle"))]
@@ -210,6 +217,20 @@ impl<'a> Tokenizer<'a> {
             #[cfg(any(test, feature = "oracle"))]
             noscript_raw_ends: Vec::new(),
         }
+    }
+
+    /// Keeps the attributes of only the HTML start tags whose name `keep` accepts (as written:
+    /// compare without case); the others' are read past, only `style` noted (`style_range`).
+    /// In SVG and MathML every tag's are kept (the tree builder's feedback reads some). By
+    /// default every tag's are.
+    pub(crate) fn keep_attributes_of(&mut self, keep: fn(&[u8]) -> bool) {
+        self.keep = keep;
+    }
+
+    /// Whether the last start tag's attributes were kept (`keep_attributes_of`): else
+    /// `attr_range` finds none.
+    pub(crate) fn attributes_kept(&self) -> bool {
+        self.kept
     }
 
     /// Starts or stops collecting the text between tags (the visible text, for
@@ -230,7 +251,8 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Where the raw value of the last start tag's first attribute called `name` (ASCII, any
-    /// case) is in the input; an empty range for an attribute without a value.
+    /// case) is in the input; an empty range for an attribute without a value. `None` for every
+    /// name when its attributes were not kept (`attributes_kept`).
     pub(crate) fn attr_range(&self, name: &[u8]) -> Option<Range<usize>> {
         let a = self
             .attrs
@@ -239,10 +261,10 @@ impl<'a> Tokenizer<'a> {
         Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
     }
 
-    /// `attr_range(b"style")`, without a search.
+    /// `attr_range(b"style")`, without a search, and whether or not the attributes were kept.
+    /// Like `attr_range`, read until the next `next_token`.
     pub(crate) fn style_range(&self) -> Option<Range<usize>> {
-        let a = &self.attrs[self.style?];
-        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
+        self.style.clone()
     }
 
     fn current_ns(&self) -> Namespace {
@@ -319,7 +341,10 @@ impl<'a> Tokenizer<'a> {
                 match input.get(self.pos) {
                     Some(c) if c.is_ascii_alphabetic() => {
                         let (name, state) = self.tag_name();
-                        if self.finish_tag(state, false).is_some() {
+                        // `</name>`, most end tags, needs no more reading.
+                        if matches!(state, TagState::Done)
+                            || self.finish_tag(state, false).is_some()
+                        {
                             self.end_tag_feedback(&input[name]);
                         }
                     }
@@ -394,7 +419,20 @@ impl<'a> Tokenizer<'a> {
     /// A start tag (`pos` at the first letter of its name).
     fn start_tag(&mut self) -> Option<Token> {
         let (name, state) = self.tag_name();
-        let end = self.finish_tag(state, true)?;
+        let keep = self.current_ns() != Namespace::Html || (self.keep)(&self.input[name.clone()]);
+        self.attrs.clear();
+        self.style = None;
+        // Most tags end after their name or after plain attributes; the states read the rest.
+        let plain_end = TagEnd {
+            self_closing: false,
+            forced_data: false,
+        };
+        let end = match state {
+            TagState::Done => plain_end,
+            TagState::BeforeAttrName if self.plain_attributes(keep)? => plain_end,
+            state => self.finish_tag(state, keep)?,
+        };
+        self.kept = keep;
         let ns_before = self.current_ns();
         let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
         let ns = self.current_ns();
@@ -432,33 +470,33 @@ impl<'a> Tokenizer<'a> {
     fn tag_name(&mut self) -> (Range<usize>, TagState) {
         let start = self.pos;
         let input = self.input;
-        while let Some(&c) = input.get(self.pos) {
-            match c {
-                c if is_ws(c) => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::BeforeAttrName);
+        let mut pos = start;
+        // Lower-case letters (most names are only that) without the terminators' tests.
+        while input.get(pos).is_some_and(u8::is_ascii_lowercase) {
+            pos += 1;
+        }
+        while let Some(&c) = input.get(pos) {
+            let state = match c {
+                c if is_ws(c) => TagState::BeforeAttrName,
+                b'/' => TagState::SelfClosing,
+                b'>' => TagState::Done,
+                _ => {
+                    pos += 1;
+                    continue;
                 }
-                b'/' => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::SelfClosing);
-                }
-                b'>' => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::Done);
-                }
-                _ => self.pos += 1,
-            }
+            };
+            self.pos = pos + 1;
+            return (start..pos, state);
         }
         // End of input inside the name: `finish_tag` must drop the tag.
-        (start..self.pos, TagState::BeforeAttrName)
+        self.pos = pos;
+        (start..pos, TagState::BeforeAttrName)
     }
 
-    /// Reads the rest of a tag from `state` to its `>`, keeping attributes if `keep`. `None` if
-    /// the input ends first: the tag is dropped and the input is over.
+    /// Reads the rest of a tag from `state` to its `>`, keeping attributes if `keep` (onto those
+    /// kept already). `None` if the input ends first: the tag is dropped and the input is over.
     fn finish_tag(&mut self, mut state: TagState, keep: bool) -> Option<TagEnd> {
         let input = self.input;
-        self.attrs.clear();
-        self.style = None;
         let mut self_closing = false;
         loop {
             match state {
@@ -478,6 +516,10 @@ impl<'a> Tokenizer<'a> {
                     Some(_) => state = TagState::BeforeAttrName,
                 },
                 TagState::BeforeAttrName => {
+                    if self.plain_attributes(keep)? {
+                        state = TagState::Done;
+                        continue;
+                    }
                     while input.get(self.pos).is_some_and(|&c| is_ws(c)) {
                         self.pos += 1;
                     }
@@ -503,6 +545,51 @@ impl<'a> Tokenizer<'a> {
                             }
                         },
                     }
+                }
+            }
+        }
+    }
+
+    /// In the before attribute name state: reads the attributes of the shape most have,
+    /// `name="value"` (or `'value'`) with a name of lower-case letters and `-`, each after one
+    /// space, without the states' tests, since none of those bytes ends a name, `="` leads to
+    /// the double-quoted value's state and only the quote ends that. Returns whether the tag's
+    /// `>` followed (consumed); else `pos` is where the before attribute name state goes on
+    /// (at the start of an attribute of another shape, or after the last one read). `None` at
+    /// the end of the input.
+    #[inline(always)]
+    fn plain_attributes(&mut self, keep: bool) -> Option<bool> {
+        let input = self.input;
+        let mut pos = self.pos;
+        loop {
+            let start = pos;
+            while input
+                .get(pos)
+                .is_some_and(|&c| c.is_ascii_lowercase() || c == b'-')
+            {
+                pos += 1;
+            }
+            let (true, [b'=', quote @ (b'"' | b'\''), ..]) = (pos > start, &input[pos..]) else {
+                // Not a plain name (or none): read it in the attribute name state.
+                self.pos = start;
+                return Some(false);
+            };
+            let from = pos + 2;
+            let Some(len) = find_byte(*quote, &input[from..]) else {
+                return self.eof();
+            };
+            self.push_attr(keep, start..pos, Some(from..from + len));
+            pos = from + len + 1;
+            // After the quoted value.
+            match input.get(pos) {
+                Some(b' ') => pos += 1,
+                Some(b'>') => {
+                    self.pos = pos + 1;
+                    return Some(true);
+                }
+                _ => {
+                    self.pos = pos;
+                    return Some(false);
                 }
             }
         }
@@ -608,11 +695,17 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
+    /// Records an attribute if `keep`, and notes it if it is the tag's first `style`.
+    #[inline(always)]
     fn push_attr(&mut self, keep: bool, name: Range<usize>, value: Option<Range<usize>>) {
+        if self.style.is_none()
+            && name.len() == 5
+            && self.input[name.start] | 0x20 == b's'
+            && eq_ci(&self.input[name.clone()], b"style")
+        {
+            self.style = Some(value.clone().unwrap_or(name.end..name.end));
+        }
         if keep {
-            if self.style.is_none() && eq_ci(&self.input[name.clone()], b"style") {
-                self.style = Some(self.attrs.len());
-            }
             self.attrs.push(Attr { name, value });
         }
     }
@@ -666,6 +759,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// The tree builder's answer to an end tag: leaving a namespace, or a template.
+    #[inline]
     fn end_tag_feedback(&mut self, name: &[u8]) {
         if self.templates > 0 && eq_ci(name, b"template") {
             self.templates -= 1;

@@ -1,19 +1,29 @@
 //! Byte searches for the short runs a page is read in: the text between two tags, an attribute
 //! value, a link. Most are a few bytes long, where `memchr`'s dispatch (a call through a pointer
 //! chosen for the CPU) costs more than the search: their first `SHORT_RUN` bytes are read here,
-//! eight at a time in a `u64`, and only the rest of a longer run is handed to `memchr`.
+//! sixteen at a time with SSE2 (every x86-64 CPU has it; elsewhere eight at a time in a
+//! `u64`), a run shorter than that in one or two `u64`s, and only the rest of a longer run is
+//! handed to `memchr`.
 
 use memchr::memchr;
 
-/// Bytes `find_byte` looks at itself before it hands the rest to `memchr`.
-const SHORT_RUN: usize = 32;
+/// Bytes the searches look at themselves before they hand the rest to `memchr`.
+const SHORT_RUN: usize = 64;
 
 /// The first `needle` in `haystack` (`memchr`).
 #[inline]
 pub(crate) fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
     let repeated = LOW * u64::from(needle);
-    find_short(haystack, |word| zero_bytes(word ^ repeated))
-        .unwrap_or_else(|at| memchr(needle, &haystack[at..]).map(|i| at + i))
+    let found = find_head(
+        haystack,
+        |word| zero_bytes(word ^ repeated),
+        #[cfg(target_arch = "x86_64")]
+        {
+            let needle = sse2::splat(needle);
+            move |chunk| sse2::equal(chunk, needle)
+        },
+    );
+    found.unwrap_or_else(|at| memchr(needle, &haystack[at..]).map(|i| at + i))
 }
 
 /// `find_byte` for either of two needles (`memchr2`), for a link's value.
@@ -21,10 +31,16 @@ pub(crate) fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
 pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     let (a_word, b_word) = (LOW * u64::from(a), LOW * u64::from(b));
     // The lowest bit of either test is exact (see `zero_bytes`), so the lower of the two is.
-    find_short(haystack, |word| {
-        zero_bytes(word ^ a_word) | zero_bytes(word ^ b_word)
-    })
-    .unwrap_or_else(|at| memchr::memchr2(a, b, &haystack[at..]).map(|i| at + i))
+    let found = find_head(
+        haystack,
+        |word| zero_bytes(word ^ a_word) | zero_bytes(word ^ b_word),
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (a, b) = (sse2::splat(a), sse2::splat(b));
+            move |chunk| sse2::equal(chunk, a) | sse2::equal(chunk, b)
+        },
+    );
+    found.unwrap_or_else(|at| memchr::memchr2(a, b, &haystack[at..]).map(|i| at + i))
 }
 
 const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
@@ -36,29 +52,103 @@ fn zero_bytes(word: u64) -> u64 {
     word.wrapping_sub(LOW) & !word & HIGH
 }
 
-/// The first byte of `haystack`'s first `SHORT_RUN` that `found` marks in its word (read
-/// little-endian, eight bytes at a time): `Ok` with where it is, or none; `Err` with where to
-/// search on when there was no mark in them.
-#[inline]
-fn find_short(haystack: &[u8], found: impl Fn(u64) -> u64) -> Result<Option<usize>, usize> {
+/// The first byte of `haystack`'s first `SHORT_RUN` that the tests mark: `in_word` in a word
+/// read little-endian (a bit in each byte marked, the lowest exact), `in_chunk` in sixteen
+/// bytes (a bit per byte). `Ok` with where it is, or none; `Err` with where to search on when
+/// there was no mark in them.
+#[inline(always)]
+fn find_head(
+    haystack: &[u8],
+    in_word: impl Fn(u64) -> u64,
+    #[cfg(target_arch = "x86_64")] in_chunk: impl Fn(&[u8; 16]) -> u32,
+) -> Result<Option<usize>, usize> {
+    let len = haystack.len();
+    let word_at = |at: usize| u64::from_le_bytes(haystack[at..at + 8].try_into().expect("eight"));
+    if len < 8 {
+        // Padded with zeros, whose marks are dropped (a byte at a time: a copy of a length
+        // not known would be a call).
+        let word = (haystack.iter().enumerate()).fold(0, |w, (i, &b)| w | u64::from(b) << (i * 8));
+        let marks = in_word(word) & (1u64 << (len * 8)).wrapping_sub(1);
+        return Ok((marks != 0).then(|| marks.trailing_zeros() as usize / 8));
+    }
+    #[cfg(target_arch = "x86_64")]
+    let step = 16;
+    #[cfg(not(target_arch = "x86_64"))]
+    let step = 8;
+    if len < step {
+        // The first word, then the last, whose bytes looked at already are dropped.
+        let marks = in_word(word_at(0));
+        if marks != 0 || len == 8 {
+            return Ok((marks != 0).then(|| marks.trailing_zeros() as usize / 8));
+        }
+        return Ok(last_marks(in_word(word_at(len - 8)), len - 8, 8).map(|i| len - 8 + i));
+    }
     let mut at = 0;
     while at < SHORT_RUN {
-        let Some(chunk) = haystack.get(at..at + 8) else {
-            // Fewer than eight bytes left: a word padded with zeros, whose marks are dropped.
-            let mut last = [0u8; 8];
-            let rest = &haystack[at..];
-            last[..rest.len()].copy_from_slice(rest);
-            let marks =
-                found(u64::from_le_bytes(last)) & (1u64 << (rest.len() * 8)).wrapping_sub(1);
-            return Ok((marks != 0).then(|| at + marks.trailing_zeros() as usize / 8));
-        };
-        let marks = found(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
-        if marks != 0 {
-            return Ok(Some(at + marks.trailing_zeros() as usize / 8));
+        if at + step > len {
+            // The last `step` bytes, those looked at already dropped: they had no needle,
+            // so no borrow of the word test comes from them either.
+            let start = len - step;
+            return Ok(if at == len {
+                None
+            } else {
+                #[cfg(target_arch = "x86_64")]
+                let found = last_marks(
+                    u64::from(in_chunk(haystack[start..].try_into().expect("sixteen"))),
+                    len - at,
+                    16,
+                );
+                #[cfg(not(target_arch = "x86_64"))]
+                let found = last_marks(in_word(word_at(start)), len - at, 8);
+                found.map(|i| start + i)
+            });
         }
-        at += 8;
+        #[cfg(target_arch = "x86_64")]
+        let marks = in_chunk(haystack[at..at + 16].try_into().expect("sixteen"));
+        #[cfg(not(target_arch = "x86_64"))]
+        let marks = in_word(word_at(at));
+        if marks != 0 {
+            let bits_per_byte = if step == 16 { 1 } else { 8 };
+            return Ok(Some(at + (marks.trailing_zeros() / bits_per_byte) as usize));
+        }
+        at += step;
     }
     Err(at)
+}
+
+/// The first mark among the last `new` bytes of the marks of a run of `bytes` (16: a bit
+/// each; 8: a byte each): the index of its byte in the run.
+#[inline(always)]
+fn last_marks(marks: u64, new: usize, bytes: usize) -> Option<usize> {
+    let bits = if bytes == 16 { 1 } else { 8 };
+    let marks = marks & (u64::MAX << ((bytes - new) * bits));
+    (marks != 0).then(|| marks.trailing_zeros() as usize / bits)
+}
+
+/// SSE2, which every x86-64 CPU has.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+
+    /// `byte` in each of sixteen lanes.
+    #[inline(always)]
+    pub(super) fn splat(byte: u8) -> __m128i {
+        // SAFETY: SSE2 is part of x86-64 (every such CPU has it).
+        unsafe { _mm_set1_epi8(byte as i8) }
+    }
+
+    /// A bit for each of `chunk`'s bytes equal to its lane of `needle`.
+    #[inline(always)]
+    pub(super) fn equal(chunk: &[u8; 16], needle: __m128i) -> u32 {
+        // SAFETY: SSE2 is part of x86-64; `chunk` is sixteen readable bytes, and the load
+        // has no alignment requirement.
+        unsafe {
+            let chunk = _mm_loadu_si128(chunk.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, needle)) as u32
+        }
+    }
 }
 
 #[cfg(test)]
