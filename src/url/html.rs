@@ -1091,4 +1091,139 @@ mod tests {
         let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
         assert_eq!(seen, want.map(|v| v.map(String::from)));
     }
+
+    /// Each start tag's name, attributes (name and raw value, as written) and `style` value.
+    type Tags = Vec<(String, Vec<(String, Option<String>)>, Option<String>)>;
+
+    /// Reads `input`'s start tags, keeping the attributes of those `keep` accepts.
+    fn start_tags(input: &[u8], keep: fn(&[u8]) -> bool) -> Tags {
+        let text = |r: Range<usize>| String::from_utf8(input[r].to_vec()).unwrap();
+        let mut tokens = Tokenizer::new(input);
+        tokens.keep_attributes_of(keep);
+        let mut tags = Vec::new();
+        while let Some(token) = tokens.next_token() {
+            if let Token::Start { name, .. } = token {
+                assert_eq!(tokens.attributes_kept(), keep(&input[name.clone()]));
+                let attrs = (tokens.attrs.iter())
+                    .map(|a| (text(a.name.clone()), a.value.clone().map(text)))
+                    .collect();
+                tags.push((text(name), attrs, tokens.style_range().map(text)));
+            }
+        }
+        tags
+    }
+
+    /// The plain `name="value"` attributes and `</name>` end tags, read without the states,
+    /// give what the states give: a quoted `>` or other quote, a value then `/`, `>`, another
+    /// attribute without a space or more space, names the fast path leaves to the states
+    /// (upper case, digits, a first `=`, space before `=`), values without quotes or without a
+    /// value, character references left as written, and input ending anywhere in a tag.
+    #[test]
+    fn plain_attributes_read_as_the_states_read_them() {
+        let cases: &[(&[u8], &[(&str, &[(&str, Option<&str>)])])] = &[
+            (
+                br#"<a href="x>y" class='c"d'>"#,
+                &[("a", &[("href", Some("x>y")), ("class", Some("c\"d"))])],
+            ),
+            (
+                br#"<a href="x"/><b c="d"e="f">"#,
+                &[
+                    ("a", &[("href", Some("x"))]),
+                    ("b", &[("c", Some("d")), ("e", Some("f"))]),
+                ],
+            ),
+            (
+                b"<a href=\"x\"  data-x=\"1\"\t\ny='2' >",
+                &[(
+                    "a",
+                    &[("href", Some("x")), ("data-x", Some("1")), ("y", Some("2"))],
+                )],
+            ),
+            (
+                br#"<A HREF="X" Href="y" h2="z">"#,
+                &[(
+                    "A",
+                    &[("HREF", Some("X")), ("Href", Some("y")), ("h2", Some("z"))],
+                )],
+            ),
+            (
+                br#"<a =x="1" href = "2" title>"#,
+                &[(
+                    "a",
+                    &[("=x", Some("1")), ("href", Some("2")), ("title", None)],
+                )],
+            ),
+            (
+                br#"<a href=x title b="" c=>t"#,
+                &[(
+                    "a",
+                    &[
+                        ("href", Some("x")),
+                        ("title", None),
+                        ("b", Some("")),
+                        ("c", None),
+                    ],
+                )],
+            ),
+            (
+                br#"<a href="&amp;x&#47;" x='&lt'>"#,
+                &[("a", &[("href", Some("&amp;x&#47;")), ("x", Some("&lt"))])],
+            ),
+            (
+                br#"<a b="1"c d="2"/ e="3">"#,
+                &[(
+                    "a",
+                    &[
+                        ("b", Some("1")),
+                        ("c", None),
+                        ("d", Some("2")),
+                        ("e", Some("3")),
+                    ],
+                )],
+            ),
+            (
+                b"<p>x</p><a href=\"y\">",
+                &[("p", &[]), ("a", &[("href", Some("y"))])],
+            ),
+            (b"<a", &[]),
+            (b"<a href", &[]),
+            (b"<a href=", &[]),
+            (b"<a href=\"x", &[]),
+            (b"<a href=\"x\"", &[]),
+            (b"<a href=\"x\" ", &[]),
+            (b"<a href=\"x\" b", &[]),
+            (b"<a href=\"x\"/", &[]),
+        ];
+        for &(input, want) in cases {
+            let got = start_tags(input, |_| true);
+            let want: Tags = (want.iter())
+                .map(|(name, attrs)| {
+                    let attrs = (attrs.iter())
+                        .map(|(n, v)| (n.to_string(), v.map(String::from)))
+                        .collect();
+                    (name.to_string(), attrs, None)
+                })
+                .collect();
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    /// Tags whose attributes are not kept end where the others do and have their `style`
+    /// noted, and the tags after them are read the same.
+    #[test]
+    fn tags_without_kept_attributes_still_have_their_style() {
+        let input =
+            br#"<span class="a>" style="u(1)"><a href="x" style='s'><SPAN STYLE=t><i><b style>"#;
+        let keep_a: fn(&[u8]) -> bool = |name| name.eq_ignore_ascii_case(b"a");
+        let all = start_tags(input, |_| true);
+        let some = start_tags(input, keep_a);
+        assert_eq!(all.len(), 5);
+        for (all, some) in all.iter().zip(&some) {
+            assert_eq!((&all.0, &all.2), (&some.0, &some.2));
+            let kept = keep_a(all.0.as_bytes());
+            assert_eq!(some.1, if kept { all.1.clone() } else { vec![] });
+        }
+        let styles: Vec<_> = some.iter().map(|t| t.2.as_deref()).collect();
+        assert_eq!(styles, [Some("u(1)"), Some("s"), Some("t"), None, Some("")]);
+    }
 }
