@@ -69,6 +69,7 @@ use crate::url::css::css_urls;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use crate::url::normalize::{Base, Found, join_into};
+use crate::url::search::is_ascii;
 use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
@@ -434,34 +435,85 @@ fn hash_text(
 /// The lower-case name of an element `State::element` reads (or `base`), or `None`. An HTML
 /// `<image>` is an `img`, as the tree builder makes it.
 fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
-    // Lower-cased into a buffer once, then one `match` (a comparison per name without case
-    // cost more, at every tag).
-    let mut lower = [0u8; 6];
-    let lower = lower.get_mut(..name.len())?;
-    for (l, b) in lower.iter_mut().zip(name) {
-        *l = b.to_ascii_lowercase();
+    // One word per name, then one `match` on it (lower-casing into a buffer and matching
+    // slices cost more, at every tag).
+    const A: u64 = key(b"a");
+    const AREA: u64 = key(b"area");
+    const LINK: u64 = key(b"link");
+    const IMG: u64 = key(b"img");
+    const SCRIPT: u64 = key(b"script");
+    const IFRAME: u64 = key(b"iframe");
+    const FRAME: u64 = key(b"frame");
+    const EMBED: u64 = key(b"embed");
+    const SOURCE: u64 = key(b"source");
+    const AUDIO: u64 = key(b"audio");
+    const VIDEO: u64 = key(b"video");
+    const TRACK: u64 = key(b"track");
+    const INPUT: u64 = key(b"input");
+    const OBJECT: u64 = key(b"object");
+    const FORM: u64 = key(b"form");
+    const META: u64 = key(b"meta");
+    const BASE: u64 = key(b"base");
+    const IMAGE: u64 = key(b"image");
+    // The (length, first letter) pairs of those names, a bit per letter: most other tags
+    // (`span`, `div`, `code`, `p`, `li`, `section`) are refused on these alone.
+    const FIRST_LETTERS: [u32; 7] = {
+        let names: [&[u8]; 18] = [
+            b"a", b"area", b"link", b"img", b"script", b"iframe", b"frame", b"embed", b"source",
+            b"audio", b"video", b"track", b"input", b"object", b"form", b"meta", b"base", b"image",
+        ];
+        let mut table = [0u32; 7];
+        let mut i = 0;
+        while i < names.len() {
+            table[names[i].len()] |= 1 << (names[i][0] - b'a');
+            i += 1;
+        }
+        table
+    };
+    let &first = name.first()?;
+    // A byte that is no letter may pass (the bit of another), never a name's first letter
+    // fail.
+    let letter = (first | 0x20).wrapping_sub(b'a') & 31;
+    if FIRST_LETTERS
+        .get(name.len())
+        .is_none_or(|bits| bits & 1 << letter == 0)
+    {
+        return None;
     }
-    Some(match &*lower {
-        b"a" => "a",
-        b"area" => "area",
-        b"link" => "link",
-        b"img" => "img",
-        b"script" => "script",
-        b"iframe" => "iframe",
-        b"frame" => "frame",
-        b"embed" => "embed",
-        b"source" => "source",
-        b"audio" => "audio",
-        b"video" => "video",
-        b"track" => "track",
-        b"input" => "input",
-        b"object" => "object",
-        b"form" => "form",
-        b"meta" => "meta",
-        b"base" => "base",
-        b"image" if ns == Namespace::Html => "img",
+    Some(match key(name) {
+        A => "a",
+        AREA => "area",
+        LINK => "link",
+        IMG => "img",
+        SCRIPT => "script",
+        IFRAME => "iframe",
+        FRAME => "frame",
+        EMBED => "embed",
+        SOURCE => "source",
+        AUDIO => "audio",
+        VIDEO => "video",
+        TRACK => "track",
+        INPUT => "input",
+        OBJECT => "object",
+        FORM => "form",
+        META => "meta",
+        BASE => "base",
+        IMAGE if ns == Namespace::Html => "img",
         _ => return None,
     })
+}
+
+/// A name of at most seven bytes as a word: its bytes with bit 5 set, which makes a letter
+/// lower case and no other byte a letter (so two names of letters have the same key exactly
+/// when they are equal without case; `interesting`'s are), its length in the top byte.
+const fn key(name: &[u8]) -> u64 {
+    let mut word = (name.len() as u64) << 56;
+    let mut i = 0;
+    while i < name.len() {
+        word |= ((name[i] | 0x20) as u64) << (i * 8);
+        i += 1;
+    }
+    word
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
@@ -526,7 +578,7 @@ impl<'a> Values<'a> {
     /// mark's first byte (`decode` obeys a mark).
     fn text(&self, encoding: &'static Encoding, at: Range<usize>) -> Cow<'a, str> {
         let raw = &self.body[at];
-        if raw.is_ascii() {
+        if is_ascii(raw) {
             // SAFETY: ASCII bytes are valid UTF-8.
             return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) });
         }

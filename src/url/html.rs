@@ -1095,6 +1095,9 @@ mod tests {
     /// Each start tag's name, attributes (name and raw value, as written) and `style` value.
     type Tags = Vec<(String, Vec<(String, Option<String>)>, Option<String>)>;
 
+    /// The start tags expected: names, and attribute names and values as written.
+    type Expected<'a> = &'a [(&'a str, &'a [(&'a str, Option<&'a str>)])];
+
     /// Reads `input`'s start tags, keeping the attributes of those `keep` accepts.
     fn start_tags(input: &[u8], keep: fn(&[u8]) -> bool) -> Tags {
         let text = |r: Range<usize>| String::from_utf8(input[r].to_vec()).unwrap();
@@ -1120,7 +1123,7 @@ mod tests {
     /// value, character references left as written, and input ending anywhere in a tag.
     #[test]
     fn plain_attributes_read_as_the_states_read_them() {
-        let cases: &[(&[u8], &[(&str, &[(&str, Option<&str>)])])] = &[
+        let cases: &[(&[u8], Expected)] = &[
             (
                 br#"<a href="x>y" class='c"d'>"#,
                 &[("a", &[("href", Some("x>y")), ("class", Some("c\"d"))])],

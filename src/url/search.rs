@@ -43,12 +43,24 @@ pub(crate) fn find_either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     found.unwrap_or_else(|at| memchr::memchr2(a, b, &haystack[at..]).map(|i| at + i))
 }
 
+/// Whether `bytes` are all ASCII (`<[u8]>::is_ascii`), for an attribute value.
+#[inline]
+pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
+    let found = find_head(
+        bytes,
+        |word| word & HIGH,
+        #[cfg(target_arch = "x86_64")]
+        sse2::high_bits,
+    );
+    found.map_or_else(|at| bytes[at..].is_ascii(), |non_ascii| non_ascii.is_none())
+}
+
 const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 
 /// The high bit of each byte of `word` that is zero, or of a byte above such a one: the
 /// lowest bit set marks the first zero byte (a borrow carries only upwards, past a true zero).
 fn zero_bytes(word: u64) -> u64 {
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     word.wrapping_sub(LOW) & !word & HIGH
 }
 
@@ -149,11 +161,35 @@ mod sse2 {
             _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, needle)) as u32
         }
     }
+
+    /// A bit for each of `chunk`'s bytes past ASCII (its high bit).
+    #[inline(always)]
+    pub(super) fn high_bits(chunk: &[u8; 16]) -> u32 {
+        // SAFETY: as in `equal`.
+        unsafe { _mm_movemask_epi8(_mm_loadu_si128(chunk.as_ptr().cast())) as u32 }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `is_ascii` finds a byte past ASCII wherever it is, in runs of every length around the
+    /// words, chunks and `SHORT_RUN`.
+    #[test]
+    fn is_ascii_finds_a_byte_past_ascii_anywhere() {
+        for len in 0..(SHORT_RUN + 40) {
+            let ascii: Vec<u8> = (0..len).map(|i| (i * 7 % 128) as u8).collect();
+            assert!(is_ascii(&ascii), "{len}");
+            for at in 0..len {
+                for high in [0x80, 0xC3, 0xFF] {
+                    let mut bytes = ascii.clone();
+                    bytes[at] = high;
+                    assert!(!is_ascii(&bytes), "{len} {at} {high}");
+                }
+            }
+        }
+    }
 
     /// `find_byte`'s and `find_either`'s word-at-a-time head and `memchr` tail agree with a
     /// plain search for a needle at every place of every length around them, among the bytes
