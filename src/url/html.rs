@@ -33,7 +33,7 @@
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
 //! `url::simhash` fingerprints, found in the same pass.
 
-use crate::url::search::find_byte;
+use crate::url::search::{find_byte, lower_run};
 use memchr::memchr;
 use std::ops::Range;
 
@@ -470,11 +470,8 @@ impl<'a> Tokenizer<'a> {
     fn tag_name(&mut self) -> (Range<usize>, TagState) {
         let start = self.pos;
         let input = self.input;
-        let mut pos = start;
-        // Lower-case letters (most names are only that) without the terminators' tests.
-        while input.get(pos).is_some_and(u8::is_ascii_lowercase) {
-            pos += 1;
-        }
+        // Lower-case letters and `-` (most names are only that) without the terminators' tests.
+        let mut pos = start + lower_run(&input[start..]);
         while let Some(&c) = input.get(pos) {
             let state = match c {
                 c if is_ws(c) => TagState::BeforeAttrName,
@@ -563,12 +560,7 @@ impl<'a> Tokenizer<'a> {
         let mut pos = self.pos;
         loop {
             let start = pos;
-            while input
-                .get(pos)
-                .is_some_and(|&c| c.is_ascii_lowercase() || c == b'-')
-            {
-                pos += 1;
-            }
+            pos += lower_run(&input[pos..]);
             let (true, [b'=', quote @ (b'"' | b'\''), ..]) = (pos > start, &input[pos..]) else {
                 // Not a plain name (or none): read it in the attribute name state.
                 self.pos = start;

@@ -55,6 +55,28 @@ pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
     found.map_or_else(|at| bytes[at..].is_ascii(), |non_ascii| non_ascii.is_none())
 }
 
+/// How many of `bytes`' first bytes are lower-case ASCII letters or `-` (the bytes most tag
+/// and attribute names are made of), sixteen at a time while there are as many.
+#[inline(always)]
+pub(crate) fn lower_run(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = bytes.get(at..at + 16) {
+        let others = !sse2::lower_or_dash(chunk.try_into().expect("sixteen")) & 0xFFFF;
+        if others != 0 {
+            return at + others.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+    while bytes
+        .get(at)
+        .is_some_and(|&c| c.is_ascii_lowercase() || c == b'-')
+    {
+        at += 1;
+    }
+    at
+}
+
 const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
 const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
 
@@ -141,7 +163,8 @@ fn last_marks(marks: u64, new: usize, bytes: usize) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// `byte` in each of sixteen lanes.
@@ -162,6 +185,21 @@ mod sse2 {
         }
     }
 
+    /// A bit for each of `chunk`'s bytes that is a lower-case ASCII letter or `-` (the high
+    /// sixteen bits clear).
+    #[inline(always)]
+    pub(super) fn lower_or_dash(chunk: &[u8; 16]) -> u32 {
+        // SAFETY: as in `equal`.
+        unsafe {
+            let chunk = _mm_loadu_si128(chunk.as_ptr().cast());
+            // Signed comparisons: a byte past ASCII is negative, below `a`.
+            let from_a = _mm_cmpgt_epi8(chunk, _mm_set1_epi8(b'a' as i8 - 1));
+            let to_z = _mm_cmplt_epi8(chunk, _mm_set1_epi8(b'z' as i8 + 1));
+            let dash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'-' as i8));
+            _mm_movemask_epi8(_mm_or_si128(_mm_and_si128(from_a, to_z), dash)) as u32
+        }
+    }
+
     /// A bit for each of `chunk`'s bytes past ASCII (its high bit).
     #[inline(always)]
     pub(super) fn high_bits(chunk: &[u8; 16]) -> u32 {
@@ -173,6 +211,35 @@ mod sse2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lower_run` stops at the first byte that is not a lower-case letter or `-`, wherever it
+    /// is, whatever it is (the bytes next to the range, upper case, past ASCII).
+    #[test]
+    fn lower_run_stops_at_the_first_other_byte() {
+        for len in 0..40 {
+            let run: Vec<u8> = (0..len).map(|i| b"az-qm"[i % 5]).collect();
+            assert_eq!(lower_run(&run), len);
+            for at in 0..len {
+                for other in [
+                    b'a' - 1,
+                    b'z' + 1,
+                    b'A',
+                    b'Z',
+                    b'=',
+                    b' ',
+                    b'0',
+                    0x80,
+                    0xE1,
+                    0xFF,
+                    0,
+                ] {
+                    let mut bytes = run.clone();
+                    bytes[at] = other;
+                    assert_eq!(lower_run(&bytes), at, "{len} {at} {other}");
+                }
+            }
+        }
+    }
 
     /// `is_ascii` finds a byte past ASCII wherever it is, in runs of every length around the
     /// words, chunks and `SHORT_RUN`.
