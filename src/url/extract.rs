@@ -288,7 +288,7 @@ fn scan(
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
     // The attributes of elements read for links only; any element's `style` is noted anyway.
-    tokens.keep_attributes_of(|name| interesting(name, Namespace::Html).is_some());
+    tokens.keep_attributes_of(|name| interesting(name, Namespace::Html));
     // The link limit was reached before a base: only a base is looked for.
     let mut full = false;
     // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
@@ -313,11 +313,14 @@ fn scan(
         let tag_start = name.start - 1;
         let name = &body[name];
         style = ns == Namespace::Html && name.eq_ignore_ascii_case(b"style");
-        // Attributes not kept: an HTML element `interesting` refused already.
-        let found = tokens
-            .attributes_kept()
-            .then(|| interesting(name, ns))
-            .flatten();
+        // `interesting` was asked already, in HTML; attributes not kept: it refused.
+        let found = match tokens.kept_as() {
+            Some(name) => Some(name),
+            None => tokens
+                .attributes_kept()
+                .then(|| interesting(name, ns))
+                .flatten(),
+        };
         // Any element's `style` attribute, read before its other attributes; not a `<base>`'s,
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
@@ -803,7 +806,8 @@ impl State<'_> {
     /// Resolves one raw (entity-decoded) value and records it (`requisite`: the page needs it
     /// to render), or sets `truncated`.
     fn push(&mut self, raw: &str, requisite: bool) {
-        let value = raw.trim_matches(is_ascii_ws);
+        // `trim_ascii`'s white space is HTML's (`is_ascii_ws`), a byte at a time.
+        let value = raw.trim_ascii();
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }

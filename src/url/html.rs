@@ -114,9 +114,11 @@ pub(crate) struct Tokenizer<'a> {
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
     /// Which HTML start tags' attributes go to `attrs` (`keep_attributes_of`).
-    keep: fn(&[u8]) -> bool,
+    keep: fn(&[u8]) -> Option<&'static str>,
     /// The last start tag's attributes went to `attrs`.
     kept: bool,
+    /// What `keep` named the last start tag, when it was asked.
+    kept_as: Option<&'static str>,
     /// The value of the last start tag's first attribute called `style` (any element's is CSS
     /// to read: the extractor asks at every tag, so it is noted as the attributes are read,
     /// kept or not), as `attr_range` gives it.
@@ -208,8 +210,9 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
-            keep: |_| true,
+            keep: |_| Some(""),
             kept: false,
+            kept_as: None,
             style: None,
             templates: 0,
             #[cfg(any(test, feature = "oracle"))]
@@ -219,11 +222,11 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// Keeps the attributes of only the HTML start tags whose name `keep` accepts (as written:
-    /// compare without case); the others' are read past, only `style` noted (`style_range`).
-    /// In SVG and MathML every tag's are kept (the tree builder's feedback reads some). By
-    /// default every tag's are.
-    pub(crate) fn keep_attributes_of(&mut self, keep: fn(&[u8]) -> bool) {
+    /// Keeps the attributes of only the HTML start tags whose name (as written: compare
+    /// without case) `keep` gives a name of its own (`kept_as`); the others' are read past,
+    /// only `style` noted (`style_range`). In SVG and MathML every tag's are kept, without
+    /// asking (the tree builder's feedback reads some). By default every tag's are.
+    pub(crate) fn keep_attributes_of(&mut self, keep: fn(&[u8]) -> Option<&'static str>) {
         self.keep = keep;
     }
 
@@ -231,6 +234,12 @@ impl<'a> Tokenizer<'a> {
     /// `attr_range` finds none.
     pub(crate) fn attributes_kept(&self) -> bool {
         self.kept
+    }
+
+    /// The name `keep` gave the last start tag (`keep_attributes_of`), if it was asked and
+    /// kept it.
+    pub(crate) fn kept_as(&self) -> Option<&'static str> {
+        self.kept_as
     }
 
     /// Starts or stops collecting the text between tags (the visible text, for
@@ -341,10 +350,11 @@ impl<'a> Tokenizer<'a> {
                 match input.get(self.pos) {
                     Some(c) if c.is_ascii_alphabetic() => {
                         let (name, state) = self.tag_name();
-                        // `</name>`, most end tags, needs no more reading.
-                        if matches!(state, TagState::Done)
-                            || self.finish_tag(state, false).is_some()
-                        {
+                        // `</name>`, most end tags, needs no more reading; and in HTML outside
+                        // a template, no feedback.
+                        let read = matches!(state, TagState::Done)
+                            || self.finish_tag(state, false).is_some();
+                        if read && (self.templates > 0 || self.ns.len() > 1) {
                             self.end_tag_feedback(&input[name]);
                         }
                     }
@@ -419,7 +429,11 @@ impl<'a> Tokenizer<'a> {
     /// A start tag (`pos` at the first letter of its name).
     fn start_tag(&mut self) -> Option<Token> {
         let (name, state) = self.tag_name();
-        let keep = self.current_ns() != Namespace::Html || (self.keep)(&self.input[name.clone()]);
+        let kept_as = match self.current_ns() {
+            Namespace::Html => (self.keep)(&self.input[name.clone()]),
+            _ => None,
+        };
+        let keep = kept_as.is_some() || self.current_ns() != Namespace::Html;
         self.attrs.clear();
         self.style = None;
         // Most tags end after their name or after plain attributes; the states read the rest.
@@ -432,7 +446,7 @@ impl<'a> Tokenizer<'a> {
             TagState::BeforeAttrName if self.plain_attributes(keep)? => plain_end,
             state => self.finish_tag(state, keep)?,
         };
-        self.kept = keep;
+        (self.kept, self.kept_as) = (keep, kept_as);
         let ns_before = self.current_ns();
         let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
         let ns = self.current_ns();
@@ -750,8 +764,8 @@ impl<'a> Tokenizer<'a> {
         None
     }
 
-    /// The tree builder's answer to an end tag: leaving a namespace, or a template.
-    #[inline]
+    /// The tree builder's answer to an end tag: leaving a namespace, or a template (none
+    /// outside both).
     fn end_tag_feedback(&mut self, name: &[u8]) {
         if self.templates > 0 && eq_ci(name, b"template") {
             self.templates -= 1;
@@ -1091,14 +1105,18 @@ mod tests {
     type Expected<'a> = &'a [(&'a str, &'a [(&'a str, Option<&'a str>)])];
 
     /// Reads `input`'s start tags, keeping the attributes of those `keep` accepts.
-    fn start_tags(input: &[u8], keep: fn(&[u8]) -> bool) -> Tags {
+    fn start_tags(input: &[u8], keep: fn(&[u8]) -> Option<&'static str>) -> Tags {
         let text = |r: Range<usize>| String::from_utf8(input[r].to_vec()).unwrap();
         let mut tokens = Tokenizer::new(input);
         tokens.keep_attributes_of(keep);
         let mut tags = Vec::new();
         while let Some(token) = tokens.next_token() {
             if let Token::Start { name, .. } = token {
-                assert_eq!(tokens.attributes_kept(), keep(&input[name.clone()]));
+                let kept_as = keep(&input[name.clone()]);
+                assert_eq!(
+                    (tokens.attributes_kept(), tokens.kept_as()),
+                    (kept_as.is_some(), kept_as)
+                );
                 let attrs = (tokens.attrs.iter())
                     .map(|a| (text(a.name.clone()), a.value.clone().map(text)))
                     .collect();
@@ -1190,7 +1208,7 @@ mod tests {
             (b"<a href=\"x\"/", &[]),
         ];
         for &(input, want) in cases {
-            let got = start_tags(input, |_| true);
+            let got = start_tags(input, |_| Some(""));
             let want: Tags = (want.iter())
                 .map(|(name, attrs)| {
                     let attrs = (attrs.iter())
@@ -1209,13 +1227,14 @@ mod tests {
     fn tags_without_kept_attributes_still_have_their_style() {
         let input =
             br#"<span class="a>" style="u(1)"><a href="x" style='s'><SPAN STYLE=t><i><b style>"#;
-        let keep_a: fn(&[u8]) -> bool = |name| name.eq_ignore_ascii_case(b"a");
-        let all = start_tags(input, |_| true);
+        let keep_a: fn(&[u8]) -> Option<&'static str> =
+            |name| name.eq_ignore_ascii_case(b"a").then_some("a");
+        let all = start_tags(input, |_| Some(""));
         let some = start_tags(input, keep_a);
         assert_eq!(all.len(), 5);
         for (all, some) in all.iter().zip(&some) {
             assert_eq!((&all.0, &all.2), (&some.0, &some.2));
-            let kept = keep_a(all.0.as_bytes());
+            let kept = keep_a(all.0.as_bytes()).is_some();
             assert_eq!(some.1, if kept { all.1.clone() } else { vec![] });
         }
         let styles: Vec<_> = some.iter().map(|t| t.2.as_deref()).collect();
