@@ -24,10 +24,13 @@
 //! content is not the document's.
 //!
 //! The tokenizer copies and decodes nothing: tags and text are byte ranges of the input, attribute
-//! ranges go to one vector reused for every tag (`attribute_value` decodes a value when asked,
-//! copying only one with a character reference or a NUL). Memory is that vector and the namespace
-//! stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
-//! byte is looked at a bounded number of times.
+//! ranges go to one vector reused for every tag, of the tags the caller reads only
+//! (`keep_attributes_of`; any tag's `style` is noted), and `attribute_value` decodes a value when
+//! asked, copying only one with a character reference or a NUL. Memory is that vector and the
+//! namespace stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the
+//! input: every byte is looked at a bounded number of times. The attributes of the common shape,
+//! `name="value"` after one space, are read without the states' tests (`plain_attributes`),
+//! which give the same.
 //!
 //! Asked to (`collect_text`), it also notes the runs of text between tags outside a template
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
