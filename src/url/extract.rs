@@ -69,6 +69,7 @@ use crate::url::css::css_urls;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use crate::url::normalize::{Base, Found, join_into};
+use crate::url::search::is_ascii;
 use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
@@ -283,9 +284,11 @@ fn scan(
     state: &mut State<'_>,
 ) {
     let (mut encoding, mut adjust_charset) = (start_encoding, start_adjust_charset);
-    let values = Values::new(body, start_encoding == UTF_8);
+    let values = Values::new(body);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
+    // The attributes of elements read for links only; any element's `style` is noted anyway.
+    tokens.keep_attributes_of(|name| interesting(name, Namespace::Html));
     // The link limit was reached before a base: only a base is looked for.
     let mut full = false;
     // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
@@ -310,7 +313,14 @@ fn scan(
         let tag_start = name.start - 1;
         let name = &body[name];
         style = ns == Namespace::Html && name.eq_ignore_ascii_case(b"style");
-        let found = interesting(name, ns);
+        // `interesting` was asked already, in HTML; attributes not kept: it refused.
+        let found = match tokens.kept_as() {
+            Some(name) => Some(name),
+            None => tokens
+                .attributes_kept()
+                .then(|| interesting(name, ns))
+                .flatten(),
+        };
         // Any element's `style` attribute, read before its other attributes; not a `<base>`'s,
         // which the reading again from a base (below) would lose (the oracle skips it too).
         if !full
@@ -428,34 +438,85 @@ fn hash_text(
 /// The lower-case name of an element `State::element` reads (or `base`), or `None`. An HTML
 /// `<image>` is an `img`, as the tree builder makes it.
 fn interesting(name: &[u8], ns: Namespace) -> Option<&'static str> {
-    // Lower-cased into a buffer once, then one `match` (a comparison per name without case
-    // cost more, at every tag).
-    let mut lower = [0u8; 6];
-    let lower = lower.get_mut(..name.len())?;
-    for (l, b) in lower.iter_mut().zip(name) {
-        *l = b.to_ascii_lowercase();
+    // One word per name, then one `match` on it (lower-casing into a buffer and matching
+    // slices cost more, at every tag).
+    const A: u64 = key(b"a");
+    const AREA: u64 = key(b"area");
+    const LINK: u64 = key(b"link");
+    const IMG: u64 = key(b"img");
+    const SCRIPT: u64 = key(b"script");
+    const IFRAME: u64 = key(b"iframe");
+    const FRAME: u64 = key(b"frame");
+    const EMBED: u64 = key(b"embed");
+    const SOURCE: u64 = key(b"source");
+    const AUDIO: u64 = key(b"audio");
+    const VIDEO: u64 = key(b"video");
+    const TRACK: u64 = key(b"track");
+    const INPUT: u64 = key(b"input");
+    const OBJECT: u64 = key(b"object");
+    const FORM: u64 = key(b"form");
+    const META: u64 = key(b"meta");
+    const BASE: u64 = key(b"base");
+    const IMAGE: u64 = key(b"image");
+    // The (length, first letter) pairs of those names, a bit per letter: most other tags
+    // (`span`, `div`, `code`, `p`, `li`, `section`) are refused on these alone.
+    const FIRST_LETTERS: [u32; 7] = {
+        let names: [&[u8]; 18] = [
+            b"a", b"area", b"link", b"img", b"script", b"iframe", b"frame", b"embed", b"source",
+            b"audio", b"video", b"track", b"input", b"object", b"form", b"meta", b"base", b"image",
+        ];
+        let mut table = [0u32; 7];
+        let mut i = 0;
+        while i < names.len() {
+            table[names[i].len()] |= 1 << (names[i][0] - b'a');
+            i += 1;
+        }
+        table
+    };
+    let &first = name.first()?;
+    // A byte that is no letter may pass (the bit of another), never a name's first letter
+    // fail.
+    let letter = (first | 0x20).wrapping_sub(b'a') & 31;
+    if FIRST_LETTERS
+        .get(name.len())
+        .is_none_or(|bits| bits & 1 << letter == 0)
+    {
+        return None;
     }
-    Some(match &*lower {
-        b"a" => "a",
-        b"area" => "area",
-        b"link" => "link",
-        b"img" => "img",
-        b"script" => "script",
-        b"iframe" => "iframe",
-        b"frame" => "frame",
-        b"embed" => "embed",
-        b"source" => "source",
-        b"audio" => "audio",
-        b"video" => "video",
-        b"track" => "track",
-        b"input" => "input",
-        b"object" => "object",
-        b"form" => "form",
-        b"meta" => "meta",
-        b"base" => "base",
-        b"image" if ns == Namespace::Html => "img",
+    Some(match key(name) {
+        A => "a",
+        AREA => "area",
+        LINK => "link",
+        IMG => "img",
+        SCRIPT => "script",
+        IFRAME => "iframe",
+        FRAME => "frame",
+        EMBED => "embed",
+        SOURCE => "source",
+        AUDIO => "audio",
+        VIDEO => "video",
+        TRACK => "track",
+        INPUT => "input",
+        OBJECT => "object",
+        FORM => "form",
+        META => "meta",
+        BASE => "base",
+        IMAGE if ns == Namespace::Html => "img",
         _ => return None,
     })
+}
+
+/// A name of at most seven bytes as a word: its bytes with bit 5 set, which makes a letter
+/// lower case and no other byte a letter (so two names of letters have the same key exactly
+/// when they are equal without case; `interesting`'s are), its length in the top byte.
+const fn key(name: &[u8]) -> u64 {
+    let mut word = (name.len() as u64) << 56;
+    let mut i = 0;
+    while i < name.len() {
+        word |= ((name[i] | 0x20) as u64) << (i * 8);
+        i += 1;
+    }
+    word
 }
 
 /// The encoding a `<meta>` declares, if it is one the tokenizer can read: `charset=`, or
@@ -501,35 +562,32 @@ impl StartTag for ScannedTag<'_, '_> {
     }
 }
 
-/// The body attribute values are read from.
+/// The body attribute values are read from. Only the values read are checked, each on its
+/// own: most tags' are not (`Tokenizer::keep_attributes_of`), and a whole body's check would
+/// cost more than the few a page has.
 struct Values<'a> {
     body: &'a [u8],
-    /// The body as text, if it is valid UTF-8: checked once (`encoding_rs` checks a long text
-    /// faster than a value at a time), a UTF-8 value is then a slice of it.
-    utf8: Option<&'a str>,
 }
 
 impl<'a> Values<'a> {
-    /// The values of `body`, checked for UTF-8 if it is read as `utf8` (else the check would
-    /// be wasted: a `<meta charset>` that says UTF-8 after a header that does not is not obeyed).
-    fn new(body: &'a [u8], utf8: bool) -> Self {
-        // No replacement: an invalid body is not decoded (nor copied), only found invalid.
-        let utf8 =
-            match utf8.then(|| UTF_8.decode_without_bom_handling_and_without_replacement(body)) {
-                Some(Some(Cow::Borrowed(text))) => Some(text),
-                _ => None,
-            };
-        Values { body, utf8 }
+    fn new(body: &'a [u8]) -> Self {
+        Values { body }
     }
 
     /// The text of the value at `at` in `encoding`, as `encoding.decode` gives it (which
-    /// `lol_html` applied to attribute values): a value starting with a byte order mark's first
-    /// byte goes to it, since it obeys a mark.
+    /// `lol_html` applied to attribute values), borrowed when that is the bytes as they are:
+    /// ASCII in any encoding the tokenizer reads (each maps ASCII to itself, and no ASCII byte
+    /// starts a byte order mark), or valid UTF-8 in UTF-8 that does not start with a byte order
+    /// mark's first byte (`decode` obeys a mark).
     fn text(&self, encoding: &'static Encoding, at: Range<usize>) -> Cow<'a, str> {
-        let raw = &self.body[at.clone()];
+        let raw = &self.body[at];
+        if is_ascii(raw) {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) });
+        }
         if encoding == UTF_8
             && !matches!(raw.first(), Some(0xEF | 0xFE | 0xFF))
-            && let Some(text) = self.utf8.and_then(|utf8| utf8.get(at))
+            && let Ok(text) = std::str::from_utf8(raw)
         {
             return Cow::Borrowed(text);
         }
@@ -748,7 +806,8 @@ impl State<'_> {
     /// Resolves one raw (entity-decoded) value and records it (`requisite`: the page needs it
     /// to render), or sets `truncated`.
     fn push(&mut self, raw: &str, requisite: bool) {
-        let value = raw.trim_matches(is_ascii_ws);
+        // `trim_ascii`'s white space is HTML's (`is_ascii_ws`), a byte at a time.
+        let value = raw.trim_ascii();
         if value.is_empty() || self.out.truncated || has_dropped_scheme(value) {
             return;
         }
@@ -1042,7 +1101,7 @@ mod tests {
                 for after in [&b"'>"[..], b"'>\xC3"] {
                     let body = [b"<a href='", value, after].concat();
                     let at = 9..9 + value.len();
-                    let text = Values::new(&body, true).text(encoding, at);
+                    let text = Values::new(&body).text(encoding, at);
                     assert_eq!(text, encoding.decode(value).0, "{value:?} {after:?}");
                 }
             }

@@ -24,16 +24,19 @@
 //! content is not the document's.
 //!
 //! The tokenizer copies and decodes nothing: tags and text are byte ranges of the input, attribute
-//! ranges go to one vector reused for every tag (`attribute_value` decodes a value when asked,
-//! copying only one with a character reference or a NUL). Memory is that vector and the namespace
-//! stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the input: every
-//! byte is looked at a bounded number of times.
+//! ranges go to one vector reused for every tag, of the tags the caller reads only
+//! (`keep_attributes_of`; any tag's `style` is noted), and `attribute_value` decodes a value when
+//! asked, copying only one with a character reference or a NUL. Memory is that vector and the
+//! namespace stack (one byte per open `<svg>`/`<math>`/integration point); time is linear in the
+//! input: every byte is looked at a bounded number of times. The attributes of the common shape,
+//! `name="value"` after one space, are read without the states' tests (`plain_attributes`),
+//! which give the same.
 //!
 //! Asked to (`collect_text`), it also notes the runs of text between tags outside a template
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
 //! `url::simhash` fingerprints, found in the same pass.
 
-use crate::url::search::find_byte;
+use crate::url::search::{find_byte, lower_run};
 use memchr::memchr;
 use std::ops::Range;
 
@@ -113,9 +116,16 @@ pub(crate) struct Tokenizer<'a> {
     /// Namespaces entered; never empty (HTML at the bottom).
     ns: Vec<Namespace>,
     attrs: Vec<Attr>,
-    /// Which of `attrs` is the first called `style` (any element's is CSS to read: the
-    /// extractor asks at every tag, so it is noted as the attributes are read).
-    style: Option<usize>,
+    /// Which HTML start tags' attributes go to `attrs` (`keep_attributes_of`).
+    keep: fn(&[u8]) -> Option<&'static str>,
+    /// The last start tag's attributes went to `attrs`.
+    kept: bool,
+    /// What `keep` named the last start tag, when it was asked.
+    kept_as: Option<&'static str>,
+    /// The value of the last start tag's first attribute called `style` (any element's is CSS
+    /// to read: the extractor asks at every tag, so it is noted as the attributes are read,
+    /// kept or not), as `attr_range` gives it.
+    style: Option<Range<usize>>,
     /// HTML `<template>` elements open.
     templates: u32,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
@@ -203,6 +213,9 @@ impl<'a> Tokenizer<'a> {
             text_owner: b"",
             ns: vec![Namespace::Html],
             attrs: Vec::new(),
+            keep: |_| Some(""),
+            kept: false,
+            kept_as: None,
             style: None,
             templates: 0,
             #[cfg(any(test, feature = "oracle"))]
@@ -210,6 +223,26 @@ impl<'a> Tokenizer<'a> {
             #[cfg(any(test, feature = "oracle"))]
             noscript_raw_ends: Vec::new(),
         }
+    }
+
+    /// Keeps the attributes of only the HTML start tags whose name (as written: compare
+    /// without case) `keep` gives a name of its own (`kept_as`); the others' are read past,
+    /// only `style` noted (`style_range`). In SVG and MathML every tag's are kept, without
+    /// asking (the tree builder's feedback reads some). By default every tag's are.
+    pub(crate) fn keep_attributes_of(&mut self, keep: fn(&[u8]) -> Option<&'static str>) {
+        self.keep = keep;
+    }
+
+    /// Whether the last start tag's attributes were kept (`keep_attributes_of`): else
+    /// `attr_range` finds none.
+    pub(crate) fn attributes_kept(&self) -> bool {
+        self.kept
+    }
+
+    /// The name `keep` gave the last start tag (`keep_attributes_of`), if it was asked and
+    /// kept it.
+    pub(crate) fn kept_as(&self) -> Option<&'static str> {
+        self.kept_as
     }
 
     /// Starts or stops collecting the text between tags (the visible text, for
@@ -230,7 +263,8 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Where the raw value of the last start tag's first attribute called `name` (ASCII, any
-    /// case) is in the input; an empty range for an attribute without a value.
+    /// case) is in the input; an empty range for an attribute without a value. `None` for every
+    /// name when its attributes were not kept (`attributes_kept`).
     pub(crate) fn attr_range(&self, name: &[u8]) -> Option<Range<usize>> {
         let a = self
             .attrs
@@ -239,10 +273,10 @@ impl<'a> Tokenizer<'a> {
         Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
     }
 
-    /// `attr_range(b"style")`, without a search.
+    /// `attr_range(b"style")`, without a search, and whether or not the attributes were kept.
+    /// Like `attr_range`, read until the next `next_token`.
     pub(crate) fn style_range(&self) -> Option<Range<usize>> {
-        let a = &self.attrs[self.style?];
-        Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
+        self.style.clone()
     }
 
     fn current_ns(&self) -> Namespace {
@@ -319,7 +353,11 @@ impl<'a> Tokenizer<'a> {
                 match input.get(self.pos) {
                     Some(c) if c.is_ascii_alphabetic() => {
                         let (name, state) = self.tag_name();
-                        if self.finish_tag(state, false).is_some() {
+                        // `</name>`, most end tags, needs no more reading; and in HTML outside
+                        // a template, no feedback.
+                        let read = matches!(state, TagState::Done)
+                            || self.finish_tag(state, false).is_some();
+                        if read && (self.templates > 0 || self.ns.len() > 1) {
                             self.end_tag_feedback(&input[name]);
                         }
                     }
@@ -394,7 +432,24 @@ impl<'a> Tokenizer<'a> {
     /// A start tag (`pos` at the first letter of its name).
     fn start_tag(&mut self) -> Option<Token> {
         let (name, state) = self.tag_name();
-        let end = self.finish_tag(state, true)?;
+        let kept_as = match self.current_ns() {
+            Namespace::Html => (self.keep)(&self.input[name.clone()]),
+            _ => None,
+        };
+        let keep = kept_as.is_some() || self.current_ns() != Namespace::Html;
+        self.attrs.clear();
+        self.style = None;
+        // Most tags end after their name or after plain attributes; the states read the rest.
+        let plain_end = TagEnd {
+            self_closing: false,
+            forced_data: false,
+        };
+        let end = match state {
+            TagState::Done => plain_end,
+            TagState::BeforeAttrName if self.plain_attributes(keep)? => plain_end,
+            state => self.finish_tag(state, keep)?,
+        };
+        (self.kept, self.kept_as) = (keep, kept_as);
         let ns_before = self.current_ns();
         let text = self.start_tag_feedback(&self.input[name.clone()], end.self_closing);
         let ns = self.current_ns();
@@ -432,33 +487,30 @@ impl<'a> Tokenizer<'a> {
     fn tag_name(&mut self) -> (Range<usize>, TagState) {
         let start = self.pos;
         let input = self.input;
-        while let Some(&c) = input.get(self.pos) {
-            match c {
-                c if is_ws(c) => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::BeforeAttrName);
+        // Lower-case letters and `-` (most names are only that) without the terminators' tests.
+        let mut pos = start + lower_run(&input[start..]);
+        while let Some(&c) = input.get(pos) {
+            let state = match c {
+                c if is_ws(c) => TagState::BeforeAttrName,
+                b'/' => TagState::SelfClosing,
+                b'>' => TagState::Done,
+                _ => {
+                    pos += 1;
+                    continue;
                 }
-                b'/' => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::SelfClosing);
-                }
-                b'>' => {
-                    self.pos += 1;
-                    return (start..self.pos - 1, TagState::Done);
-                }
-                _ => self.pos += 1,
-            }
+            };
+            self.pos = pos + 1;
+            return (start..pos, state);
         }
         // End of input inside the name: `finish_tag` must drop the tag.
-        (start..self.pos, TagState::BeforeAttrName)
+        self.pos = pos;
+        (start..pos, TagState::BeforeAttrName)
     }
 
-    /// Reads the rest of a tag from `state` to its `>`, keeping attributes if `keep`. `None` if
-    /// the input ends first: the tag is dropped and the input is over.
+    /// Reads the rest of a tag from `state` to its `>`, keeping attributes if `keep` (onto those
+    /// kept already). `None` if the input ends first: the tag is dropped and the input is over.
     fn finish_tag(&mut self, mut state: TagState, keep: bool) -> Option<TagEnd> {
         let input = self.input;
-        self.attrs.clear();
-        self.style = None;
         let mut self_closing = false;
         loop {
             match state {
@@ -478,6 +530,10 @@ impl<'a> Tokenizer<'a> {
                     Some(_) => state = TagState::BeforeAttrName,
                 },
                 TagState::BeforeAttrName => {
+                    if self.plain_attributes(keep)? {
+                        state = TagState::Done;
+                        continue;
+                    }
                     while input.get(self.pos).is_some_and(|&c| is_ws(c)) {
                         self.pos += 1;
                     }
@@ -503,6 +559,46 @@ impl<'a> Tokenizer<'a> {
                             }
                         },
                     }
+                }
+            }
+        }
+    }
+
+    /// In the before attribute name state: reads the attributes of the shape most have,
+    /// `name="value"` (or `'value'`) with a name of lower-case letters and `-`, each after one
+    /// space, without the states' tests, since none of those bytes ends a name, `="` leads to
+    /// the double-quoted value's state and only the quote ends that. Returns whether the tag's
+    /// `>` followed (consumed); else `pos` is where the before attribute name state goes on
+    /// (at the start of an attribute of another shape, or after the last one read). `None` at
+    /// the end of the input.
+    #[inline(always)]
+    fn plain_attributes(&mut self, keep: bool) -> Option<bool> {
+        let input = self.input;
+        let mut pos = self.pos;
+        loop {
+            let start = pos;
+            pos += lower_run(&input[pos..]);
+            let (true, [b'=', quote @ (b'"' | b'\''), ..]) = (pos > start, &input[pos..]) else {
+                // Not a plain name (or none): read it in the attribute name state.
+                self.pos = start;
+                return Some(false);
+            };
+            let from = pos + 2;
+            let Some(len) = find_byte(*quote, &input[from..]) else {
+                return self.eof();
+            };
+            self.push_attr(keep, start..pos, Some(from..from + len));
+            pos = from + len + 1;
+            // After the quoted value.
+            match input.get(pos) {
+                Some(b' ') => pos += 1,
+                Some(b'>') => {
+                    self.pos = pos + 1;
+                    return Some(true);
+                }
+                _ => {
+                    self.pos = pos;
+                    return Some(false);
                 }
             }
         }
@@ -608,11 +704,17 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
+    /// Records an attribute if `keep`, and notes it if it is the tag's first `style`.
+    #[inline(always)]
     fn push_attr(&mut self, keep: bool, name: Range<usize>, value: Option<Range<usize>>) {
+        if self.style.is_none()
+            && name.len() == 5
+            && self.input[name.start] | 0x20 == b's'
+            && eq_ci(&self.input[name.clone()], b"style")
+        {
+            self.style = Some(value.clone().unwrap_or(name.end..name.end));
+        }
         if keep {
-            if self.style.is_none() && eq_ci(&self.input[name.clone()], b"style") {
-                self.style = Some(self.attrs.len());
-            }
             self.attrs.push(Attr { name, value });
         }
     }
@@ -665,7 +767,8 @@ impl<'a> Tokenizer<'a> {
         None
     }
 
-    /// The tree builder's answer to an end tag: leaving a namespace, or a template.
+    /// The tree builder's answer to an end tag: leaving a namespace, or a template (none
+    /// outside both).
     fn end_tag_feedback(&mut self, name: &[u8]) {
         if self.templates > 0 && eq_ci(name, b"template") {
             self.templates -= 1;
@@ -996,5 +1099,148 @@ mod tests {
         }
         let want = [Some("a:url(1)"), None, Some(""), Some("c"), None];
         assert_eq!(seen, want.map(|v| v.map(String::from)));
+    }
+
+    /// Each start tag's name, attributes (name and raw value, as written) and `style` value.
+    type Tags = Vec<(String, Vec<(String, Option<String>)>, Option<String>)>;
+
+    /// The start tags expected: names, and attribute names and values as written.
+    type Expected<'a> = &'a [(&'a str, &'a [(&'a str, Option<&'a str>)])];
+
+    /// Reads `input`'s start tags, keeping the attributes of those `keep` accepts.
+    fn start_tags(input: &[u8], keep: fn(&[u8]) -> Option<&'static str>) -> Tags {
+        let text = |r: Range<usize>| String::from_utf8(input[r].to_vec()).unwrap();
+        let mut tokens = Tokenizer::new(input);
+        tokens.keep_attributes_of(keep);
+        let mut tags = Vec::new();
+        while let Some(token) = tokens.next_token() {
+            if let Token::Start { name, .. } = token {
+                let kept_as = keep(&input[name.clone()]);
+                assert_eq!(
+                    (tokens.attributes_kept(), tokens.kept_as()),
+                    (kept_as.is_some(), kept_as)
+                );
+                let attrs = (tokens.attrs.iter())
+                    .map(|a| (text(a.name.clone()), a.value.clone().map(text)))
+                    .collect();
+                tags.push((text(name), attrs, tokens.style_range().map(text)));
+            }
+        }
+        tags
+    }
+
+    /// The plain `name="value"` attributes and `</name>` end tags, read without the states,
+    /// give what the states give: a quoted `>` or other quote, a value then `/`, `>`, another
+    /// attribute without a space or more space, names the fast path leaves to the states
+    /// (upper case, digits, a first `=`, space before `=`), values without quotes or without a
+    /// value, character references left as written, and input ending anywhere in a tag.
+    #[test]
+    fn plain_attributes_read_as_the_states_read_them() {
+        let cases: &[(&[u8], Expected)] = &[
+            (
+                br#"<a href="x>y" class='c"d'>"#,
+                &[("a", &[("href", Some("x>y")), ("class", Some("c\"d"))])],
+            ),
+            (
+                br#"<a href="x"/><b c="d"e="f">"#,
+                &[
+                    ("a", &[("href", Some("x"))]),
+                    ("b", &[("c", Some("d")), ("e", Some("f"))]),
+                ],
+            ),
+            (
+                b"<a href=\"x\"  data-x=\"1\"\t\ny='2' >",
+                &[(
+                    "a",
+                    &[("href", Some("x")), ("data-x", Some("1")), ("y", Some("2"))],
+                )],
+            ),
+            (
+                br#"<A HREF="X" Href="y" h2="z">"#,
+                &[(
+                    "A",
+                    &[("HREF", Some("X")), ("Href", Some("y")), ("h2", Some("z"))],
+                )],
+            ),
+            (
+                br#"<a =x="1" href = "2" title>"#,
+                &[(
+                    "a",
+                    &[("=x", Some("1")), ("href", Some("2")), ("title", None)],
+                )],
+            ),
+            (
+                br#"<a href=x title b="" c=>t"#,
+                &[(
+                    "a",
+                    &[
+                        ("href", Some("x")),
+                        ("title", None),
+                        ("b", Some("")),
+                        ("c", None),
+                    ],
+                )],
+            ),
+            (
+                br#"<a href="&amp;x&#47;" x='&lt'>"#,
+                &[("a", &[("href", Some("&amp;x&#47;")), ("x", Some("&lt"))])],
+            ),
+            (
+                br#"<a b="1"c d="2"/ e="3">"#,
+                &[(
+                    "a",
+                    &[
+                        ("b", Some("1")),
+                        ("c", None),
+                        ("d", Some("2")),
+                        ("e", Some("3")),
+                    ],
+                )],
+            ),
+            (
+                b"<p>x</p><a href=\"y\">",
+                &[("p", &[]), ("a", &[("href", Some("y"))])],
+            ),
+            (b"<a", &[]),
+            (b"<a href", &[]),
+            (b"<a href=", &[]),
+            (b"<a href=\"x", &[]),
+            (b"<a href=\"x\"", &[]),
+            (b"<a href=\"x\" ", &[]),
+            (b"<a href=\"x\" b", &[]),
+            (b"<a href=\"x\"/", &[]),
+        ];
+        for &(input, want) in cases {
+            let got = start_tags(input, |_| Some(""));
+            let want: Tags = (want.iter())
+                .map(|(name, attrs)| {
+                    let attrs = (attrs.iter())
+                        .map(|(n, v)| (n.to_string(), v.map(String::from)))
+                        .collect();
+                    (name.to_string(), attrs, None)
+                })
+                .collect();
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    /// Tags whose attributes are not kept end where the others do and have their `style`
+    /// noted, and the tags after them are read the same.
+    #[test]
+    fn tags_without_kept_attributes_still_have_their_style() {
+        let input =
+            br#"<span class="a>" style="u(1)"><a href="x" style='s'><SPAN STYLE=t><i><b style>"#;
+        let keep_a: fn(&[u8]) -> Option<&'static str> =
+            |name| name.eq_ignore_ascii_case(b"a").then_some("a");
+        let all = start_tags(input, |_| Some(""));
+        let some = start_tags(input, keep_a);
+        assert_eq!(all.len(), 5);
+        for (all, some) in all.iter().zip(&some) {
+            assert_eq!((&all.0, &all.2), (&some.0, &some.2));
+            let kept = keep_a(all.0.as_bytes()).is_some();
+            assert_eq!(some.1, if kept { all.1.clone() } else { vec![] });
+        }
+        let styles: Vec<_> = some.iter().map(|t| t.2.as_deref()).collect();
+        assert_eq!(styles, [Some("u(1)"), Some("s"), Some("t"), None, Some("")]);
     }
 }
