@@ -10,7 +10,7 @@
 //! of a page are one URL to the DUE. The filter then decides, with a reason, whether the URL is
 //! wanted.
 
-use crate::url::search::{find_byte, find_either};
+use crate::url::search::{each_byte, find_byte, find_either};
 use regex::Regex;
 use std::collections::HashSet;
 use url::Url;
@@ -1044,11 +1044,9 @@ fn has_origin(text: &str, origin: &str) -> bool {
         && (text.as_bytes().get(origin.len())).is_none_or(|b| matches!(b, b'/' | b'?' | b'#'))
 }
 
-/// Calls `each` with the length of every non-empty `/`-separated segment of `path`, in order.
-/// The slashes are found eight bytes at a time: this runs for most links.
+/// Calls `each` with the length of every non-empty `/`-separated segment of `path`, in order
+/// (the slashes found by `search::each_byte`: this runs for most links).
 fn segment_lengths(path: &[u8], mut each: impl FnMut(usize)) {
-    const LOW: u64 = u64::from_le_bytes([0x7f; 8]);
-    const SLASHES: u64 = u64::from_le_bytes([b'/'; 8]);
     let mut start = 0;
     let mut slash_at = |at: usize| {
         if at > start {
@@ -1056,23 +1054,7 @@ fn segment_lengths(path: &[u8], mut each: impl FnMut(usize)) {
         }
         start = at + 1;
     };
-    let mut words = path.chunks_exact(8);
-    let mut base = 0;
-    for word in &mut words {
-        let word = u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ SLASHES;
-        // The high bit of each byte that was a `/` (now zero), and of no other.
-        let mut slashes = !(((word & LOW) + LOW) | word | LOW);
-        while slashes != 0 {
-            slash_at(base + slashes.trailing_zeros() as usize / 8);
-            slashes &= slashes - 1;
-        }
-        base += 8;
-    }
-    for (i, &b) in words.remainder().iter().enumerate() {
-        if b == b'/' {
-            slash_at(base + i);
-        }
-    }
+    each_byte(b'/', path, &mut slash_at);
     slash_at(path.len());
 }
 
