@@ -26,6 +26,7 @@ fn write(dir: &Path, compression: Compression, records: u64, index: bool) -> (Du
         prefix: "bench".into(),
         software: "cdxj_cost".into(),
         dedupe: None,
+        response_block_digests: false,
     })
     .unwrap();
     let mut cdxj = index.then(|| CdxjWriter::open(dir).unwrap());

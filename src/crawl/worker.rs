@@ -972,10 +972,12 @@ impl WorkerContext<'_> {
         })
     }
 
-    /// The response's payload digest and, if archiving, its record's block SHA-1, in one pass.
+    /// The response's payload digest and, if its record carries a block digest, the block's
+    /// SHA-1, in one pass.
     pub(super) fn page_digests(&self, response: &Response) -> (String, Option<[u8; 20]>) {
         let (head, body) = (&response.response_head, &response.body);
-        archive::page_digests(self.archive.is_some(), head, body)
+        let block_digest = self.archive.is_some_and(|a| a.block_digests());
+        archive::page_digests(block_digest, head, body)
     }
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A

@@ -64,10 +64,11 @@ pub struct PageRecord {
     pub revisit: Option<Revisit>,
 }
 
-/// A page's payload digest and, when it is archived (`archiving`), the SHA-1 of its
-/// `response` record's block, both in one pass over the body (`digest::payload_and_block`).
-pub fn page_digests(archiving: bool, head: &[u8], body: &[u8]) -> (String, Option<[u8; 20]>) {
-    match archiving {
+/// A page's payload digest and, when its `response` record carries a block digest
+/// (`block_digest`), the SHA-1 of that record's block, both in one pass over the body
+/// (`digest::payload_and_block`).
+pub fn page_digests(block_digest: bool, head: &[u8], body: &[u8]) -> (String, Option<[u8; 20]>) {
+    match block_digest {
         true => {
             let (payload, block) = payload_and_block(head, body);
             (payload, Some(block))
@@ -87,6 +88,8 @@ pub struct Archive {
     writer: Option<JoinHandle<Result<WarcStats>>>,
     /// Payload dedupe's store; `None` with `--no-payload-dedupe`.
     digests: Option<Arc<DigestStore>>,
+    /// Whether response records carry a block digest (`WarcConfig::response_block_digests`).
+    block_digests: bool,
 }
 
 /// Spare bodies kept at most, and the largest kept: a batch's worth of small pages, a few
@@ -128,6 +131,7 @@ impl Archive {
         let mut index = CdxjWriter::open(warc.dir())?;
         let digests = open_digests(&warc)?;
         let store = digests.clone();
+        let block_digests = warc.response_block_digests();
         let writer = std::thread::Builder::new()
             .name("warc".into())
             .spawn(move || {
@@ -152,7 +156,14 @@ impl Archive {
             spare_bodies,
             writer: Some(writer),
             digests,
+            block_digests,
         })
+    }
+
+    /// Whether response records carry a block digest: if so, a worker takes the block's
+    /// SHA-1 in the same pass as the payload digest (`page_digests`).
+    pub fn block_digests(&self) -> bool {
+        self.block_digests
     }
 
     /// Payload dedupe's answer for a page about to be archived with payload `digest`: the
@@ -324,9 +335,10 @@ fn write_record(out: &mut Written, r: &ArchiveRecord) -> Result<Option<String>> 
     let (written, digest) = match &r.page {
         None => {
             let block_sha1;
-            (taken_here, block_sha1) = payload_and_block(&r.response_head, &r.body);
+            (taken_here, block_sha1) =
+                page_digests(warc.response_block_digests(), &r.response_head, &r.body);
             (
-                warc.write_response(&exchange, &taken_here, Some(&block_sha1)),
+                warc.write_response(&exchange, &taken_here, block_sha1.as_ref()),
                 Some(taken_here.as_str()),
             )
         }
@@ -408,6 +420,7 @@ mod tests {
                 store: dir.path().join("digests"),
                 against: Vec::new(),
             }),
+            response_block_digests: true,
         })
         .unwrap();
         let done = Arc::new(Mutex::new(Vec::new()));

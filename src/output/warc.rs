@@ -1,10 +1,13 @@
 //! WARC/1.1 archive writer: owns the archive format and its files under the WARC directory.
 //!
 //! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
-//! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
-//! the caller), with `sha1:` base32 block and payload digests that independent readers verify.
-//! A response record's two digests can come from the caller, taken in one pass over the body
-//! (`digest::payload_and_block`); every other record's block digest is taken here.
+//! the caller), with `sha1:` base32 digests that independent readers verify: a response's
+//! payload digest, and every other record's block digest. A response record's block digest
+//! (a second SHA-1 over its head and body) is written only when asked for
+//! (`WarcConfig::response_block_digests`, `--warc-block-digest`): the payload digest already
+//! covers the body, and the record's compressed unit carries a checksum of every byte of the
+//! record (zstd's XXH64, gzip's CRC-32) that every reader checks as it decompresses. With it,
+//! the two digests can come from the caller, taken in one pass (`digest::payload_and_block`).
 //! This module does not fetch, decode or choose what to archive; it only writes what it is given.
 //!
 //! Each record is its own compressed unit — one zstd frame with content size and checksum
@@ -152,6 +155,18 @@ pub struct WarcConfig {
     /// Payload dedupe (`output::archive`): a page whose payload was archived before becomes a
     /// revisit of its first capture. `None` with `--no-payload-dedupe`.
     pub dedupe: Option<DedupeConfig>,
+    /// Whether `response` records carry a `WARC-Block-Digest` beside their payload digest
+    /// (`--warc-block-digest`); every other record always does (see the module doc).
+    pub response_block_digests: bool,
+}
+
+/// A record's `WARC-Block-Digest`: the SHA-1 of its block, given by the caller (taken in one
+/// pass with the payload digest), taken here, or left out.
+#[derive(Clone, Copy, Debug)]
+pub enum BlockDigest<'a> {
+    Given(&'a [u8; 20]),
+    Take,
+    Omit,
 }
 
 /// Where payload dedupe keeps its store, and the other crawls it reads.
@@ -335,14 +350,24 @@ impl WarcWriter {
     /// Writes a `response` record and its `request` record, linked by `WARC-Concurrent-To`.
     /// Rotates to a new file first if the current one has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &RequestResponse) -> Result<Written> {
+        if !self.config.response_block_digests {
+            return self.write_response(ex, &payload_digest(ex.response_body), None);
+        }
         let (payload, block_sha1) = digest::payload_and_block(ex.response_head, ex.response_body);
         self.write_response(ex, &payload, Some(&block_sha1))
+    }
+
+    /// Whether `response` records carry a block digest (`WarcConfig::response_block_digests`):
+    /// if so, a caller that takes the payload digest takes the block's SHA-1 in the same pass.
+    pub fn response_block_digests(&self) -> bool {
+        self.config.response_block_digests
     }
 
     /// `write_exchange` with the payload digest already computed (`payload_digest` of the
     /// body), and the SHA-1 of the response record's block (head ‖ body) if it was too
     /// (`digest::payload_and_block`, one pass for both): the crawler takes the payload digest
-    /// for `fetched.tsv` anyway, so the body is hashed once.
+    /// for `fetched.tsv` anyway, so the body is hashed once. Without
+    /// `response_block_digests` the record has no block digest, given or not.
     pub fn write_response(
         &mut self,
         ex: &RequestResponse,
@@ -353,7 +378,12 @@ impl WarcWriter {
             ("WARC-Payload-Digest", payload_digest),
             ("WARC-Truncated", ex.truncated.unwrap_or("")),
         ];
-        self.write_pair(ex, "response", &fields, block_sha1)
+        let block = match (self.config.response_block_digests, block_sha1) {
+            (false, _) => BlockDigest::Omit,
+            (true, Some(sha1)) => BlockDigest::Given(sha1),
+            (true, None) => BlockDigest::Take,
+        };
+        self.write_pair(ex, "response", &fields, block)
     }
 
     /// Writes a `revisit` record that refers to an earlier capture (during a recrawl: the page
@@ -403,7 +433,7 @@ impl WarcWriter {
             },
             ..*ex
         };
-        let written = self.write_pair(&ex, "revisit", &fields, None)?;
+        let written = self.write_pair(&ex, "revisit", &fields, BlockDigest::Take)?;
         if let Revisit::Duplicate { .. } = revisit {
             self.stats.duplicates += 1;
             self.stats.duplicate_bytes += payload_len;
@@ -459,14 +489,14 @@ impl WarcWriter {
         Ok(())
     }
 
-    /// Writes the `kind` record of `ex` (response or revisit; its block's SHA-1 given by the
-    /// caller, or taken here) and its `request` record; returns where the first one landed.
+    /// Writes the `kind` record of `ex` (response or revisit; its block digest as `block`)
+    /// and its `request` record; returns where the first one landed.
     fn write_pair(
         &mut self,
         ex: &RequestResponse,
         kind: &str,
         extra: &[(&str, &str)],
-        block_sha1: Option<&[u8; 20]>,
+        block: BlockDigest,
     ) -> Result<Written> {
         if let Some(cur) = &self.current
             && cur.bytes >= self.config.max_file_bytes
@@ -509,11 +539,15 @@ impl WarcWriter {
         let (offset, length) = self.write_record(
             &[&response, extra, &content_type],
             &[ex.response_head, ex.response_body],
-            block_sha1,
+            block,
         )?;
         let request = common("request", request_id, response_id);
         let content_type = [("Content-Type", "application/http;msgtype=request")];
-        self.write_record(&[&request, &content_type], &[ex.request_head], None)?;
+        self.write_record(
+            &[&request, &content_type],
+            &[ex.request_head],
+            BlockDigest::Take,
+        )?;
         let file = self.current.as_ref().map(|c| Arc::clone(&c.name));
         Ok(Written {
             file: file.unwrap_or_else(|| Arc::from("")),
@@ -564,31 +598,30 @@ impl WarcWriter {
             ("WARC-Filename", &name),
             ("Content-Type", "application/warc-fields"),
         ];
-        self.write_record(&[&fields], &[info.as_bytes()], None)?;
+        self.write_record(&[&fields], &[info.as_bytes()], BlockDigest::Take)?;
         Ok(())
     }
 
     /// Frames one record (headers, digest, length, block) and queues it as one compressed unit
     /// (written by `flush`, or at once past `PENDING_BYTES`). Fields with an empty value are
-    /// left out. The block's SHA-1 is `given` (of the parts of `block`, taken by the caller)
-    /// or taken here. Returns the unit's offset and length.
+    /// left out. The block's digest is `digest`: the SHA-1 of the parts of `block` given by
+    /// the caller, taken here, or none. Returns the unit's offset and length.
     fn write_record(
         &mut self,
         fields: &[&[(&str, &str)]],
         block: &[&[u8]],
-        given: Option<&[u8; 20]>,
+        digest: BlockDigest,
     ) -> Result<(u64, u64)> {
         let len: usize = block.iter().map(|b| b.len()).sum();
-        let sha1: [u8; 20] = match given {
-            Some(sha1) => *sha1,
-            None => {
+        let sha1: Option<[u8; 20]> = match digest {
+            BlockDigest::Given(sha1) => Some(*sha1),
+            BlockDigest::Take => {
                 let mut sha = Sha1::new();
                 block.iter().for_each(|b| sha.update(b));
-                sha.finalize().into()
+                Some(sha.finalize().into())
             }
+            BlockDigest::Omit => None,
         };
-        let mut digest = [0u8; 32];
-        data_encoding::BASE32.encode_mut(&sha1, &mut digest);
         let record = &mut self.record;
         record.clear();
         record.reserve(len + 1024);
@@ -605,9 +638,14 @@ impl WarcWriter {
                 record.extend_from_slice(part.as_bytes());
             }
         }
-        record.extend_from_slice(b"WARC-Block-Digest: sha1:");
-        record.extend_from_slice(&digest);
-        record.extend_from_slice(b"\r\nContent-Length: ");
+        if let Some(sha1) = sha1 {
+            let mut digest = [0u8; 32];
+            data_encoding::BASE32.encode_mut(&sha1, &mut digest);
+            record.extend_from_slice(b"WARC-Block-Digest: sha1:");
+            record.extend_from_slice(&digest);
+            record.extend_from_slice(b"\r\n");
+        }
+        record.extend_from_slice(b"Content-Length: ");
         push_decimal(record, len);
         record.extend_from_slice(b"\r\n\r\n");
         block.iter().for_each(|b| record.extend_from_slice(b));
@@ -881,6 +919,7 @@ mod tests {
             prefix: "crawl".into(),
             software,
             dedupe: None,
+            response_block_digests: true,
         }
     }
 
@@ -1602,6 +1641,68 @@ mod tests {
             );
             let index = check_with("warcio", &["index", "-f", "warc-type"], &file);
             assert_eq!(index.lines().count(), 9, "{index}");
+        }
+    }
+
+    /// Without `response_block_digests` a response record has its payload digest and no block
+    /// digest, even one the caller took; every other record keeps its block digest, and the
+    /// independent readers verify what is there.
+    #[test]
+    fn response_records_carry_a_block_digest_only_when_asked() {
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let dir = tempfile::tempdir().unwrap();
+            let config = WarcConfig {
+                response_block_digests: false,
+                ..config(dir.path(), compression, 1 << 30)
+            };
+            let mut w = WarcWriter::open(config).unwrap();
+            assert!(!w.response_block_digests());
+            write_all(&mut w);
+            let (uri, head, body) = &bodies()[1];
+            let ex = RequestResponse {
+                target_uri: uri,
+                date: SystemTime::now(),
+                ip: None,
+                request_head: b"GET / HTTP/1.1\r\n\r\n",
+                response_head: head,
+                response_body: body,
+                truncated: None,
+            };
+            let (payload, block) = digest::payload_and_block(head, body);
+            w.write_response(&ex, &payload, Some(&block)).unwrap();
+            w.finish().unwrap();
+            let file = warc_files(dir.path()).pop().unwrap();
+            let mut kinds = Vec::new();
+            for (_, record) in units(&file, compression) {
+                let split = record.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+                let head = std::str::from_utf8(&record[..split]).unwrap();
+                let field = |name: &str| {
+                    head.split("\r\n")
+                        .find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
+                };
+                let len: usize = field("Content-Length").unwrap().parse().unwrap();
+                let block = &record[split + 4..split + 4 + len];
+                let kind = field("WARC-Type").unwrap();
+                if kind == "response" {
+                    assert_eq!(field("WARC-Block-Digest"), None, "{head}");
+                    let http = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+                    let body = &block[http + 4..];
+                    let digest = payload_digest(body);
+                    assert_eq!(field("WARC-Payload-Digest"), Some(digest.as_str()));
+                } else {
+                    let digest = sha1_base32(block);
+                    assert_eq!(field("WARC-Block-Digest"), Some(digest.as_str()), "{head}");
+                }
+                kinds.push(kind.to_string());
+            }
+            assert_eq!(kinds.len(), 9, "{kinds:?}");
+            assert_eq!(kinds.iter().filter(|k| *k == "response").count(), 4);
+            let report = check_with("warcio", &["check", "-v"], &file);
+            assert_eq!(report.matches("digest pass").count(), 9, "{report}");
+            assert!(
+                !report.contains("fail") && !report.contains("no digest"),
+                "{report}"
+            );
         }
     }
 

@@ -21,7 +21,7 @@ type IndexRow = BTreeMap<String, String>;
 
 /// `warcio index` of a file, parsed (its JSON lines hold only flat string fields).
 fn index(file: &Path) -> Vec<IndexRow> {
-    let fields = "warc-type,warc-target-uri,warc-ip-address,warc-truncated";
+    let fields = "warc-type,warc-target-uri,warc-ip-address,warc-truncated,warc-block-digest,warc-payload-digest";
     warcio(&["index", "-f", fields], file)
         .lines()
         .map(|line| {
@@ -214,6 +214,35 @@ fn zstd_warc_of_a_crawl_verifies_with_independent_readers() {
     assert_eq!(truncated.len(), 1, "{truncated:?}");
     assert_eq!(truncated[0]["warc-target-uri"], big);
     assert_eq!(truncated[0]["warc-truncated"], "length");
+    // A response record carries its payload digest, and a block digest only when asked for.
+    let responses = |rows: &[IndexRow]| -> Vec<(bool, bool)> {
+        rows.iter()
+            .filter(|r| r["warc-type"] == "response")
+            .map(|r| {
+                let has = |k: &str| r.get(k).is_some_and(|v| v.starts_with("sha1:"));
+                (has("warc-payload-digest"), has("warc-block-digest"))
+            })
+            .collect()
+    };
+    let default = responses(&rows);
+    assert!(default.len() > 80, "{}", default.len());
+    assert!(default.iter().all(|&d| d == (true, false)), "{default:?}");
+    let with = crawl(
+        &seeds,
+        &[
+            "-j",
+            "4",
+            "--delay-factor",
+            "0",
+            "--max-body",
+            "100K",
+            "--warc-block-digest",
+        ],
+    );
+    let (_, rows) = check_crawl(&with, ".warc.zst");
+    let asked = responses(&rows);
+    assert_eq!(asked.len(), default.len());
+    assert!(asked.iter().all(|&d| d == (true, true)), "{asked:?}");
 }
 
 #[test]
