@@ -58,7 +58,8 @@ pub struct PageRecord {
     /// The body's payload digest, taken once by the worker (it goes to `fetched.tsv` too).
     pub payload_digest: String,
     /// The SHA-1 of its `response` record's block (head ‖ body), taken in the same pass as
-    /// `payload_digest` (`page_digests`); `None` leaves it to the writer.
+    /// `payload_digest` (`page_digests`); `None` leaves it to the writer, which takes it only
+    /// when response records carry block digests (`--warc-block-digest`).
     pub block_sha1: Option<[u8; 20]>,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,
