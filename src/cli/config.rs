@@ -226,6 +226,7 @@ impl Args {
                 }),
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
+            link_graph: args.link_graph,
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,
             recrawl_budget: args.recrawl_budget,
