@@ -332,3 +332,60 @@ fn without_link_graph_links_tsv_is_not_even_opened() {
         .filter(|r| r.content_type.starts_with("text/html"));
     assert_eq!(pages.count(), 10, "{stdout}");
 }
+
+/// Each run decides for itself: a resumed run without --link-graph leaves links.tsv as it
+/// was, and one with it appends its own pages' links.
+#[test]
+fn a_resumed_run_records_its_links_only_with_link_graph() {
+    let (_graph, web) = small_web(1, 30, 13);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(0, "/")),
+    )
+    .unwrap();
+    // Ten pages a run: 30 pages take three.
+    let run = |extra: &[&str]| -> (Option<i32>, BTreeSet<String>) {
+        let mut args = vec!["--delay-factor", "0", "-q", "--max-pages", "10"];
+        args.extend(extra);
+        let (code, stdout, stderr) = crate::util::crawl_dir(dir.path(), &args, &[], None);
+        assert!(matches!(code, Some(0 | 4)), "{code:?}: {stderr}");
+        let rows = parse_log(&stdout);
+        (
+            code,
+            rows.iter()
+                .filter(|r| r.is_page())
+                .map(|r| r.url.clone())
+                .collect(),
+        )
+    };
+    let links = || std::fs::read_to_string(dir.path().join("out/links.tsv")).unwrap();
+    let sources = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .map(|l| l.split('\t').next().unwrap().to_owned())
+            .collect()
+    };
+    let (code, first) = run(&["--link-graph"]);
+    assert_eq!(code, Some(4));
+    let graph = links();
+    let (code, second) = run(&[]);
+    assert_eq!(code, Some(4));
+    assert_eq!(
+        links(),
+        graph,
+        "a run without --link-graph left links.tsv as it was"
+    );
+    let (_, third) = run(&["--link-graph"]);
+    let appended = links()
+        .strip_prefix(graph.as_str())
+        .expect("appended to")
+        .to_owned();
+    for (run, pages) in [(&graph, &first), (&appended, &third)] {
+        let from = sources(run);
+        assert!(
+            !from.is_empty() && from.is_subset(pages),
+            "{from:?} of {pages:?}"
+        );
+        assert!(from.is_disjoint(&second), "{from:?} of {second:?}");
+    }
+}
