@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The paper's cache experiment on the link trace of a local crawl: crawls a generated web of
-# PAGES pages (50 hosts, the crawl_web.sh shape, politeness off), then replays the targets of
-# DIR/links.tsv through `crawl cachesim` at the default sizes 2^5..2^20 and at FINE sizes
-# around the knee. Prints both tables and the timing; SVG=FILE also writes the plot.
+# PAGES pages (50 hosts, the crawl_web.sh shape, politeness off, --link-graph), then replays the
+# targets of DIR/links.tsv through `crawl cachesim` at the default sizes 2^5..2^20 and at FINE
+# sizes around the knee. Prints both tables and the timing; SVG=FILE also writes the plot.
 #
 #   benches/cachesim.sh                      # 100,000 pages, ~900,000 link lines
 #   PAGES=20000 SVG=/tmp/cachesim.svg benches/cachesim.sh
@@ -18,7 +18,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 start_web web --hosts "$HOSTS" --pages-per-host $((PAGES / HOSTS)) --children 4 --extra-links 8 \
   --cross-permille 200 --padding 2000 --seed 7
-target/release/crawl "$tmp/web.seeds" --out "$tmp/out" -j 64 --delay-factor 0 --no-warc -q >/dev/null
+target/release/crawl "$tmp/web.seeds" --out "$tmp/out" -j 64 --delay-factor 0 --no-warc --link-graph -q >/dev/null
 stop_web
 cut -f2 "$tmp/out/links.tsv" >"$tmp/trace"
 echo "cachesim: link trace of a $PAGES-page crawl over $HOSTS hosts: $(wc -l <"$tmp/trace") lines, $(nproc) cores"

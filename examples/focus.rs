@@ -35,7 +35,8 @@ fn main() {
         .map(|p| server.url(0, p))
         .collect();
     for (name, extra) in [
-        ("breadth-first", vec![]),
+        // `crawl rank` below reads the breadth-first crawl's link graph.
+        ("breadth-first", vec!["--link-graph"]),
         ("focused", vec!["--focus", "orchid"]),
     ] {
         let out = dir.path().join(name);

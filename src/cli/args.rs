@@ -575,6 +575,15 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "WHAT")]
     pub save: Option<Save>,
 
+    /// Also record the link graph: DIR/links.tsv, one `from_url TAB to_url` line per link.
+    ///
+    /// Each link of a fetched page that passed the scope and filters, as the page has it
+    /// (canonical URLs, repeats kept; not nofollow links). `crawl rank` reads it. Off by
+    /// default: it is often the crawl's largest output. Appended to by each run given it:
+    /// resume with it too to keep the graph whole.
+    #[arg(long)]
+    pub link_graph: bool,
+
     /// On a state directory whose crawl completed, crawl afresh instead of recrawling.
     ///
     /// Running again on a completed crawl recrawls it: every page it fetched is asked for

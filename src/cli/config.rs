@@ -227,6 +227,7 @@ impl Args {
                 response_block_digests: args.warc_block_digest,
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
+            link_graph: args.link_graph,
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,
             recrawl_budget: args.recrawl_budget,

@@ -6,9 +6,11 @@
 //! filter would answer the same (one depth for the lot, and it reads only the URL's text), and
 //! the DUE would drop it (its checksum is in the cache since its first occurrence, or, evicted
 //! in between, it is merged away as a second occurrence in the batch). So a repeat is counted
-//! as its first occurrence was (the filter's reason; a DUE lookup that hits, `repeats`) and
-//! kept in `occurrences` for `links.tsv`, which lists the links as the page has them; it is
-//! neither filtered again nor offered. What the frontier gets, and in what order, is unchanged.
+//! as its first occurrence was (the filter's reason; a DUE lookup that hits, `repeats`) and,
+//! with `--link-graph`, kept in `occurrences` for `links.tsv`, which lists the links as the
+//! page has them; it is neither filtered again nor offered. What the frontier gets, and in what
+//! order, is unchanged. Without `--link-graph` no `occurrences` are kept: nothing else reads
+//! them (`--focus` counts each distinct URL once, `urls`).
 
 use crate::crawl::run::Counters;
 use crate::frontier::Entry;
@@ -28,8 +30,9 @@ pub(super) struct Wanted {
     text: String,
     /// The distinct accepted URLs, in the order first found: checksum and text in `text`.
     pub entries: Vec<(u64, Range<usize>)>,
-    /// Each accepted link in found order, repeats included, as an index into `entries`.
-    pub occurrences: Vec<u32>,
+    /// Each accepted link in found order, repeats included, as an index into `entries`;
+    /// `None` unless asked for (the link graph's only).
+    pub occurrences: Option<Vec<u32>>,
     /// For each of `entries`, how many later links repeated it.
     pub repeats: Vec<u32>,
     /// What each checksum got the first time: its index in `entries`, or the filter's reason.
@@ -43,7 +46,11 @@ impl Wanted {
     /// counting each rejected one (repeats included) in `counters.filtered`. The links are
     /// `order`, indices into `urls` (`PageLinks`: a repeated text is there once), or else
     /// `urls` each once in turn. Those `requisite` marks (one for each of `urls`; empty: none)
-    /// are filtered as links of `kind`, the others as hyperlinks.
+    /// are filtered as links of `kind`, the others as hyperlinks. With `occurrences`, every
+    /// accepted link is kept in found order too (`links`).
+    // Each argument is a part of one page's links; a struct for them would be built at its one
+    // caller only to be taken apart here.
+    #[allow(clippy::too_many_arguments)]
     pub fn of(
         text: &str,
         mut urls: Vec<PageLink>,
@@ -52,6 +59,7 @@ impl Wanted {
         (depth, redirects): (u32, u32),
         (requisite, kind): (&[bool], LinkKind),
         counters: &Counters,
+        occurrences: bool,
     ) -> Wanted {
         let links = order.map_or(urls.len(), <[u32]>::len);
         // The page's links share its origin, read once for all of them.
@@ -59,7 +67,7 @@ impl Wanted {
         let mut wanted = Wanted {
             text: String::with_capacity(text.len()),
             entries: Vec::with_capacity(urls.len()),
-            occurrences: Vec::with_capacity(links),
+            occurrences: occurrences.then(|| Vec::with_capacity(links)),
             repeats: Vec::with_capacity(urls.len()),
             first: FxHashMap::with_capacity_and_hasher(urls.len(), Default::default()),
             depth,
@@ -84,8 +92,11 @@ impl Wanted {
                 }
             };
             match answer {
-                Ok(index) if new => wanted.occurrences.push(index),
-                Ok(index) => wanted.repeat(index),
+                Ok(index) if new => wanted.occurred(index),
+                Ok(index) => {
+                    wanted.repeats[index as usize] += 1;
+                    wanted.occurred(index);
+                }
                 Err(reason) => {
                     counters.filtered[reason as usize].fetch_add(1, Ordering::Relaxed);
                 }
@@ -146,9 +157,11 @@ impl Wanted {
         index
     }
 
-    fn repeat(&mut self, index: u32) {
-        self.occurrences.push(index);
-        self.repeats[index as usize] += 1;
+    /// A link to entry `index`, kept if `occurrences` are.
+    fn occurred(&mut self, index: u32) {
+        if let Some(occurrences) = &mut self.occurrences {
+            occurrences.push(index);
+        }
     }
 
     /// The URL of entry `index`.
@@ -161,9 +174,11 @@ impl Wanted {
         (0..self.entries.len()).map(|i| self.url(i))
     }
 
-    /// Every accepted link's URL in found order, repeats included (`links.tsv`).
+    /// Every accepted link's URL in found order, repeats included (`links.tsv`); none unless
+    /// `occurrences` were asked for.
     pub fn links(&self) -> impl Iterator<Item = &str> + Clone {
-        self.occurrences.iter().map(|&i| self.url(i as usize))
+        let occurrences = self.occurrences.as_deref().unwrap_or_default();
+        occurrences.iter().map(|&i| self.url(i as usize))
     }
 
     /// The entries, each its own `Entry` (for the shard exchange).
@@ -243,7 +258,16 @@ mod tests {
         ];
         let (text, urls) = links(&page);
         let all_links = (&[][..], LinkKind::Hyperlink);
-        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), all_links, &counters);
+        let wanted = Wanted::of(
+            &text,
+            urls,
+            None,
+            &filter,
+            (2, 0),
+            all_links,
+            &counters,
+            true,
+        );
         let keys = [a, b].map(|u| checksum(u.as_bytes()));
         let entries: Vec<(u64, Entry)> = wanted.entries();
         let want = [a, b].map(|u| Entry::new(u.to_owned(), 2, 0));
@@ -283,7 +307,7 @@ mod tests {
         let (text, urls) = links(&distinct);
         let requisite = [false, true, false, true];
         let kinds = (&requisite[..], LinkKind::Requisite);
-        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), kinds, &counters);
+        let wanted = Wanted::of(&text, urls, None, &filter, (2, 0), kinds, &counters, true);
         assert_eq!(wanted.urls().collect::<Vec<_>>(), [img, both]);
         let depth = counters.filtered[Rejection::Depth as usize].load(Ordering::Relaxed);
         assert_eq!(depth, 2);
@@ -310,10 +334,20 @@ mod tests {
             (1, 0),
             all_links,
             &by_order,
+            true,
         );
         let each: Vec<(&str, bool)> = order.iter().map(|&i| distinct[i as usize]).collect();
         let (text, urls) = links(&each);
-        let want = Wanted::of(&text, urls, None, &filter, (1, 0), all_links, &one_by_one);
+        let want = Wanted::of(
+            &text,
+            urls,
+            None,
+            &filter,
+            (1, 0),
+            all_links,
+            &one_by_one,
+            true,
+        );
         assert_eq!(got.entries(), want.entries());
         assert_eq!(got.links().collect::<Vec<_>>(), [a, b, a, b, a, b]);
         assert_eq!(
@@ -323,5 +357,40 @@ mod tests {
         assert_eq!(got.repeats, want.repeats);
         let scope = |c: &Counters| c.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
         assert_eq!((scope(&by_order), scope(&one_by_one)), (2, 2));
+    }
+
+    /// Without the link graph no occurrence is kept, and nothing else changes: the same
+    /// entries, repeats and counts as with it.
+    #[test]
+    fn without_the_link_graph_only_the_links_are_not_kept() {
+        let filter = Filter::new(Scope::Host, &[Url::parse(SEED).unwrap()]);
+        let (a, b) = ("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b");
+        // Each text once and the page's order of them, as the HTML source gives its links.
+        let distinct = [(a, false), ("http://elsewhere.test/x", false), (b, true)];
+        let order = [0, 1, 2, 0, 1];
+        let wanted = |counters: &Counters, graph: bool| {
+            let (text, urls) = links(&distinct);
+            let (order, hyperlinks) = (Some(&order[..]), (&[][..], LinkKind::Hyperlink));
+            Wanted::of(
+                &text,
+                urls,
+                order,
+                &filter,
+                (1, 0),
+                hyperlinks,
+                counters,
+                graph,
+            )
+        };
+        let (with, without) = (Counters::default(), Counters::default());
+        let (kept, skipped) = (wanted(&with, true), wanted(&without, false));
+        assert_eq!(kept.links().collect::<Vec<_>>(), [a, b, a]);
+        assert_eq!(skipped.links().count(), 0);
+        assert_eq!(skipped.occurrences, None);
+        assert_eq!(skipped.entries(), kept.entries());
+        assert_eq!(skipped.urls().collect::<Vec<_>>(), [a, b]);
+        assert_eq!(skipped.repeats, kept.repeats);
+        let scope = |c: &Counters| c.filtered[Rejection::Scope as usize].load(Ordering::Relaxed);
+        assert_eq!((scope(&with), scope(&without)), (2, 2));
     }
 }

@@ -7,23 +7,24 @@
 //!
 //! Every response, robots.txt included, goes to the archive: workers hand an owned record to
 //! one WARC writer thread (`archive`), which reports each batch's pages done once they are
-//! written. The link graph (`links`) has its own writer thread; `--save files` copies (`save`) are written by the
-//! workers themselves, one file each. A reporter thread shows `progress` while workers run.
+//! written. The link graph (`links`, with `--link-graph`) has its own writer thread;
+//! `--save files` copies (`save`) are written by the workers themselves, one file each. A
+//! reporter thread shows `progress` while workers run.
 //!
-//! `run` is three steps. `Stages::open`: the WARC archive first (an unusable directory stops
-//! the crawl before anything else starts), the link log, frontier, robots.txt store, the
-//! dispatcher (configured once: `DispatchConfig`), the DUE and the fetch log; a recrawl's
+//! `run` is three steps. `Stages::open`: the WARC archive first (an unusable directory stops the
+//! crawl before anything else starts), the link log (`--link-graph`), frontier, robots.txt store,
+//! the dispatcher (configured once: `DispatchConfig`), the DUE and the fetch log; a recrawl's
 //! previous fetches replayed, the seeds offered, the WARC writer started. `Stages::spawn`: the
-//! workers, the progress reporter, with `--shard` the exchange's receiver and coordinator, and
-//! the stop watchdog, all until the workers end. `Stages::finish`, once every thread has ended,
-//! in this order: the WARC and link writers (their own errors come first: they explain a
-//! worker's "the … writer stopped"), then the workers' error, then the DUE (its last merge
-//! reaches the frontier), then the dispatcher (a last checkpoint of the frontier, hosts and
-//! budgets, holding every page the archive reported done and every URL the DUE merged), then
-//! the exchange (the lease dropped and the senders stopped, after that checkpoint fsynced the
-//! outboxes). Last, how the crawl went (`outcome`): a crawl that completed without failing
-//! records the URLs given up with their unreachable hosts in `fetched.tsv` (status 0), so
-//! that its next recrawl asks for them; one that failed keeps them for its resume.
+//! workers, the progress reporter, with `--shard` the exchange's receiver and coordinator, and the
+//! stop watchdog, all until the workers end. `Stages::finish`, once every thread has ended, in this
+//! order: the WARC and link writers (their own errors come first: they explain a worker's "the …
+//! writer stopped"), then the workers' error, then the DUE (its last merge reaches the frontier),
+//! then the dispatcher (a last checkpoint of the frontier, hosts and budgets, holding every page
+//! the archive reported done and every URL the DUE merged), then the exchange (the lease dropped
+//! and the senders stopped, after that checkpoint fsynced the outboxes). Last, how the crawl went
+//! (`outcome`): a crawl that completed without failing records the URLs given up with their
+//! unreachable hosts in `fetched.tsv` (status 0), so that its next recrawl asks for them; one that
+//! failed keeps them for its resume.
 
 use crate::crawl::outcome::{RunOutcome, SeedHosts};
 use crate::crawl::pool;
@@ -101,6 +102,8 @@ pub struct CrawlConfig {
     pub warc: Option<WarcConfig>,
     /// Where `--save files` writes HTML pages (`DIR/pages`); `None` without it.
     pub pages: Option<PathBuf>,
+    /// `--link-graph`: each fetched page's links are appended to `DIR/links.tsv`.
+    pub link_graph: bool,
     /// How progress is shown while the crawl runs.
     pub progress: progress::Mode,
     /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
@@ -209,7 +212,8 @@ struct Stages {
     started: Instant,
     /// The WARC writer thread; `None` with `--no-warc`.
     archive: Option<Archive>,
-    links: LinkLog,
+    /// The link graph's writer thread; `None` without `--link-graph`.
+    links: Option<LinkLog>,
     robots: RobotsStore,
     dispatcher: Arc<Dispatcher>,
     due: Due<Entry>,
@@ -234,7 +238,9 @@ impl Stages {
                 })?),
                 None => None,
             };
-        let links = LinkLog::start(&config.out, 512 * 1024)?;
+        let links = (config.link_graph)
+            .then(|| LinkLog::start(&config.out, 512 * 1024))
+            .transpose()?;
         let frontier = Frontier::open(&config.out.join("frontier"))?;
         let robots = RobotsStore::open(&config.out.join("robots"), &config.robots_token)?;
         let fetcher = Fetcher::new(&config.fetch);
@@ -315,7 +321,7 @@ impl Stages {
             counters: &self.counters,
             log,
             archive: self.archive.as_ref(),
-            links: &self.links,
+            links: self.links.as_ref(),
             fetched: &self.fetched,
             lastmods: &lastmods,
             fingerprints: &fingerprints,
@@ -514,7 +520,7 @@ impl Stages {
     fn finish(self, config: &CrawlConfig, result: Result<()>) -> Result<Report> {
         // The writers' own errors come first: they explain a worker's "the … writer stopped".
         let warc = self.archive.map(Archive::finish).transpose()?;
-        self.links.finish()?;
+        self.links.map(LinkLog::finish).transpose()?;
         result?;
         let due_stats = self.due.finish()?;
         let closed = self.dispatcher.close()?;

@@ -75,7 +75,8 @@ pub struct WorkerContext<'a> {
     pub counters: &'a Counters,
     pub log: &'a UrlLog,
     pub archive: Option<&'a Archive>,
-    pub links: &'a LinkLog,
+    /// The link graph (`links.tsv`); `None` without `--link-graph`.
+    pub links: Option<&'a LinkLog>,
     pub fetched: &'a FetchLog,
     /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
@@ -1010,10 +1011,10 @@ impl WorkerContext<'_> {
         })
     }
 
-    /// Canonicalizes and filters discovered URLs, records them in the link graph as links of
-    /// `from` (a page, and whether it matched `--focus`; `None` for a redirect), then offers
-    /// the wanted ones to the DUE (with `--shard`, those this shard owns; the exchange sends the
-    /// others to their shards).
+    /// Canonicalizes and filters discovered URLs, records them (with `--link-graph`) in the link
+    /// graph as links of `from` (a page, and whether it matched `--focus`; `None` for a
+    /// redirect), then offers the wanted ones to the DUE (with `--shard`, those this shard owns;
+    /// the exchange sends the others to their shards).
     pub(super) fn offer(&self, found: Links, from: Option<(&str, bool)>) -> Result<()> {
         let Links {
             text,
@@ -1027,10 +1028,24 @@ impl WorkerContext<'_> {
         let filter = &self.config.filter;
         let (order, found_at) = (order.as_deref(), (depth, redirects));
         let kinds = (&requisite[..], requisite_kind);
-        let wanted = Wanted::of(&text, urls, order, filter, found_at, kinds, self.counters);
+        // The graph holds a page's links (with --link-graph); a redirect's target is none.
+        let graph = self.links.filter(|_| from.is_some());
+        let counters = self.counters;
+        let wanted = Wanted::of(
+            &text,
+            urls,
+            order,
+            filter,
+            found_at,
+            kinds,
+            counters,
+            graph.is_some(),
+        );
         let mut merge = false;
         if let Some((from, topical)) = from {
-            self.links.write(from, wanted.links())?;
+            if let Some(graph) = graph {
+                graph.write(from, wanted.links())?;
+            }
             let seen = || self.due.stats().stored;
             // The focus graph counts each target of a page once: the distinct URLs will do.
             merge = (self.config.focus.as_ref())

@@ -2,9 +2,10 @@
 //! page that passed the filter (canonical URLs; duplicates within a page kept, as the page
 //! has them). Redirects are not links; they are in the URL log's note column.
 //!
-//! Appended across resumed runs. Many workers, one owner: each page's lines are added to a
-//! shared batch that one writer thread takes whole (`handoff`); a write error stops the
-//! writer, and the next worker to add lines turns it into a fatal error of the crawl.
+//! Written only with `--link-graph` (the crawl starts no `LinkLog` without it, and no line is
+//! made); appended to by every run given it. Many workers, one owner: each page's lines are
+//! added to a shared batch that one writer thread takes whole (`handoff`); a write error stops
+//! the writer, and the next worker to add lines turns it into a fatal error of the crawl.
 
 use crate::output::handoff::Handoff;
 use anyhow::{Context, Result, anyhow};

@@ -35,7 +35,8 @@ pub struct CachesimArgs {
     /// File of URLs, one per line (`-` for stdin); blank lines are skipped.
     ///
     /// Lines are compared as given (no canonicalization): the crawl's own logs already hold
-    /// canonical URLs. For the link trace of a crawl: `cut -f2 DIR/links.tsv`.
+    /// canonical URLs. For the link trace of a crawl (run with --link-graph):
+    /// `cut -f2 DIR/links.tsv`.
     #[arg(value_name = "TRACE")]
     pub trace: String,
 

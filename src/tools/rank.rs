@@ -1,5 +1,5 @@
 //! `crawl rank DIR`: hubs and authorities (HITS, see `hits`) of the link graph a crawl recorded
-//! in `DIR/links.tsv`, for crawls larger than memory's comfort.
+//! in `DIR/links.tsv` (with `--link-graph`), for crawls larger than memory's comfort.
 //!
 //! Three kinds of streaming pass over files, never the graph in memory:
 //! 1. `links.tsv` once: each URL gets a dense id through its 64-bit checksum (a map of
@@ -27,14 +27,16 @@ use std::path::{Path, PathBuf};
 
 /// Print the top hubs and authorities (Kleinberg's HITS) of a crawl's link graph.
 ///
-/// Reads DIR/links.tsv in streaming passes. Output, one tab-separated line per page: kind
-/// (`authority` or `hub`), rank (1 = best), score (unit-length vector, 6 decimals), degree
-/// (distinct pages linking to it for an authority, distinct pages it links to for a hub), URL.
-/// Authorities come first, then hubs; pages scoring 0 are not listed.
+/// Reads DIR/links.tsv (written by a crawl with --link-graph) in streaming passes. Output, one
+/// tab-separated line per page: kind (`authority` or `hub`), rank (1 = best), score
+/// (unit-length vector, 6 decimals), degree (distinct pages linking to it for an authority,
+/// distinct pages it links to for a hub), URL. Authorities come first, then hubs; pages
+/// scoring 0 are not listed.
 #[derive(Parser, Debug)]
 #[command(version, max_term_width = 100)]
 pub struct RankArgs {
-    /// A crawl's state directory (the one given to --out); its links.tsv is read.
+    /// A crawl's state directory (the one given to --out, with --link-graph); its links.tsv is
+    /// read.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
@@ -72,12 +74,19 @@ struct Graph {
     bytes: u64,
 }
 
-/// Runs `crawl rank`. A missing or malformed links.tsv is bad input (exit status 2).
+/// Runs `crawl rank`. A missing or malformed links.tsv is bad input (exit status 2); a crawl
+/// writes it only with `--link-graph`, which the error says.
 pub fn run(args: RankArgs) -> Result<(), Failure> {
     let links = args.dir.join(crate::output::links::FILE_NAME);
     let input = File::open(&links).map_err(|e| {
+        let fix = match e.kind() {
+            std::io::ErrorKind::NotFound if args.dir.is_dir() => {
+                "crawl with --link-graph to record the link graph"
+            }
+            _ => "is DIR a crawl's --out directory, crawled with --link-graph?",
+        };
         Failure::bad_input(anyhow!(
-            "{}: cannot open the link graph ({e}); is DIR a crawl's --out directory?",
+            "{}: cannot open the link graph ({e}); {fix}",
             links.display()
         ))
     })?;

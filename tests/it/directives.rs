@@ -33,7 +33,7 @@ fn crawl_site(web: &TestWeb, extra: &[&str]) -> Outcome {
 #[test]
 fn page_robots_directives_keep_links_from_being_followed_and_are_noted() {
     let web = directives::start().unwrap();
-    let run = crawl_site(&web, &[]);
+    let run = crawl_site(&web, &["--link-graph"]);
     let asked = requested(&web, SITE);
     for row in &run.rows {
         eprintln!("{}\t{}\t{}", row.status, row.url, row.note);

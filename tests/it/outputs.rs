@@ -1,5 +1,6 @@
 //! What a crawl leaves besides the WARC archive: the URL log's formats and destination, the
-//! link graph, `--save files`, and what goes to stderr at each verbosity.
+//! link graph (only with `--link-graph`), `--save files`, and what goes to stderr at each
+//! verbosity.
 
 use crate::util::{assert_same_set, crawl, crawl_unparsed, parse_log, small_web};
 use std::collections::BTreeSet;
@@ -141,7 +142,7 @@ fn links_file_holds_the_graphs_links_among_fetched_pages_in_scope() {
     // Host 1 is linked to but not a seed: links to it are out of scope and not recorded.
     let run = crawl(
         &format!("{}\n", web.url(0, "/")),
-        &["--delay-factor", "0", "-q"],
+        &["--delay-factor", "0", "-q", "--link-graph"],
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
 
@@ -247,17 +248,16 @@ fn verbose_prints_status_lines_default_and_quiet_print_nothing_without_a_termina
     assert_eq!(quiet.stderr, "", "-q should print nothing on success");
 }
 
-#[test]
-fn a_links_file_that_cannot_be_written_is_fatal() {
-    let (_graph, web) = small_web(1, 10, 9);
+/// A crawl of `web` whose links.tsv is /dev/full (every write fails: "no space left on
+/// device"), with `extra` arguments: its exit status, stdout and stderr.
+fn crawl_into_a_full_links_file(web: &testweb::TestWeb, extra: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    // Every write to /dev/full fails with "no space left on device".
     std::os::unix::fs::symlink("/dev/full", out.join("links.tsv")).unwrap();
     let seeds = dir.path().join("seeds.txt");
     std::fs::write(&seeds, format!("{}\n", web.url(0, "/"))).unwrap();
-    let args: Vec<String> = [
+    let mut args: Vec<String> = [
         seeds.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
@@ -266,7 +266,126 @@ fn a_links_file_that_cannot_be_written_is_fatal() {
     ]
     .map(String::from)
     .into();
-    let (code, _stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    crate::util::run_binary(&args, None, dir.path())
+}
+
+#[test]
+fn a_links_file_that_cannot_be_written_is_fatal() {
+    let (_graph, web) = small_web(1, 10, 9);
+    let (code, _stdout, stderr) = crawl_into_a_full_links_file(&web, &["--link-graph"]);
     assert_eq!(code, 1, "stderr: {stderr}");
     assert!(stderr.contains("links.tsv"), "{stderr}");
+}
+
+/// The names in a state directory (`lock` aside: it is there whatever the options).
+fn state_files(out: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_link_graph_is_written_only_with_link_graph() {
+    let (_graph, web) = small_web(2, 20, 10);
+    let seeds = format!("{}\n", web.url(0, "/"));
+    let default = crawl(&seeds, &["--delay-factor", "0", "-q"]);
+    assert_eq!(default.code, 0, "stderr: {}", default.stderr);
+    let graph = crawl(&seeds, &["--delay-factor", "0", "-q", "--link-graph"]);
+    assert_eq!(graph.code, 0, "stderr: {}", graph.stderr);
+
+    assert!(!default.out.join("links.tsv").exists());
+    let links = std::fs::read_to_string(graph.out.join("links.tsv")).unwrap();
+    assert!(links.lines().count() > 20, "{links}");
+    // Everything else is as it was: the same files, URL log and counts.
+    let mut with_graph = state_files(&graph.out);
+    assert!(with_graph.remove("links.tsv"));
+    assert_eq!(state_files(&default.out), with_graph);
+    let rows = |run: &crate::util::Outcome| -> BTreeSet<Fields> {
+        run.rows.iter().map(tsv_fields).collect()
+    };
+    assert_eq!(rows(&default), rows(&graph));
+    let (a, b) = (default.summary(), graph.summary());
+    for key in [
+        "pages",
+        "status",
+        "bytes",
+        "links_found",
+        "urls_seen",
+        "filtered",
+    ] {
+        assert_eq!(a[key], b[key], "summary.json's {key}");
+    }
+    assert_eq!(a["warc"]["records"], b["warc"]["records"]);
+}
+
+#[test]
+fn without_link_graph_links_tsv_is_not_even_opened() {
+    let (_graph, web) = small_web(1, 10, 11);
+    // A links.tsv no write could reach: left alone by a crawl that records no graph.
+    let (code, stdout, stderr) = crawl_into_a_full_links_file(&web, &[]);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    let rows = parse_log(&stdout);
+    let pages = rows
+        .iter()
+        .filter(|r| r.content_type.starts_with("text/html"));
+    assert_eq!(pages.count(), 10, "{stdout}");
+}
+
+/// Each run decides for itself: a resumed run without --link-graph leaves links.tsv as it
+/// was, and one with it appends its own pages' links.
+#[test]
+fn a_resumed_run_records_its_links_only_with_link_graph() {
+    let (_graph, web) = small_web(1, 30, 13);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("{}\n", web.url(0, "/")),
+    )
+    .unwrap();
+    // Ten pages a run: 30 pages take three.
+    let run = |extra: &[&str]| -> (Option<i32>, BTreeSet<String>) {
+        let mut args = vec!["--delay-factor", "0", "-q", "--max-pages", "10"];
+        args.extend(extra);
+        let (code, stdout, stderr) = crate::util::crawl_dir(dir.path(), &args, &[], None);
+        assert!(matches!(code, Some(0 | 4)), "{code:?}: {stderr}");
+        let rows = parse_log(&stdout);
+        (
+            code,
+            rows.iter()
+                .filter(|r| r.is_page())
+                .map(|r| r.url.clone())
+                .collect(),
+        )
+    };
+    let links = || std::fs::read_to_string(dir.path().join("out/links.tsv")).unwrap();
+    let sources = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .map(|l| l.split('\t').next().unwrap().to_owned())
+            .collect()
+    };
+    let (code, first) = run(&["--link-graph"]);
+    assert_eq!(code, Some(4));
+    let graph = links();
+    let (code, second) = run(&[]);
+    assert_eq!(code, Some(4));
+    assert_eq!(
+        links(),
+        graph,
+        "a run without --link-graph left links.tsv as it was"
+    );
+    let (_, third) = run(&["--link-graph"]);
+    let appended = links()
+        .strip_prefix(graph.as_str())
+        .expect("appended to")
+        .to_owned();
+    for (run, pages) in [(&graph, &first), (&appended, &third)] {
+        let from = sources(run);
+        assert!(
+            !from.is_empty() && from.is_subset(pages),
+            "{from:?} of {pages:?}"
+        );
+        assert!(from.is_disjoint(&second), "{from:?} of {second:?}");
+    }
 }

@@ -1,6 +1,7 @@
 //! `crawl rank DIR`: HITS on a hand-made links.tsv against a dense power-iteration reference,
-//! the 0/1 reading of the graph, errors naming `links.tsv:LINE`, the top authorities of a
-//! crawled community web, and the man page against `crawl rank --help`.
+//! the 0/1 reading of the graph, errors naming `links.tsv:LINE` (and the fix when a crawl
+//! recorded none), the top authorities of a crawled community web, and the man page against
+//! `crawl rank --help`.
 
 use crate::util::{crawl, run_binary};
 use std::path::Path;
@@ -163,6 +164,38 @@ fn bad_lines_are_reported_as_file_and_line() {
         stderr.contains("links.tsv: cannot open the link graph"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("crawl with --link-graph to record the link graph"),
+        "{stderr}"
+    );
+}
+
+/// A crawl without --link-graph leaves no links.tsv: rank names the file and the fix.
+#[test]
+fn a_crawl_without_link_graph_is_told_the_fix() {
+    let (_graph, web) = crate::util::small_web(1, 5, 12);
+    let outcome = crawl(
+        &format!("{}\n", web.url(0, "/")),
+        &["--delay-factor", "0", "--no-warc"],
+    );
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let (code, stdout, stderr) = rank(&outcome.out, &[]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    let file = outcome.out.join("links.tsv");
+    let want = format!(
+        "{}: cannot open the link graph (No such file or directory (os error 2)); \
+         crawl with --link-graph to record the link graph",
+        file.display()
+    );
+    assert!(stderr.contains(&want), "expected {want:?} in {stderr:?}");
+    // A DIR that is no directory at all gets the other question.
+    let nothing = outcome.out.join("nothing").to_str().unwrap().to_owned();
+    let (code, _, stderr) = run_binary(&["rank".into(), nothing], None, &outcome.out);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("is DIR a crawl's --out directory, crawled with --link-graph?"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -175,7 +208,7 @@ fn the_top_authorities_of_a_crawled_community_web_are_its_members() {
     let server = web.start().unwrap();
     let outcome = crawl(
         &format!("{}/\n", server.origin(0)),
-        &["--delay-factor", "0", "--no-warc"],
+        &["--delay-factor", "0", "--no-warc", "--link-graph"],
     );
     assert_eq!(outcome.code, 0, "{}", outcome.stderr);
     let (code, stdout, stderr) = rank(&outcome.out, &["--top", "10"]);

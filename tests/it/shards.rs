@@ -6,9 +6,9 @@
 //! and restart it: nothing lost, refetches bounded by its in-flight pages), 4 (a receiver
 //! killed at the crash point `shard-received`, between offering a read to its DUE and
 //! acknowledging it: the batches are still pending in Redis, come again, and no page is
-//! fetched twice beyond those in flight), 5 (a late starter
-//! keeps the others from ending; a wrong N and a second process for a shard are refused),
-//! 6 (`crawl rank` over the shards' links.tsv together equals a single process's) and 3
+//! fetched twice beyond those in flight), 5 (a late starter keeps the others from ending; a
+//! wrong N and a second process for a shard are refused), 6 (`crawl rank` over the shards'
+//! links.tsv, each written with `--link-graph`, together equals a single process's) and 3
 //! (SIGKILL `redis-server` with batches in a stream and restart it: nothing lost, nothing
 //! fetched twice). Also: `--find` stops every shard, and `crawl shards --status` only reads.
 
@@ -156,7 +156,7 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
     let dir = tempfile::tempdir().unwrap();
     write_seeds(dir.path(), &web, HOSTS);
     let shards: Vec<ShardRun> = (0..4)
-        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 0, &[]))
+        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 0, &["--link-graph"]))
         .collect();
     let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
     wait_all(shards);
@@ -229,7 +229,7 @@ fn four_shards_fetch_each_page_once_and_each_host_from_one_shard() {
     .unwrap();
     let (code, _, stderr) = crate::util::crawl_dir(
         single.path(),
-        &["-j", "8", "--delay-factor", "0"],
+        &["-j", "8", "--delay-factor", "0", "--link-graph"],
         &[],
         None,
     );
