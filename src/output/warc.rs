@@ -1,6 +1,7 @@
 //! WARC/1.1 archive writer: owns the archive format and its files under the WARC directory.
 //!
 //! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
+//! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
 //! the caller), with `sha1:` base32 digests that independent readers verify: a response's
 //! payload digest, and every other record's block digest. A response record's block digest
 //! (a second SHA-1 over its head and body) is written only when asked for
@@ -16,9 +17,10 @@
 //! [`WarcWriter::flush`], which hands them to the kernel in one `write_all` — the writer thread
 //! flushes once per batch of records, before it reports their pages done, instead of two
 //! write(2) calls per page; every `WRITEBACK_BYTES` the kernel is asked to start writing them
-//! to disk, so that closing the file's fsync waits for little. A file being written carries an extra `.open` suffix; a crash
-//! leaves at most one torn unit at its end, which [`WarcWriter::open`] cuts off before giving
-//! the file its final name, so every flushed record survives a crash.
+//! to disk, so that closing the file's fsync waits for little. A file being written carries an
+//! extra `.open` suffix; a crash leaves at most one torn unit at its end, which
+//! [`WarcWriter::open`] cuts off before giving the file its final name, so every flushed record
+//! survives a crash.
 //!
 //! Per record, nothing is allocated: the record is framed in a buffer kept from one record to
 //! the next, compressed with a zstd context set up once (level, checksum and content-size
@@ -163,9 +165,12 @@ pub struct WarcConfig {
 /// A record's `WARC-Block-Digest`: the SHA-1 of its block, given by the caller (taken in one
 /// pass with the payload digest), taken here, or left out.
 #[derive(Clone, Copy, Debug)]
-pub enum BlockDigest<'a> {
+enum BlockDigest<'a> {
+    /// The SHA-1 the caller took of the record's block parts.
     Given(&'a [u8; 20]),
+    /// Taken here, over the block's parts.
     Take,
+    /// No `WARC-Block-Digest` field.
     Omit,
 }
 
