@@ -44,7 +44,8 @@ use crate::fetch::error::{ErrorKind, Fail};
 use crate::fetch::reactor::{Answer, Reactor};
 use crate::fetch::retry::{self, MAX_RETRIES};
 use crate::frontier::{Entry, Previous};
-use crate::output::archive::{self, Archive, ArchiveRecord, PageRecord};
+use crate::output::archive::{Archive, ArchiveRecord, PageRecord};
+use crate::output::digest;
 use crate::output::links::LinkLog;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::output::warc::Revisit;
@@ -978,7 +979,7 @@ impl WorkerContext<'_> {
     pub(super) fn page_digests(&self, response: &Response) -> (String, Option<[u8; 20]>) {
         let (head, body) = (&response.response_head, &response.body);
         let block_digest = self.archive.is_some_and(|a| a.block_digests());
-        archive::page_digests(block_digest, head, body)
+        digest::page_digests(block_digest, head, body)
     }
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A

@@ -25,9 +25,9 @@
 //! every page costs a fresh allocation on a worker and a free on this thread, across arenas.
 
 use crate::output::cdxj::{Capture, CdxjWriter};
-use crate::output::digest::payload_and_block;
+use crate::output::digest::page_digests;
 use crate::output::handoff::Handoff;
-use crate::output::warc::{self, RequestResponse, Revisit, WarcStats, WarcWriter, payload_digest};
+use crate::output::warc::{self, RequestResponse, Revisit, WarcStats, WarcWriter};
 use crate::seen::digests::DigestStore;
 use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
@@ -58,24 +58,11 @@ pub struct PageRecord {
     /// The body's payload digest, taken once by the worker (it goes to `fetched.tsv` too).
     pub payload_digest: String,
     /// The SHA-1 of its `response` record's block (head ‖ body), taken in the same pass as
-    /// `payload_digest` (`page_digests`); `None` leaves it to the writer, which takes it only
-    /// when response records carry block digests (`--warc-block-digest`).
+    /// `payload_digest` (`digest::page_digests`); `None` leaves it to the writer, which takes
+    /// it only when response records carry block digests (`--warc-block-digest`).
     pub block_sha1: Option<[u8; 20]>,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,
-}
-
-/// A page's payload digest and, when its `response` record carries a block digest
-/// (`block_digest`), the SHA-1 of that record's block, both in one pass over the body
-/// (`digest::payload_and_block`).
-pub fn page_digests(block_digest: bool, head: &[u8], body: &[u8]) -> (String, Option<[u8; 20]>) {
-    match block_digest {
-        true => {
-            let (payload, block) = payload_and_block(head, body);
-            (payload, Some(block))
-        }
-        false => (payload_digest(body), None),
-    }
 }
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
@@ -162,7 +149,7 @@ impl Archive {
     }
 
     /// Whether response records carry a block digest: if so, a worker takes the block's
-    /// SHA-1 in the same pass as the payload digest (`page_digests`).
+    /// SHA-1 in the same pass as the payload digest (`digest::page_digests`).
     pub fn block_digests(&self) -> bool {
         self.block_digests
     }
@@ -390,7 +377,7 @@ fn write_record(out: &mut Written, r: &ArchiveRecord) -> Result<Option<String>> 
 mod tests {
     use super::*;
     use crate::output::cdxj::for_each_record;
-    use crate::output::warc::{Compression, DedupeConfig, WarcConfig};
+    use crate::output::warc::{Compression, DedupeConfig, WarcConfig, payload_digest};
 
     fn record(uri: &str, body: &[u8], page: PageRecord) -> ArchiveRecord {
         ArchiveRecord {

@@ -23,6 +23,16 @@ pub fn payload_and_block(head: &[u8], body: &[u8]) -> (String, [u8; 20]) {
     (warc_digest(&payload), block)
 }
 
+/// A response's payload digest and, when its record carries a block digest (`block`), the
+/// SHA-1 of that record's block (head ‖ body), both in one pass over the body.
+pub fn page_digests(block: bool, head: &[u8], body: &[u8]) -> (String, Option<[u8; 20]>) {
+    if block {
+        let (payload, block) = payload_and_block(head, body);
+        return (payload, Some(block));
+    }
+    (warc_digest(&Sha1::digest(body).into()), None)
+}
+
 /// `sha1:` and the base32 of a SHA-1, as WARC digests are written.
 pub fn warc_digest(sha1: &[u8; 20]) -> String {
     let mut digest = String::with_capacity(5 + 32);
@@ -327,7 +337,10 @@ mod tests {
         let (payload, block) = payload_and_block(head, body);
         assert_eq!(payload, "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
         let (p, b) = reference(head, body);
-        assert_eq!((payload, block), (warc_digest(&p), b));
+        assert_eq!((payload.clone(), block), (warc_digest(&p), b));
+        // A page's digests: the same payload digest, the block's SHA-1 only when asked for.
+        assert_eq!(page_digests(true, head, body), (payload.clone(), Some(b)));
+        assert_eq!(page_digests(false, head, body), (payload, None));
     }
 }
 

@@ -21,7 +21,10 @@ type IndexRow = BTreeMap<String, String>;
 
 /// `warcio index` of a file, parsed (its JSON lines hold only flat string fields).
 fn index(file: &Path) -> Vec<IndexRow> {
-    let fields = "warc-type,warc-target-uri,warc-ip-address,warc-truncated,warc-block-digest,warc-payload-digest";
+    let fields = concat!(
+        "warc-type,warc-target-uri,warc-ip-address,warc-truncated,",
+        "warc-block-digest,warc-payload-digest"
+    );
     warcio(&["index", "-f", fields], file)
         .lines()
         .map(|line| {
