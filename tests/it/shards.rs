@@ -593,16 +593,27 @@ fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
 /// Polls (10 s at most) until every thread of process `pid` is stopped (state `T`).
 fn until_stopped(pid: i32) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    let stopped = || {
+    let states = || -> Vec<u8> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-        tasks.flatten().all(|task| {
-            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-            // The state follows the command name's closing parenthesis.
-            let state = stat.rsplit_once(") ").map(|(_, rest)| rest.as_bytes()[0]);
-            matches!(state, Some(b'T' | b't') | None)
-        })
+        tasks
+            .flatten()
+            .filter_map(|task| {
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                // The state follows the command name's closing parenthesis.
+                stat.rsplit_once(") ").map(|(_, rest)| rest.as_bytes()[0])
+            })
+            .collect()
     };
-    while !stopped() {
+    loop {
+        let states = states();
+        // A process that has exited (a zombie its parent has not reaped) never stops.
+        assert!(
+            !states.iter().any(|s| matches!(s, b'Z' | b'X')),
+            "process {pid} exited before it was stopped"
+        );
+        if states.iter().all(|s| matches!(s, b'T' | b't')) {
+            return;
+        }
         assert!(Instant::now() < deadline, "process {pid} never stopped");
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -610,7 +621,10 @@ fn until_stopped(pid: i32) {
 
 #[test]
 fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
-    const HOSTS: usize = 16;
+    // Hosts go to shards by a hash of `host:port`, and the ports are the system's: with 32
+    // hosts, a shard owning fewer than the two the wait below needs (40 lines, 32 a host) has
+    // odds of 1 in 65 million; with 16 hosts they were 1 in 2,000.
+    const HOSTS: usize = 32;
     let graph = small_graph(HOSTS, 30, 41);
     // A little latency, so that the crawl is under way when the broker dies.
     let web = graph.start(Duration::from_millis(3), &|_| None).unwrap();
@@ -623,8 +637,19 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
     // Once both shards have logged 40 pages (polled, with a deadline): SIGKILL redis-server
     // with batches in a stream, and start it again on the same port and directory.
     let deadline = Instant::now() + CRAWL_DEADLINE;
-    while shards.iter().any(|s| s.lines() < 40) && Instant::now() < deadline {
+    while shards.iter_mut().all(|s| s.still_running())
+        && shards.iter().any(|s| s.lines() < 40)
+        && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(2));
+    }
+    for (k, shard) in shards.iter_mut().enumerate() {
+        assert!(
+            shard.still_running() && shard.lines() >= 40,
+            "shard {k} ended or stalled at {} lines before the broker was killed: {}",
+            shard.lines(),
+            std::fs::read_to_string(&shard.stderr).unwrap()
+        );
     }
     // Batches the shards had published: URLs had crossed through the broker before the kill.
     let batches: u64 = (0..2)
