@@ -12,7 +12,8 @@ const EPOCH: u64 = 1_700_000_000;
 const FAST: usize = 4;
 const PAGES: usize = 20;
 
-/// One run at simulated day `day` (the web's clock and the crawler's); the page paths asked.
+/// One run at simulated day `day` (the web's clock and the crawler's); the page paths asked
+/// (`/` and `/p/N`: robots.txt aside).
 fn run_on_day(web: &ChangingWeb, dir: &Path, day: u64, args: &[&str]) -> Vec<String> {
     web.set_clock(day * DAY);
     let from = web.web().log().len();
@@ -24,7 +25,7 @@ fn run_on_day(web: &ChangingWeb, dir: &Path, day: u64, args: &[&str]) -> Vec<Str
     web.web().log()[from..]
         .iter()
         .map(|e| e.target.clone())
-        .filter(|t| t.starts_with("/p/"))
+        .filter(|t| t == "/" || t.starts_with("/p/"))
         .collect()
 }
 
@@ -38,13 +39,15 @@ fn a_budgeted_recrawl_asks_for_the_pages_that_change_and_keeps_the_others() {
     std::fs::write(dir.path().join("seeds.txt"), format!("{}/\n", web.origin())).unwrap();
     let out = dir.path().join("out");
 
-    // Day 0 crawls every page; day 1 recrawls them all (each has an interval now).
-    assert_eq!(run_on_day(&web, dir.path(), 0, &[]).len(), PAGES);
-    assert_eq!(run_on_day(&web, dir.path(), 1, &[]).len(), PAGES);
+    // Day 0 crawls every page and `/`; day 1 recrawls them all (each has an interval now).
+    assert_eq!(run_on_day(&web, dir.path(), 0, &[]).len(), PAGES + 1);
+    assert_eq!(run_on_day(&web, dir.path(), 1, &[]).len(), PAGES + 1);
     let recrawl = &read_summary(&out)["recrawl"];
     assert_eq!(recrawl["changed"], FAST, "{recrawl}");
 
-    // Day 2, five pages: the four that changed every day, and one more.
+    // Day 2, five pages: the four that changed every day, and one more. `/` never changed
+    // either, so the fifth is `/` or a slow page: ties go by URL checksum, and the port is the
+    // system's (counting `/p/` pages alone failed 1 run in 17).
     let asked = run_on_day(&web, dir.path(), 2, &["--recrawl-budget", "5"]);
     assert_eq!(asked.len(), 5, "{asked:?}");
     for i in 0..FAST {
@@ -88,6 +91,6 @@ fn a_budgeted_recrawl_asks_for_the_pages_that_change_and_keeps_the_others() {
     assert_eq!(lines.count(), PAGES + 1, "{fetched}");
 
     // Without a budget a recrawl asks for every page again.
-    assert_eq!(run_on_day(&web, dir.path(), 3, &[]).len(), PAGES);
+    assert_eq!(run_on_day(&web, dir.path(), 3, &[]).len(), PAGES + 1);
     web.shutdown();
 }
