@@ -292,7 +292,9 @@ fn a_robots_txt_that_fails_is_asked_again_and_one_that_never_answers_gives_its_h
                 }
                 "/robots.txt" => Response::text(200, "User-agent: *\nDisallow: /private\n"),
                 "/" => Response::html(format!("<a href=/private>p</a> <a href=/ok>ok</a> {links}")),
-                _ => Response::html("<p>page</p>"),
+                // Bodies of their own: with one body, whichever page reached the archive first
+                // would be the original and the others `duplicate`, varying from run to run.
+                other => Response::html(format!("<p>page {other}</p>")),
             }),
             // Its robots.txt never answers but with errors: its pages are never asked for.
             HostSpec::new(|req: &Request| match req.target.as_str() {
