@@ -1031,7 +1031,6 @@ impl WorkerContext<'_> {
         let kinds = (&requisite[..], requisite_kind);
         // The graph holds a page's links (with --link-graph); a redirect's target is none.
         let graph = self.links.filter(|_| from.is_some());
-        let counters = self.counters;
         let wanted = Wanted::of(
             &text,
             urls,
@@ -1039,7 +1038,7 @@ impl WorkerContext<'_> {
             filter,
             found_at,
             kinds,
-            counters,
+            self.counters,
             graph.is_some(),
         );
         let mut merge = false;

@@ -30,7 +30,12 @@ pub fn page_digests(block: bool, head: &[u8], body: &[u8]) -> (String, Option<[u
         let (payload, block) = payload_and_block(head, body);
         return (payload, Some(block));
     }
-    (warc_digest(&Sha1::digest(body).into()), None)
+    (sha1_base32(body), None)
+}
+
+/// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written (one pass of `sha1`).
+pub fn sha1_base32(bytes: &[u8]) -> String {
+    warc_digest(&Sha1::digest(bytes).into())
 }
 
 /// `sha1:` and the base32 of a SHA-1, as WARC digests are written.

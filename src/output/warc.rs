@@ -252,7 +252,7 @@ pub enum Revisit {
 
 /// The WARC payload digest of a body (`sha1:` and base32), as the records carry it.
 pub fn payload_digest(body: &[u8]) -> String {
-    sha1_base32(body)
+    digest::sha1_base32(body)
 }
 const OPEN_SUFFIX: &str = ".open";
 /// Compressed units that wait for one write at most; past it they are written at once (a
@@ -805,11 +805,6 @@ fn complete_len(path: &Path, compression: Compression) -> Result<u64> {
     Ok(end)
 }
 
-/// `sha1:` and the base32 SHA-1 of `bytes`, as WARC digests are written.
-fn sha1_base32(bytes: &[u8]) -> String {
-    digest::warc_digest(&Sha1::digest(bytes).into())
-}
-
 /// A WARC-Date: UTC, `YYYY-MM-DDThh:mm:ssZ`.
 pub fn warc_date(t: SystemTime) -> String {
     let [y, mo, d, h, mi, s] = civil(t);
@@ -1148,7 +1143,7 @@ mod tests {
         let (headers, block) = parse_framing(record);
         assert_eq!(
             get(&headers, "WARC-Block-Digest"),
-            Some(&*sha1_base32(&block))
+            Some(&*digest::sha1_base32(&block))
         );
         (headers, block)
     }
@@ -1215,7 +1210,7 @@ mod tests {
                     let body_at = block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
                     assert_eq!(
                         get(&h, "WARC-Payload-Digest").unwrap(),
-                        sha1_base32(&block[body_at..])
+                        digest::sha1_base32(&block[body_at..])
                     );
                     assert_eq!(
                         get(&h, "Content-Type"),
