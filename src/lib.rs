@@ -16,10 +16,12 @@
 
 mod cli;
 mod crawl;
+mod exit;
 mod fetch;
 mod frontier;
 mod lru;
 mod output;
+mod recrawl;
 mod schedule;
 mod seen;
 mod shard;

@@ -5,16 +5,17 @@
 
 use crate::cli::args::{Args, Cli, Command};
 use crate::cli::config::Prepared;
-use crate::cli::exit::{Failure, Status};
 use crate::crawl::hunt::Hunt;
 use crate::crawl::outcome::RunOutcome;
 use crate::crawl::run::{Report, run};
-use crate::crawl::stop::{Exit, Reason, Stop};
+use crate::crawl::summary;
+use crate::exit::{Failure, Status};
 use crate::output::progress;
-use crate::output::summary;
 use crate::output::urllog::UrlLog;
+use crate::recrawl;
 use crate::schedule::dispatch::Ending;
-use crate::state::{durable, recrawl};
+use crate::schedule::stop::{Exit, Reason, Stop};
+use crate::state::durable;
 use anyhow::{Context, Result};
 use clap::Parser;
 use std::process::ExitCode;

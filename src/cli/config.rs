@@ -3,12 +3,10 @@
 //! seed file, a --focus text, a busy or unusable --out) is `Failure::bad_input` (exit 2).
 
 use crate::cli::args::{Args, Save};
-use crate::cli::exit::Failure;
 use crate::crawl::hunt::{self, Hunt};
-use crate::crawl::pool::{self, Workers};
 use crate::crawl::run::CrawlConfig;
 use crate::crawl::sitemaps::Sources;
-use crate::crawl::stop::{RunLimits, Stop};
+use crate::exit::Failure;
 use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
@@ -18,12 +16,15 @@ use crate::frontier::focus::Focus;
 use crate::output::progress;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::{Compression, DEFAULT_ZSTD_LEVEL, DedupeConfig, WarcConfig};
+use crate::recrawl;
 use crate::schedule::dispatch::{DispatchConfig, host_slots_for};
 use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::DelayRule;
+use crate::schedule::pool::{self, Workers};
+use crate::schedule::stop::{RunLimits, Stop};
 use crate::seen::due::DueConfig;
+use crate::state::statedir;
 use crate::state::statedir::DirLock;
-use crate::state::{recrawl, statedir};
 use crate::url::normalize::{self, Filter};
 use crate::url::seeds;
 use anyhow::{Context, anyhow, bail};

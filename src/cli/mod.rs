@@ -5,4 +5,3 @@
 pub mod args;
 pub mod command;
 pub mod config;
-pub mod exit;

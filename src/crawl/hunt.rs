@@ -4,15 +4,16 @@
 //!
 //! It owns only the search and its one result. The crawl hands it every fetched page
 //! ([`Hunt::search`]); the first match (or another shard's) requests the crawl's stop
-//! (`crawl::stop`, `Reason::Found`), so no more work is handed out; `main` prints
+//! (`schedule::stop`, `Reason::Found`), so no more work is handed out; `main` prints
 //! the result. The match is over the page's source lines as served (HTML markup included), as
 //! the origin matched page lines: the line number is a line of the page source, which a browser's
 //! "view source" shows. Only 2xx answers of type HTML or text/plain are searched, decoded from
 //! their content encoding (gzip) and charset (the Content-Type's, else an HTML `<meta charset>`
 //! near the top, else UTF-8) before matching.
 
-use crate::crawl::stop::{Reason, Stop};
 use crate::fetch::client::Response;
+use crate::schedule::stop::{Reason, Stop};
+use crate::shard::exchange::Hunted;
 use encoding_rs::{Encoding, UTF_8};
 use regex::{Regex, RegexBuilder};
 use std::sync::{Arc, OnceLock};
@@ -59,9 +60,9 @@ impl Match {
     pub fn to_tsv(&self) -> String {
         format!(
             "{}\t{}\t{}",
-            crate::output::urllog::sanitize(&self.url),
+            crate::url::escape::sanitize(&self.url),
             self.line_no,
-            crate::output::urllog::sanitize(&self.line)
+            crate::url::escape::sanitize(&self.line)
         )
     }
 }
@@ -203,6 +204,18 @@ fn meta_charset(body: &[u8]) -> Option<Vec<u8>> {
         .copied()
         .collect();
     (!label.is_empty()).then_some(label)
+}
+
+impl Hunted for Hunt {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn is_over(&self) -> bool {
+        Hunt::is_over(self)
+    }
+    fn set_found_elsewhere(&self, by: String) {
+        Hunt::set_found_elsewhere(self, by)
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use crate::fetch::body::Skipped;
 use crate::fetch::error::ErrorKind;
-use crate::state::recrawl::Outcome;
+use crate::recrawl::Outcome;
 use crate::url::directives::Directives;
 use std::fmt;
 use std::time::Duration;

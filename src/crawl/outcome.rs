@@ -62,7 +62,7 @@ impl RunOutcome {
     /// The name `summary.json` gives it.
     pub fn name(self) -> &'static str {
         match self {
-            RunOutcome::Ended(ending) => crate::output::summary::ending_name(ending),
+            RunOutcome::Ended(ending) => crate::crawl::summary::ending_name(ending),
             RunOutcome::NothingAnswered => "nothing-answered",
             RunOutcome::MostlyFailed => "mostly-failed",
         }

@@ -27,8 +27,6 @@
 //! failed keeps them for its resume.
 
 use crate::crawl::outcome::{RunOutcome, SeedHosts};
-use crate::crawl::pool;
-use crate::crawl::stop::{Reason, RunLimits, Stop};
 use crate::crawl::worker::{Fetching, WorkerContext};
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::fetch::reactor::{Answer, Reactor};
@@ -40,15 +38,18 @@ use crate::output::links::LinkLog;
 use crate::output::progress::{self, Gauges};
 use crate::output::urllog::{UrlLog, Written};
 use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
+use crate::recrawl::budget::RecrawlBudget;
+use crate::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
 use crate::schedule::hostrules::HostRules;
 use crate::schedule::politeness::{DelayRule, Scheduler};
+use crate::schedule::pool;
 use crate::schedule::robotstore::RobotsStore;
+use crate::schedule::stop::{Reason, RunLimits, Stop};
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
+use crate::shard::exchange::Hunted;
 use crate::shard::{Exchange, ExchangeStats};
-use crate::state::budget::RecrawlBudget;
-use crate::state::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
 use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -108,7 +109,7 @@ pub struct CrawlConfig {
     pub progress: progress::Mode,
     /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
     pub generation: Generation,
-    /// `--recrawl-budget`: a recrawl asks for at most this many pages (`state::budget`).
+    /// `--recrawl-budget`: a recrawl asks for at most this many pages (`recrawl::budget`).
     pub recrawl_budget: Option<u64>,
     /// `--find`: pages are searched, and the crawl stops at the first match.
     pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
@@ -118,7 +119,7 @@ pub struct CrawlConfig {
     pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
     /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
     pub exchange: Option<Arc<Exchange>>,
-    /// The crawl's stop (`crawl::stop`): requested by the signal handler, the hunt, the URL
+    /// The crawl's stop (`schedule::stop`): requested by the signal handler, the hunt, the URL
     /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
     /// watchdog and the report.
     pub stop: Arc<Stop>,
@@ -221,7 +222,7 @@ struct Stages {
     counters: Arc<Counters>,
     /// The HTTP client, made before the dispatcher, whose scheduler resolves names through it.
     fetcher: Fetcher,
-    /// A recrawl's `--recrawl-budget` selection (`state::budget`).
+    /// A recrawl's `--recrawl-budget` selection (`recrawl::budget`).
     budget: Option<RecrawlBudget>,
 }
 
@@ -462,8 +463,10 @@ impl Stages {
             }
             if let Some(exchange) = &config.exchange {
                 // `--find` found its text here: every other shard stops at its next report.
-                if let Some(hunt) = &config.hunt {
-                    result = result.and(exchange.announce_find(hunt));
+                if let Some((hunt, found)) =
+                    config.hunt.as_ref().and_then(|h| Some((h, h.found()?)))
+                {
+                    result = result.and(exchange.announce_find(&hunt.text, &found.url));
                 }
                 exchange.stop();
                 for thread in exchange_threads {
@@ -497,7 +500,12 @@ impl Stages {
                 .name(name.into())
                 .spawn_scoped(scope, move || {
                     let result = match coordinator {
-                        true => exchange.coordinate(due, dispatcher, pages, hunt),
+                        true => exchange.coordinate(
+                            due,
+                            dispatcher,
+                            pages,
+                            hunt.map(|h| h as &dyn Hunted),
+                        ),
                         false => exchange.receive(due, dispatcher, pages),
                     };
                     if let Err(e) = &result {
@@ -540,7 +548,7 @@ impl Stages {
         if outcome == RunOutcome::Ended(Ending::Complete) {
             self.dispatcher.given_up_entries(&mut |entry| {
                 let got = entry.previous.clone();
-                let got = got.unwrap_or_else(crate::state::recrawl::no_capture);
+                let got = got.unwrap_or_else(crate::recrawl::no_capture);
                 self.fetched.record(&Entry {
                     previous: Some(got),
                     ..entry.clone()
@@ -564,7 +572,7 @@ impl Stages {
                 (Some(exchange), Some(hunt)) => hunt
                     .found_elsewhere()
                     .map(str::to_owned)
-                    .or_else(|| hunt.found().map(|found| exchange.finder(found))),
+                    .or_else(|| hunt.found().map(|found| exchange.finder(&found.url))),
                 _ => None,
             },
         })
@@ -721,13 +729,13 @@ fn focus_workers(config: &CrawlConfig) -> usize {
 }
 
 /// A recrawl: the sitemaps the previous crawl read, then every page it fetched, with what it
-/// got, ahead of the seeds: a host's sitemaps are read before its pages (`state::recrawl`).
+/// got, ahead of the seeds: a host's sitemaps are read before its pages (`recrawl`).
 fn replay_previous(config: &CrawlConfig, due: &Due<Entry>, counters: &Counters) -> Result<()> {
     for sitemaps in [true, false] {
         if sitemaps && config.sitemaps.is_none() {
             continue;
         }
-        crate::state::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
+        crate::recrawl::read_previous(&config.out, sitemaps, &mut |group| {
             let wanted = group.into_iter().filter_map(|entry| {
                 let url = Url::parse(&entry.url).ok()?;
                 // As leniently as a requisite: one the last crawl fetched past the depth or

@@ -9,7 +9,7 @@
 //! recrawl offers it ahead of the previous pages (robots.txt, once its cached answer is older
 //! than a day, is read again and offers any new sitemap).
 //!
-//! During a recrawl each listed page's `lastmod` is kept (`state::recrawl::Lastmods`), and the
+//! During a recrawl each listed page's `lastmod` is kept (`recrawl::Lastmods`), and the
 //! host is held until the sitemap has been read (the one exception to "the host is free once the
 //! response is in"), so the host's next page is asked for knowing it.
 //!
@@ -26,9 +26,9 @@ use crate::crawl::worker::{PageOutcome, WorkerContext};
 use crate::fetch::client::{FetchError, Response};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
+use crate::recrawl::{self, Generation};
 use crate::schedule::politeness::Fate;
 use crate::schedule::robots::RobotsRules;
-use crate::state::recrawl::{self, Generation};
 use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;

@@ -3,7 +3,7 @@
 //! A page goes through these steps (`crawl_page`):
 //! 0. During a recrawl, a page this recrawl's sitemaps date (`lastmod`) before its previous
 //!    fetch, or one `--recrawl-budget` leaves out, is not asked for (`not_asked_again`, see
-//!    `state::recrawl::not_asked`).
+//!    `recrawl::not_asked`).
 //! 1. `request`: the GET, conditional during a recrawl. A failure is a URL-log line, not an
 //!    error.
 //! 2. A 429/503 with a usable wait, or a 502/504 or a fetch without an answer (timeout,
@@ -49,6 +49,8 @@ use crate::output::digest;
 use crate::output::links::LinkLog;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::output::warc::Revisit;
+use crate::recrawl::budget::RecrawlBudget;
+use crate::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::schedule::dispatch::Dispatcher;
 use crate::schedule::dispatch::NotAsked;
 use crate::schedule::politeness::Fate;
@@ -56,8 +58,6 @@ use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
 use crate::seen::due::Due;
-use crate::state::budget::RecrawlBudget;
-use crate::state::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::url::normalize::LinkKind;
 use anyhow::Result;
 use std::sync::atomic::Ordering;
@@ -79,11 +79,11 @@ pub struct WorkerContext<'a> {
     /// The link graph (`links.tsv`); `None` without `--link-graph`.
     pub links: Option<&'a LinkLog>,
     pub fetched: &'a FetchLog,
-    /// A recrawl's sitemap `lastmod`s (`state::recrawl::Lastmods`).
+    /// A recrawl's sitemap `lastmod`s (`recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
     /// Each host's recent page fingerprints (`--near-duplicates`).
     pub fingerprints: &'a crate::url::simhash::Windows,
-    /// A recrawl's `--recrawl-budget` (`state::budget`).
+    /// A recrawl's `--recrawl-budget` (`recrawl::budget`).
     pub budget: Option<&'a RecrawlBudget>,
     /// The reactor HTTP(S) requests go to (`fetch::reactor`), their answers processed by
     /// `process`; None: every request blocks its worker.
@@ -149,7 +149,7 @@ pub(super) enum PageOutcome {
 
 /// The page handed to the worker that just received its previous one: the same host's next,
 /// or the first ready host's (`Dispatcher::host_free_or_next`; not while the crawl stops:
-/// `crawl::stop`).
+/// `schedule::stop`).
 struct Chain {
     /// The request for the page being crawled, if it was sent ahead.
     sent: Option<Sent>,

@@ -127,6 +127,8 @@ impl Unresolved {
     }
 }
 
+/// Open files kept aside from connections: the state directory's files, the WARC, the logs.
+pub const RESERVED_FILES: u64 = 256;
 /// Hosts whose idle connections are kept at least, however few the workers.
 pub const MIN_IDLE_HOSTS: usize = 128;
 /// Hosts whose idle connections are kept at most (an idle plain connection costs a socket and
@@ -135,14 +137,14 @@ pub const MIN_IDLE_HOSTS: usize = 128;
 pub const MAX_IDLE_HOSTS: usize = 32_768;
 
 /// Hosts whose idle connections are kept for a crawl of `jobs` requests in flight: the open
-/// files left once those and the state directory's (`crawl::pool::RESERVED_FILES`) are set
+/// files left once those and the state directory's (`RESERVED_FILES`) are set
 /// aside, at most `MAX_IDLE_HOSTS`, and never fewer than `max(2 × jobs, MIN_IDLE_HOSTS)`. The
 /// scheduler cycles through all hosts with work, each resting between its requests, so a pool
 /// smaller than their number is an LRU that always misses (BENCHMARKS.md): every request after
 /// a rest would open a connection again, at the cost of a connect and a close on both sides.
 pub fn idle_hosts(jobs: usize) -> usize {
     let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
-    let left = files.saturating_sub(crate::crawl::pool::RESERVED_FILES + jobs as u64);
+    let left = files.saturating_sub(RESERVED_FILES + jobs as u64);
     let left = usize::try_from(left).unwrap_or(usize::MAX);
     left.min(MAX_IDLE_HOSTS).max(2 * jobs).max(MIN_IDLE_HOSTS)
 }
@@ -364,7 +366,7 @@ impl Fetcher {
 
     /// What resolves a host's name as soon as the scheduler knows the host (`fetch::dns`);
     /// None when a proxy resolves the names.
-    pub fn resolver_ahead(&self) -> Option<crate::schedule::politeness::HostAhead> {
+    pub fn resolver_ahead(&self) -> Option<crate::fetch::dns::HostAhead> {
         if self.proxy.as_ref().is_some_and(|p| !p.resolve_target) {
             return None;
         }
@@ -1640,7 +1642,7 @@ mod tests {
     #[test]
     fn idle_hosts_cover_the_workers_within_the_open_file_limit() {
         let files = crate::sys::open_files_limit().unwrap_or(u64::MAX);
-        let reserved = crate::crawl::pool::RESERVED_FILES;
+        let reserved = RESERVED_FILES;
         for jobs in [1, 64, 3000] {
             let n = idle_hosts(jobs);
             assert!(n >= (2 * jobs).max(MIN_IDLE_HOSTS), "{jobs}: {n}");

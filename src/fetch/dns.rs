@@ -59,6 +59,10 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// Told a host's key (`host:port`) as soon as the host is known, so that its name is resolved
+/// before its first request comes due (`CachingResolver::resolve_ahead`).
+pub type HostAhead = Box<dyn Fn(&str) + Send + Sync>;
+
 /// How long resolved addresses are reused.
 const TTL: Duration = Duration::from_secs(300);
 /// Entries kept at most (a fixed cost, whatever the number of hosts: a few MiB); the cache is
@@ -236,7 +240,7 @@ impl CachingResolver {
     /// scheduler calls it holding the dispatcher's lock, so it never takes the resolver's:
     /// on a machine short of CPU, a look-up thread preempted while holding it would stall
     /// every worker behind the dispatcher. The thread ends when the scheduler is dropped.
-    pub fn ahead_hook(self: &Arc<Self>) -> Option<crate::schedule::politeness::HostAhead> {
+    pub fn ahead_hook(self: &Arc<Self>) -> Option<HostAhead> {
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let resolver = Arc::clone(self);
         std::thread::Builder::new()

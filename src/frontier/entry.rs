@@ -216,7 +216,7 @@ impl Previous {
             fields.next()?.to_owned(),
             fields.next()?.parse().ok()?,
         );
-        // A line without history fields is format 1 (`state::recrawl`).
+        // A line without history fields is format 1 (`recrawl`).
         let history = History::from_fields(fields).unwrap_or(History::of_format_1(status, date));
         Some(Previous {
             status,

@@ -32,9 +32,9 @@
 //! This module does not touch the frontier's or the DUE's internals: the dispatcher and the
 //! workers call it through a few hooks.
 
+use crate::frontier::hits::{self, Stop};
 use crate::frontier::{Entry, Frontier};
 use crate::seen::checksum::checksum;
-use crate::tools::hits::{self, Stop};
 use anyhow::{Context, Result};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;

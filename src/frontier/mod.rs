@@ -7,6 +7,7 @@
 
 pub mod entry;
 pub mod focus;
+pub mod hits;
 pub mod queue;
 pub mod spill;
 

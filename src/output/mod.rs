@@ -9,6 +9,5 @@ pub mod handoff;
 pub mod links;
 pub mod progress;
 pub mod save;
-pub mod summary;
 pub mod urllog;
 pub mod warc;

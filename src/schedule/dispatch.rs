@@ -71,7 +71,7 @@
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
 //! fetch) and sends its request ahead; it wakes a parked worker only if a host is still ready.
 //!
-//! Workers wanted: with an elastic pool (`crawl::pool`, no `-j`), an event that would wake a
+//! Workers wanted: with an elastic pool (`schedule::pool`, no `-j`), an event that would wake a
 //! parked worker for a ready host (or a host due with no worker watching the clock) finds none
 //! parked when every worker is busy; it then asks the spawner (`workers_wanted`) for one more,
 //! up to the pool's `max`, one request at a time outstanding. Workers the pool did not need
@@ -82,15 +82,15 @@
 //! Lock order: the dispatcher's lock may be held while taking the DUE's, never the reverse (the
 //! DUE's merge thread calls the `FrontierSink` holding no DUE lock).
 
-use crate::crawl::pool::Workers;
-use crate::crawl::stop::{Reason, Stop};
 use crate::frontier::focus::Window;
 use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
 use crate::schedule::politeness::{Census, Fate, Next, Scheduler, Work};
+use crate::schedule::pool::Workers;
 use crate::schedule::robots::RobotsRules;
+use crate::schedule::stop::{Reason, Stop};
 use crate::seen::batch::Sink;
 use crate::seen::due::{Due, EarlyMerge};
 use anyhow::{Context, Result, anyhow};
@@ -158,7 +158,7 @@ pub enum Ending {
     TimeLimit,
     /// --max-bytes received (`Reason::ByteLimit`): stopped resumably.
     ByteLimit,
-    /// A signal, the URL log's reader went away, or a failure (`crawl::stop::Reason`).
+    /// A signal, the URL log's reader went away, or a failure (`schedule::stop::Reason`).
     Stopped,
     /// `--find` found its text.
     Found,
@@ -315,7 +315,7 @@ impl State {
 pub struct DispatchConfig {
     /// URLs the host queues may hold at most; a quarter of it is the hosts that may hold one.
     pub queue_limit: usize,
-    /// The worker pool: how many start, how many may run (`crawl::pool`).
+    /// The worker pool: how many start, how many may run (`schedule::pool`).
     pub workers: Workers,
     /// `--max-pages`: pages handed out at most (sitemaps are not counted).
     pub max_pages: Option<u64>,

@@ -10,5 +10,7 @@ pub mod dispatch;
 pub mod hostrules;
 pub mod hoststate;
 pub mod politeness;
+pub mod pool;
 pub mod robots;
 pub mod robotstore;
+pub mod stop;

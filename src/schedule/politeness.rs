@@ -37,6 +37,7 @@
 //! This is a data structure: the caller owns locking, threads and the clock; its only I/O is
 //! the host queues' spill files.
 
+use crate::fetch::dns::HostAhead;
 use crate::fetch::retry::{PARK_AFTER, Transient};
 use crate::frontier::entry::Entry;
 use crate::frontier::spill::{HostQueue, Range, SpillDir};
@@ -256,10 +257,6 @@ pub struct Scheduler {
 fn unreachable_rules() -> RobotsRules {
     RobotsRules::unreachable("*")
 }
-
-/// Told a host's key (`host:port`) as soon as the host is known, so that its name is resolved
-/// before its first request comes due (`fetch::dns::CachingResolver::resolve_ahead`).
-pub type HostAhead = Box<dyn Fn(&str) + Send + Sync>;
 
 impl Scheduler {
     /// A scheduler with one lane per host and no robots.txt store.

@@ -12,7 +12,7 @@
 //! - **Bounded streams.** `publish` refuses (Ok(false)) while the destination's stream holds its
 //!   limit of batches; the backlog waits in the sender's outbox on disk, not in broker memory.
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
 use anyhow::anyhow;
 use std::fmt;
 use std::time::Duration;

@@ -29,7 +29,6 @@
 //! reads the mark each `POLL`, records it in the hunt and returns, and the crawl stops as after
 //! a find of its own (`Ending::Found`, resumable: nothing is marked complete).
 
-use crate::crawl::hunt::{Hunt, Match};
 use crate::frontier::Entry;
 use crate::schedule::dispatch::{Dispatcher, EndGate};
 use crate::seen::checksum::checksum;
@@ -50,6 +49,18 @@ const READ_BATCHES: usize = 32;
 const READ_WAIT: Duration = Duration::from_millis(200);
 /// The lease on this shard in the broker, renewed every third of it.
 pub const LEASE: Duration = Duration::from_secs(15);
+
+/// What the exchange needs of a `--find` hunt (`crawl::hunt::Hunt`): the text whose stop mark
+/// it watches, whether the hunt is over, and where to say that another shard found the text.
+/// A trait, so that the shard stage does not reach up into the crawl's.
+pub trait Hunted {
+    /// The text hunted for (the stop mark's key).
+    fn text(&self) -> &str;
+    /// Found, here or by another shard.
+    fn is_over(&self) -> bool;
+    /// Another shard found it (`by` names the shard and the page): the crawl stops.
+    fn set_found_elsewhere(&self, by: String);
+}
 
 /// What a shard's summary.json says of its exchange.
 #[derive(Clone, Copy, Debug)]
@@ -235,7 +246,7 @@ impl Exchange {
         due: &Due<Entry>,
         dispatcher: &Dispatcher,
         pages: &AtomicU64,
-        hunt: Option<&Hunt>,
+        hunt: Option<&dyn Hunted>,
     ) -> Result<()> {
         let mut last: Option<Vec<Option<ShardReport>>> = None;
         let mut leased = Instant::now();
@@ -243,7 +254,7 @@ impl Exchange {
             if let Some(hunt) = hunt.filter(|h| !h.is_over()) {
                 let mark = self
                     .broker
-                    .stopped(&hunt.text)
+                    .stopped(hunt.text())
                     .map_err(|e| anyhow!("reading the shards' stop mark: {e}"))?;
                 if let Some(by) = mark {
                     hunt.set_found_elsewhere(by);
@@ -284,21 +295,19 @@ impl Exchange {
         Ok(())
     }
 
-    /// With `--find`: once this shard found its text, sets the broker's stop mark (which shard,
-    /// and the page) so that every other shard stops too. Nothing when it was not found here.
-    pub fn announce_find(&self, hunt: &Hunt) -> Result<()> {
-        let Some(found) = hunt.found() else {
-            return Ok(());
-        };
-        let by = self.finder(found);
+    /// With `--find`: once this shard found `text` on the page `found_at`, sets the broker's
+    /// stop mark (which shard, and the page) so that every other shard stops too.
+    pub fn announce_find(&self, text: &str, found_at: &str) -> Result<()> {
+        let by = self.finder(found_at);
         self.broker
-            .stop(&hunt.text, &by)
+            .stop(text, &by)
             .map_err(|e| anyhow!("setting the shards' stop mark: {e}"))
     }
 
-    /// How a find of this shard's is named in the stop mark and the summaries.
-    pub fn finder(&self, found: &Match) -> String {
-        format!("shard {} at {}", self.shard, found.url)
+    /// How a find of this shard's on the page `found_at` is named in the stop mark and the
+    /// summaries.
+    pub fn finder(&self, found_at: &str) -> String {
+        format!("shard {} at {}", self.shard, found_at)
     }
 
     /// Waits `period` or until `stop`, whichever comes first (in short steps).

@@ -25,10 +25,11 @@ pub mod sender;
 pub mod sentcache;
 pub mod status;
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
+use crate::recrawl;
 use crate::shard::broker::{Broker, BrokerError};
 use crate::shard::owner::Shard;
-use crate::state::{durable, recrawl};
+use crate::state::durable;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! stream or group, so a status asked before the crawl starts (or with a wrong N) leaves the
 //! broker as it was.
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
 use crate::shard::broker::{Broker, BrokerError, ShardReport};
 use crate::shard::owner::MAX_SHARDS;
 use crate::shard::redis::RedisBroker;

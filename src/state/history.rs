@@ -1,6 +1,6 @@
 //! A page's change history across recrawls, and how likely it is to have changed since.
 //!
-//! Each line of `fetched.tsv` (format 2, see `state::recrawl`) carries, after the previous
+//! Each line of `fetched.tsv` (format 2, see `recrawl`) carries, after the previous
 //! fetch's fields, the page's `History`: visits, changes seen, first visit, last visit, last
 //! change seen. A visit is a fetch that got a response; it is a change when its status or
 //! payload digest differs from the visit before (`recrawl::Outcome`: `changed` or `gone`); a

@@ -6,9 +6,7 @@
 //! (`--recrawl-budget`); `failpoint` crashes the process on purpose for the resume tests. See ARCHITECTURE.md, "state/" and
 //! "What is durable when".
 
-pub mod budget;
 pub mod durable;
 pub mod failpoint;
 pub mod history;
-pub mod recrawl;
 pub mod statedir;

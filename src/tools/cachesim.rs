@@ -10,7 +10,7 @@
 pub mod policy;
 mod svg;
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
 use crate::seen::checksum::checksum;
 use anyhow::{Context, Result, bail};
 use clap::Parser;

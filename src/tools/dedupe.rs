@@ -9,7 +9,7 @@
 //! Output appears as batches merge: at least at every merge, and whenever input pauses (a slow
 //! producer) the pending batch is merged early so its lines come out.
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
 use crate::seen::checksum::checksum;
 use crate::seen::due::{Due, DueConfig};
 use crate::url::normalize::{canonicalize, is_canonical_bytes};
@@ -134,7 +134,7 @@ pub fn run(args: DedupeArgs) -> Result<(), Failure> {
             not_urls += 1;
             if not_urls <= 10 {
                 let line = chunk.lines.get(index);
-                let shown = crate::output::urllog::sanitize(&String::from_utf8_lossy(
+                let shown = crate::url::escape::sanitize(&String::from_utf8_lossy(
                     &line[..line.len().min(100)],
                 ));
                 eprintln!(

@@ -3,6 +3,5 @@
 
 pub mod cachesim;
 pub mod dedupe;
-pub mod hits;
 pub mod rank;
 pub mod wacz;

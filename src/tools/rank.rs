@@ -15,9 +15,9 @@
 //! Memory: per page, its checksum (8 bytes, the map is dropped after pass 1), two degrees
 //! (8 bytes) and four f64 score vectors (32 bytes); a million pages take about 50 MB.
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
+use crate::frontier::hits::{self, Edges, Stop};
 use crate::seen::checksum::checksum;
-use crate::tools::hits::{self, Edges, Stop};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use rustc_hash::{FxHashMap, FxHashSet};

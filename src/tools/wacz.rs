@@ -18,7 +18,7 @@
 //! inside DIR, removed at the end; the file is written to `FILE.wacz.tmp` and renamed when
 //! complete.
 
-use crate::cli::exit::Failure;
+use crate::exit::Failure;
 use crate::output::cdxj::{self, Capture, INDEX_SUFFIX};
 use crate::output::warc::Compression;
 use crate::state::durable;

@@ -9,6 +9,7 @@
 
 pub mod css;
 pub mod directives;
+pub mod escape;
 pub mod extract;
 mod html;
 pub mod normalize;

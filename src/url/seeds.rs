@@ -126,7 +126,7 @@ fn finish(name: &str, seeds: Vec<Url>, errors: Vec<String>) -> Result<Vec<Url>> 
 /// A seed line, shortened and with control characters escaped, for an error message.
 fn escape(line: &str) -> String {
     let short: String = line.chars().take(100).collect();
-    let mut out = crate::output::urllog::sanitize(&short);
+    let mut out = crate::url::escape::sanitize(&short);
     if short.len() < line.len() {
         out.push('…');
     }

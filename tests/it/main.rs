@@ -14,6 +14,7 @@ mod fuzz;
 mod hostile;
 mod hunt;
 mod idle_timeout;
+mod layering;
 mod limits;
 mod manpage;
 mod neardup;

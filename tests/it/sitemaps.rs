@@ -195,7 +195,7 @@ fn a_crawl_stopped_with_sitemaps_queued_resumes_them() {
 }
 
 /// A recrawl does not ask again for a page its sitemap's `lastmod` dates before the previous
-/// fetch (`state::recrawl::Lastmods`): one host whose `/sitemap.xml` gives `/old` a `lastmod`
+/// fetch (`recrawl::Lastmods`): one host whose `/sitemap.xml` gives `/old` a `lastmod`
 /// long past, and `/new` one in the past for the first crawl and after it for the recrawl.
 #[test]
 fn a_recrawl_skips_pages_whose_lastmod_is_older_than_the_previous_fetch() {

@@ -3,8 +3,8 @@
 use crate::crawl::outcome::RunOutcome;
 use crate::crawl::run::Report;
 use crate::output::warc::WarcStats;
+use crate::recrawl::{Generation, Outcome};
 use crate::schedule::dispatch::Ending;
-use crate::state::recrawl::{Generation, Outcome};
 use crate::url::normalize::Rejection;
 use serde::{Serialize, Serializer};
 use std::sync::atomic::Ordering;

@@ -132,7 +132,7 @@ impl Stop {
 
     /// Ends the process with the interrupted status (130), without waiting for anything.
     pub fn exit_interrupted(&self) -> ! {
-        (self.exit)(crate::cli::exit::Status::Interrupted as i32)
+        (self.exit)(crate::exit::Status::Interrupted as i32)
     }
 }
 

@@ -13,6 +13,8 @@
 //! Invariants: the workers running never exceed `Workers::max` nor, in an elastic pool, fall
 //! below `Workers::start`; with `-j N`, `start == max` and no worker is ever added or leaves.
 
+use crate::fetch::client::RESERVED_FILES;
+
 /// The workers an elastic pool starts with.
 pub const START: usize = 8;
 
@@ -26,9 +28,6 @@ pub const MIN_CONNECTIONS: usize = 16;
 /// (touched, not reserved), its read buffer and TLS state, the page it holds and the records
 /// queued for the archive. Measured well under this; the margin covers large pages.
 pub const CONNECTION_MEMORY: u64 = 1 << 20;
-
-/// Open files kept aside from connections: the state directory's files, the WARC, the logs.
-pub const RESERVED_FILES: u64 = 256;
 
 /// A worker thread's stack. The deepest paths (a TLS handshake, the HTML tokenizer, a gzip
 /// body) use a small part of it; the default 2 MiB would reserve 8 GiB of address space at

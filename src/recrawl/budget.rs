@@ -25,8 +25,8 @@
 //! then the pages) before the recrawl reads it to offer them.
 
 use crate::frontier::{Entry, Previous};
+use crate::recrawl;
 use crate::state::history::Prior;
-use crate::state::recrawl;
 use anyhow::Result;
 use rustc_hash::FxHashSet;
 use std::cmp::Reverse;

@@ -7,7 +7,7 @@
 //! read (each page as visited once, at its date). A recrawl starts a
 //! new generation: `fetched.tsv` becomes `previous.tsv` (by a rename), the seen set and frontier
 //! start empty, and the seeds and every previously fetched URL are offered again carrying what
-//! the previous crawl got (`Previous`). With `--recrawl-budget` only the pages `state::budget`
+//! the previous crawl got (`Previous`). With `--recrawl-budget` only the pages `recrawl::budget`
 //! selects are asked for; the others are handed out and carried over (outcome `deferred`). Those are fetched with conditional requests
 //! (`If-None-Match`, `If-Modified-Since`); the outcome is one of `Outcome`, counted in the
 //! summary and noted in the URL log. Links of changed and new pages lead to new pages as in any
@@ -27,13 +27,15 @@
 //! saved). A skipped page was handed out like any: it counts towards `--max-pages` and its
 //! host's `--max-pages-per-host` place.
 
+pub mod budget;
+
 use crate::fetch::client::Response;
 use crate::frontier::entry::{Entry, Previous, validator};
 use crate::lru::Lru;
-use crate::state::budget::RecrawlBudget;
 use crate::state::durable;
 use crate::state::history::{self, History};
 use anyhow::{Context, Result, bail};
+use budget::RecrawlBudget;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -124,7 +126,7 @@ pub enum Outcome {
     /// Not asked for: a sitemap's `lastmod` is older than the previous fetch (see `Lastmods`).
     Lastmod,
     /// Not asked for: `--recrawl-budget` went to pages likelier to have changed
-    /// (`state::budget`).
+    /// (`recrawl::budget`).
     Deferred,
 }
 
