@@ -11,10 +11,9 @@
 //! their content encoding (gzip) and charset (the Content-Type's, else an HTML `<meta charset>`
 //! near the top, else UTF-8) before matching.
 
-use crate::fetch::client::Response;
+use crate::crawl::page::Page;
 use crate::schedule::stop::{Reason, Stop};
 use crate::shard::exchange::Hunted;
-use encoding_rs::{Encoding, UTF_8};
 use regex::{Regex, RegexBuilder};
 use std::sync::{Arc, OnceLock};
 
@@ -94,21 +93,16 @@ impl Hunt {
         }
     }
 
-    /// Searches a fetched page. The first page to match (of all workers) becomes the result.
-    pub fn search(&self, url: &str, depth: u32, response: &Response, max_body: u64) {
-        if self.is_found() || !(200..300).contains(&response.status) {
+    /// Searches a fetched page's text (`Page::text`, decoded once for every reader): HTML and
+    /// plain text only. The first page to match (of all workers) becomes the result.
+    pub fn search(&self, page: &Page) {
+        if self.is_found() || !page.is_text() {
             return;
         }
-        let html = response.is_html();
-        if !html && response.media_type().as_deref() != Some("text/plain") {
-            return;
-        }
-        let body = response.decoded_body(max_body);
-        let text = decode(&body, response.charset(), html);
-        if let Some((line_no, line)) = self.find_line(&text) {
+        if let Some((line_no, line)) = self.find_line(page.text()) {
             let _ = self.found.set(Match {
-                url: url.to_owned(),
-                depth,
+                url: page.entry.url.clone(),
+                depth: page.entry.depth,
                 line_no,
                 line,
             });
@@ -179,33 +173,6 @@ impl Hunt {
     }
 }
 
-/// The body as text: by the header's charset, else (for HTML) a `<meta charset>` in the first
-/// 1024 bytes, else UTF-8; a byte-order mark wins over both. Bad bytes become U+FFFD.
-fn decode(body: &[u8], charset: Option<&str>, html: bool) -> String {
-    let label = charset
-        .map(|c| c.as_bytes().to_vec())
-        .or_else(|| html.then(|| meta_charset(body)).flatten());
-    let encoding = label
-        .and_then(|l| Encoding::for_label(l.trim_ascii()))
-        .unwrap_or(UTF_8);
-    encoding.decode(body).0.into_owned()
-}
-
-/// The label of `charset=` in the first 1024 bytes (a prescan, as browsers do).
-fn meta_charset(body: &[u8]) -> Option<Vec<u8>> {
-    let head = body[..body.len().min(1024)].to_ascii_lowercase();
-    let at = head.windows(8).position(|w| w == b"charset=")? + 8;
-    let label: Vec<u8> = head[at..]
-        .iter()
-        .skip_while(|&&b| b == b'"' || b == b'\'')
-        .take_while(|&&b| {
-            !matches!(b, b'"' | b'\'' | b';' | b'>' | b'/') && !b.is_ascii_whitespace()
-        })
-        .copied()
-        .collect();
-    (!label.is_empty()).then_some(label)
-}
-
 impl Hunted for Hunt {
     fn text(&self) -> &str {
         &self.text
@@ -272,14 +239,6 @@ mod tests {
             "{}",
             shown.len()
         );
-    }
-
-    #[test]
-    fn pages_are_decoded_by_their_charset() {
-        let latin1 = b"<meta charset=\"iso-8859-1\">\n<p>caf\xe9</p>";
-        assert!(decode(latin1, None, true).contains("café"));
-        assert!(decode(b"<p>caf\xe9</p>", Some("windows-1252"), true).contains("café"));
-        assert!(decode("café".as_bytes(), None, false).contains("café"));
     }
 
     #[test]

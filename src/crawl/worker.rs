@@ -19,14 +19,16 @@
 //!    request is sent at once on its host's kept connection (`Fetcher::send_ahead`), so the
 //!    server works on it while this page is processed, and its response is read then
 //!    (`Fetcher::finish`).
-//! 4. `discover`: the response's links, from its source (`crawl::links::Source`): a redirect's
-//!    target, an HTML page's links (and `--save files`) or a stylesheet's, page-level robots
-//!    directives obeyed; a URL fetched only as a page requisite is noted so, and leads only to
-//!    requisites.
-//! 5. The note (`Note`), the URL-log line, and the discovered URLs offered to the DUE.
-//! 6. `record`: `fetched.tsv` for the next recrawl, and how this capture compares with the last.
-//! 7. `--find` searches the page; the response goes to the archive, and the page is done once
-//!    it is written (see `dispatch::Dispatcher::entry_done`).
+//! 4. The page is built once (`crawl::page::Page`): its body decoded on first use, for every
+//!    reader. `discover`: its links, from its source (`crawl::links::Source`): a redirect's
+//!    target, an HTML page's links or a stylesheet's, page-level robots directives obeyed; a
+//!    URL fetched only as a page requisite is noted so, and leads only to requisites.
+//! 5. Its note (`Note`), digests, recrawl outcome and revisit are decided, and its links
+//!    offered to the DUE (`offer`).
+//! 6. The page sinks (`crawl::sinks`) take it in order: the URL log, `fetched.tsv`,
+//!    `--save files`, `--find`.
+//! 7. The archive takes it by move (`archive_page`), and the page is done once it is written
+//!    (see `dispatch::Dispatcher::entry_done`).
 //!
 //! A sitemap (`Entry::sitemap`) takes the path of `crawl::sitemaps` instead.
 //!
@@ -35,7 +37,9 @@
 use crate::crawl::links::{Discovered, Links, Source, redirect};
 use crate::crawl::note::Note;
 use crate::crawl::offer::Wanted;
+use crate::crawl::page::Page;
 use crate::crawl::run::{Counters, CrawlConfig};
+use crate::crawl::sinks::PageSinks;
 use crate::fetch::body::Skipped;
 use crate::fetch::client::{
     FetchError, Fetcher, ROBOTS_REDIRECTS, Response, Sent, redirect_target,
@@ -85,6 +89,8 @@ pub struct WorkerContext<'a> {
     pub fingerprints: &'a crate::url::simhash::Windows,
     /// A recrawl's `--recrawl-budget` (`recrawl::budget`).
     pub budget: Option<&'a RecrawlBudget>,
+    /// Where each answered page goes after its links are offered (`crawl::sinks`).
+    pub sinks: &'a PageSinks<'a>,
     /// The reactor HTTP(S) requests go to (`fetch::reactor`), their answers processed by
     /// `process`; None: every request blocks its worker.
     pub reactor: Option<&'a Reactor<Fetching>>,
@@ -108,6 +114,23 @@ pub struct RobotsHop {
     redirects: u32,
     /// When the robots.txt's first request started (its record's date).
     started: SystemTime,
+}
+
+/// How a recrawl's unchanged page is archived: a `revisit` of its previous capture (a 304's
+/// as not modified, else as an identical payload); `None` for any other page.
+fn revisit_of(page: &Page) -> Option<Revisit> {
+    let previous = page.entry.previous.as_ref()?;
+    if page.outcome != Some(Outcome::Unchanged) {
+        return None;
+    }
+    let refers_to_date = UNIX_EPOCH + Duration::from_secs(previous.date);
+    Some(match page.response.status {
+        304 => Revisit::NotModified { refers_to_date },
+        _ => Revisit::IdenticalPayload {
+            digest: page.digest.clone(),
+            refers_to_date,
+        },
+    })
 }
 
 /// A job `Fetcher::reactor_job` declined although the worker checked it would take it.
@@ -706,10 +729,37 @@ impl WorkerContext<'_> {
         // this worker's own work.
         self.free_host(host, response.elapsed, chain)?;
         self.count(&response);
-        let requisite = (self.config.filter).fetched_as_requisite(&page_url, entry.depth);
-        let discovered = self.discover(entry, &page_url, &response, requisite)?;
-        let mut note = discovered.note;
-        if requisite {
+        let max_body = self.config.fetch.max_body;
+        let mut page = Page::new(entry, page_url, response, max_body);
+        page.requisite = (self.config.filter).fetched_as_requisite(&page.url, entry.depth);
+        let discovered = self.discover(&page)?;
+        page.note = self.note_of(&page, discovered.note);
+        (page.digest, page.block_sha1) = self.page_digests(&page.response);
+        page.outcome = (self.config.generation == Generation::Recrawl)
+            .then(|| Outcome::of(entry.previous.as_ref(), page.response.status, &page.digest));
+        if let Some(outcome) = page.outcome {
+            self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
+            page.note = page.note.merge(Note::Recrawl(outcome));
+        }
+        let duplicate = self.duplicate_of(&page)?;
+        if duplicate.is_some() {
+            page.note = page.note.merge(Note::Duplicate);
+        }
+        page.revisit = duplicate.or_else(|| revisit_of(&page));
+        let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
+        self.offer(discovered.links, from)?;
+        self.sinks.take(&page)?;
+        self.archive_page(page)?;
+        Ok(PageOutcome::Done)
+    }
+
+    /// A page's note: what its links' source noted, and whether it was a requisite, truncated,
+    /// not read (`--max-body`, `--reject-type`), or a 429/503/502/504 whose retries ran out
+    /// (each counted).
+    fn note_of(&self, page: &Page, links: Note) -> Note {
+        let (entry, response) = (page.entry, &page.response);
+        let mut note = links;
+        if page.requisite {
             note = note.merge(Note::Requisite);
         }
         if response.truncated {
@@ -733,38 +783,7 @@ impl WorkerContext<'_> {
         if retry::is_transient_status(response.status) && entry.failures > 0 {
             note = note.merge(Note::RetriesExhausted);
         }
-        let (digest, block_sha1) = self.page_digests(&response);
-        let outcome = (self.config.generation == Generation::Recrawl)
-            .then(|| Outcome::of(entry.previous.as_ref(), response.status, &digest));
-        if let Some(outcome) = outcome {
-            self.counters.outcomes[outcome as usize].fetch_add(1, Ordering::Relaxed);
-            note = note.merge(Note::Recrawl(outcome));
-        }
-        let duplicate = self.duplicate_of(entry, &response, &digest, outcome)?;
-        if duplicate.is_some() {
-            note = note.merge(Note::Duplicate);
-        }
-        self.log_response(&response, entry.depth, &entry.url, &note);
-        let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
-        self.offer(discovered.links, from)?;
-        let revisit = self.record(entry, &response, &digest, outcome)?;
-        let revisit = duplicate.or(revisit);
-        if let Some(hunt) = &self.config.hunt {
-            hunt.search(
-                &entry.url,
-                entry.depth,
-                &response,
-                self.config.fetch.max_body,
-            );
-        }
-        let page = PageRecord {
-            key: entry.key(),
-            payload_digest: digest,
-            block_sha1,
-            revisit,
-        };
-        self.archive(&entry.url, response, Some(page))?;
-        Ok(PageOutcome::Done)
+        note
     }
 
     /// The response, or, for a 429/503 with a usable wait or a 502/504 with retries left, the
@@ -884,35 +903,28 @@ impl WorkerContext<'_> {
         }
     }
 
-    /// The URLs a response leads to, from its source (`crawl::links`), and its note so far. A
-    /// URL wanted only as a page requisite (`requisite`: `Filter::fetched_as_requisite`) leads
-    /// only to requisites: a stylesheet's links, a redirect's target; an HTML page's links are
-    /// not followed.
-    fn discover(
-        &self,
-        entry: &Entry,
-        page_url: &Url,
-        response: &Response,
-        requisite: bool,
-    ) -> Result<Discovered> {
-        Ok(match Source::of(response, false) {
+    /// The URLs a page leads to, from its source (`crawl::links`), and its note so far. A
+    /// URL wanted only as a page requisite (`Page::requisite`) leads only to requisites: a
+    /// stylesheet's links, a redirect's target; an HTML page's links are not followed.
+    fn discover(&self, page: &Page) -> Result<Discovered> {
+        Ok(match page.source {
             Some(Source::Redirect) => {
-                let mut found = redirect::discovered(entry, page_url, response);
-                if requisite {
+                let mut found = redirect::discovered(page.entry, &page.url, &page.response);
+                if page.requisite {
                     found.links.requisite = vec![true; found.links.urls.len()];
                     found.links.requisite_kind = LinkKind::Stylesheet;
                 }
                 found
             }
             Some(Source::Html) => {
-                let mut found = self.html_links(entry, page_url, response)?;
-                if requisite {
+                let mut found = self.html_links(page);
+                if page.requisite {
                     found.links = Links::default();
                 }
                 found
             }
-            Some(Source::Css) => self.css_links(entry, page_url, response),
-            Some(Source::Unread) => self.unread(response),
+            Some(Source::Css) => self.css_links(page),
+            Some(Source::Unread) => self.unread(&page.response),
             Some(Source::Sitemap) => {
                 unreachable!("a sitemap is read by WorkerContext::sitemap_answered")
             }
@@ -920,51 +932,20 @@ impl WorkerContext<'_> {
         })
     }
 
-    /// Records the fetch in `fetched.tsv` (what the next recrawl compares with) and says how
-    /// an unchanged page is archived: as a `revisit` of the previous capture.
-    fn record(
-        &self,
-        entry: &Entry,
-        response: &Response,
-        digest: &str,
-        outcome: Option<Outcome>,
-    ) -> Result<Option<Revisit>> {
-        let previous = entry.previous.as_ref();
-        let got = recrawl::capture(previous, response, digest);
-        self.record_fetched(entry, got)?;
-        let refers_to = |p: &Previous| UNIX_EPOCH + Duration::from_secs(p.date);
-        Ok(match (outcome, previous) {
-            (Some(Outcome::Unchanged), Some(previous)) if response.status == 304 => {
-                Some(Revisit::NotModified {
-                    refers_to_date: refers_to(previous),
-                })
-            }
-            (Some(Outcome::Unchanged), Some(previous)) => Some(Revisit::IdenticalPayload {
-                digest: digest.to_owned(),
-                refers_to_date: refers_to(previous),
-            }),
-            _ => None,
-        })
-    }
-
     /// Payload dedupe (`Archive::duplicate_of`): the revisit a page whose payload was archived
     /// before is written as. A recrawl's unchanged page only looks (it is a revisit anyway).
-    fn duplicate_of(
-        &self,
-        entry: &Entry,
-        response: &Response,
-        digest: &str,
-        outcome: Option<Outcome>,
-    ) -> Result<Option<Revisit>> {
+    fn duplicate_of(&self, page: &Page) -> Result<Option<Revisit>> {
         let Some(archive) = self.archive else {
             return Ok(None);
         };
+        let response = &page.response;
         let whole_2xx = (200..300).contains(&response.status)
             && !response.truncated
             && response.skipped.is_none()
             && !response.body.is_empty();
-        let claim = outcome != Some(Outcome::Unchanged);
-        archive.duplicate_of(&entry.url, response.started, digest, whole_2xx, claim)
+        let claim = page.outcome != Some(Outcome::Unchanged);
+        let (url, started) = (&page.entry.url, response.started);
+        archive.duplicate_of(url, started, &page.digest, whole_2xx, claim)
     }
 
     pub(super) fn record_fetched(&self, entry: &Entry, got: Previous) -> Result<()> {
@@ -980,6 +961,18 @@ impl WorkerContext<'_> {
         let (head, body) = (&response.response_head, &response.body);
         let block_digest = self.archive.is_some_and(|a| a.block_digests());
         digest::page_digests(block_digest, head, body)
+    }
+
+    /// The page's last step: to the WARC writer thread (if archiving), its body moved, with
+    /// what its record needs; it is done once archived, or at once without an archive.
+    fn archive_page(&self, page: Page) -> Result<()> {
+        let record = PageRecord {
+            key: page.entry.key(),
+            payload_digest: page.digest,
+            block_sha1: page.block_sha1,
+            revisit: page.revisit,
+        };
+        self.archive(&page.entry.url, page.response, Some(record))
     }
 
     /// Hands a response to the WARC writer thread (if archiving), body moved, not copied. A

@@ -29,12 +29,9 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result, bail};
 
+use crate::output::names::{self, WarcDirFile, index_path};
 use crate::output::warc::Compression;
 use crate::state::{durable, failpoint};
-
-/// The suffix of a WARC file's index: `NAME.warc.gz` → `NAME.warc.gz.cdxj`.
-pub const INDEX_SUFFIX: &str = ".cdxj";
-const OPEN_SUFFIX: &str = ".open";
 
 /// One `response` or `revisit` record, as its index line needs it.
 #[derive(Clone, Debug)]
@@ -513,17 +510,8 @@ fn alpha_reorder(query: &str) -> String {
         .join("&")
 }
 
-/// The index of `warc` beside it.
-pub fn index_path(warc: &Path) -> PathBuf {
-    let mut name = warc.file_name().unwrap_or_default().to_os_string();
-    name.push(INDEX_SUFFIX);
-    warc.with_file_name(name)
-}
-
 fn open_path(index: &Path) -> PathBuf {
-    let mut name = index.file_name().unwrap_or_default().to_os_string();
-    name.push(OPEN_SUFFIX);
-    index.with_file_name(name)
+    names::with_suffix(index, names::OPEN)
 }
 
 /// Writes the index of each WARC file as its records are written (one owner: the WARC writer
@@ -560,15 +548,14 @@ impl CdxjWriter {
             .collect();
         names.sort();
         for name in &names {
-            if name.ends_with(&format!("{INDEX_SUFFIX}{OPEN_SUFFIX}"))
-                || name.ends_with(&format!("{INDEX_SUFFIX}.tmp"))
-            {
+            if names::classify(name) == WarcDirFile::UnfinishedIndex {
                 durable::remove_if_present(&dir.join(name))?;
             }
         }
         for name in &names {
             let path = dir.join(name);
-            if compression_of(name).is_some() && !index_path(&path).exists() {
+            let warc = matches!(names::classify(name), WarcDirFile::Warc(_));
+            if warc && !index_path(&path).exists() {
                 writer
                     .rebuild(&path)
                     .with_context(|| format!("indexing {}", path.display()))?;
@@ -632,7 +619,7 @@ impl CdxjWriter {
             .and_then(|n| n.to_str())
             .context("a WARC file name")?
             .to_owned();
-        let compression = compression_of(&name).context("a WARC file name")?;
+        let compression = names::compression_of(&name).context("a WARC file name")?;
         self.close()?;
         for_each_capture(warc, compression, |capture| self.add(capture))?;
         if self.current.is_none() {
@@ -641,13 +628,6 @@ impl CdxjWriter {
         }
         self.close()
     }
-}
-
-/// The compression of a finished WARC file, from its name.
-pub fn compression_of(name: &str) -> Option<Compression> {
-    [Compression::Gzip, Compression::Zstd]
-        .into_iter()
-        .find(|c| name.ends_with(&format!(".{}", c.extension())))
 }
 
 /// Sorts the lines of `src` into `dst` (replaced durably), holding at most `budget` bytes of

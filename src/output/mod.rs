@@ -7,6 +7,7 @@ pub mod cdxj;
 pub mod digest;
 pub mod handoff;
 pub mod links;
+pub mod names;
 pub mod progress;
 pub mod save;
 pub mod urllog;

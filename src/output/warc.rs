@@ -50,6 +50,7 @@ use sha1::{Digest, Sha1};
 use zstd::zstd_safe::CParameter;
 
 use crate::output::digest;
+use crate::output::names::{self, WarcDirFile};
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
@@ -213,6 +214,9 @@ pub struct Written {
     pub length: u64,
     /// The record's `WARC-Date`.
     pub warc_date: String,
+    /// The record's `WARC-Record-ID`: what a record derived from it (a WET `conversion`
+    /// record's `WARC-Refers-To`) names.
+    pub record_id: RecordId,
 }
 
 /// What a writer wrote, returned by [`WarcWriter::finish`].
@@ -254,7 +258,6 @@ pub enum Revisit {
 pub fn payload_digest(body: &[u8]) -> String {
     digest::sha1_base32(body)
 }
-const OPEN_SUFFIX: &str = ".open";
 /// Compressed units that wait for one write at most; past it they are written at once (a
 /// batch of large bodies does not pile up in memory).
 const PENDING_BYTES: usize = 1 << 20;
@@ -319,19 +322,17 @@ impl WarcWriter {
             .with_context(|| format!("creating {}", config.dir.display()))?;
         let mut next_serial = 0;
         for (path, name) in list_dir(&config.dir)? {
-            let open_kind = [Compression::Zstd, Compression::Gzip]
-                .into_iter()
-                .find(|c| name.ends_with(&format!(".{}{OPEN_SUFFIX}", c.extension())));
+            let open_kind = match names::classify(&name) {
+                WarcDirFile::OpenWarc(compression) => Some(compression),
+                _ => None,
+            };
             if let Some(compression) = open_kind
                 && fs::symlink_metadata(&path)?.is_file()
             {
                 repair(&path, compression)
                     .with_context(|| format!("repairing {}", path.display()))?;
             }
-            let serial = name
-                .strip_prefix(&config.prefix)
-                .and_then(|r| r.strip_prefix('-'));
-            let serial = serial.and_then(|r| r.split(['-', '.']).nth(1)?.parse::<u64>().ok());
+            let serial = names::serial_of(&name, &config.prefix);
             next_serial = next_serial.max(serial.map_or(0, |s| s + 1));
         }
         let zstd = match config.compression {
@@ -514,6 +515,7 @@ impl WarcWriter {
         }
         let warcinfo_id = self.current.as_ref().map(|c| c.warcinfo_id);
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
+        let response_id_value = response_id;
         let date = warc_date(ex.date);
         let mut ip_text = [0u8; 64];
         let ip = match ex.ip {
@@ -560,21 +562,17 @@ impl WarcWriter {
             offset,
             length,
             warc_date: date,
+            record_id: response_id_value,
         })
     }
 
     fn start_file(&mut self) -> Result<()> {
         let now = SystemTime::now();
-        let [y, mo, d, h, mi, s] = civil(now);
-        let name = format!(
-            "{}-{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}-{:05}.{}",
-            self.config.prefix,
-            self.next_serial,
-            self.config.compression.extension()
-        );
+        let (prefix, compression) = (&self.config.prefix, self.config.compression);
+        let name = names::warc_name(prefix, civil(now), self.next_serial, compression);
         self.next_serial += 1;
         let final_path = self.config.dir.join(&name);
-        let open_path = self.config.dir.join(format!("{name}{OPEN_SUFFIX}"));
+        let open_path = self.config.dir.join(format!("{name}{}", names::OPEN));
         // `append` keeps writes at the end even after a failed write is cut off with `set_len`.
         let file = OpenOptions::new()
             .append(true)
@@ -894,10 +892,11 @@ impl RecordIds {
 
 /// A record id, `<urn:uuid:…>`: a fixed-size value, copied rather than allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct RecordId([u8; 47]);
+pub struct RecordId([u8; 47]);
 
 impl RecordId {
-    fn as_str(&self) -> &str {
+    /// The id as a record's header holds it, `<urn:uuid:…>`.
+    pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("ASCII by construction")
     }
 }

@@ -19,7 +19,8 @@
 //! complete.
 
 use crate::exit::Failure;
-use crate::output::cdxj::{self, Capture, INDEX_SUFFIX};
+use crate::output::cdxj::{self, Capture};
+use crate::output::names::{self, WarcDirFile};
 use crate::output::warc::Compression;
 use crate::state::durable;
 use anyhow::{Context, Result, anyhow, bail};
@@ -106,7 +107,11 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        if name.ends_with(".open") && !name.ends_with(&format!("{INDEX_SUFFIX}.open")) {
+        let kind = names::classify(name);
+        if matches!(
+            kind,
+            WarcDirFile::OpenWarc(_) | WarcDirFile::Sidecar { open: true, .. }
+        ) {
             bail!(
                 "{}: a WARC file still being written (a crawl is running, or was killed: run \
                  it again on {} to finish it first)",
@@ -114,7 +119,7 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
                 dir.display()
             );
         }
-        if cdxj::compression_of(name).is_some() {
+        if matches!(kind, WarcDirFile::Warc(_)) {
             files.push(path);
         }
     }
@@ -137,7 +142,7 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
     };
     let mut gzipped = Vec::with_capacity(warcs.len());
     for warc in warcs {
-        if cdxj::compression_of(&warc.to_string_lossy()) == Some(Compression::Zstd) {
+        if names::compression_of(&warc.to_string_lossy()) == Some(Compression::Zstd) {
             gzipped.push(to_gzip(warc, scratch.path())?);
             packed.converted += 1;
         } else {
@@ -149,7 +154,7 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
     // The sorted index of each file: the crawl's, or built here for a file without one.
     let mut indexes = Vec::new();
     for (i, warc) in warcs.iter().enumerate() {
-        let index = cdxj::index_path(warc);
+        let index = names::index_path(warc);
         if index.exists() {
             indexes.push(index);
             continue;
@@ -160,7 +165,7 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
             Ok(())
         })?;
         lines.sort_unstable();
-        let built = scratch.path().join(format!("{i}{INDEX_SUFFIX}"));
+        let built = scratch.path().join(format!("{i}{}", names::INDEX));
         fs::write(&built, lines.concat())?;
         indexes.push(built);
     }

@@ -367,6 +367,10 @@ pub(crate) fn merged_index(out: &Path) -> String {
 fn wacz_packages_a_gzip_crawl_that_wacz_validate_accepts() {
     let (web, dir) = crawled_twice("gzip");
     let out = dir.path().join("out");
+    // A WARC file's sidecar (`output::names`: a WET file, say) is neither packaged nor indexed.
+    let first = warcs_and_indexes(&out)[0].0.to_string_lossy().into_owned();
+    let sidecar = first.replace(".warc.gz", ".warc.wet.gz");
+    std::fs::write(&sidecar, b"derived records, no file of the archive's").unwrap();
     let file = dir.path().join("crawl.wacz");
     let (code, stderr) = wacz(&out, &file);
     assert_eq!(code, Some(0), "{stderr}");

@@ -10,13 +10,12 @@
 
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
+use crate::crawl::page::Page;
 use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
-use crate::frontier::Entry;
 use crate::url::extract::stylesheet_links;
 use crate::url::normalize::LinkKind;
 use std::sync::atomic::Ordering;
-use url::Url;
 
 /// Links read from one stylesheet at most (as from one page: `links::html`).
 const MAX_LINKS_PER_STYLESHEET: usize = 20_000;
@@ -34,18 +33,13 @@ fn is_css_type(content_type: Option<&str>) -> bool {
 }
 
 impl WorkerContext<'_> {
-    /// The links of the stylesheet `entry`, fetched from `sheet_url`, one link further.
-    pub(in crate::crawl) fn css_links(
-        &self,
-        entry: &Entry,
-        sheet_url: &Url,
-        response: &Response,
-    ) -> Discovered {
+    /// The links of a stylesheet, one link further.
+    pub(in crate::crawl) fn css_links(&self, page: &Page) -> Discovered {
+        let (entry, response) = (page.entry, &page.response);
         let directives = self.header_directives(response);
-        let body = response.decoded_body(self.config.fetch.max_body);
         let links = stylesheet_links(
-            &body,
-            sheet_url,
+            page.body(),
+            &page.url,
             response.charset(),
             MAX_LINKS_PER_STYLESHEET,
         );

@@ -1,4 +1,4 @@
-//! `Source::Html`: a 2xx HTML page's links (`url::extract::page_links`), and `--save files`.
+//! `Source::Html`: a 2xx HTML page's links (`url::extract::page_links`).
 //!
 //! Page-level robots directives are obeyed here unless `--ignore-page-robots`: a `nofollow`
 //! page's links (`<meta name="robots">` or `X-Robots-Tag`), and `rel="nofollow"` links, are
@@ -11,14 +11,13 @@
 
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
+use crate::crawl::page::Page;
 use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
-use crate::frontier::Entry;
 use crate::url::directives::Directives;
 use crate::url::extract::{PageLinks, page_links_fingerprinted};
 use crate::url::normalize::LinkKind;
 use crate::url::simhash::NearDuplicates;
-use anyhow::{Context, Result};
 use std::sync::atomic::Ordering;
 use url::Url;
 
@@ -26,35 +25,25 @@ use url::Url;
 const MAX_LINKS_PER_PAGE: usize = 20_000;
 
 impl WorkerContext<'_> {
-    /// The links of the HTML page `entry`, one link further from the seeds, as the extractor
-    /// lists them (not copied); whether it matched `--focus`; saved under `--save files`.
-    pub(in crate::crawl) fn html_links(
-        &self,
-        entry: &Entry,
-        page_url: &Url,
-        response: &Response,
-    ) -> Result<Discovered> {
-        let directives = self.header_directives(response);
-        let body = response.decoded_body(self.config.fetch.max_body);
-        let (links, note) = self.links_of(&body, response, page_url, directives);
-        let found = Discovered {
+    /// The links of an HTML page, one link further from the seeds, as the extractor lists
+    /// them (not copied), and whether it matched `--focus`.
+    pub(in crate::crawl) fn html_links(&self, page: &Page) -> Discovered {
+        let directives = self.header_directives(&page.response);
+        let body = page.body();
+        let (links, note) = self.links_of(body, &page.response, &page.url, directives);
+        Discovered {
             links: Links {
                 text: links.text,
                 urls: links.distinct,
                 order: Some(links.order),
-                depth: entry.depth + 1,
+                depth: page.entry.depth + 1,
                 redirects: 0,
                 requisite: links.requisite,
                 requisite_kind: LinkKind::Requisite,
             },
-            from: Some(self.config.focus.as_ref().is_some_and(|f| f.matches(&body))),
+            from: Some(self.config.focus.as_ref().is_some_and(|f| f.matches(body))),
             note,
-        };
-        if let Some(pages) = &self.config.pages {
-            crate::output::save::save(pages, page_url, &body)
-                .with_context(|| format!("saving {} under {}", entry.url, pages.display()))?;
         }
-        Ok(found)
     }
 
     /// The links of an HTML page that are to be followed, and a note: `LinksCapped` when there

@@ -1,0 +1,117 @@
+//! Page sinks: the consumers of a fetched page (`crawl::page::Page`), in the order the crawl
+//! hands it to them, after its links were offered. The shape of ripgrep's `Sink` or Scrapy's
+//! item pipeline: each sink reads the page and writes its own output; none changes the page.
+//!
+//! The sinks, in order (`PageSinks::new` builds the list once per crawl, from the options):
+//! 1. the URL log (`output::urllog`): the page's line;
+//! 2. `fetched.tsv` (`recrawl::FetchLog`): what the next recrawl compares with;
+//! 3. `--save files` (`output::save`): an HTML page's decoded body under `DIR/pages/`;
+//! 4. `--find` (`crawl::hunt`): the page's text searched.
+//!
+//! Then the archive takes the page by move (`WorkerContext::archive_page`): its body is moved,
+//! not copied, into the WARC writer's queue, so the archive is the last consumer, not a sink
+//! in the list. The page is done once its record is written (or at once without an archive).
+//!
+//! Invariants: a sink takes what it needs from the page (`Page::body` and `Page::text` decode
+//! once, whichever sink asks first); a sink's `Err` is a failure of the state directory or an
+//! output, and stops the crawl, as every such failure does; a sink that writes a file of its
+//! own writes it before `take` returns, so the page's "done" (after the archive) covers it.
+//! A new output is one type with `impl PageSink` and one line in `PageSinks::new`.
+
+use crate::crawl::hunt::Hunt;
+use crate::crawl::page::Page;
+use crate::output::urllog::{LogLine, UrlLog};
+use crate::recrawl::{self, FetchLog};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A consumer of every fetched page.
+pub trait PageSink: Sync {
+    /// Reads `page` and writes this sink's output of it.
+    fn take(&self, page: &Page) -> Result<()>;
+}
+
+/// The crawl's sinks, in order.
+pub struct PageSinks<'a> {
+    sinks: Vec<&'a dyn PageSink>,
+}
+
+impl<'a> PageSinks<'a> {
+    /// The URL log and `fetched.tsv` always; `--save files` and `--find` when given.
+    pub fn new(
+        log: &'a UrlLog,
+        fetched: &'a FetchLog,
+        saved: Option<&'a SavedFiles>,
+        hunt: Option<&'a Hunt>,
+    ) -> PageSinks<'a> {
+        let mut sinks: Vec<&'a dyn PageSink> = vec![log, fetched];
+        sinks.extend(saved.map(|s| s as &dyn PageSink));
+        sinks.extend(hunt.map(|h| h as &dyn PageSink));
+        PageSinks { sinks }
+    }
+
+    /// Hands `page` to every sink in order; the first error stops the rest.
+    pub fn take(&self, page: &Page) -> Result<()> {
+        self.sinks.iter().try_for_each(|sink| sink.take(page))
+    }
+}
+
+impl PageSink for UrlLog {
+    fn take(&self, page: &Page) -> Result<()> {
+        let (response, note) = (&page.response, page.note.to_string());
+        self.write(&LogLine {
+            status: response.status,
+            depth: page.entry.depth,
+            bytes: response.body.len() as u64,
+            millis: response.elapsed.as_millis(),
+            content_type: response.header("content-type"),
+            url: &page.entry.url,
+            note: &note,
+        });
+        Ok(())
+    }
+}
+
+impl PageSink for FetchLog {
+    /// The capture a recrawl compares with: status, validators, digest and date, with the
+    /// page's history carried on.
+    fn take(&self, page: &Page) -> Result<()> {
+        let previous = page.entry.previous.as_ref();
+        let got = recrawl::capture(previous, &page.response, &page.digest);
+        self.record(&crate::frontier::Entry {
+            previous: Some(got),
+            ..page.entry.clone()
+        })
+    }
+}
+
+/// `--save files`: each 2xx HTML page's body, its content codings undone, under a directory.
+pub struct SavedFiles {
+    pub dir: PathBuf,
+}
+
+impl SavedFiles {
+    pub fn under(dir: &Path) -> SavedFiles {
+        SavedFiles {
+            dir: dir.to_owned(),
+        }
+    }
+}
+
+impl PageSink for SavedFiles {
+    fn take(&self, page: &Page) -> Result<()> {
+        // The pages read as HTML (a requisite's too, though its links are not followed).
+        if page.source != Some(crate::crawl::links::Source::Html) {
+            return Ok(());
+        }
+        crate::output::save::save(&self.dir, &page.url, page.body())
+            .with_context(|| format!("saving {} under {}", page.entry.url, self.dir.display()))
+    }
+}
+
+impl PageSink for Hunt {
+    fn take(&self, page: &Page) -> Result<()> {
+        self.search(page);
+        Ok(())
+    }
+}
