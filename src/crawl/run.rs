@@ -56,7 +56,7 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -349,110 +349,24 @@ impl Stages {
                     progress::report(mode, started, read, done_signal)
                 })
                 .context("starting the progress thread")?;
-            let spawn_worker = |i: u64| {
-                let worker = &worker;
-                std::thread::Builder::new()
-                    .name(format!("worker-{i}"))
-                    .stack_size(pool::WORKER_STACK)
-                    .spawn_scoped(scope, move || worker.run())
-            };
             let workers = worker_pool(config);
-            let mut started = workers.start as u64;
-            // The reactor and the threads that process its answers (`fetch::reactor`).
-            let (answers, worker_ref) = (&answers, &worker);
-            let dispatcher = &*self.dispatcher;
             let reactor_thread = match &reactor {
-                Some(reactor) => Some(
-                    std::thread::Builder::new()
-                        .name("reactor".into())
-                        .spawn_scoped(scope, move || {
-                            // A failed poll stops the crawl (the requests in flight are
-                            // answered as failed): the workers stop submitting.
-                            let stop = |e: &std::io::Error| {
-                                let e =
-                                    anyhow::anyhow!("{e}").context("polling the reactor's sockets");
-                                dispatcher.fail(&e)
-                            };
-                            reactor.run(fetcher, &|batch| answers.push_all(batch), &stop)
-                        })
-                        .context("starting the reactor thread")?,
-                ),
+                Some(reactor) => Some(self.start_reactor(scope, reactor, &answers)?),
                 None => None,
             };
-            let processing: Vec<_> = match reactor {
-                Some(_) => (0..processing_threads(workers.max))
-                    .map(|i| {
-                        std::thread::Builder::new()
-                            .name(format!("process-{i}"))
-                            .stack_size(pool::WORKER_STACK)
-                            .spawn_scoped(scope, move || {
-                                let mut result = Ok(());
-                                while let Some(answer) = answers.pop() {
-                                    let processed = worker_ref.process(answer);
-                                    result = result.and(processed);
-                                }
-                                result
-                            })
-                    })
-                    .collect::<std::io::Result<_>>()
-                    .context("starting the processing threads")?,
+            let processing = match reactor {
+                Some(_) => start_processing(scope, workers.max, &answers, &worker)?,
                 None => Vec::new(),
             };
-            let mut handles: Vec<_> = (0..started)
-                .map(|i| spawn_worker(i).expect("spawning a worker"))
-                .collect();
-            let (mut most, mut result) = (handles.len(), Ok(()));
+            let pool = WorkerThreads::start(scope, &worker, workers.start);
             let exchange_threads = self.spawn_exchange(scope, config)?;
-            // An elastic pool grows while the crawl runs: workers are started as the dispatcher
-            // asks for them, and spare ones leave (`Dispatcher::retire_idle`), until it says the
-            // crawl is over. A worker that failed has stopped the crawl (`WorkerContext::run`).
-            let mut leaving = 0;
-            while workers.is_elastic() && !self.dispatcher.workers_over() {
-                let wanted = self.dispatcher.workers_wanted(SPAWNER_LOOK);
-                for _ in 0..wanted {
-                    match spawn_worker(started) {
-                        Ok(handle) => {
-                            started += 1;
-                            handles.push(handle);
-                        }
-                        Err(e) => {
-                            eprintln!(
-                                "crawl: could not start worker {} ({e}); going on with {}",
-                                handles.len() + 1,
-                                handles.len()
-                            );
-                            self.dispatcher.worker_not_started();
-                        }
-                    }
-                }
-                most = most.max(handles.len());
-                leaving += self.dispatcher.retire_idle();
-                // Workers that left are joined (and one that panicked is seen), while some are
-                // leaving or when none was wanted: not for every worker added.
-                if leaving == 0 && wanted > 0 {
-                    continue;
-                }
-                let (gone, running): (Vec<_>, Vec<_>) =
-                    handles.into_iter().partition(|h| h.is_finished());
-                handles = running;
-                leaving = leaving.saturating_sub(gone.len());
-                for handle in gone {
-                    let ended: Result<()> = handle.join().expect("a worker panicked");
-                    result = result.and(ended);
-                }
-            }
-            let counters = &self.counters;
-            // With the reactor a worker is a request in flight, not a thread.
+            let mut result = pool.grow_and_join(&self.dispatcher, workers, &self.counters);
             if reactor.is_some() {
-                most = most.max(self.dispatcher.most_in_flight());
-            }
-            counters.workers.store(most as u64, Ordering::Relaxed);
-            counters
-                .max_workers
-                .store(workers.max as u64, Ordering::Relaxed);
-            for handle in handles {
-                let ended = handle.join().expect("a worker panicked");
-                result = result.and(ended);
+                // With the reactor a worker is a request in flight, not a thread.
+                let in_flight = self.dispatcher.most_in_flight() as u64;
+                self.counters
+                    .workers
+                    .fetch_max(in_flight, Ordering::Relaxed);
             }
             // The reactor answers what it still holds (a stop's requests in flight), then the
             // processing threads finish.
@@ -462,23 +376,8 @@ impl Stages {
                 result = result.and(ran.context("polling the reactor's sockets"));
             }
             answers.close();
-            for handle in processing {
-                let ended = handle.join().expect("a processing thread panicked");
-                result = result.and(ended);
-            }
-            if let Some(exchange) = &config.exchange {
-                // `--find` found its text here: every other shard stops at its next report.
-                if let Some((hunt, found)) =
-                    config.hunt.as_ref().and_then(|h| Some((h, h.found()?)))
-                {
-                    result = result.and(exchange.announce_find(&hunt.text, &found.url));
-                }
-                exchange.stop();
-                for thread in exchange_threads {
-                    let outcome = thread.join().expect("an exchange thread panicked");
-                    result = result.and(outcome);
-                }
-            }
+            result = result.and(join_all(processing, "a processing thread"));
+            result = result.and(self.end_exchange(config, exchange_threads));
             // The bar is cleared (or the last status line printed) before the summary.
             drop(done);
             reporter.join().expect("the progress thread panicked");
@@ -486,6 +385,45 @@ impl Stages {
         });
         self.counters.connections.add_all(fetcher.events());
         ran
+    }
+
+    /// The reactor's thread (`fetch::reactor`): a failed poll stops the crawl (the requests in
+    /// flight are answered as failed), so the workers stop submitting.
+    fn start_reactor<'scope>(
+        &'scope self,
+        scope: &'scope Scope<'scope, '_>,
+        reactor: &'scope Reactor<Fetching>,
+        answers: &'scope Answers,
+    ) -> Result<ScopedJoinHandle<'scope, std::io::Result<()>>> {
+        let (fetcher, dispatcher) = (&self.fetcher, &*self.dispatcher);
+        std::thread::Builder::new()
+            .name("reactor".into())
+            .spawn_scoped(scope, move || {
+                let stop = |e: &std::io::Error| {
+                    let e = anyhow::anyhow!("{e}").context("polling the reactor's sockets");
+                    dispatcher.fail(&e)
+                };
+                reactor.run(fetcher, &|batch| answers.push_all(batch), &stop)
+            })
+            .context("starting the reactor thread")
+    }
+
+    /// With `--shard`, once the workers ended: a `--find` that found its text here sets the
+    /// mark that stops every other shard at its next report; then the exchange's threads stop.
+    fn end_exchange(
+        &self,
+        config: &CrawlConfig,
+        threads: Vec<ScopedJoinHandle<'_, Result<()>>>,
+    ) -> Result<()> {
+        let Some(exchange) = &config.exchange else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        if let Some((hunt, found)) = config.hunt.as_ref().and_then(|h| Some((h, h.found()?))) {
+            result = exchange.announce_find(&hunt.text, &found.url);
+        }
+        exchange.stop();
+        result.and(join_all(threads, "an exchange thread"))
     }
 
     /// With `--shard`: the receiver of other shards' URLs and the coordinator of the end.
@@ -668,6 +606,132 @@ fn worker_pool(config: &CrawlConfig) -> pool::Workers {
 fn processing_threads(max: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     cores.min(max).max(1)
+}
+
+/// The threads that process the reactor's answers (`processing_threads` of them), each until
+/// the queue is closed and empty; a failed page stops none of them (the first error is kept).
+fn start_processing<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    max: usize,
+    answers: &'scope Answers,
+    worker: &'scope WorkerContext<'_>,
+) -> Result<Vec<ScopedJoinHandle<'scope, Result<()>>>> {
+    (0..processing_threads(max))
+        .map(|i| {
+            std::thread::Builder::new()
+                .name(format!("process-{i}"))
+                .stack_size(pool::WORKER_STACK)
+                .spawn_scoped(scope, move || {
+                    let mut result = Ok(());
+                    while let Some(answer) = answers.pop() {
+                        result = result.and(worker.process(answer));
+                    }
+                    result
+                })
+        })
+        .collect::<std::io::Result<_>>()
+        .context("starting the processing threads")
+}
+
+/// Joins `threads` (`what` names them if one panicked); the first error.
+fn join_all(threads: Vec<ScopedJoinHandle<'_, Result<()>>>, what: &str) -> Result<()> {
+    let mut result = Ok(());
+    for thread in threads {
+        let ended = thread.join().unwrap_or_else(|_| panic!("{what} panicked"));
+        result = result.and(ended);
+    }
+    result
+}
+
+/// The worker threads of a crawl, each running `WorkerContext::run`.
+struct WorkerThreads<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    worker: &'scope WorkerContext<'env>,
+    handles: Vec<ScopedJoinHandle<'scope, Result<()>>>,
+    /// Threads started so far (their names' numbers).
+    started: u64,
+    /// The most running at once.
+    most: usize,
+}
+
+impl<'scope, 'env> WorkerThreads<'scope, 'env> {
+    /// `count` workers, started now.
+    fn start(
+        scope: &'scope Scope<'scope, 'env>,
+        worker: &'scope WorkerContext<'env>,
+        count: usize,
+    ) -> Self {
+        let mut threads = WorkerThreads {
+            scope,
+            worker,
+            handles: Vec::new(),
+            started: 0,
+            most: 0,
+        };
+        for _ in 0..count {
+            let handle = threads.spawn().expect("spawning a worker");
+            threads.handles.push(handle);
+        }
+        threads.most = count;
+        threads
+    }
+
+    fn spawn(&mut self) -> std::io::Result<ScopedJoinHandle<'scope, Result<()>>> {
+        let worker = self.worker;
+        let handle = std::thread::Builder::new()
+            .name(format!("worker-{}", self.started))
+            .stack_size(pool::WORKER_STACK)
+            .spawn_scoped(self.scope, move || worker.run())?;
+        self.started += 1;
+        Ok(handle)
+    }
+
+    /// An elastic pool grows while the crawl runs: workers are started as the dispatcher asks
+    /// for them, and spare ones leave (`Dispatcher::retire_idle`), until it says the crawl is
+    /// over; then every worker is joined. A worker that failed has stopped the crawl
+    /// (`WorkerContext::run`). Records the most running at once and the cap in `counters`;
+    /// the workers' first error.
+    fn grow_and_join(
+        mut self,
+        dispatcher: &Dispatcher,
+        workers: pool::Workers,
+        counters: &Counters,
+    ) -> Result<()> {
+        let (mut leaving, mut result) = (0, Ok(()));
+        while workers.is_elastic() && !dispatcher.workers_over() {
+            let wanted = dispatcher.workers_wanted(SPAWNER_LOOK);
+            for _ in 0..wanted {
+                match self.spawn() {
+                    Ok(handle) => self.handles.push(handle),
+                    Err(e) => {
+                        let running = self.handles.len();
+                        eprintln!(
+                            "crawl: could not start worker {} ({e}); going on with {running}",
+                            running + 1,
+                        );
+                        dispatcher.worker_not_started();
+                    }
+                }
+            }
+            self.most = self.most.max(self.handles.len());
+            leaving += dispatcher.retire_idle();
+            // Workers that left are joined (and one that panicked is seen), while some are
+            // leaving or when none was wanted: not for every worker added.
+            if leaving == 0 && wanted > 0 {
+                continue;
+            }
+            let (gone, running): (Vec<_>, Vec<_>) =
+                self.handles.into_iter().partition(|h| h.is_finished());
+            self.handles = running;
+            leaving = leaving.saturating_sub(gone.len());
+            result = result.and(join_all(gone, "a worker"));
+        }
+        counters.workers.store(self.most as u64, Ordering::Relaxed);
+        counters
+            .max_workers
+            .store(workers.max as u64, Ordering::Relaxed);
+        result.and(join_all(self.handles, "a worker"))
+    }
 }
 
 /// The reactor's answers, queued for the processing threads; closed once the reactor ended.
