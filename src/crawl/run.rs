@@ -27,7 +27,7 @@
 //! failed keeps them for its resume.
 
 use crate::crawl::outcome::{RunOutcome, SeedHosts};
-use crate::crawl::sinks::{PageSinks, SavedFiles};
+use crate::crawl::sinks::PageSinks;
 use crate::crawl::worker::{Fetching, WorkerContext};
 use crate::fetch::client::{FetchConfig, Fetcher};
 use crate::fetch::reactor::{Answer, Reactor};
@@ -313,9 +313,7 @@ impl Stages {
             false => None,
         };
         let answers = Answers::default();
-        let saved = config.pages.as_deref().map(SavedFiles::under);
-        let hunt = config.hunt.as_deref();
-        let sinks = PageSinks::new(log, &self.fetched, saved.as_ref(), hunt);
+        let sinks = PageSinks::new(config, log, &self.fetched);
         let worker = WorkerContext {
             sinks: &sinks,
             reactor: reactor.as_ref(),

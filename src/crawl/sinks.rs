@@ -2,7 +2,7 @@
 //! hands it to them, after its links were offered. The shape of ripgrep's `Sink` or Scrapy's
 //! item pipeline: each sink reads the page and writes its own output; none changes the page.
 //!
-//! The sinks, in order (`PageSinks::new` builds the list once per crawl, from the options):
+//! The sinks, in order (`PageSinks::new` builds the list once per crawl, from the configuration):
 //! 1. the URL log (`output::urllog`): the page's line;
 //! 2. `fetched.tsv` (`recrawl::FetchLog`): what the next recrawl compares with;
 //! 3. `--save files` (`output::save`): an HTML page's decoded body under `DIR/pages/`;
@@ -20,10 +20,11 @@
 
 use crate::crawl::hunt::Hunt;
 use crate::crawl::page::Page;
+use crate::crawl::run::CrawlConfig;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::recrawl::{self, FetchLog};
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A consumer of every fetched page.
 pub trait PageSink: Sync {
@@ -31,22 +32,29 @@ pub trait PageSink: Sync {
     fn take(&self, page: &Page) -> Result<()>;
 }
 
+/// A sink borrowed from the stage that owns it (the URL log, `fetched.tsv`, the hunt).
+impl<T: PageSink + ?Sized> PageSink for &T {
+    fn take(&self, page: &Page) -> Result<()> {
+        (**self).take(page)
+    }
+}
+
 /// The crawl's sinks, in order.
 pub struct PageSinks<'a> {
-    sinks: Vec<&'a dyn PageSink>,
+    sinks: Vec<Box<dyn PageSink + 'a>>,
 }
 
 impl<'a> PageSinks<'a> {
-    /// The URL log and `fetched.tsv` always; `--save files` and `--find` when given.
-    pub fn new(
-        log: &'a UrlLog,
-        fetched: &'a FetchLog,
-        saved: Option<&'a SavedFiles>,
-        hunt: Option<&'a Hunt>,
-    ) -> PageSinks<'a> {
-        let mut sinks: Vec<&'a dyn PageSink> = vec![log, fetched];
-        sinks.extend(saved.map(|s| s as &dyn PageSink));
-        sinks.extend(hunt.map(|h| h as &dyn PageSink));
+    /// The URL log and `fetched.tsv` always, then those the options ask for (`--save files`,
+    /// `--find`). A new output is one more line here.
+    pub fn new(config: &'a CrawlConfig, log: &'a UrlLog, fetched: &'a FetchLog) -> PageSinks<'a> {
+        let mut sinks: Vec<Box<dyn PageSink + 'a>> = vec![Box::new(log), Box::new(fetched)];
+        if let Some(dir) = &config.pages {
+            sinks.push(Box::new(SavedFiles { dir: dir.clone() }));
+        }
+        if let Some(hunt) = &config.hunt {
+            sinks.push(Box::new(&**hunt));
+        }
         PageSinks { sinks }
     }
 
@@ -86,16 +94,8 @@ impl PageSink for FetchLog {
 }
 
 /// `--save files`: each 2xx HTML page's body, its content codings undone, under a directory.
-pub struct SavedFiles {
-    pub dir: PathBuf,
-}
-
-impl SavedFiles {
-    pub fn under(dir: &Path) -> SavedFiles {
-        SavedFiles {
-            dir: dir.to_owned(),
-        }
-    }
+struct SavedFiles {
+    dir: PathBuf,
 }
 
 impl PageSink for SavedFiles {
