@@ -136,7 +136,7 @@ fn options_md(cmd: &Command) -> String {
     let mut out = format!(
         "{GENERATED}\n# crawl's options\n\n\
          Rendered from the option definitions in `src/cli/args.rs` (the text `crawl --help` \
-         prints; `man crawl` has them too). Usage: `crawl [OPTIONS] --out DIR SEEDS`. \
+         prints; the manual page `man/crawl.1` has them too). Usage: `crawl [OPTIONS] --out DIR SEEDS`. \
          Seconds may be fractional (`0.5`); a malformed value is an error (exit status 2), \
          never a silent 0.\n\n"
     );
@@ -262,7 +262,7 @@ fn names_cell(arg: &Arg) -> String {
     names.join(", ")
 }
 
-/// clap's default (the version written `VERSION`, so a release leaves the README alone);
+/// clap's default (the version written `VERSION`, so a release leaves docs/options.md alone);
 /// else `(required)`; else the `Default: WHAT.` that ends the option's one-line help; else
 /// `off` for a flag and `none` for a value.
 fn default_cell(arg: &Arg, version: &str) -> String {

@@ -9,7 +9,7 @@
 //! `ms`, `content_type` (`null` if none), `url`, `note` (`null` if none), plus `error`: the
 //! error kind when there was no response (status 0: the note up to its first comma, without
 //! a retry's `,retry-after:SECS` or `,retries-exhausted`), else `null`. serde_json writes it, and
-//! strings stay ASCII: everything else is `\uXXXX` (the README promises it).
+//! strings stay ASCII: everything else is `\uXXXX` (docs/url-log.md promises it).
 //!
 //! Many workers, one owner: lines are added to a shared batch that one writer thread takes
 //! whole (`handoff`: one wake-up per batch, not per line); it flushes whenever it has nothing
@@ -192,7 +192,7 @@ pub const FIELDS: &[Field] = &[
         meaning: "What else to know of this fetch, `-` in tsv (`null`) when nothing: an error \
                   kind (`timeout`), `redirect:TARGET`, `robots`, `sitemap...`, `truncated`, \
                   `retry-after:SECS`, a recrawl's `new`/`changed`/`unchanged`/`gone`, ... \
-                  (the full list: `man crawl`, URL LOG).",
+                  (every note: [crawling.md](crawling.md#notes-in-the-url-log)).",
     },
     Field {
         column: None,
@@ -205,7 +205,8 @@ pub const FIELDS: &[Field] = &[
 
 /// serde_json's compact output, except that string contents outside printable ASCII (DEL,
 /// C1 controls, bidi overrides, any non-ASCII) are written `\uXXXX`, surrogate pairs above the
-/// BMP: the log stays ASCII, so it cannot drive a terminal and any reader accepts it (README).
+/// BMP: the log stays ASCII, so it cannot drive a terminal and any reader accepts it
+/// (docs/url-log.md).
 /// serde_json itself escapes `"`, `\` and C0 controls before a fragment gets here.
 struct AsciiOnly;
 
