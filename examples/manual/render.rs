@@ -155,7 +155,8 @@ fn options_md(cmd: &Command) -> String {
         }
         let help = arg.get_long_help().or(arg.get_help());
         let help = help.map(|h| h.to_string()).unwrap_or_default();
-        let paragraphs: Vec<String> = help.split("\n\n").map(flatten_text).collect();
+        let mut paragraphs: Vec<String> = help.split("\n\n").map(flatten_text).collect();
+        paragraphs[0] = without_default(std::mem::take(&mut paragraphs[0]));
         out.push_str(&paragraphs.join("\n\n"));
         out.push('\n');
         let values: Vec<String> = arg
@@ -311,10 +312,14 @@ fn flatten_text(text: &str) -> String {
 
 /// The one-line help without the `Default: WHAT.` the Default column shows.
 fn summary_cell(arg: &Arg) -> String {
-    let help = flatten(arg.get_help());
-    match help.rsplit_once(" Default: ") {
+    without_default(flatten(arg.get_help()))
+}
+
+/// A paragraph without the `Default: WHAT.` that ends it, if any (shown beside the names).
+fn without_default(text: String) -> String {
+    match text.rsplit_once(" Default: ") {
         Some((before, _)) => before.to_owned(),
-        None => help,
+        None => text,
     }
 }
 
