@@ -198,8 +198,10 @@ pub const FIELDS: &[Field] = &[
         column: None,
         key: "error",
         kind: "string or null",
-        meaning: "With status 0: the error kind, the note up to its first comma (without a \
-                  retry's `,retry-after:SECS` or `,retries-exhausted`); else `null`.",
+        meaning: "With status 0: the note up to its first comma (without a retry's \
+                  `,retry-after:SECS` or `,retries-exhausted`), the error kind of a fetch \
+                  without a response or why the URL was not asked for (`host-budget`, ...); \
+                  else `null`.",
     },
 ];
 
