@@ -33,7 +33,7 @@ mod url;
 
 // The binary's entry points.
 /// The command line's definition, from which `examples/manual` renders the man page, the shell
-/// completions and the README's option table.
+/// completions and docs/options.md.
 pub use cli::args::cli_command;
 pub use cli::command::main;
 pub use sys::tune_allocator;
@@ -68,6 +68,14 @@ pub mod internals {
     pub use crate::schedule::robots::RobotsRules;
     pub use crate::url::extract::{page_links, page_links_fingerprinted, stylesheet_links};
     pub use crate::url::simhash::{MAX_DISTANCE, distance, page_fingerprint};
+}
+
+/// What each key of summary.json and each field of the URL log means, for
+/// `examples/manual` (which renders docs/summary-json.md and docs/url-log.md from them).
+#[doc(hidden)]
+pub mod formats {
+    pub use crate::crawl::summary::{KEYS as SUMMARY_KEYS, Key as SummaryKey};
+    pub use crate::output::urllog::{FIELDS as URL_LOG_FIELDS, Field as UrlLogField};
 }
 
 /// The WARC writer and its CDXJ index, for `examples/cdxj_cost.rs` (indexing cost per record),

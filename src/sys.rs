@@ -1,7 +1,9 @@
 //! The few platform calls the crawler makes, in one place: allocator tuning, the process's own
 //! memory and I/O counters from `/proc`, the memory available, the open-file limit (and its
-//! raise), the early write-back of a growing archive file, the look at an idle kept connection before it is reused, and the self-kill of the
-//! crash tests. Each `unsafe` block is here, with its SAFETY note.
+//! raise), the early write-back of a growing archive file, the look at an idle kept connection
+//! before it is reused, arrival timestamps, and the self-kill of the crash tests. Every libc
+//! call is here, each `unsafe` block with its SAFETY note; the few other `unsafe` blocks (SIMD
+//! and one hand-over of a socket) are listed in ARCHITECTURE.md, "Invariants".
 
 /// Keeps resident memory flat over a long crawl (glibc; "Flat memory" in BENCHMARKS.md). By
 /// default glibc gives threads up to 8 arenas per core, and every arena keeps its own high-water

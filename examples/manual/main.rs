@@ -1,7 +1,9 @@
 //! Writes the manual from the clap definitions in src/cli/args.rs: `man/crawl.1`, the shell
 //! completions `completions/crawl.bash`, `completions/_crawl` (zsh) and
-//! `completions/crawl.fish`, and the option table of README.md. Run it after changing an option;
-//! tests/it/manpage.rs fails until the committed files are what it writes.
+//! `completions/crawl.fish`, and `docs/options.md`; and `docs/summary-json.md` and
+//! `docs/url-log.md` from the format tables in src/crawl/summary.rs and src/output/urllog.rs.
+//! Run it after changing an option or a format; tests/it/manpage.rs fails until the committed
+//! files are what it writes.
 //!
 //! Usage: cargo run --example manual
 

@@ -2,9 +2,9 @@
 //!
 //! These doc comments are the only text of an option: `--help` prints them, and
 //! `cargo run --example manual` renders them into man/crawl.1, the shell completions and the
-//! README's option table (tests/it/manpage.rs fails until that has been run). An option whose
+//! docs/options.md (tests/it/manpage.rs fails until that has been run). An option whose
 //! default clap cannot show (an `Option` whose absence means something) ends its one-line help
-//! with `Default: WHAT.`, which the README's Default column takes.
+//! with `Default: WHAT.`, which the Default column of docs/options.md takes.
 //!
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
@@ -254,7 +254,7 @@ pub struct Args {
     /// `connections=N` (1 to 256, as --host-connections), `pages=N` (as --max-pages-per-host;
     /// `pages=none` lifts it). The most specific pattern wins: host:port, then the host, then
     /// the longest `*.` domain. Example lines: `*.intranet.example connections=8 rate=none`,
-    /// `archive.example.org rate=20 pages=100000` (README, "Politeness", has a whole file).
+    /// `archive.example.org rate=20 pages=100000` (docs/politeness.md has a whole file).
     ///
     /// The rules may be laxer than the defaults, but robots.txt (and its Crawl-delay) still
     /// applies, and --delay-factor and --min-delay still rest each connection. A malformed line
@@ -683,7 +683,7 @@ pub struct Args {
 }
 
 /// The whole command line as clap sees it, for the manual's generator (`examples/manual/`):
-/// the man page, the shell completions and the README's option table are rendered from it.
+/// the man page, the shell completions and docs/options.md are rendered from it.
 pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }

@@ -24,6 +24,8 @@ pub fn ending_name(ending: Ending) -> &'static str {
 /// `summary.json`: one line, keys in the order below (the order it has always had).
 /// Counts are integers; `seconds`, `pages_per_second` and `cache_hit_rate` are numbers rounded
 /// to 3, 1 and 4 decimals (serde_json writes the shortest form: `0.8`, not `0.8000`).
+/// What each key means is `KEYS` (docs/summary-json.md is rendered from it); a test fails
+/// when a key written here is not there.
 #[derive(Serialize)]
 struct Summary {
     ending: &'static str,
@@ -45,46 +47,398 @@ struct Summary {
     cache_hit_rate: f64,
     merges: u64,
     frontier_left: u64,
-    /// URLs the filter turned away, by `Rejection` name, every reason listed.
+    /// Every `Rejection` listed, then `host_budget`.
     filtered: Counts,
-    /// `null` when archiving was off.
     warc: Option<Warc>,
-    /// Outcomes by name; `null` for a first crawl.
+    /// Every `Outcome` listed.
     recrawl: Option<Counts>,
     peak_rss_bytes: u64,
-    /// Sitemap fetches and what they listed (see `crawl::sitemaps`).
     sitemaps: Sitemaps,
-    /// Pages whose links were not followed (meta robots or `X-Robots-Tag` `nofollow`).
     nofollow_pages: u64,
-    /// Links not followed for their `rel="nofollow"`.
     nofollow_links: u64,
-    /// Pages that said `noindex` (archived all the same).
     noindex_pages: u64,
-    /// Pages taken by the worker that received their host's previous page (no hand-over).
     pages_ahead: u64,
-    /// Of those, the pages whose request was sent before the previous page was processed.
     requests_ahead: u64,
-    /// With `--shard`: this shard and what crossed to and from the others; `null` without.
     shard: Option<ShardSummary>,
-    /// Workers started (without `-j`, the most that ran at once), and the most that could
-    /// (`-j`, or `--max-connections`).
     workers: u64,
     max_workers: u64,
-    /// Connections closed for what their servers did (`fetch::pool::ConnectionEvents`).
     connections: Connections,
-    /// How the crawl went (`crawl::outcome`): `ending`'s name, or `nothing-answered` or
-    /// `mostly-failed` (exit status 3, not complete).
     outcome: &'static str,
-    /// URLs not asked for because their host was held unreachable (asked for on resume).
     host_unreachable: u64,
-    /// Attempts put back to be asked for again (429/503, 502/504, no answer).
     retried: u64,
-    /// Pages whose last attempt got no response, the crawler's own refusals aside: with
-    /// `host_unreachable`, the failures `--max-error-ratio` counts.
     failed: u64,
-    /// HTML pages noted `near-duplicate` (`--near-duplicates`).
     near_duplicates: u64,
 }
+
+/// A key of `summary.json` (a nested one as `parent.key`): its JSON type and what it means.
+/// The one place the file's format is described: docs/summary-json.md is rendered from `KEYS`
+/// (`cargo run --example manual`), and `every_key_written_is_documented` holds it to the keys
+/// `to_json` writes, in their order.
+pub struct Key {
+    /// The key as written, a nested one after its parent's and a dot (`status.2xx`).
+    pub name: &'static str,
+    /// `string`, `integer`, `number` or `object`, with ` or null` when it may be `null`.
+    pub kind: &'static str,
+    /// What it means, for scripts: one or two sentences of Markdown.
+    pub meaning: &'static str,
+}
+
+const fn key(name: &'static str, kind: &'static str, meaning: &'static str) -> Key {
+    Key {
+        name,
+        kind,
+        meaning,
+    }
+}
+
+/// Every key of `summary.json`, in the order written.
+pub const KEYS: &[Key] = &[
+    key(
+        "ending",
+        "string",
+        "Why the run ended: `complete`, `page-limit`, `time-limit`, `byte-limit` (a run limit \
+         with pages left: resumable, exit status 4), `stopped` (SIGINT/SIGTERM or a closed URL \
+         log) or `found` (`--find` found its text).",
+    ),
+    key(
+        "seconds",
+        "number",
+        "Wall-clock time of the run, 3 decimals.",
+    ),
+    key(
+        "pages",
+        "integer",
+        "Pages asked for in this run (a retried page once; robots.txt and sitemaps not counted).",
+    ),
+    key(
+        "pages_per_second",
+        "number",
+        "`pages` / `seconds`, 1 decimal.",
+    ),
+    key(
+        "status",
+        "object",
+        "Fetches by the status class of their answer.",
+    ),
+    key("status.none", "integer", "Fetches that got no response."),
+    key("status.1xx", "integer", "Responses 100 to 199."),
+    key("status.2xx", "integer", "Responses 200 to 299."),
+    key("status.3xx", "integer", "Responses 300 to 399."),
+    key("status.4xx", "integer", "Responses 400 to 499."),
+    key("status.5xx", "integer", "Responses 500 to 599."),
+    key(
+        "bytes",
+        "integer",
+        "Response body bytes as received (what `--max-bytes` counts).",
+    ),
+    key("robots_fetches", "integer", "robots.txt fetches."),
+    key(
+        "robots_blocked",
+        "integer",
+        "URLs not fetched because robots.txt disallows them.",
+    ),
+    key(
+        "links_found",
+        "integer",
+        "Links read from fetched pages, before the filters.",
+    ),
+    key(
+        "truncated",
+        "integer",
+        "Bodies cut at `--max-body` (note `truncated`).",
+    ),
+    key(
+        "type_rejected",
+        "integer",
+        "Bodies not read for their media type (`--accept-type`, `--reject-type`).",
+    ),
+    key(
+        "too_long",
+        "integer",
+        "Bodies not read because their Content-Length is over `--max-body`.",
+    ),
+    key(
+        "private_refused",
+        "integer",
+        "Fetches refused because the address is private (see `--allow-private`).",
+    ),
+    key("urls_seen", "integer", "URLs in the seen set."),
+    key("cache_lookups", "integer", "Seen-set look-ups in this run."),
+    key(
+        "cache_hits",
+        "integer",
+        "Of those, answered by the CLOCK cache without the disk.",
+    ),
+    key(
+        "cache_hit_rate",
+        "number",
+        "`cache_hits` / `cache_lookups`, 4 decimals.",
+    ),
+    key(
+        "merges",
+        "integer",
+        "Merges of cache misses into the on-disk seen set.",
+    ),
+    key(
+        "frontier_left",
+        "integer",
+        "URLs left on the frontier (0 when complete).",
+    ),
+    key(
+        "filtered",
+        "object",
+        "URLs turned away before the seen set, by reason.",
+    ),
+    key("filtered.scheme", "integer", "Not http or https."),
+    key("filtered.scope", "integer", "Outside `--scope`."),
+    key("filtered.depth", "integer", "Past `--max-depth`."),
+    key(
+        "filtered.pattern",
+        "integer",
+        "Refused by `--include` or `--exclude`.",
+    ),
+    key("filtered.url-too-long", "integer", "URL too long."),
+    key(
+        "filtered.path-too-deep",
+        "integer",
+        "Too many path segments (a trap guard).",
+    ),
+    key(
+        "filtered.repeated-segment",
+        "integer",
+        "A path segment repeated too often (`a/b/a/b`, a trap guard).",
+    ),
+    key(
+        "filtered.host_budget",
+        "integer",
+        "Not fetched: the host's `--max-pages-per-host` was used up (note `host-budget`).",
+    ),
+    key(
+        "warc",
+        "object or null",
+        "The archive; `null` with `--no-warc`.",
+    ),
+    key(
+        "warc.files",
+        "integer",
+        "WARC files written to in this run.",
+    ),
+    key("warc.records", "integer", "Records written."),
+    key("warc.bytes", "integer", "Compressed bytes written."),
+    key(
+        "warc.duplicates",
+        "integer",
+        "Pages archived as revisits of a payload archived before (payload dedupe).",
+    ),
+    key(
+        "warc.duplicate_bytes",
+        "integer",
+        "Their payload bytes, not stored again.",
+    ),
+    key(
+        "recrawl",
+        "object or null",
+        "A recrawl's pages by outcome; `null` on a first crawl.",
+    ),
+    key(
+        "recrawl.new",
+        "integer",
+        "Pages the previous crawl did not fetch.",
+    ),
+    key(
+        "recrawl.changed",
+        "integer",
+        "Pages whose status or payload digest changed.",
+    ),
+    key(
+        "recrawl.unchanged",
+        "integer",
+        "Pages answered 304, or with the same status and payload digest.",
+    ),
+    key(
+        "recrawl.gone",
+        "integer",
+        "Pages answered 404 or 410 now, not before.",
+    ),
+    key(
+        "recrawl.lastmod",
+        "integer",
+        "Pages not asked for: their sitemap `lastmod` is before their previous fetch.",
+    ),
+    key(
+        "recrawl.deferred",
+        "integer",
+        "Pages left out by `--recrawl-budget` (note `deferred`).",
+    ),
+    key(
+        "peak_rss_bytes",
+        "integer",
+        "The process's peak resident memory.",
+    ),
+    key(
+        "sitemaps",
+        "object",
+        "Sitemap fetches and what they listed.",
+    ),
+    key("sitemaps.fetched", "integer", "Sitemap fetches."),
+    key(
+        "sitemaps.urls",
+        "integer",
+        "Page URLs they listed, before the filters and the seen set.",
+    ),
+    key(
+        "sitemaps.listed_sitemaps",
+        "integer",
+        "Sitemaps listed by sitemap indexes.",
+    ),
+    key(
+        "sitemaps.capped",
+        "integer",
+        "Files over the protocol's limits (50,000 URLs, 50 MiB), read up to them.",
+    ),
+    key(
+        "sitemaps.malformed",
+        "integer",
+        "Broken or foreign files, read up to the damage.",
+    ),
+    key(
+        "sitemaps.too_deep",
+        "integer",
+        "Index entries nested deeper than level 3.",
+    ),
+    key(
+        "nofollow_pages",
+        "integer",
+        "Pages whose links were not followed (meta robots or `X-Robots-Tag` `nofollow`).",
+    ),
+    key(
+        "nofollow_links",
+        "integer",
+        "Links not followed for their `rel=\"nofollow\"`.",
+    ),
+    key(
+        "noindex_pages",
+        "integer",
+        "Pages that said `noindex` (archived all the same).",
+    ),
+    key(
+        "pages_ahead",
+        "integer",
+        "Pages of a host that needs no rest (as with `--delay-factor 0`) handed straight to \
+         the worker that received its previous page.",
+    ),
+    key(
+        "requests_ahead",
+        "integer",
+        "Of those, pages whose request went on the connection just used before the previous \
+         page was processed.",
+    ),
+    key(
+        "shard",
+        "object or null",
+        "With `--shard`: this shard and what crossed to and from the others; `null` without.",
+    ),
+    key("shard.index", "integer", "K of `--shard K/N`."),
+    key("shard.count", "integer", "N of `--shard K/N`."),
+    key(
+        "shard.sent",
+        "integer",
+        "URLs sent to other shards (after the sent cache).",
+    ),
+    key(
+        "shard.sent_cache_hits",
+        "integer",
+        "Cross-shard URLs the sent cache kept from being sent again.",
+    ),
+    key(
+        "shard.sent_cache_misses",
+        "integer",
+        "Cross-shard URLs it let through.",
+    ),
+    key(
+        "shard.received",
+        "integer",
+        "URLs received from other shards (a re-read batch counts again).",
+    ),
+    key("shard.batches", "integer", "Stream entries published."),
+    key(
+        "shard.stream_full",
+        "integer",
+        "Publishes refused by a full stream (backpressure).",
+    ),
+    key(
+        "shard.found_by",
+        "string or null",
+        "With `--find`: the shard and page that found the text (`shard K/N at URL`); every \
+         shard stops once one has found it. `null` when not found.",
+    ),
+    key(
+        "workers",
+        "integer",
+        "The most requests in flight at once, or of worker threads running, whichever was more.",
+    ),
+    key(
+        "max_workers",
+        "integer",
+        "The cap on requests in flight: `-j`, or `--max-connections`.",
+    ),
+    key(
+        "connections",
+        "object",
+        "Connections closed for what their servers did.",
+    ),
+    key(
+        "connections.closed_idle",
+        "integer",
+        "Kept connections found closed by their server before a request was written on them.",
+    ),
+    key(
+        "connections.unsolicited",
+        "integer",
+        "Closed because the server sent bytes no request asked for (on an idle kept \
+         connection, or past a response's end).",
+    ),
+    key(
+        "connections.ambiguous_framing",
+        "integer",
+        "Closed after a response whose framing was ambiguous (`Content-Length` beside \
+         `Transfer-Encoding`, an unsolicited `101`).",
+    ),
+    key(
+        "connections.closed_timeout",
+        "integer",
+        "Kept connections the crawler closed, unused for `--idle-timeout`.",
+    ),
+    key(
+        "outcome",
+        "string",
+        "How the crawl went: `ending`'s name, or `nothing-answered` (no seed host answered at \
+         all) or `mostly-failed` (over `--max-error-ratio` of fetches failed), both exit status \
+         3 and not complete.",
+    ),
+    key(
+        "host_unreachable",
+        "integer",
+        "URLs not asked for because their host was held unreachable (asked for on resume).",
+    ),
+    key(
+        "retried",
+        "integer",
+        "Attempts put back to be asked for again (429/503, 502/504, no answer; robots.txt \
+         included).",
+    ),
+    key(
+        "failed",
+        "integer",
+        "Pages whose last attempt got no response, the crawler's own refusals aside: with \
+         `host_unreachable`, the failures `--max-error-ratio` counts.",
+    ),
+    key(
+        "near_duplicates",
+        "integer",
+        "HTML pages noted `near-duplicate` (`--near-duplicates`).",
+    ),
+];
 
 /// `ConnectionEvents` as the file names them.
 #[derive(Serialize)]
@@ -100,18 +454,14 @@ struct Connections {
 struct ShardSummary {
     index: u32,
     count: u32,
-    /// URLs sent to other shards (after the sent cache).
     sent: u64,
-    /// Cross-shard URLs the sent cache kept from being sent again, and those it let through.
+    /// Cache hits and misses: `ExchangeStats::cache_hits`, `cache_misses`.
     sent_cache_hits: u64,
     sent_cache_misses: u64,
-    /// URLs received from other shards (a re-read batch counts again).
     received: u64,
-    /// Stream entries published, and publishes refused by a full stream (backpressure).
     batches: u64,
     stream_full: u64,
-    /// With `--find`: the shard that found the text and the page (`shard K/N at URL`); every
-    /// shard stops once one has found it. `null` when it was not found.
+    /// `Report::found_by`.
     found_by: Option<String>,
 }
 
@@ -148,8 +498,6 @@ struct Warc {
     files: u64,
     records: u64,
     bytes: u64,
-    /// Pages archived as revisits of a payload archived before (payload dedupe), and their
-    /// payload bytes not stored again.
     duplicates: u64,
     duplicate_bytes: u64,
 }
@@ -582,6 +930,104 @@ mod tests {
             text.contains("shard 1/4: --find's text was found by shard 2/4 at http://a.test/x\n"),
             "{text}"
         );
+    }
+
+    /// The keys of a JSON text as `KEYS` names them (`parent.key`), in the order written, each
+    /// with its JSON type (serde_json's `Value` would sort them).
+    struct KeysOf<'a> {
+        prefix: String,
+        out: &'a mut Vec<(String, &'static str)>,
+    }
+
+    impl<'de> serde::de::DeserializeSeed<'de> for KeysOf<'_> {
+        type Value = &'static str;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<&'static str, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> serde::de::Visitor<'de> for KeysOf<'_> {
+        type Value = &'static str;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("summary.json")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<&'static str, A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                let name = format!("{}{key}", self.prefix);
+                let at = self.out.len();
+                self.out.push((name.clone(), ""));
+                let prefix = format!("{name}.");
+                let out = &mut *self.out;
+                self.out[at].1 = map.next_value_seed(KeysOf { prefix, out })?;
+            }
+            Ok("object")
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<&'static str, E> {
+            Ok("integer")
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<&'static str, E> {
+            Ok("number")
+        }
+        fn visit_str<E>(self, _: &str) -> Result<&'static str, E> {
+            Ok("string")
+        }
+        fn visit_unit<E>(self) -> Result<&'static str, E> {
+            Ok("null")
+        }
+    }
+
+    /// docs/summary-json.md is rendered from `KEYS`: a key added to the file without a line
+    /// there (or one documented but no longer written, or moved) fails here. Every optional
+    /// object is present in the report, so every key is written.
+    #[test]
+    fn every_key_written_is_documented() {
+        let mut report = report(Generation::Recrawl, Some(WarcStats::default()));
+        report.exchange = Some(crate::shard::ExchangeStats {
+            shard: crate::shard::owner::Shard { index: 0, count: 2 },
+            sent: 1,
+            cache_hits: 2,
+            cache_misses: 3,
+            received: 4,
+            batches: 5,
+            stream_full: 6,
+        });
+        report.found_by = Some("shard 0/2 at http://a.test/".into());
+        let json = to_json(&report);
+        let mut written = Vec::new();
+        let seed = KeysOf {
+            prefix: String::new(),
+            out: &mut written,
+        };
+        let whole = serde::de::DeserializeSeed::deserialize(
+            seed,
+            &mut serde_json::Deserializer::from_str(&json),
+        );
+        assert_eq!(whole.expect("summary.json is JSON"), "object");
+        let documented: Vec<(String, &str)> = KEYS
+            .iter()
+            .map(|k| (k.name.to_owned(), k.kind.trim_end_matches(" or null")))
+            .collect();
+        let undocumented: Vec<_> = written.iter().filter(|k| !documented.contains(k)).collect();
+        let stale: Vec<_> = documented.iter().filter(|k| !written.contains(k)).collect();
+        assert!(
+            undocumented.is_empty() && stale.is_empty(),
+            "written but not in KEYS: {undocumented:?}; in KEYS but not written: {stale:?}"
+        );
+        assert_eq!(
+            written, documented,
+            "KEYS is in another order than summary.json"
+        );
+        for key in KEYS {
+            assert!(
+                key.meaning.ends_with('.') && key.meaning.len() > 10,
+                "{}: {:?}",
+                key.name,
+                key.meaning
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Each `ErrorKind` is one word of the URL log (its note, and the JSONL log's `error`), a
 //! stable interface that tests and users parse: `as_str` gives the word, and a word once
 //! written is never changed. A new kind is a new variant here, its word in `as_str` and `ALL`,
-//! and a line in README.md's list of error kinds.
+//! and a line in docs/crawling.md's list of error kinds ("Notes in the URL log").
 //!
 //! `is_transient` tells whether another attempt later may succeed; a request that failed on a
 //! reused connection before any byte of its response is sent again at once on a fresh one

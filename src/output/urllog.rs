@@ -9,7 +9,7 @@
 //! `ms`, `content_type` (`null` if none), `url`, `note` (`null` if none), plus `error`: the
 //! error kind when there was no response (status 0: the note up to its first comma, without
 //! a retry's `,retry-after:SECS` or `,retries-exhausted`), else `null`. serde_json writes it, and
-//! strings stay ASCII: everything else is `\uXXXX` (the README promises it).
+//! strings stay ASCII: everything else is `\uXXXX` (docs/url-log.md promises it).
 //!
 //! Many workers, one owner: lines are added to a shared batch that one writer thread takes
 //! whole (`handoff`: one wake-up per batch, not per line); it flushes whenever it has nothing
@@ -133,9 +133,83 @@ struct JsonLine<'a> {
     error: Option<&'a str>,
 }
 
+/// A field of the URL log: its `tsv` column (1 for the first) and `jsonl` key, its JSON type and
+/// what it means. The one place the log's format is described: docs/url-log.md is rendered from
+/// `FIELDS` (`cargo run --example manual`), and `every_field_written_is_documented` holds it to
+/// the columns `write_tsv` and the keys `write_json` write, in their order.
+pub struct Field {
+    /// `None`: only in `jsonl`.
+    pub column: Option<u8>,
+    /// The `jsonl` key.
+    pub key: &'static str,
+    /// `string` or `integer`, with ` or null` when it may be `null`.
+    pub kind: &'static str,
+    /// What it means, for scripts: one or two sentences of Markdown.
+    pub meaning: &'static str,
+}
+
+/// Every field of the URL log, in the order written.
+pub const FIELDS: &[Field] = &[
+    Field {
+        column: Some(1),
+        key: "status",
+        kind: "integer",
+        meaning: "The HTTP status; 0 when there was no response (or the URL was not asked for).",
+    },
+    Field {
+        column: Some(2),
+        key: "depth",
+        kind: "integer",
+        meaning: "Link hops from a seed (seeds, robots.txt and sitemaps are 0).",
+    },
+    Field {
+        column: Some(3),
+        key: "bytes",
+        kind: "integer",
+        meaning: "Body bytes as received (before decoding a content coding).",
+    },
+    Field {
+        column: Some(4),
+        key: "ms",
+        kind: "integer",
+        meaning: "Response time in milliseconds.",
+    },
+    Field {
+        column: Some(5),
+        key: "content_type",
+        kind: "string or null",
+        meaning: "The Content-Type header as sent; `-` in tsv (`null`) when there is none.",
+    },
+    Field {
+        column: Some(6),
+        key: "url",
+        kind: "string",
+        meaning: "The URL, in canonical form.",
+    },
+    Field {
+        column: Some(7),
+        key: "note",
+        kind: "string or null",
+        meaning: "What else to know of this fetch, `-` in tsv (`null`) when nothing: an error \
+                  kind (`timeout`), `redirect:TARGET`, `robots`, `sitemap...`, `truncated`, \
+                  `retry-after:SECS`, a recrawl's `new`/`changed`/`unchanged`/`gone`, ... \
+                  (every note: [crawling.md](crawling.md#notes-in-the-url-log)).",
+    },
+    Field {
+        column: None,
+        key: "error",
+        kind: "string or null",
+        meaning: "With status 0: the note up to its first comma (without a retry's \
+                  `,retry-after:SECS` or `,retries-exhausted`), the error kind of a fetch \
+                  without a response or why the URL was not asked for (`host-budget`, ...); \
+                  else `null`.",
+    },
+];
+
 /// serde_json's compact output, except that string contents outside printable ASCII (DEL,
 /// C1 controls, bidi overrides, any non-ASCII) are written `\uXXXX`, surrogate pairs above the
-/// BMP: the log stays ASCII, so it cannot drive a terminal and any reader accepts it (README).
+/// BMP: the log stays ASCII, so it cannot drive a terminal and any reader accepts it
+/// (docs/url-log.md).
 /// serde_json itself escapes `"`, `\` and C0 controls before a fragment gets here.
 struct AsciiOnly;
 
@@ -433,6 +507,54 @@ mod tests {
             "{text:?}"
         );
         serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"))
+    }
+
+    /// docs/url-log.md is rendered from `FIELDS`: a column or key added without a line there
+    /// (or documented but gone, or moved) fails here.
+    #[test]
+    fn every_field_written_is_documented() {
+        let line = LogLine {
+            status: 0,
+            depth: 1,
+            bytes: 2,
+            millis: 3,
+            content_type: Some("text/html"),
+            url: "http://a.test/",
+            note: "timeout,retries-exhausted",
+        };
+        let mut tsv = Vec::new();
+        line.write_tsv(&mut tsv);
+        let columns = String::from_utf8(tsv).unwrap().split('\t').count();
+        let documented: Vec<u8> = FIELDS.iter().filter_map(|f| f.column).collect();
+        assert_eq!(
+            documented,
+            (1..=columns as u8).collect::<Vec<_>>(),
+            "tsv columns"
+        );
+        let mut jsonl = Vec::new();
+        line.write_json(&mut jsonl);
+        let text = String::from_utf8(jsonl).unwrap();
+        let value = json(&line);
+        let map = value.as_object().unwrap();
+        assert_eq!(map.len(), FIELDS.len(), "{text}");
+        let mut last = 0;
+        for field in FIELDS {
+            let at = text.find(&format!("\"{}\":", field.key));
+            let at = at.unwrap_or_else(|| panic!("{} is not written: {text}", field.key));
+            assert!(at > last, "{} out of order: {text}", field.key);
+            last = at;
+            let kind = match &map[field.key] {
+                serde_json::Value::String(_) => "string",
+                serde_json::Value::Number(_) => "integer",
+                other => panic!("{}: {other}", field.key),
+            };
+            assert_eq!(
+                field.kind.trim_end_matches(" or null"),
+                kind,
+                "{}",
+                field.key
+            );
+        }
     }
 
     #[test]

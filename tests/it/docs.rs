@@ -1,6 +1,8 @@
 //! The map stays a map: every pointer a module doc makes into ARCHITECTURE.md (`See
 //! ARCHITECTURE.md, "NAME"`) names a heading that exists there, every folder of `src/` has
 //! a heading of its own, and every limit README.md states points at the code that holds it.
+//! The Markdown renders as written (whole tables, links that resolve), README.md stays a guide,
+//! and every `unsafe` block carries its SAFETY note in a file ARCHITECTURE.md names.
 
 use std::path::{Path, PathBuf};
 
@@ -158,4 +160,206 @@ fn every_readme_limit_points_at_code_that_still_holds_it() {
         "README.md, Limits / not yet:\n{}",
         problems.join("\n")
     );
+}
+
+/// The Markdown files people read: README.md, ARCHITECTURE.md and docs/.
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("ARCHITECTURE.md")];
+    for entry in std::fs::read_dir(root().join("docs")).expect("reading docs/") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The pipes that separate a table row's cells (`\|` is a pipe inside a cell).
+fn cell_separators(row: &str) -> usize {
+    let bytes = row.as_bytes();
+    (0..bytes.len())
+        .filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
+        .count()
+}
+
+/// Every table renders as one: a run of `|` lines has the delimiter row second and as many
+/// cells in each row as in its header. A blank line inside a table ends it, and the rows after
+/// it, with no header of their own, render as literal pipes: this fails on them.
+#[test]
+fn markdown_tables_are_whole() {
+    let mut problems = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).expect("a Markdown file");
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        let mut fenced = false;
+        let mut table: Vec<(usize, &str)> = Vec::new();
+        for (i, line) in text.lines().chain([""]).enumerate() {
+            fenced ^= line.starts_with("```");
+            if line.starts_with('|') && !fenced {
+                table.push((i + 1, line));
+                continue;
+            }
+            if let Some(&(first, header)) = table.first() {
+                let delimiter = table.get(1).is_some_and(|(_, l)| l.starts_with("|---"));
+                if !delimiter {
+                    problems.push(format!("{name}:{first}: rows without a header row"));
+                }
+                let cells = cell_separators(header);
+                for &(at, row) in &table[1..] {
+                    if cell_separators(row) != cells {
+                        problems.push(format!("{name}:{at}: not the header's cell count"));
+                    }
+                }
+            }
+            table.clear();
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A heading's anchor as GitHub makes it: lower-case, spaces as `-`, punctuation other than
+/// `-` and `_` dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every relative link of the Markdown files names a file that exists, and a `#part` a heading
+/// of that file: moving a section breaks no link silently.
+#[test]
+fn relative_links_resolve() {
+    let mut links = 0;
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = std::fs::read_to_string(&file).expect("a Markdown file");
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let target = rest.split(')').next().unwrap_or_default();
+            if target.contains("://") || target.contains(' ') || target.is_empty() {
+                continue;
+            }
+            links += 1;
+            let (path, part) = target.split_once('#').unwrap_or((target, ""));
+            let linked = match path {
+                "" => file.clone(),
+                path => file.parent().unwrap().join(path),
+            };
+            let Ok(linked_text) = std::fs::read_to_string(&linked) else {
+                broken.push(format!("{name}: {target}: no such file"));
+                continue;
+            };
+            let headings: Vec<String> = linked_text
+                .lines()
+                .filter_map(|l| l.strip_prefix('#'))
+                .map(|l| anchor(l.trim_start_matches('#')))
+                .collect();
+            if !part.is_empty() && !headings.iter().any(|h| h == part) {
+                broken.push(format!("{name}: {target}: no such heading"));
+            }
+        }
+    }
+    assert!(links >= 20, "only {links} relative links found");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// README.md is a guide, not the reference (issue 42): the reference lives in docs/.
+#[test]
+fn readme_stays_a_guide() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 350,
+        "README.md has {lines} lines: move the reference to docs/"
+    );
+    for command in ["cargo build --release", "scripts/demo.sh", "bash .ci/run"] {
+        assert!(readme.contains(command), "README.md lost `{command}`");
+    }
+}
+
+/// The `unsafe` blocks outside tests of a source file: the line of each, and whether the
+/// comment lines just above it (or the line itself) hold a `// SAFETY:` note.
+fn unsafe_blocks(text: &str) -> Vec<(usize, bool)> {
+    let code = text
+        .split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default();
+    let lines: Vec<&str> = code.lines().collect();
+    let mut blocks = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let before_comment = line.split("//").next().unwrap_or_default();
+        let opens = before_comment.match_indices("unsafe").any(|(at, _)| {
+            before_comment[at + "unsafe".len()..]
+                .trim_start()
+                .starts_with('{')
+        });
+        if !opens {
+            continue;
+        }
+        let noted = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .take_while(|l| l.starts_with("//") && !l.starts_with("///"))
+            .any(|l| l.starts_with("// SAFETY:"));
+        blocks.push((i + 1, noted));
+    }
+    blocks
+}
+
+/// Every `unsafe` block outside tests says why it is sound (`// SAFETY:` just above it), and
+/// every file that has one is named in ARCHITECTURE.md's "Invariants", which says where unsafe
+/// code lives.
+#[test]
+fn unsafe_code_is_noted_and_mapped() {
+    let architecture =
+        std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let invariants = architecture
+        .split("\n## Invariants\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("ARCHITECTURE.md has an Invariants section");
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut problems = Vec::new();
+    let mut blocks = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let found = unsafe_blocks(&text);
+        if found.is_empty() {
+            continue;
+        }
+        blocks += found.len();
+        let name = file
+            .strip_prefix(root().join("src"))
+            .unwrap()
+            .display()
+            .to_string();
+        for (line, noted) in found {
+            if !noted {
+                problems.push(format!(
+                    "src/{name}:{line}: unsafe without a `// SAFETY:` note"
+                ));
+            }
+        }
+        if !invariants.contains(&format!("`{name}`")) {
+            problems.push(format!(
+                "src/{name} has unsafe code: name it in ARCHITECTURE.md, Invariants"
+            ));
+        }
+    }
+    assert!(
+        blocks >= 10,
+        "only {blocks} unsafe blocks found: has their form changed?"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -1,12 +1,13 @@
-//! The manual page, the shell completions and the README against `crawl --help`, so that none
-//! can drift from the options the binary really has.
+//! The manual page, the shell completions, docs/ and the README against `crawl --help`, so that
+//! none can drift from the options the binary really has.
 //!
 //! The clap definitions (src/cli/args.rs) are the source of truth: `cargo run --example manual`
-//! renders man/crawl.1, completions/ and the README's option table from them, and the committed
+//! renders man/crawl.1, completions/ and docs/options.md from them (and docs/summary-json.md and
+//! docs/url-log.md from the format tables the crawler's own tests check), and the committed
 //! files must be byte for byte what it renders. Beyond that, every option `--help` lists must be
-//! documented in the man page's OPTIONS section (as a `.TP` entry) and in the README's option
-//! table, and every option those documents mention must exist. The README's defaults must be
-//! `--help`'s.
+//! documented in the man page's OPTIONS section (as a `.TP` entry) and in docs/options.md, with
+//! `--help`'s defaults, and every option the man page, README.md, ARCHITECTURE.md and the
+//! hand-written docs mention must exist.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -21,7 +22,13 @@ fn generated_manual_is_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = render::render(root).unwrap_or_else(|e| panic!("rendering the manual: {e}"));
     let paths: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
-    for expected in ["man/crawl.1", "README.md", "completions/crawl.bash"] {
+    for expected in [
+        "man/crawl.1",
+        "completions/crawl.bash",
+        "docs/options.md",
+        "docs/summary-json.md",
+        "docs/url-log.md",
+    ] {
         assert!(
             paths.contains(&expected),
             "{expected} not rendered: {paths:?}"
@@ -211,11 +218,10 @@ fn every_man_page_option_is_in_help() {
     );
 }
 
-/// The README's option table: rows starting with `` | `- ``, as (names, default cell).
-fn readme_table(readme: &str) -> Vec<(BTreeSet<String>, String)> {
-    readme
-        .lines()
-        .filter(|l| l.starts_with("| `-"))
+/// docs/options.md's index table: rows starting with `` | [`- ``, as (names, default cell).
+fn options_table(doc: &str) -> Vec<(BTreeSet<String>, String)> {
+    doc.lines()
+        .filter(|l| l.starts_with("| [`-"))
         .map(|row| {
             let cells: Vec<&str> = row.split(" | ").collect();
             let names = option_words(cells[0], true);
@@ -226,44 +232,46 @@ fn readme_table(readme: &str) -> Vec<(BTreeSet<String>, String)> {
 }
 
 #[test]
-fn readme_documents_every_long_option() {
+fn options_md_documents_every_option() {
     let help = help_names(&help_text());
-    let readme = read("README.md");
-    let mentioned = option_words(&readme, false);
-    let missing: BTreeSet<String> = help
-        .iter()
-        .filter(|n| n.starts_with("--"))
-        .filter(|n| !mentioned.contains(*n))
-        .cloned()
-        .collect();
-    fail_if_any("long options of `crawl --help` not in README.md", &missing);
-
-    let table = readme_table(&readme);
+    let doc = read("docs/options.md");
+    let table = options_table(&doc);
     let listed: BTreeSet<String> = table.iter().flat_map(|(n, _)| n.clone()).collect();
     let unlisted: BTreeSet<String> = help.difference(&listed).cloned().collect();
     fail_if_any(
-        "options of `crawl --help` missing from README.md's option table",
+        "options of `crawl --help` missing from docs/options.md's table",
         &unlisted,
     );
     let stale: BTreeSet<String> = listed.difference(&help).cloned().collect();
     fail_if_any(
-        "options in README.md's option table that `crawl --help` does not have",
+        "options in docs/options.md's table that `crawl --help` does not have",
         &stale,
     );
+    let sections: BTreeSet<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .map(str::to_owned)
+        .collect();
+    let without: BTreeSet<String> = help
+        .iter()
+        .filter(|n| n.starts_with("--") && !sections.contains(*n))
+        .cloned()
+        .collect();
+    fail_if_any("options without a section in docs/options.md", &without);
 }
 
 #[test]
-fn readme_defaults_are_the_binarys() {
+fn options_md_defaults_are_the_binarys() {
     let help = help_text();
     let defaults: BTreeMap<String, String> = help_options(&help)
         .into_iter()
         .filter_map(|o| Some((o.names.last()?.clone(), o.default?)))
         .collect();
     assert!(defaults.contains_key("--delay-factor"), "{defaults:?}");
-    let readme = read("README.md");
+    let doc = read("docs/options.md");
     let version = env!("CARGO_PKG_VERSION");
     let mut wrong = Vec::new();
-    for (names, cell) in readme_table(&readme) {
+    for (names, cell) in options_table(&doc) {
         let Some(long) = names.iter().find(|n| n.starts_with("--")) else {
             continue;
         };
@@ -271,12 +279,74 @@ fn readme_defaults_are_the_binarys() {
             let documented = cell.replace("VERSION", version);
             if documented != *default {
                 wrong.push(format!(
-                    "{long}: README says {cell:?}, --help says {default:?}"
+                    "{long}: docs/options.md says {cell:?}, --help says {default:?}"
                 ));
             }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Long options of other programs that the guides name (cargo, fastwarc, the loopback test
+/// web, GNU wget), which `crawl --help` rightly lacks.
+const OTHER_PROGRAMS: &[&str] = &[
+    "--release",
+    "--example",
+    "--test",
+    "--workspace",
+    "--verify-payloads",
+    "--fixtures",
+    "--seeds-out",
+    "--hostile",
+    "--page-requisites",
+];
+
+/// The subcommands `crawl --help` lists (not `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.split("\nCommands:\n")
+        .nth(1)
+        .expect("--help lists its commands")
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every long option README.md, ARCHITECTURE.md and the hand-written pages of docs/ mention is
+/// one of crawl's (or of a subcommand's): a renamed or removed option fails here until the
+/// guides say what the binary does.
+#[test]
+fn guides_mention_only_real_options() {
+    let help = help_text();
+    let mut known = help_names(&help);
+    for sub in subcommands(&help) {
+        let out = Command::new(env!("CARGO_BIN_EXE_crawl"))
+            .args([sub.as_str(), "--help"])
+            .output()
+            .expect("running crawl SUB --help");
+        assert!(out.status.success(), "crawl {sub} --help failed: {out:?}");
+        known.extend(option_words(&String::from_utf8_lossy(&out.stdout), false));
+    }
+    assert!(
+        known.contains("--svg") && known.contains("--top"),
+        "{known:?}"
+    );
+    known.extend(OTHER_PROGRAMS.iter().map(|o| o.to_string()));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut guides = vec!["README.md".to_owned(), "ARCHITECTURE.md".to_owned()];
+    for entry in std::fs::read_dir(root.join("docs")).expect("docs/") {
+        let name = entry.expect("a directory entry").file_name();
+        guides.push(format!("docs/{}", name.to_string_lossy()));
+    }
+    let mut stale = BTreeSet::new();
+    for guide in &guides {
+        for option in option_words(&read(guide), false).difference(&known) {
+            stale.insert(format!("{guide}: {option}"));
+        }
+    }
+    fail_if_any("options no `--help` of crawl's has", &stale);
 }
 
 #[test]
