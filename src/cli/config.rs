@@ -45,12 +45,52 @@ pub struct Prepared {
     pub lock: DirLock,
 }
 
+/// What the options say once checked, before anything is built or touched on disk.
+struct Checked {
+    seeds: Vec<url::Url>,
+    focus: Option<Arc<Focus>>,
+    headers: Vec<(String, String)>,
+    host_rules: Arc<HostRules>,
+    proxy: Option<fetch::proxy::Proxy>,
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+/// What a crawl opens once its options are checked, for its configuration: the broker, the
+/// cookie jar, the run's generation and `--find`'s hunt.
+struct Opened {
+    exchange: Option<Arc<crate::shard::Exchange>>,
+    cookies: Option<Arc<CookieJar>>,
+    generation: recrawl::Generation,
+    hunt: Option<Arc<Hunt>>,
+}
+
+/// Where the URL log is written.
+type LogOut = Box<dyn Write + Send>;
+
 impl Args {
     /// Validates every option and builds the crawl's configuration, stopped by `stop`; locks
-    /// --out.
+    /// --out. Three steps: every option is checked before anything is built (`check`); then
+    /// --out is locked and what the crawl keeps open is opened (`open`); then the
+    /// configuration is assembled (`crawl_config`), which cannot fail.
     pub fn prepare(self, stop: Arc<Stop>) -> Result<Prepared, Failure> {
+        let checked = self.check()?;
+        let (lock, opened, log_out) = self.open(&checked.seeds, &stop)?;
+        let (log_format, quiet, hunt) = (self.log_format, self.quiet, opened.hunt.clone());
+        let config = self.crawl_config(checked, opened, stop);
+        Ok(Prepared {
+            config,
+            log_out,
+            log_format,
+            hunt,
+            quiet,
+            lock,
+        })
+    }
+
+    /// Every option checked, and every file an option names read: bad input is exit status 2,
+    /// and nothing has been written yet.
+    fn check(&self) -> Result<Checked, Failure> {
         let args = self;
-        // Validate everything before building anything.
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
         let focus = match &args.focus {
             Some(topic) => Some(Arc::new(
@@ -92,16 +132,33 @@ impl Args {
                  here and a server can read and change what is fetched"
             );
         }
+        Ok(Checked {
+            seeds,
+            focus,
+            headers,
+            host_rules,
+            proxy,
+            extra_roots,
+        })
+    }
+
+    /// Locks --out, then opens what the crawl keeps: the shard's claim and broker, the cookie
+    /// jar (opening it writes it), the recrawl's generation, `--find`'s hunt and the URL log.
+    fn open(
+        &self,
+        seeds: &[url::Url],
+        stop: &Arc<Stop>,
+    ) -> Result<(DirLock, Opened, LogOut), Failure> {
+        let args = self;
         let lock = statedir::open(&args.out).map_err(Failure::bad_input)?;
         // After the lock: the directory's shard is checked (or recorded) by its one user.
         let claim = crate::shard::claim_dir(&args.out, args.shard).map_err(Failure::bad_input)?;
         let exchange = match (args.shard, &args.exchange, claim) {
-            (Some(shard), Some(url), Some(claim)) => Some(crate::shard::connect(
-                &args.out, shard, url, &seeds, &claim,
-            )?),
+            (Some(shard), Some(url), Some(claim)) => {
+                Some(crate::shard::connect(&args.out, shard, url, seeds, &claim)?)
+            }
             _ => None,
         };
-        // After the lock: opening the jar writes it.
         let cookies = match (&args.load_cookies, &args.cookie_jar) {
             (None, None) => None,
             (load, jar) => Some(Arc::new(
@@ -113,8 +170,8 @@ impl Args {
         let hunt = args
             .find
             .as_deref()
-            .map(|text| Arc::new(Hunt::new(text, args.ignore_case, Arc::clone(&stop))));
-        let log_out: Box<dyn std::io::Write + Send> = match &args.log {
+            .map(|text| Arc::new(Hunt::new(text, args.ignore_case, Arc::clone(stop))));
+        let log_out: LogOut = match &args.log {
             Some(path) => {
                 let file = std::fs::File::create(path).map_err(|e| {
                     Failure::bad_input(
@@ -128,7 +185,32 @@ impl Args {
             None if hunt.is_some() => Box::new(std::io::sink()),
             None => Box::new(std::io::stdout()),
         };
+        let opened = Opened {
+            exchange,
+            cookies,
+            generation,
+            hunt,
+        };
+        Ok((lock, opened, log_out))
+    }
 
+    /// The crawl's configuration from the checked options and what was opened.
+    fn crawl_config(self, checked: Checked, opened: Opened, stop: Arc<Stop>) -> CrawlConfig {
+        let args = self;
+        let Checked {
+            seeds,
+            focus,
+            headers,
+            host_rules,
+            proxy,
+            extra_roots,
+        } = checked;
+        let Opened {
+            exchange,
+            cookies,
+            generation,
+            hunt,
+        } = opened;
         let mut filter = Filter::new(args.scope, &seeds);
         filter.max_depth = Some(args.max_depth.unwrap_or(match hunt {
             Some(_) => hunt::DEFAULT_MAX_DEPTH,
@@ -158,7 +240,7 @@ impl Args {
             }),
         };
         let seed_hosts = crate::crawl::outcome::SeedHosts::new(&seeds);
-        let config = CrawlConfig {
+        CrawlConfig {
             out: args.out.clone(),
             seeds,
             dispatch: DispatchConfig {
@@ -241,15 +323,7 @@ impl Args {
                 time: args.max_time,
                 bytes: args.max_bytes,
             },
-        };
-        Ok(Prepared {
-            config,
-            log_out,
-            log_format: args.log_format,
-            hunt,
-            quiet: args.quiet,
-            lock,
-        })
+        }
     }
 }
 
