@@ -3,9 +3,9 @@
 //! seed file, a --focus text, a busy or unusable --out) is `Failure::bad_input` (exit 2).
 
 use crate::cli::args::{Args, Save};
+use crate::crawl::config::CrawlConfig;
 use crate::crawl::hunt::{self, Hunt};
-use crate::crawl::run::CrawlConfig;
-use crate::crawl::sitemaps::Sources;
+use crate::crawl::links::sitemap::Sources;
 use crate::exit::Failure;
 use crate::fetch;
 use crate::fetch::body::BodyRule;

@@ -9,8 +9,10 @@
 //! went (`summary.json`'s `outcome`, exit status 3). See
 //! ARCHITECTURE.md, "crawl/".
 
+pub mod config;
+pub mod counters;
 pub mod hunt;
-mod links;
+pub mod links;
 pub mod note;
 mod offer;
 pub mod outcome;

@@ -12,7 +12,7 @@
 //! order, is unchanged. Without `--link-graph` no `occurrences` are kept: nothing else reads
 //! them (`--focus` counts each distinct URL once, `urls`).
 
-use crate::crawl::run::Counters;
+use crate::crawl::counters::Counters;
 use crate::frontier::Entry;
 use crate::frontier::entry::FoundLine;
 use crate::seen::checksum::checksum;

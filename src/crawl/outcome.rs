@@ -62,7 +62,7 @@ impl RunOutcome {
     /// The name `summary.json` gives it.
     pub fn name(self) -> &'static str {
         match self {
-            RunOutcome::Ended(ending) => crate::crawl::summary::ending_name(ending),
+            RunOutcome::Ended(ending) => ending_name(ending),
             RunOutcome::NothingAnswered => "nothing-answered",
             RunOutcome::MostlyFailed => "mostly-failed",
         }
@@ -116,6 +116,18 @@ impl SeedHosts {
 
     fn is_seed_host(&self, url: &str) -> bool {
         origin_and_key(url).is_some_and(|(_, key)| self.keys.contains(&key))
+    }
+}
+
+/// The name `summary.json` gives an ending (`ending`, and `outcome` when the crawl did not fail).
+pub fn ending_name(ending: Ending) -> &'static str {
+    match ending {
+        Ending::Complete => "complete",
+        Ending::PageLimit => "page-limit",
+        Ending::TimeLimit => "time-limit",
+        Ending::ByteLimit => "byte-limit",
+        Ending::Stopped => "stopped",
+        Ending::Found => "found",
     }
 }
 

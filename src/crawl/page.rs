@@ -10,7 +10,6 @@
 //! - Everything the crawl decided of the page (its note, digests, recrawl outcome, the revisit
 //!   it is archived as) is set before the sinks see it; the sinks only read.
 
-use crate::crawl::links::Source;
 use crate::crawl::note::Note;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
@@ -27,8 +26,6 @@ pub struct Page<'e> {
     /// `entry`'s URL, parsed once for the fetch and the links.
     pub url: Url,
     pub response: Response,
-    /// Where its links come from (`None`: it has none, as a 404 or a 304).
-    pub(in crate::crawl) source: Option<Source>,
     /// Fetched only as a requisite of another page (`Filter::fetched_as_requisite`).
     pub requisite: bool,
     /// The URL log's note: everything noticed of the page, merged.
@@ -55,7 +52,6 @@ impl<'e> Page<'e> {
     /// The page of `entry`, answered by `response`, with nothing noted or decided yet.
     pub fn new(entry: &'e Entry, url: Url, response: Response, max_body: u64) -> Page<'e> {
         Page {
-            source: Source::of(&response, false),
             entry,
             url,
             response,

@@ -26,36 +26,34 @@
 //! unreachable hosts in `fetched.tsv` (status 0), so that its next recrawl asks for them; one that
 //! failed keeps them for its resume.
 
-use crate::crawl::outcome::{RunOutcome, SeedHosts};
+use crate::crawl::config::CrawlConfig;
+use crate::crawl::counters::Counters;
+use crate::crawl::outcome::RunOutcome;
 use crate::crawl::sinks::PageSinks;
 use crate::crawl::worker::{Fetching, WorkerContext};
-use crate::fetch::client::{FetchConfig, Fetcher};
+use crate::fetch::client::Fetcher;
 use crate::fetch::reactor::{Answer, Reactor};
-use crate::fetch::retry::Transient;
-use crate::frontier::focus::{Focus, Window};
+use crate::frontier::focus::Window;
 use crate::frontier::{Entry, Frontier};
 use crate::output::archive::Archive;
 use crate::output::links::LinkLog;
 use crate::output::progress::{self, Gauges};
 use crate::output::urllog::{UrlLog, Written};
-use crate::output::warc::{WarcConfig, WarcStats, WarcWriter};
+use crate::output::warc::{WarcStats, WarcWriter};
 use crate::recrawl::budget::RecrawlBudget;
-use crate::recrawl::{FetchLog, Generation, LASTMODS, Lastmods, Outcome};
+use crate::recrawl::{FetchLog, Generation, LASTMODS, Lastmods};
 use crate::schedule::dispatch::{DispatchConfig, DispatchParts, Dispatcher, Ending, FrontierSink};
-use crate::schedule::hostrules::HostRules;
-use crate::schedule::politeness::{DelayRule, Scheduler};
+use crate::schedule::politeness::Scheduler;
 use crate::schedule::pool;
 use crate::schedule::robotstore::RobotsStore;
-use crate::schedule::stop::{Reason, RunLimits, Stop};
+use crate::schedule::stop::{Reason, Stop};
 use crate::seen::checksum::checksum;
-use crate::seen::due::{Due, DueConfig, DueStats, Recovery};
+use crate::seen::due::{Due, DueStats, Recovery};
+use crate::shard::ExchangeStats;
 use crate::shard::exchange::Hunted;
-use crate::shard::{Exchange, ExchangeStats};
-use crate::url::normalize::{Filter, Rejection};
 use anyhow::{Context, Result};
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 use url::Url;
@@ -66,115 +64,6 @@ const SPAWNER_LOOK: Duration = Duration::from_millis(500);
 /// After a stop signal, fetches still in flight this long are abandoned (they are fetched
 /// again on resume): a stop takes a few seconds, not `--timeout`.
 const STOP_GRACE: Duration = Duration::from_secs(5);
-
-/// Everything a crawl needs, validated.
-pub struct CrawlConfig {
-    pub out: PathBuf,
-    pub seeds: Vec<Url>,
-    /// How the dispatcher hands out work (`--max-pages`, `--max-pages-per-host`, …), and to
-    /// how many workers (`dispatch.workers`: `-j`, or elastic up to `--max-connections`).
-    pub dispatch: DispatchConfig,
-    pub filter: Filter,
-    pub delay: DelayRule,
-    /// `--rate`: requests per second per host, beside the delay rule.
-    pub rate: Option<f64>,
-    /// `--host-connections`: the scheduler's requests in flight per host, unless a
-    /// `--host-rules` rule gives a host other connections.
-    pub host_connections: usize,
-    /// `--host-rules`: other rates, connections and page budgets for some hosts (empty
-    /// without it).
-    pub host_rules: Arc<HostRules>,
-    /// How pages are fetched; its `host_connections` is the idle connections kept per host:
-    /// the most requests any host may have in flight.
-    pub fetch: FetchConfig,
-    pub robots_token: String,
-    /// When pages and robots.txt that failed transiently are asked again (`--retries`,
-    /// `--retry-wait`).
-    pub retry: Transient,
-    /// `--max-error-ratio`: more fetches failed than this share makes the crawl `mostly-failed`.
-    pub max_error_ratio: f64,
-    /// The seeds' hosts, and whether any answered (`nothing-answered`).
-    pub seed_hosts: SeedHosts,
-    /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
-    pub obey_page_robots: bool,
-    /// `--near-duplicates`: whether HTML pages are fingerprinted, and what a near-duplicate does.
-    pub near_duplicates: crate::url::simhash::NearDuplicates,
-    pub due: DueConfig,
-    /// Where responses are archived; `None` with `--no-warc`.
-    pub warc: Option<WarcConfig>,
-    /// Where `--save files` writes HTML pages (`DIR/pages`); `None` without it.
-    pub pages: Option<PathBuf>,
-    /// `--link-graph`: each fetched page's links are appended to `DIR/links.tsv`.
-    pub link_graph: bool,
-    /// How progress is shown while the crawl runs.
-    pub progress: progress::Mode,
-    /// A first crawl (or its resumption), or a recrawl (see `recrawl`).
-    pub generation: Generation,
-    /// `--recrawl-budget`: a recrawl asks for at most this many pages (`recrawl::budget`).
-    pub recrawl_budget: Option<u64>,
-    /// `--find`: pages are searched, and the crawl stops at the first match.
-    pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
-    /// With `--focus`: the topic and link graph that order the frontier.
-    pub focus: Option<Arc<Focus>>,
-    /// Where sitemaps come from; `None` with `--no-sitemaps`.
-    pub sitemaps: Option<crate::crawl::sitemaps::Sources>,
-    /// With `--shard`: this shard's exchange with the others (`shard::Exchange`).
-    pub exchange: Option<Arc<Exchange>>,
-    /// The crawl's stop (`schedule::stop`): requested by the signal handler, the hunt, the URL
-    /// log and the dispatcher on a failure; read by the dispatcher, the exchange threads, the
-    /// watchdog and the report.
-    pub stop: Arc<Stop>,
-    /// `--max-time`, `--max-bytes`: stops the watchdog (time) and the workers (bytes) request.
-    pub limits: RunLimits,
-}
-
-/// Counters shared by the workers.
-#[derive(Default)]
-pub struct Counters {
-    /// Pages asked for (or refused), each once however often it was retried.
-    pub pages: AtomicU64,
-    pub bytes: AtomicU64,
-    /// Pages whose last attempt got no response, but for the crawler's own refusals
-    /// (`ErrorKind::is_crawl_failure`): the failures of `--max-error-ratio`.
-    pub failed: AtomicU64,
-    /// Attempts put back to be asked for again (429/503, 502/504, no answer).
-    pub retried: AtomicU64,
-    /// By status class: [no response, 1xx, 2xx, 3xx, 4xx, 5xx].
-    pub by_class: [AtomicU64; 6],
-    pub robots_fetches: AtomicU64,
-    pub links: AtomicU64,
-    pub truncated: AtomicU64,
-    /// Bodies not read: their type (`--accept-type`, `--reject-type`) or their length.
-    pub type_rejected: AtomicU64,
-    pub too_long: AtomicU64,
-    /// Fetches refused because of the address they would connect to (`fetch::private`).
-    pub private_refused: AtomicU64,
-    /// Pages whose links were not followed (`nofollow` in a meta tag or `X-Robots-Tag`).
-    pub nofollow_pages: AtomicU64,
-    /// Links not followed for their own `rel="nofollow"` (on pages that were followed).
-    pub nofollow_links: AtomicU64,
-    /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
-    pub noindex_pages: AtomicU64,
-    /// HTML pages noted `near-duplicate` (`url::simhash`).
-    pub near_duplicates: AtomicU64,
-    /// Pages handed to the worker that received the page before, its host's or a ready host's
-    /// (`Dispatcher::host_free_or_next`), no other worker woken for them.
-    pub pages_ahead: AtomicU64,
-    /// Of those, the pages whose request went before the previous page was processed
-    /// (`Fetcher::send_ahead`, on its host's kept connection).
-    pub requests_ahead: AtomicU64,
-    /// By `Rejection` (in `Rejection::ALL` order).
-    pub filtered: [AtomicU64; Rejection::ALL.len()],
-    /// During a recrawl, pages by `Outcome` (in `Outcome::ALL` order).
-    pub outcomes: [AtomicU64; Outcome::ALL.len()],
-    /// Sitemap fetches and what they listed.
-    pub sitemaps: crate::crawl::sitemaps::SitemapCounters,
-    /// Workers started (with an elastic pool, the most that ran), and the most that could.
-    pub workers: AtomicU64,
-    pub max_workers: AtomicU64,
-    /// Connections closed for what their servers did: the fetcher's, once the workers end.
-    pub connections: crate::fetch::pool::ConnectionEvents,
-}
 
 /// What a finished (or stopped) crawl reports.
 pub struct Report {

@@ -18,9 +18,10 @@
 //! own writes it before `take` returns, so the page's "done" (after the archive) covers it.
 //! A new output is one type with `impl PageSink` and one line in `PageSinks::new`.
 
+use crate::crawl::config::CrawlConfig;
 use crate::crawl::hunt::Hunt;
+use crate::crawl::links::Source;
 use crate::crawl::page::Page;
-use crate::crawl::run::CrawlConfig;
 use crate::output::urllog::{LogLine, UrlLog};
 use crate::recrawl::{self, FetchLog};
 use anyhow::{Context, Result};
@@ -101,7 +102,7 @@ struct SavedFiles {
 impl PageSink for SavedFiles {
     fn take(&self, page: &Page) -> Result<()> {
         // The pages read as HTML (a requisite's too, though its links are not followed).
-        if page.source != Some(crate::crawl::links::Source::Html) {
+        if Source::of(&page.response, false) != Some(Source::Html) {
             return Ok(());
         }
         crate::output::save::save(&self.dir, &page.url, page.body())

@@ -19,7 +19,7 @@
 //! `MAX_LEVEL`. Every sitemap URL must pass the scope filter (at depth 0) before it is fetched.
 //! A capped, malformed or foreign file is noted in the URL log and counted, never an error.
 
-use crate::crawl::links::sitemap::SitemapPages;
+use crate::crawl::links::sitemap::{BATCH, SitemapPages};
 use crate::crawl::links::{Source, redirect};
 use crate::crawl::note::{Note, SitemapNote};
 use crate::crawl::worker::{PageOutcome, WorkerContext};
@@ -32,69 +32,13 @@ use crate::schedule::robots::RobotsRules;
 use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
 use anyhow::Result;
-use rustc_hash::FxHashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use url::Url;
 
 /// Sitemaps are read down to this nesting level: robots.txt's are level 0, an index's children
 /// one more. The protocol has one level of index; a few sites nest them, and a cycle of
 /// indexes ends here (the DUE already stops a sitemap being read twice).
 pub const MAX_LEVEL: u32 = 3;
-/// URLs from a sitemap are offered to the DUE this many at a time, so a 50,000-URL sitemap is
-/// never held as one list.
-pub(super) const BATCH: usize = 1024;
-
-/// Where sitemaps come from, when they are read at all (`--no-sitemaps` makes this `None`).
-pub struct Sources {
-    /// Origins of the seeds (`scheme://host[:port]`): these get `/sitemap.xml` when their
-    /// robots.txt names no sitemap.
-    seed_origins: FxHashSet<String>,
-}
-
-impl Sources {
-    pub fn new(seeds: &[Url]) -> Sources {
-        Sources {
-            seed_origins: seeds
-                .iter()
-                .map(|s| s.origin().ascii_serialization())
-                .collect(),
-        }
-    }
-
-    /// The sitemaps to read for a host whose robots.txt (at `ORIGIN/robots.txt`) gave `rules`.
-    pub fn of_host(&self, origin: &str, rules: &RobotsRules) -> Vec<Url> {
-        if rules.disallows_everything() {
-            return Vec::new();
-        }
-        let listed = rules.sitemaps();
-        if !listed.is_empty() {
-            return listed.to_vec();
-        }
-        match self.seed_origins.contains(origin) {
-            true => Url::parse(&format!("{origin}/sitemap.xml"))
-                .into_iter()
-                .collect(),
-            false => Vec::new(),
-        }
-    }
-}
-
-/// The crawl's sitemap counters (`sitemaps` in summary.json).
-#[derive(Default)]
-pub struct SitemapCounters {
-    /// Sitemap fetches (answered or not).
-    pub fetched: AtomicU64,
-    /// Page URLs read from `urlset` and text sitemaps (before the filter and the DUE).
-    pub urls: AtomicU64,
-    /// Sitemaps read from `sitemapindex` files (before the filter and the DUE).
-    pub listed_sitemaps: AtomicU64,
-    /// Files over the protocol's limits (50,000 entries, 50 MiB): read up to the limit.
-    pub capped: AtomicU64,
-    /// Files that broke off (bad XML, a cut gzip stream), or were no sitemap at all.
-    pub malformed: AtomicU64,
-    /// Index entries not read for being nested deeper than `MAX_LEVEL`.
-    pub too_deep: AtomicU64,
-}
 
 impl WorkerContext<'_> {
     /// Offers the sitemaps a robots.txt leads to (see `Sources::of_host`).

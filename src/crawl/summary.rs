@@ -1,25 +1,12 @@
 //! The end-of-crawl summary: a few lines on stderr for people, `DIR/summary.json` for scripts.
 
-use crate::crawl::outcome::RunOutcome;
+use crate::crawl::outcome::{RunOutcome, ending_name};
 use crate::crawl::run::Report;
 use crate::output::warc::WarcStats;
 use crate::recrawl::{Generation, Outcome};
-use crate::schedule::dispatch::Ending;
 use crate::url::normalize::Rejection;
 use serde::{Serialize, Serializer};
 use std::sync::atomic::Ordering;
-
-/// The name `summary.json` gives an ending (`ending`, and `outcome` when the crawl did not fail).
-pub fn ending_name(ending: Ending) -> &'static str {
-    match ending {
-        Ending::Complete => "complete",
-        Ending::PageLimit => "page-limit",
-        Ending::TimeLimit => "time-limit",
-        Ending::ByteLimit => "byte-limit",
-        Ending::Stopped => "stopped",
-        Ending::Found => "found",
-    }
-}
 
 /// `summary.json`: one line, keys in the order below (the order it has always had).
 /// Counts are integers; `seconds`, `pages_per_second` and `cache_hit_rate` are numbers rounded
@@ -786,7 +773,8 @@ fn sitemap_text(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawl::run::Counters;
+    use crate::crawl::counters::Counters;
+    use crate::schedule::dispatch::Ending;
     use crate::seen::due::DueStats;
     use std::sync::Arc;
     use std::time::Duration;

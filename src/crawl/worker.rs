@@ -34,11 +34,12 @@
 //!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
-use crate::crawl::links::{Discovered, Links, Source, redirect};
+use crate::crawl::config::CrawlConfig;
+use crate::crawl::counters::Counters;
+use crate::crawl::links::{Discovered, LinkReader, Links, Source, redirect};
 use crate::crawl::note::Note;
 use crate::crawl::offer::Wanted;
 use crate::crawl::page::Page;
-use crate::crawl::run::{Counters, CrawlConfig};
 use crate::crawl::sinks::PageSinks;
 use crate::fetch::body::Skipped;
 use crate::fetch::client::{
@@ -903,11 +904,24 @@ impl WorkerContext<'_> {
         }
     }
 
+    /// What the link sources read (`crawl::links::LinkReader`).
+    fn link_reader(&self) -> LinkReader<'_> {
+        let config = self.config;
+        LinkReader {
+            robots_token: &config.robots_token,
+            obey_page_robots: config.obey_page_robots,
+            near_duplicates: config.near_duplicates,
+            focus: config.focus.as_deref(),
+            counters: self.counters,
+            fingerprints: self.fingerprints,
+        }
+    }
+
     /// The URLs a page leads to, from its source (`crawl::links`), and its note so far. A
     /// URL wanted only as a page requisite (`Page::requisite`) leads only to requisites: a
     /// stylesheet's links, a redirect's target; an HTML page's links are not followed.
     fn discover(&self, page: &Page) -> Result<Discovered> {
-        Ok(match page.source {
+        Ok(match Source::of(&page.response, false) {
             Some(Source::Redirect) => {
                 let mut found = redirect::discovered(page.entry, &page.url, &page.response);
                 if page.requisite {
@@ -917,14 +931,14 @@ impl WorkerContext<'_> {
                 found
             }
             Some(Source::Html) => {
-                let mut found = self.html_links(page);
+                let mut found = self.link_reader().html_links(page);
                 if page.requisite {
                     found.links = Links::default();
                 }
                 found
             }
-            Some(Source::Css) => self.css_links(page),
-            Some(Source::Unread) => self.unread(&page.response),
+            Some(Source::Css) => self.link_reader().css_links(page),
+            Some(Source::Unread) => self.link_reader().unread(&page.response),
             Some(Source::Sitemap) => {
                 unreachable!("a sitemap is read by WorkerContext::sitemap_answered")
             }

@@ -11,8 +11,26 @@
 //!   while written.
 //! - Anything else is no file of the crawl's and is left alone.
 
-use crate::output::warc::Compression;
 use std::path::{Path, PathBuf};
+
+/// How each record is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compression {
+    /// One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader.
+    Zstd,
+    /// One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page.
+    Gzip,
+}
+
+impl Compression {
+    /// The file name extension, without the leading dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Compression::Zstd => "warc.zst",
+            Compression::Gzip => "warc.gz",
+        }
+    }
+}
 
 /// The suffix of a file still being written.
 pub const OPEN: &str = ".open";

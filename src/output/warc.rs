@@ -120,24 +120,7 @@ fn stored_frame(record: &[u8], out: &mut Vec<u8>) {
 /// The first bytes of every zstd frame.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
-/// How each record is compressed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Compression {
-    /// One zstd frame per record (`.warc.zst`); read by FastWARC, or `zstdcat` into any reader.
-    Zstd,
-    /// One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page.
-    Gzip,
-}
-
-impl Compression {
-    /// The file name extension, without the leading dot.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Compression::Zstd => "warc.zst",
-            Compression::Gzip => "warc.gz",
-        }
-    }
-}
+pub use crate::output::names::Compression;
 
 /// Where and how the archive is written.
 #[derive(Clone, Debug)]

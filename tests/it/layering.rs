@@ -3,6 +3,9 @@
 //! Lower layers are what the higher ones compose: a stage that needs something of a later one
 //! takes it as a value or a trait (`shard::exchange::Hunted`), or the thing moves down.
 //!
+//! Within a folder, files may name each other, but not in a cycle: the worker names the link
+//! sources, never the reverse (`files_within_a_folder_name_each_other_without_a_cycle`).
+//!
 //! Read from the source as text: every `crate::NAME` outside comments and outside the
 //! `#[cfg(test)] mod tests` that ends a file. Deliberate exceptions go in `EXCEPTIONS`, each
 //! with its reason.
@@ -12,6 +15,39 @@ use std::path::{Path, PathBuf};
 
 /// `(file, module it may name although that module is above it, why)`.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[];
+
+/// `(folder, file, file it names, why)`: the one edge of a cycle within a folder kept on
+/// purpose; the test drops these edges before it looks for cycles.
+const CYCLES_KEPT: &[(&str, &str, &str, &str)] = &[
+    (
+        "fetch",
+        "client",
+        "reactor",
+        "one HTTP client, two ways to wait: the client makes the reactor's job from a request it \
+         prepared, and the reactor parses answers with the client's own code",
+    ),
+    (
+        "schedule",
+        "robotstore",
+        "politeness",
+        "the store of robots.txt answers keeps each as long as the politeness rules say \
+         (ROBOTS_TTL, ROBOTS_RETRY)",
+    ),
+    (
+        "url",
+        "html",
+        "extract",
+        "the tokenizer's <noscript> bookkeeping names the differential oracle's limits \
+         (extract::oracle), compiled for tests and the fuzz target only",
+    ),
+    (
+        "url",
+        "simhash",
+        "extract",
+        "page_fingerprint runs the extractor, which fingerprints a page in the pass that reads \
+         its links (for tests and the precision measurement)",
+    ),
+];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -157,4 +193,121 @@ fn an_upward_import_is_found() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, "src/url/upward.rs:3", "{found:?}");
     assert_eq!((found[0].1.as_str(), found[0].2.as_str()), ("url", "crawl"));
+}
+
+/// `(folder, from, to)` for each file of a folder of `src` that names another of the same
+/// folder (`crate::FOLDER::NAME`; a subfolder counts as one file).
+fn within_folders(src: &Path) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut edges = Vec::new();
+    for file in files {
+        let parts: Vec<String> = file
+            .strip_prefix(src)
+            .unwrap()
+            .components()
+            .map(|c| {
+                c.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_owned()
+            })
+            .collect();
+        let [folder, from, ..] = &parts[..] else {
+            continue;
+        };
+        if from == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let prefix = format!("crate::{folder}::");
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices(&prefix) {
+                let rest = &line[at + prefix.len()..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(list) => list.split('}').next().unwrap().split(',').collect(),
+                    None => vec![rest],
+                };
+                for name in names {
+                    let to: String = name
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    let is_module = src.join(folder).join(format!("{to}.rs")).is_file()
+                        || src.join(folder).join(&to).is_dir();
+                    if is_module && to != *from {
+                        edges.push((folder.clone(), from.clone(), to));
+                    }
+                }
+            }
+        }
+    }
+    edges.sort();
+    edges.dedup();
+    edges
+}
+
+/// A cycle among `edges` (`from -> to`), as the path around it.
+fn a_cycle(edges: &[(String, String)]) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        edges: &[(String, String)],
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.iter().any(|n| n == node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for (_, to) in edges.iter().filter(|(from, _)| from == node) {
+            if let Some(cycle) = visit(to, edges, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.push(node.to_owned());
+        None
+    }
+    let mut done = Vec::new();
+    edges
+        .iter()
+        .find_map(|(from, _)| visit(from, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn files_within_a_folder_name_each_other_without_a_cycle() {
+    let edges = within_folders(&root().join("src"));
+    let mut folders: Vec<&String> = edges.iter().map(|(folder, _, _)| folder).collect();
+    folders.dedup();
+    for folder in folders {
+        let here: Vec<(String, String)> = edges
+            .iter()
+            .filter(|(f, _, _)| f == folder)
+            .filter(|(f, from, to)| {
+                !CYCLES_KEPT.iter().any(|&(kf, kfrom, kto, _)| {
+                    kf == f.as_str() && kfrom == from.as_str() && kto == to.as_str()
+                })
+            })
+            .map(|(_, from, to)| (from.clone(), to.clone()))
+            .collect();
+        if let Some(cycle) = a_cycle(&here) {
+            panic!("src/{folder}/: {}", cycle.join(" -> "));
+        }
+    }
+    // The check itself: a cycle is found, and a chain is none.
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    let cyclic = [
+        pair("worker", "links"),
+        pair("links", "run"),
+        pair("run", "worker"),
+    ];
+    assert_eq!(a_cycle(&cyclic).unwrap().len(), 4);
+    assert_eq!(a_cycle(&cyclic[..2]), None);
 }

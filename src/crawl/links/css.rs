@@ -8,10 +8,10 @@
 //! (`nofollow`: no link offered). The body is read within `--max-body` as a page's is, in one
 //! pass (`url::css`).
 
+use crate::crawl::links::LinkReader;
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
 use crate::crawl::page::Page;
-use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::url::extract::stylesheet_links;
 use crate::url::normalize::LinkKind;
@@ -32,7 +32,7 @@ fn is_css_type(content_type: Option<&str>) -> bool {
     media_type.is_some_and(|t| t.eq_ignore_ascii_case("text/css"))
 }
 
-impl WorkerContext<'_> {
+impl LinkReader<'_> {
     /// The links of a stylesheet, one link further.
     pub(in crate::crawl) fn css_links(&self, page: &Page) -> Discovered {
         let (entry, response) = (page.entry, &page.response);
@@ -52,7 +52,7 @@ impl WorkerContext<'_> {
         }
         .merge(self.obey(directives, 0));
         let mut order = links.order;
-        if self.config.obey_page_robots && directives.nofollow {
+        if self.obey_page_robots && directives.nofollow {
             order.clear();
         }
         Discovered {

@@ -9,10 +9,10 @@
 //! its links and compared with its host's recent pages (`url::simhash`): a near-duplicate is
 //! noted and counted, and with `skip-links` its links are not followed.
 
+use crate::crawl::links::LinkReader;
 use crate::crawl::links::{Discovered, Links};
 use crate::crawl::note::Note;
 use crate::crawl::page::Page;
-use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
 use crate::url::directives::Directives;
 use crate::url::extract::{PageLinks, page_links_fingerprinted};
@@ -24,7 +24,7 @@ use url::Url;
 /// Links read from one page at most.
 const MAX_LINKS_PER_PAGE: usize = 20_000;
 
-impl WorkerContext<'_> {
+impl LinkReader<'_> {
     /// The links of an HTML page, one link further from the seeds, as the extractor lists
     /// them (not copied), and whether it matched `--focus`.
     pub(in crate::crawl) fn html_links(&self, page: &Page) -> Discovered {
@@ -41,7 +41,7 @@ impl WorkerContext<'_> {
                 requisite: links.requisite,
                 requisite_kind: LinkKind::Requisite,
             },
-            from: Some(self.config.focus.as_ref().is_some_and(|f| f.matches(body))),
+            from: Some(self.focus.is_some_and(|f| f.matches(body))),
             note,
         }
     }
@@ -56,14 +56,14 @@ impl WorkerContext<'_> {
         page_url: &Url,
         header: Directives,
     ) -> (PageLinks, Note) {
-        let token = &self.config.robots_token;
+        let token = &self.robots_token;
         let extracted = page_links_fingerprinted(
             body,
             page_url,
             response.charset(),
             MAX_LINKS_PER_PAGE,
             token,
-            self.config.near_duplicates != NearDuplicates::Off,
+            self.near_duplicates != NearDuplicates::Off,
         );
         self.counters
             .links
@@ -83,10 +83,10 @@ impl WorkerContext<'_> {
             Note::None
         });
         let mut links = extracted;
-        let skip = near_duplicate && self.config.near_duplicates == NearDuplicates::SkipLinks;
-        if skip || self.config.obey_page_robots && directives.nofollow {
+        let skip = near_duplicate && self.near_duplicates == NearDuplicates::SkipLinks;
+        if skip || self.obey_page_robots && directives.nofollow {
             links.order.clear();
-        } else if self.config.obey_page_robots && rel_nofollow > 0 {
+        } else if self.obey_page_robots && rel_nofollow > 0 {
             // `retain` visits the links once each, in order: the flags line up. A URL whose
             // every link is dropped stays in `distinct`, never read.
             let mut nofollow = std::mem::take(&mut links.rel_nofollow).into_iter();

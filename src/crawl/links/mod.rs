@@ -24,15 +24,32 @@
 pub(super) mod css;
 pub(super) mod html;
 pub(super) mod redirect;
-pub(super) mod sitemap;
+pub mod sitemap;
 
+use crate::crawl::counters::Counters;
 use crate::crawl::note::Note;
-use crate::crawl::worker::WorkerContext;
 use crate::fetch::client::Response;
+use crate::frontier::focus::Focus;
 use crate::url::directives::Directives;
 use crate::url::extract::PageLink;
 use crate::url::normalize::LinkKind;
+use crate::url::simhash::NearDuplicates;
 use std::sync::atomic::Ordering;
+
+/// What the link sources read besides the page: the options they obey, the crawl's counters
+/// and each host's recent fingerprints (`--near-duplicates`). Not the worker's whole context:
+/// a source reads a page and counts what it saw; it fetches, offers and writes nothing.
+pub(in crate::crawl) struct LinkReader<'a> {
+    /// The robots token page-level directives are read for (the user agent's product).
+    pub robots_token: &'a str,
+    /// Page-level robots directives obeyed (not `--ignore-page-robots`).
+    pub obey_page_robots: bool,
+    pub near_duplicates: NearDuplicates,
+    /// `--focus`: whether a page matches its topic.
+    pub focus: Option<&'a Focus>,
+    pub counters: &'a Counters,
+    pub fingerprints: &'a crate::url::simhash::Windows,
+}
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
 /// one depth and redirect count, not yet canonicalized or filtered. Each stays a parsed `Url`
@@ -108,7 +125,7 @@ impl Discovered {
     }
 }
 
-impl WorkerContext<'_> {
+impl LinkReader<'_> {
     /// A 2xx page whose links are not read (`Source::Unread`): its `X-Robots-Tag` is noted, and
     /// only a `noindex` counts (there are no links for a `nofollow` to keep).
     pub(in crate::crawl) fn unread(&self, response: &Response) -> Discovered {
@@ -132,7 +149,7 @@ impl WorkerContext<'_> {
             .iter()
             .filter(|(k, _)| k.eq_ignore_ascii_case("x-robots-tag"))
         {
-            directives.read_header(value, &self.config.robots_token);
+            directives.read_header(value, self.robots_token);
         }
         directives
     }
@@ -140,7 +157,7 @@ impl WorkerContext<'_> {
     /// Counts what a page's directives (and its `rel_nofollow` links) keep from being followed,
     /// unless `--ignore-page-robots`, and returns its note (the directives, obeyed or not).
     fn obey(&self, directives: Directives, rel_nofollow: usize) -> Note {
-        if self.config.obey_page_robots {
+        if self.obey_page_robots {
             let c = self.counters;
             if directives.nofollow {
                 c.nofollow_pages.fetch_add(1, Ordering::Relaxed);
