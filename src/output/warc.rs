@@ -136,6 +136,15 @@ impl Compression {
             Compression::Gzip => "warc.gz",
         }
     }
+
+    /// The extension of WET files (`WarcWriter::open_wet`), Common Crawl's: the text records
+    /// of the pages of the WARC files beside them.
+    pub fn wet_extension(self) -> &'static str {
+        match self {
+            Compression::Zstd => "warc.wet.zst",
+            Compression::Gzip => "warc.wet.gz",
+        }
+    }
 }
 
 /// Where and how the archive is written.
@@ -213,6 +222,23 @@ pub struct Written {
     pub length: u64,
     /// The record's `WARC-Date`.
     pub warc_date: String,
+    /// The record's `WARC-Record-ID`: what a `conversion` record of its page refers to.
+    pub record_id: RecordId,
+}
+
+/// A page's text, as a WET file's `conversion` record holds it (`WarcWriter::write_conversion`).
+#[derive(Clone, Debug)]
+pub struct Conversion<'a> {
+    /// The page's URL (`WARC-Target-URI`), as its response record has it.
+    pub target_uri: &'a str,
+    /// The page's fetch time: its response record's `WARC-Date` (as Common Crawl's WET files
+    /// date the text by its capture).
+    pub date: SystemTime,
+    /// The response (or revisit) record the text was read from (`WARC-Refers-To`):
+    /// `Written::record_id` of it.
+    pub refers_to: &'a str,
+    /// The text (`content::text`), UTF-8.
+    pub text: &'a str,
 }
 
 /// What a writer wrote, returned by [`WarcWriter::finish`].
@@ -274,6 +300,8 @@ const KEEP_RECORD_BYTES: usize = 1 << 20;
 /// [`open`](Self::open) repairs and renames it.
 pub struct WarcWriter {
     config: WarcConfig,
+    /// The files' extension: `Compression::extension`, or `wet_extension` for a WET writer.
+    extension: &'static str,
     current: Option<OpenWarc>,
     next_serial: u64,
     ids: RecordIds,
@@ -307,6 +335,22 @@ impl WarcWriter {
     /// Creates the directory if needed, repairs the `.open` files a crash left behind, and
     /// starts a new file lazily on the first record.
     pub fn open(config: WarcConfig) -> Result<WarcWriter> {
+        WarcWriter::open_files(config, Compression::extension)
+    }
+
+    /// `open` for WET files (`.warc.wet.zst`, `.warc.wet.gz`), which hold `conversion` records
+    /// (`write_conversion`) and may share the WARC files' directory and prefix: each writer
+    /// repairs only its own kind's `.open` files, and neither's files end as the other's
+    /// (nor as `output::cdxj` looks for WARC files).
+    pub fn open_wet(config: WarcConfig) -> Result<WarcWriter> {
+        WarcWriter::open_files(config, Compression::wet_extension)
+    }
+
+    /// `open` for the files of `extension` (`Compression::extension` or `wet_extension`).
+    fn open_files(
+        config: WarcConfig,
+        extension: fn(Compression) -> &'static str,
+    ) -> Result<WarcWriter> {
         let valid = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
         ensure!(
             !config.prefix.is_empty()
@@ -321,7 +365,7 @@ impl WarcWriter {
         for (path, name) in list_dir(&config.dir)? {
             let open_kind = [Compression::Zstd, Compression::Gzip]
                 .into_iter()
-                .find(|c| name.ends_with(&format!(".{}{OPEN_SUFFIX}", c.extension())));
+                .find(|&c| name.ends_with(&format!(".{}{OPEN_SUFFIX}", extension(c))));
             if let Some(compression) = open_kind
                 && fs::symlink_metadata(&path)?.is_file()
             {
@@ -339,6 +383,7 @@ impl WarcWriter {
             Compression::Zstd => Some(zstd_context(config.zstd_level)?),
         };
         Ok(WarcWriter {
+            extension: extension(config.compression),
             config,
             current: None,
             next_serial,
@@ -447,6 +492,34 @@ impl WarcWriter {
         Ok(written)
     }
 
+    /// Writes a page's text as a `conversion` record (a WET file's record, `open_wet`) that
+    /// refers to the record it was read from, with the text's payload and block digests (the
+    /// block is the text: they are the same SHA-1). Rotates first, as `write_exchange` does.
+    pub fn write_conversion(&mut self, conversion: &Conversion) -> Result<Written> {
+        self.rotate_if_full()?;
+        let warcinfo_id = self.current.as_ref().map(|c| c.warcinfo_id);
+        let record_id = self.ids.next();
+        let date = warc_date(conversion.date);
+        let text = conversion.text.as_bytes();
+        let sha1: [u8; 20] = Sha1::digest(text).into();
+        let payload = digest::warc_digest(&sha1);
+        let fields = [
+            ("WARC-Type", "conversion"),
+            ("WARC-Record-ID", record_id.as_str()),
+            ("WARC-Date", date.as_str()),
+            ("WARC-Target-URI", conversion.target_uri),
+            ("WARC-Refers-To", conversion.refers_to),
+            (
+                "WARC-Warcinfo-ID",
+                warcinfo_id.as_ref().map_or("", RecordId::as_str),
+            ),
+            ("WARC-Payload-Digest", payload.as_str()),
+            ("Content-Type", "text/plain; charset=utf-8"),
+        ];
+        let (offset, length) = self.write_record(&[&fields], &[text], BlockDigest::Given(&sha1))?;
+        Ok(self.written((offset, length), date, record_id))
+    }
+
     /// The directory the WARC files are written to.
     pub fn dir(&self) -> &Path {
         &self.config.dir
@@ -504,14 +577,7 @@ impl WarcWriter {
         extra: &[(&str, &str)],
         block: BlockDigest,
     ) -> Result<Written> {
-        if let Some(cur) = &self.current
-            && cur.bytes >= self.config.max_file_bytes
-        {
-            self.close_current()?;
-        }
-        if self.current.is_none() {
-            self.start_file()?;
-        }
+        self.rotate_if_full()?;
         let warcinfo_id = self.current.as_ref().map(|c| c.warcinfo_id);
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
         let date = warc_date(ex.date);
@@ -528,6 +594,7 @@ impl WarcWriter {
             None => "",
         };
         let warcinfo_id = warcinfo_id.as_ref().map_or("", RecordId::as_str);
+        let record_id = response_id;
         let (response_id, request_id) = (response_id.as_str(), request_id.as_str());
         let common = |kind, id, concurrent_to| {
             [
@@ -554,13 +621,39 @@ impl WarcWriter {
             &[ex.request_head],
             BlockDigest::Take,
         )?;
+        Ok(self.written((offset, length), date, record_id))
+    }
+
+    /// Closes the current file if it has reached `max_file_bytes`, and starts one if none is
+    /// open: before each page's records.
+    fn rotate_if_full(&mut self) -> Result<()> {
+        if let Some(cur) = &self.current
+            && cur.bytes >= self.config.max_file_bytes
+        {
+            self.close_current()?;
+        }
+        if self.current.is_none() {
+            self.start_file()?;
+        }
+        Ok(())
+    }
+
+    /// Where the record `record_id` of `warc_date` landed in the current file: the unit at
+    /// `offset` of `length` bytes.
+    fn written(
+        &self,
+        (offset, length): (u64, u64),
+        warc_date: String,
+        record_id: RecordId,
+    ) -> Written {
         let file = self.current.as_ref().map(|c| Arc::clone(&c.name));
-        Ok(Written {
+        Written {
             file: file.unwrap_or_else(|| Arc::from("")),
             offset,
             length,
-            warc_date: date,
-        })
+            warc_date,
+            record_id,
+        }
     }
 
     fn start_file(&mut self) -> Result<()> {
@@ -568,9 +661,7 @@ impl WarcWriter {
         let [y, mo, d, h, mi, s] = civil(now);
         let name = format!(
             "{}-{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}-{:05}.{}",
-            self.config.prefix,
-            self.next_serial,
-            self.config.compression.extension()
+            self.config.prefix, self.next_serial, self.extension
         );
         self.next_serial += 1;
         let final_path = self.config.dir.join(&name);
@@ -894,10 +985,11 @@ impl RecordIds {
 
 /// A record id, `<urn:uuid:…>`: a fixed-size value, copied rather than allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct RecordId([u8; 47]);
+pub struct RecordId([u8; 47]);
 
 impl RecordId {
-    fn as_str(&self) -> &str {
+    /// The id as the record's `WARC-Record-ID` field has it, angle brackets included.
+    pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("ASCII by construction")
     }
 }
@@ -1698,6 +1790,83 @@ mod tests {
                 !report.contains("fail") && !report.contains("no digest"),
                 "{report}"
             );
+        }
+    }
+
+    /// A WET file beside the WARC file: its `conversion` record refers to the response's id,
+    /// holds the text with its digests, and warcio and FastWARC read and verify it.
+    #[test]
+    fn conversion_records_refer_to_their_response_and_readers_verify_them() {
+        let text = "Ein Titel\nDer Text der Seite, in UTF-8: äöü — ✓";
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut warc = WarcWriter::open(config(dir.path(), compression, 1 << 30)).unwrap();
+            let mut wet = WarcWriter::open_wet(config(dir.path(), compression, 1 << 30)).unwrap();
+            let (uri, head, body) = &bodies()[0];
+            let date = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+            let ex = RequestResponse {
+                target_uri: uri,
+                date,
+                ip: None,
+                request_head: b"GET / HTTP/1.1\r\n\r\n",
+                response_head: head,
+                response_body: body,
+                truncated: None,
+            };
+            let response = warc.write_exchange(&ex).unwrap();
+            let conversion = Conversion {
+                target_uri: uri,
+                date,
+                refers_to: response.record_id.as_str(),
+                text,
+            };
+            let written = wet.write_conversion(&conversion).unwrap();
+            assert_ne!(written.record_id, response.record_id);
+            assert_eq!(written.warc_date, response.warc_date);
+            warc.finish().unwrap();
+            wet.finish().unwrap();
+            let files = warc_files(dir.path());
+            let wet_file = files
+                .iter()
+                .find(|f| f.to_string_lossy().ends_with(compression.wet_extension()))
+                .unwrap();
+            assert_eq!(&*written.file, wet_file.file_name().unwrap());
+            assert_eq!(files.len(), 2, "{files:?}");
+
+            let records = units(wet_file, compression);
+            assert_eq!(records.len(), 2, "warcinfo and the conversion");
+            let (h, block) = parse(&records[1].1);
+            assert_eq!(block, text.as_bytes());
+            for (name, value) in [
+                ("WARC-Type", "conversion"),
+                ("WARC-Refers-To", response.record_id.as_str()),
+                ("WARC-Record-ID", written.record_id.as_str()),
+                ("WARC-Target-URI", uri.as_str()),
+                ("WARC-Date", "2023-11-14T22:13:20Z"),
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("WARC-Payload-Digest", &digest::sha1_base32(text.as_bytes())),
+            ] {
+                assert_eq!(get(&h, name), Some(value), "{name} in {h:?}");
+            }
+
+            let report = check_with("warcio", &["check", "-v"], wet_file);
+            assert!(!report.contains("fail"), "{report}");
+            let fields = "warc-type,warc-refers-to,warc-target-uri";
+            let index = check_with("warcio", &["index", "-f", fields], wet_file);
+            let line = index.lines().nth(1).unwrap_or_default();
+            assert!(
+                line.contains("conversion") && line.contains(response.record_id.as_str()),
+                "{index}"
+            );
+            // FastWARC checks block digests; its `--verify-payloads` is of HTTP payloads only
+            // (it fails warcio's own conversion records too).
+            let (ok, report) = run(Command::new("fastwarc").arg("check").arg(wet_file), None);
+            assert!(
+                ok && report.contains("2 records were verified successfully"),
+                "{report}"
+            );
+            let (ok, index) = run(Command::new("fastwarc").arg("index").arg(wet_file), None);
+            assert!(ok && index.contains("conversion"), "{index}");
         }
     }
 

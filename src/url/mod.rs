@@ -10,7 +10,7 @@
 pub mod css;
 pub mod directives;
 pub mod extract;
-mod html;
+pub(crate) mod html;
 pub mod normalize;
 mod search;
 pub mod seeds;
