@@ -1832,6 +1832,8 @@ mod tests {
                 .unwrap();
             assert_eq!(&*written.file, wet_file.file_name().unwrap());
             assert_eq!(files.len(), 2, "{files:?}");
+            // The CDXJ index and `crawl wacz` take it for no WARC file of theirs.
+            assert_eq!(crate::output::cdxj::compression_of(&written.file), None);
 
             let records = units(wet_file, compression);
             assert_eq!(records.len(), 2, "warcinfo and the conversion");
