@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod cli;
+mod content;
 mod crawl;
 mod exit;
 mod fetch;
@@ -36,6 +37,10 @@ mod url;
 /// completions and docs/options.md.
 pub use cli::args::cli_command;
 pub use cli::command::main;
+/// A page's text and metadata (`--text`), for `examples/extract_bench.rs`
+/// (`benches/extraction.sh`: the article-extraction benchmark).
+pub use content::metadata::{Metadata, metadata};
+pub use content::text::{full_text, main_text};
 pub use sys::tune_allocator;
 
 // For the integration tests, examples, benchmarks and fuzz targets: the pure functions they
@@ -85,7 +90,8 @@ pub mod archive_internals {
     pub use crate::output::cdxj::{Capture, CdxjWriter};
     pub use crate::output::digest::{sha1_pair, sha1_pair_portable};
     pub use crate::output::warc::{
-        Compression, DEFAULT_ZSTD_LEVEL, RequestResponse, WarcConfig, WarcWriter, payload_digest,
+        Compression, Conversion, DEFAULT_ZSTD_LEVEL, RecordId, RequestResponse, WarcConfig,
+        WarcWriter, payload_digest,
     };
 }
 

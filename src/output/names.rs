@@ -53,7 +53,11 @@ pub enum WarcDirFile {
     /// An index being written or sorted (`.cdxj.open`, `.cdxj.tmp`): removed and rebuilt.
     UnfinishedIndex,
     /// A sidecar of kind `SIDECAR_KINDS[kind]`, finished or `open`.
-    Sidecar { kind: usize, open: bool },
+    Sidecar {
+        kind: usize,
+        compression: Compression,
+        open: bool,
+    },
     /// No file of the crawl's.
     Other,
 }
@@ -85,8 +89,12 @@ pub fn classify(name: &str) -> WarcDirFile {
     }
     for (kind, name) in SIDECAR_KINDS.iter().enumerate() {
         for compression in [Compression::Zstd, Compression::Gzip] {
-            if stem.ends_with(&sidecar_extension(name, compression)) {
-                return WarcDirFile::Sidecar { kind, open };
+            if stem.ends_with(&format!(".{}", extension(compression, Some(name)))) {
+                return WarcDirFile::Sidecar {
+                    kind,
+                    compression,
+                    open,
+                };
             }
         }
     }
@@ -100,19 +108,49 @@ pub fn compression_of(name: &str) -> Option<Compression> {
         .find(|c| name.ends_with(&format!(".{}", c.extension())))
 }
 
-/// The name of a new WARC file: `PREFIX-YYYYMMDDhhmmss-NNNNN.warc.zst` (or `.gz`).
-pub fn warc_name(prefix: &str, date: [u64; 6], serial: u64, compression: Compression) -> String {
+/// The extension (no leading dot) of a WARC file (`sidecar` `None`: `warc.zst`, `warc.gz`)
+/// or of a sidecar of kind `sidecar` (`warc.wet.zst`, `warc.wet.gz`).
+pub fn extension(compression: Compression, sidecar: Option<&str>) -> String {
+    match sidecar {
+        None => compression.extension().to_owned(),
+        Some(kind) => {
+            let codec = compression.extension().trim_start_matches("warc.");
+            format!("warc.{kind}.{codec}")
+        }
+    }
+}
+
+/// The name of a new file: `PREFIX-YYYYMMDDhhmmss-NNNNN.EXTENSION` (`extension`).
+pub fn file_name(prefix: &str, date: [u64; 6], serial: u64, extension: &str) -> String {
     let [y, mo, d, h, mi, s] = date;
-    let extension = compression.extension();
     format!("{prefix}-{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}-{serial:05}.{extension}")
 }
 
-/// The serial number of a WARC file of `prefix` (`PREFIX-DATE-NNNNN.warc…`), open or not.
-pub fn serial_of(name: &str, prefix: &str) -> Option<u64> {
-    if !matches!(
-        classify(name),
-        WarcDirFile::Warc(_) | WarcDirFile::OpenWarc(_)
-    ) {
+/// The compression of a file a writer of `sidecar`'s kind (`None`: WARC files) left `.open`.
+pub fn open_compression(name: &str, sidecar: Option<&str>) -> Option<Compression> {
+    match (classify(name), sidecar) {
+        (WarcDirFile::OpenWarc(compression), None) => Some(compression),
+        (
+            WarcDirFile::Sidecar {
+                kind,
+                compression,
+                open: true,
+            },
+            Some(wanted),
+        ) if SIDECAR_KINDS[kind] == wanted => Some(compression),
+        _ => None,
+    }
+}
+
+/// The serial number of a file of `prefix` (`PREFIX-DATE-NNNNN.warc…`), open or not, of
+/// `sidecar`'s kind (`None`: a WARC file).
+pub fn serial_of(name: &str, prefix: &str, sidecar: Option<&str>) -> Option<u64> {
+    let ours = match (classify(name), sidecar) {
+        (WarcDirFile::Warc(_) | WarcDirFile::OpenWarc(_), None) => true,
+        (WarcDirFile::Sidecar { kind, .. }, Some(wanted)) => SIDECAR_KINDS[kind] == wanted,
+        _ => false,
+    };
+    if !ours {
         return None;
     }
     let rest = name.strip_prefix(prefix)?.strip_prefix('-')?;
@@ -131,12 +169,6 @@ pub fn index_path(warc: &Path) -> PathBuf {
     with_suffix(warc, INDEX)
 }
 
-/// `.warc.KIND.zst` or `.warc.KIND.gz`.
-fn sidecar_extension(kind: &str, compression: Compression) -> String {
-    let codec = compression.extension().trim_start_matches("warc.");
-    format!(".warc.{kind}.{codec}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +177,11 @@ mod tests {
     fn every_name_is_one_kind() {
         use WarcDirFile::*;
         let warc = "crawl-20240101000000-00003.warc.zst";
+        let sidecar = |compression, open| Sidecar {
+            kind: 0,
+            compression,
+            open,
+        };
         let cases = [
             (warc.to_owned(), Warc(Compression::Zstd)),
             (format!("{warc}.open"), OpenWarc(Compression::Zstd)),
@@ -157,17 +194,11 @@ mod tests {
             (format!("{warc}.cdxj.tmp"), UnfinishedIndex),
             (
                 "crawl-20240101000000-00003.warc.wet.zst".into(),
-                Sidecar {
-                    kind: 0,
-                    open: false,
-                },
+                sidecar(Compression::Zstd, false),
             ),
             (
                 "crawl-20240101000000-00003.warc.wet.gz.open".into(),
-                Sidecar {
-                    kind: 0,
-                    open: true,
-                },
+                sidecar(Compression::Gzip, true),
             ),
             ("notes.txt".into(), Other),
             ("x.cdxj".into(), Other),
@@ -180,20 +211,21 @@ mod tests {
 
     #[test]
     fn names_made_here_are_read_back() {
-        let name = warc_name("crawl", [2024, 1, 2, 3, 4, 5], 7, Compression::Gzip);
+        let date = [2024, 1, 2, 3, 4, 5];
+        let name = file_name("crawl", date, 7, &extension(Compression::Gzip, None));
         assert_eq!(name, "crawl-20240102030405-00007.warc.gz");
-        assert_eq!(serial_of(&name, "crawl"), Some(7));
-        assert_eq!(serial_of(&format!("{name}.open"), "crawl"), Some(7));
-        let wet = "crawl-20240102030405-00007.warc.wet.gz";
-        assert_eq!(
-            classify(wet),
-            WarcDirFile::Sidecar {
-                kind: 0,
-                open: false
-            }
-        );
-        assert_eq!(serial_of(wet, "crawl"), None);
-        assert_eq!(serial_of(&format!("{name}.cdxj"), "crawl"), None);
+        assert_eq!(serial_of(&name, "crawl", None), Some(7));
+        assert_eq!(serial_of(&format!("{name}.open"), "crawl", None), Some(7));
+        let open = open_compression(&format!("{name}.open"), None);
+        assert_eq!(open, Some(Compression::Gzip));
+        let wet = file_name("crawl", date, 7, &extension(Compression::Gzip, Some("wet")));
+        assert_eq!(wet, "crawl-20240102030405-00007.warc.wet.gz");
+        assert_eq!(serial_of(&wet, "crawl", None), None);
+        assert_eq!(serial_of(&wet, "crawl", Some("wet")), Some(7));
+        assert_eq!(open_compression(&format!("{wet}.open"), None), None);
+        let open_wet = open_compression(&format!("{wet}.open"), Some("wet"));
+        assert_eq!(open_wet, Some(Compression::Gzip));
+        assert_eq!(serial_of(&format!("{name}.cdxj"), "crawl", None), None);
         assert_eq!(
             index_path(Path::new("/d/a.warc.zst")),
             Path::new("/d/a.warc.zst.cdxj")

@@ -50,7 +50,7 @@ use sha1::{Digest, Sha1};
 use zstd::zstd_safe::CParameter;
 
 use crate::output::digest;
-use crate::output::names::{self, WarcDirFile};
+use crate::output::names;
 use crate::splitmix::SplitMix;
 use crate::state::durable;
 
@@ -197,9 +197,23 @@ pub struct Written {
     pub length: u64,
     /// The record's `WARC-Date`.
     pub warc_date: String,
-    /// The record's `WARC-Record-ID`: what a record derived from it (a WET `conversion`
-    /// record's `WARC-Refers-To`) names.
+    /// The record's `WARC-Record-ID`: what a `conversion` record of its page refers to.
     pub record_id: RecordId,
+}
+
+/// A page's text, as a WET file's `conversion` record holds it (`WarcWriter::write_conversion`).
+#[derive(Clone, Debug)]
+pub struct Conversion<'a> {
+    /// The page's URL (`WARC-Target-URI`), as its response record has it.
+    pub target_uri: &'a str,
+    /// The page's fetch time: its response record's `WARC-Date` (as Common Crawl's WET files
+    /// date the text by its capture).
+    pub date: SystemTime,
+    /// The response (or revisit) record the text was read from (`WARC-Refers-To`):
+    /// `Written::record_id` of it.
+    pub refers_to: &'a str,
+    /// The text (`content::text`), UTF-8.
+    pub text: &'a str,
 }
 
 /// What a writer wrote, returned by [`WarcWriter::finish`].
@@ -260,6 +274,9 @@ const KEEP_RECORD_BYTES: usize = 1 << 20;
 /// [`open`](Self::open) repairs and renames it.
 pub struct WarcWriter {
     config: WarcConfig,
+    /// The files' extension (`names::extension`): a WARC file's, or a sidecar's such as a WET
+    /// file's; a writer repairs only its own kind's `.open` files.
+    extension: String,
     current: Option<OpenWarc>,
     next_serial: u64,
     ids: RecordIds,
@@ -293,6 +310,19 @@ impl WarcWriter {
     /// Creates the directory if needed, repairs the `.open` files a crash left behind, and
     /// starts a new file lazily on the first record.
     pub fn open(config: WarcConfig) -> Result<WarcWriter> {
+        WarcWriter::open_files(config, None)
+    }
+
+    /// `open` for WET files (`.warc.wet.zst`, `.warc.wet.gz`), which hold `conversion` records
+    /// (`write_conversion`) and may share the WARC files' directory and prefix: each writer
+    /// repairs only its own kind's `.open` files, and neither's files end as the other's
+    /// (nor as `output::cdxj` looks for WARC files).
+    pub fn open_wet(config: WarcConfig) -> Result<WarcWriter> {
+        WarcWriter::open_files(config, Some("wet"))
+    }
+
+    /// `open` for WARC files (`sidecar` `None`) or a sidecar kind's files.
+    fn open_files(config: WarcConfig, sidecar: Option<&'static str>) -> Result<WarcWriter> {
         let valid = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
         ensure!(
             !config.prefix.is_empty()
@@ -305,17 +335,14 @@ impl WarcWriter {
             .with_context(|| format!("creating {}", config.dir.display()))?;
         let mut next_serial = 0;
         for (path, name) in list_dir(&config.dir)? {
-            let open_kind = match names::classify(&name) {
-                WarcDirFile::OpenWarc(compression) => Some(compression),
-                _ => None,
-            };
+            let open_kind = names::open_compression(&name, sidecar);
             if let Some(compression) = open_kind
                 && fs::symlink_metadata(&path)?.is_file()
             {
                 repair(&path, compression)
                     .with_context(|| format!("repairing {}", path.display()))?;
             }
-            let serial = names::serial_of(&name, &config.prefix);
+            let serial = names::serial_of(&name, &config.prefix, sidecar);
             next_serial = next_serial.max(serial.map_or(0, |s| s + 1));
         }
         let zstd = match config.compression {
@@ -323,6 +350,7 @@ impl WarcWriter {
             Compression::Zstd => Some(zstd_context(config.zstd_level)?),
         };
         Ok(WarcWriter {
+            extension: names::extension(config.compression, sidecar),
             config,
             current: None,
             next_serial,
@@ -431,6 +459,34 @@ impl WarcWriter {
         Ok(written)
     }
 
+    /// Writes a page's text as a `conversion` record (a WET file's record, `open_wet`) that
+    /// refers to the record it was read from, with the text's payload and block digests (the
+    /// block is the text: they are the same SHA-1). Rotates first, as `write_exchange` does.
+    pub fn write_conversion(&mut self, conversion: &Conversion) -> Result<Written> {
+        self.rotate_if_full()?;
+        let warcinfo_id = self.current.as_ref().map(|c| c.warcinfo_id);
+        let record_id = self.ids.next();
+        let date = warc_date(conversion.date);
+        let text = conversion.text.as_bytes();
+        let sha1: [u8; 20] = Sha1::digest(text).into();
+        let payload = digest::warc_digest(&sha1);
+        let fields = [
+            ("WARC-Type", "conversion"),
+            ("WARC-Record-ID", record_id.as_str()),
+            ("WARC-Date", date.as_str()),
+            ("WARC-Target-URI", conversion.target_uri),
+            ("WARC-Refers-To", conversion.refers_to),
+            (
+                "WARC-Warcinfo-ID",
+                warcinfo_id.as_ref().map_or("", RecordId::as_str),
+            ),
+            ("WARC-Payload-Digest", payload.as_str()),
+            ("Content-Type", "text/plain; charset=utf-8"),
+        ];
+        let (offset, length) = self.write_record(&[&fields], &[text], BlockDigest::Given(&sha1))?;
+        Ok(self.written((offset, length), date, record_id))
+    }
+
     /// The directory the WARC files are written to.
     pub fn dir(&self) -> &Path {
         &self.config.dir
@@ -488,17 +544,9 @@ impl WarcWriter {
         extra: &[(&str, &str)],
         block: BlockDigest,
     ) -> Result<Written> {
-        if let Some(cur) = &self.current
-            && cur.bytes >= self.config.max_file_bytes
-        {
-            self.close_current()?;
-        }
-        if self.current.is_none() {
-            self.start_file()?;
-        }
+        self.rotate_if_full()?;
         let warcinfo_id = self.current.as_ref().map(|c| c.warcinfo_id);
         let (response_id, request_id) = (self.ids.next(), self.ids.next());
-        let response_id_value = response_id;
         let date = warc_date(ex.date);
         let mut ip_text = [0u8; 64];
         let ip = match ex.ip {
@@ -513,6 +561,7 @@ impl WarcWriter {
             None => "",
         };
         let warcinfo_id = warcinfo_id.as_ref().map_or("", RecordId::as_str);
+        let record_id = response_id;
         let (response_id, request_id) = (response_id.as_str(), request_id.as_str());
         let common = |kind, id, concurrent_to| {
             [
@@ -539,20 +588,45 @@ impl WarcWriter {
             &[ex.request_head],
             BlockDigest::Take,
         )?;
+        Ok(self.written((offset, length), date, record_id))
+    }
+
+    /// Closes the current file if it has reached `max_file_bytes`, and starts one if none is
+    /// open: before each page's records.
+    fn rotate_if_full(&mut self) -> Result<()> {
+        if let Some(cur) = &self.current
+            && cur.bytes >= self.config.max_file_bytes
+        {
+            self.close_current()?;
+        }
+        if self.current.is_none() {
+            self.start_file()?;
+        }
+        Ok(())
+    }
+
+    /// Where the record `record_id` of `warc_date` landed in the current file: the unit at
+    /// `offset` of `length` bytes.
+    fn written(
+        &self,
+        (offset, length): (u64, u64),
+        warc_date: String,
+        record_id: RecordId,
+    ) -> Written {
         let file = self.current.as_ref().map(|c| Arc::clone(&c.name));
-        Ok(Written {
+        Written {
             file: file.unwrap_or_else(|| Arc::from("")),
             offset,
             length,
-            warc_date: date,
-            record_id: response_id_value,
-        })
+            warc_date,
+            record_id,
+        }
     }
 
     fn start_file(&mut self) -> Result<()> {
         let now = SystemTime::now();
-        let (prefix, compression) = (&self.config.prefix, self.config.compression);
-        let name = names::warc_name(prefix, civil(now), self.next_serial, compression);
+        let date = civil(now);
+        let name = names::file_name(&self.config.prefix, date, self.next_serial, &self.extension);
         self.next_serial += 1;
         let final_path = self.config.dir.join(&name);
         let open_path = self.config.dir.join(format!("{name}{}", names::OPEN));
@@ -878,7 +952,7 @@ impl RecordIds {
 pub struct RecordId([u8; 47]);
 
 impl RecordId {
-    /// The id as a record's header holds it, `<urn:uuid:…>`.
+    /// The id as the record's `WARC-Record-ID` field has it, angle brackets included.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("ASCII by construction")
     }
@@ -1680,6 +1754,88 @@ mod tests {
                 !report.contains("fail") && !report.contains("no digest"),
                 "{report}"
             );
+        }
+    }
+
+    /// A WET file beside the WARC file: its `conversion` record refers to the response's id,
+    /// holds the text with its digests, and warcio and FastWARC read and verify it.
+    #[test]
+    fn conversion_records_refer_to_their_response_and_readers_verify_them() {
+        let text = "Ein Titel\nDer Text der Seite, in UTF-8: äöü — ✓";
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut warc = WarcWriter::open(config(dir.path(), compression, 1 << 30)).unwrap();
+            let mut wet = WarcWriter::open_wet(config(dir.path(), compression, 1 << 30)).unwrap();
+            let (uri, head, body) = &bodies()[0];
+            let date = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+            let ex = RequestResponse {
+                target_uri: uri,
+                date,
+                ip: None,
+                request_head: b"GET / HTTP/1.1\r\n\r\n",
+                response_head: head,
+                response_body: body,
+                truncated: None,
+            };
+            let response = warc.write_exchange(&ex).unwrap();
+            let conversion = Conversion {
+                target_uri: uri,
+                date,
+                refers_to: response.record_id.as_str(),
+                text,
+            };
+            let written = wet.write_conversion(&conversion).unwrap();
+            assert_ne!(written.record_id, response.record_id);
+            assert_eq!(written.warc_date, response.warc_date);
+            warc.finish().unwrap();
+            wet.finish().unwrap();
+            let files = warc_files(dir.path());
+            let wet_file = files
+                .iter()
+                .find(|f| {
+                    f.to_string_lossy()
+                        .ends_with(&names::extension(compression, Some("wet")))
+                })
+                .unwrap();
+            assert_eq!(&*written.file, wet_file.file_name().unwrap());
+            assert_eq!(files.len(), 2, "{files:?}");
+            // The CDXJ index and `crawl wacz` take it for no WARC file of theirs.
+            assert_eq!(names::compression_of(&written.file), None);
+
+            let records = units(wet_file, compression);
+            assert_eq!(records.len(), 2, "warcinfo and the conversion");
+            let (h, block) = parse(&records[1].1);
+            assert_eq!(block, text.as_bytes());
+            for (name, value) in [
+                ("WARC-Type", "conversion"),
+                ("WARC-Refers-To", response.record_id.as_str()),
+                ("WARC-Record-ID", written.record_id.as_str()),
+                ("WARC-Target-URI", uri.as_str()),
+                ("WARC-Date", "2023-11-14T22:13:20Z"),
+                ("Content-Type", "text/plain; charset=utf-8"),
+                ("WARC-Payload-Digest", &digest::sha1_base32(text.as_bytes())),
+            ] {
+                assert_eq!(get(&h, name), Some(value), "{name} in {h:?}");
+            }
+
+            let report = check_with("warcio", &["check", "-v"], wet_file);
+            assert!(!report.contains("fail"), "{report}");
+            let fields = "warc-type,warc-refers-to,warc-target-uri";
+            let index = check_with("warcio", &["index", "-f", fields], wet_file);
+            let line = index.lines().nth(1).unwrap_or_default();
+            assert!(
+                line.contains("conversion") && line.contains(response.record_id.as_str()),
+                "{index}"
+            );
+            // FastWARC checks block digests; its `--verify-payloads` is of HTTP payloads only
+            // (it fails warcio's own conversion records too).
+            let (ok, report) = run(Command::new("fastwarc").arg("check").arg(wet_file), None);
+            assert!(
+                ok && report.contains("2 records were verified successfully"),
+                "{report}"
+            );
+            let (ok, index) = run(Command::new("fastwarc").arg("index").arg(wet_file), None);
+            assert!(ok && index.contains("conversion"), "{index}");
         }
     }
 

@@ -11,7 +11,7 @@ pub mod css;
 pub mod directives;
 pub mod escape;
 pub mod extract;
-mod html;
+pub(crate) mod html;
 pub mod normalize;
 mod search;
 pub mod seeds;

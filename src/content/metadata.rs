@@ -1,0 +1,229 @@
+//! The metadata every consumer of a page's text asks for: title, language, canonical link,
+//! description and publication date, read from the markup that declares them.
+//!
+//! One pass of the link extractor's tokenizer (`url::html`), which copies nothing but the
+//! values kept: time linear in the page, memory the values themselves (each cut at
+//! `MAX_VALUE_CHARS`) and one JSON-LD block at a time (at most `MAX_JSON_LD_BYTES`).
+
+use serde_json::Value;
+use url::Url;
+
+use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
+
+/// Characters kept of a title or description (a page's `<title>` can be a whole paragraph).
+const MAX_VALUE_CHARS: usize = 2048;
+/// A JSON-LD block larger than this is not parsed (publication dates sit in small ones).
+const MAX_JSON_LD_BYTES: usize = 1 << 20;
+
+/// What a page says about itself. Values are as written, whitespace collapsed; `None` where the
+/// page does not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Metadata {
+    /// The first `<title>` of the document (not an SVG's), else `og:title`.
+    pub title: Option<String>,
+    /// The `lang` attribute of `<html>`.
+    pub lang: Option<String>,
+    /// `<link rel=canonical href>`, resolved against the page's URL.
+    pub canonical: Option<String>,
+    /// `<meta name=description>`, else `og:description`.
+    pub description: Option<String>,
+    /// JSON-LD `datePublished` (of the document or any object in it, `@graph` included), else
+    /// `<meta property=article:published_time>`, as written (ISO 8601 on every page seen).
+    pub published: Option<String>,
+}
+
+/// The tags whose attributes are read.
+fn kept(name: &[u8]) -> Option<&'static str> {
+    ["html", "link", "meta", "script", "title"]
+        .into_iter()
+        .find(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
+/// The metadata of `html`, the page fetched from `url`.
+pub fn metadata(html: &str, url: &Url) -> Metadata {
+    read(html, url).0
+}
+
+/// The page's titles: its `<title>` and its `og:title`, those it has (`text::main_text` drops
+/// a first line that repeats one).
+pub(crate) fn titles(html: &str, url: &Url) -> Vec<String> {
+    let (metadata, og_title) = read(html, url);
+    metadata.title.into_iter().chain(og_title).collect()
+}
+
+/// The metadata, and the `og:title` beside a `<title>` (which `Metadata::title` holds).
+fn read(html: &str, url: &Url) -> (Metadata, Option<String>) {
+    let mut out = Metadata::default();
+    let (mut og_title, mut og_description, mut article_time) = (None, None, None);
+    let mut tokens = Tokenizer::new(html.as_bytes());
+    tokens.keep_attributes_of(kept);
+    // What the next `Text` token is the content of.
+    let mut text_of = None;
+    let attr = |tokens: &Tokenizer, name: &str| {
+        let range = tokens.attr_range(name.as_bytes())?;
+        Some(attribute_value(&html[range]).into_owned())
+    };
+    while let Some(token) = tokens.next_token() {
+        let name = match token {
+            Token::Text(range) => {
+                match text_of.take() {
+                    Some("title") if out.title.is_none() => {
+                        out.title = collapsed(&attribute_value(&html[range]));
+                    }
+                    Some("script")
+                        if out.published.is_none() && range.len() <= MAX_JSON_LD_BYTES =>
+                    {
+                        out.published = serde_json::from_str(&html[range])
+                            .ok()
+                            .and_then(|v| date_published(&v, 0));
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            Token::Start { ns, .. } if ns != Namespace::Html || tokens.in_template() => continue,
+            Token::Start { .. } => match tokens.kept_as() {
+                Some(name) => name,
+                None => continue,
+            },
+        };
+        match name {
+            "html" if out.lang.is_none() => {
+                out.lang = attr(&tokens, "lang").and_then(|l| collapsed(&l))
+            }
+            "title" => text_of = Some("title"),
+            "script" => {
+                let json_ld = attr(&tokens, "type")
+                    .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/ld+json"));
+                text_of = json_ld.then_some("script");
+            }
+            "link" if out.canonical.is_none() => {
+                let canonical = attr(&tokens, "rel").is_some_and(|rel| {
+                    rel.split_ascii_whitespace()
+                        .any(|r| r.eq_ignore_ascii_case("canonical"))
+                });
+                if canonical && let Some(href) = attr(&tokens, "href") {
+                    out.canonical = url.join(href.trim()).ok().map(String::from);
+                }
+            }
+            "meta" => {
+                let key = attr(&tokens, "name").or_else(|| attr(&tokens, "property"));
+                let Some(key) = key.map(|k| k.trim().to_ascii_lowercase()) else {
+                    continue;
+                };
+                let slot = match key.as_str() {
+                    "description" => &mut out.description,
+                    "og:description" => &mut og_description,
+                    "og:title" => &mut og_title,
+                    "article:published_time" => &mut article_time,
+                    _ => continue,
+                };
+                if slot.is_none() {
+                    *slot = attr(&tokens, "content").and_then(|c| collapsed(&c));
+                }
+            }
+            _ => {}
+        }
+    }
+    let og_title = match out.title {
+        Some(_) => og_title,
+        None => {
+            out.title = og_title;
+            None
+        }
+    };
+    out.description = out.description.or(og_description);
+    out.published = out.published.or(article_time);
+    (out, og_title)
+}
+
+/// `text` with runs of whitespace made one space and trimmed, at most `MAX_VALUE_CHARS`
+/// characters; `None` if nothing is left.
+fn collapsed(text: &str) -> Option<String> {
+    let mut out = String::new();
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.chars().count() >= MAX_VALUE_CHARS {
+            out = out.chars().take(MAX_VALUE_CHARS).collect();
+            break;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The first `datePublished` string in a JSON-LD value, searched depth first (objects nest
+/// a few levels: `@graph`, `mainEntity`); at most 16 levels deep.
+fn date_published(value: &Value, depth: usize) -> Option<String> {
+    if depth > 16 {
+        return None;
+    }
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(date)) = map.get("datePublished") {
+                return collapsed(date);
+            }
+            map.values().find_map(|v| date_published(v, depth + 1))
+        }
+        Value::Array(items) => items.iter().find_map(|v| date_published(v, depth + 1)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(html: &str) -> Metadata {
+        metadata(
+            html,
+            &Url::parse("https://example.com/a/page.html").unwrap(),
+        )
+    }
+
+    #[test]
+    fn reads_each_field_from_its_markup() {
+        let page = r#"<!doctype html><html lang="en-GB"><head>
+            <title>  The &amp; title
+              here </title>
+            <link rel="stylesheet" href="/s.css"><link rel="Canonical" href="../b/page">
+            <meta name="description" content="What it is about.">
+            <meta property="article:published_time" content="2020-01-01T00:00:00Z">
+            <script type="application/ld+json">
+              {"@context": "https://schema.org", "@graph": [{"@type": "WebSite"},
+               {"@type": "NewsArticle", "datePublished": "2019-12-31T10:00:00+01:00"}]}
+            </script></head><body><svg><title>Not this</title></svg><p>x</p></body></html>"#;
+        assert_eq!(
+            of(page),
+            Metadata {
+                title: Some("The & title here".into()),
+                lang: Some("en-GB".into()),
+                canonical: Some("https://example.com/b/page".into()),
+                description: Some("What it is about.".into()),
+                published: Some("2019-12-31T10:00:00+01:00".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn falls_back_to_open_graph_and_the_article_time() {
+        let page = r#"<html><head><meta property="og:title" content="OG title">
+            <meta property="og:description" content="OG text">
+            <script type="application/ld+json">{"broken": </script>
+            <script>var datePublished = "no";</script>
+            <meta property="article:published_time" content="2021-05-06"></head></html>"#;
+        let m = of(page);
+        assert_eq!(m.title.as_deref(), Some("OG title"));
+        assert_eq!(m.description.as_deref(), Some("OG text"));
+        assert_eq!(m.published.as_deref(), Some("2021-05-06"));
+        assert_eq!((m.lang, m.canonical), (None, None));
+    }
+
+    #[test]
+    fn a_page_without_markup_has_none() {
+        assert_eq!(of("just text, no tags"), Metadata::default());
+        assert_eq!(of(""), Metadata::default());
+    }
+}
