@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= warc-block-digest no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -69,6 +69,8 @@ complete -c crawl -n "__fish_crawl_needs_command" -l warc-compression -d 'How ea
 gzip\t'One gzip member per record (`.warc.gz`); read by warcio, pywb and replayweb.page'"
 complete -c crawl -n "__fish_crawl_needs_command" -l zstd-level -d 'The zstd level of each WARC record: -7 to 19, default 1 (negative: zstd\'s fast levels)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-max-size -d 'Start a new WARC file once the current one reaches this size (suffixes K, M, G)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l text -d 'Keep each HTML and plain-text page\'s text: `main` (the default) or `full`' -r -f -a "main\t'The main content, boilerplate removed (`main_text`)'
+full\t'All visible text (`full_text`)'"
 complete -c crawl -n "__fish_crawl_needs_command" -l dedupe-against -d 'Also count payloads archived by the crawl in DIR as archived before (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l cache-entries -d 'Entries in the CLOCK cache of recently seen URL checksums' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache misses buffered before they are merged into the on-disk seen set' -r

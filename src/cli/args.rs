@@ -9,6 +9,7 @@
 //! Values are validated here, before any machinery is built: a typo is an error (exit 2),
 //! never a silent zero.
 
+use crate::content::text::TextMode;
 use crate::fetch::body::TypePattern;
 use crate::output::urllog::LogFormat;
 use crate::output::warc::{self, Compression};
@@ -514,6 +515,18 @@ pub struct Args {
     /// body, ~5 % of a crawl's CPU where pages are large: for tools that check block digests.
     #[arg(long, conflicts_with = "no_warc")]
     pub warc_block_digest: bool,
+
+    /// Keep each HTML and plain-text page's text: `main` (the default) or `full`.
+    ///
+    /// `main` keeps the main content (paragraphs, headings, lists, tables and code, in reading
+    /// order) without navigation, headers, footers, sidebars, comments and advertisements;
+    /// `full` keeps all visible text. The text is written as WARC/1.1 `conversion` records in
+    /// WET files beside the WARC files (DIR/warc/*.warc.wet.zst, or .warc.wet.gz with
+    /// `--warc-compression gzip`), each referring to its page's response record
+    /// (`WARC-Refers-To`), and, with `--log-format jsonl`, as the `text` key of the page's
+    /// line. With `--no-warc`, only the URL log carries it.
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "main")]
+    pub text: Option<TextMode>,
 
     /// Do not write WARC files (the URL log and the crawl are unchanged).
     ///

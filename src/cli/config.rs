@@ -310,6 +310,7 @@ impl Args {
                 response_block_digests: args.warc_block_digest,
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
+            text: args.text,
             link_graph: args.link_graph,
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,

@@ -22,6 +22,26 @@ use crate::content::metadata;
 use crate::url::html::{Token, Tokenizer, attribute_value};
 use url::Url;
 
+/// Which text `--text` keeps of a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextMode {
+    /// The main content, boilerplate removed (`main_text`).
+    Main,
+    /// All visible text (`full_text`).
+    Full,
+}
+
+/// The text `mode` keeps of a page whose body reads as `body` (decoded to UTF-8), fetched
+/// from `url`: of an HTML page (`html`) its main or full text, of a plain-text page the text
+/// itself (with its line endings made `\n`).
+pub fn text_of(mode: TextMode, body: &str, html: bool, url: &Url) -> String {
+    match (html, mode) {
+        (true, TextMode::Main) => main_text(body, url),
+        (true, TextMode::Full) => full_text(body),
+        (false, _) => body.replace("\r\n", "\n"),
+    }
+}
+
 /// Elements that start or end a line of text: HTML's block-level and table elements, and
 /// `<br>`. Lower case; a tag name is compared without case.
 #[rustfmt::skip]

@@ -2,6 +2,7 @@
 //! read by every thread. Here, not in `run`, so that the stages `run` starts (the workers, the
 //! page sinks) need not name `run`.
 
+use crate::content::text::TextMode;
 use crate::crawl::outcome::SeedHosts;
 use crate::fetch::client::FetchConfig;
 use crate::fetch::retry::Transient;
@@ -57,6 +58,8 @@ pub struct CrawlConfig {
     pub warc: Option<WarcConfig>,
     /// Where `--save files` writes HTML pages (`DIR/pages`); `None` without it.
     pub pages: Option<PathBuf>,
+    /// `--text`: each HTML and plain-text page's text, for WET files and the URL log.
+    pub text: Option<TextMode>,
     /// `--link-graph`: each fetched page's links are appended to `DIR/links.tsv`.
     pub link_graph: bool,
     /// How progress is shown while the crawl runs.

@@ -40,6 +40,8 @@ pub struct Page<'e> {
     /// Archived as a revisit of an earlier capture (unchanged in a recrawl, or a payload
     /// archived before), not whole.
     pub revisit: Option<Revisit>,
+    /// `--text`: the page's text (`content::text`), for the URL log and its WET record.
+    pub text_kept: Option<String>,
     /// `--max-body`: decoding stops there.
     max_body: u64,
     /// The body with its content codings undone; `None` inside: it had none.
@@ -61,6 +63,7 @@ impl<'e> Page<'e> {
             block_sha1: None,
             outcome: None,
             revisit: None,
+            text_kept: None,
             max_body,
             decoded: OnceLock::new(),
             text: OnceLock::new(),

@@ -129,6 +129,14 @@ impl Stages {
                 })?),
                 None => None,
             };
+        // `--text`: WET files beside the WARC files, of the same prefix and compression.
+        let wet = match (&config.warc, config.text) {
+            (Some(warc), Some(_)) => Some(
+                WarcWriter::open_wet(warc.clone())
+                    .with_context(|| format!("opening the WET files in {}", warc.dir.display()))?,
+            ),
+            _ => None,
+        };
         let links = (config.link_graph)
             .then(|| LinkLog::start(&config.out, 512 * 1024))
             .transpose()?;
@@ -170,6 +178,7 @@ impl Stages {
                 let done = Arc::clone(&dispatcher);
                 Some(Archive::start(
                     warc,
+                    wet,
                     config.dispatch.workers.max,
                     move |keys| done.entries_done(keys),
                 )?)

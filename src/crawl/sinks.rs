@@ -76,6 +76,7 @@ impl PageSink for UrlLog {
             content_type: response.header("content-type"),
             url: &page.entry.url,
             note: &note,
+            text: page.text_kept.as_deref(),
         });
         Ok(())
     }

@@ -165,6 +165,7 @@ impl WorkerContext<'_> {
             payload_digest: digest,
             block_sha1,
             revisit: None,
+            text: None,
         };
         self.archive(&entry.url, response, Some(page))?;
         Ok(PageOutcome::Done)

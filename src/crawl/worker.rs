@@ -34,6 +34,7 @@
 //!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
+use crate::content;
 use crate::crawl::config::CrawlConfig;
 use crate::crawl::counters::Counters;
 use crate::crawl::links::{Discovered, LinkReader, Links, Source, redirect};
@@ -747,6 +748,10 @@ impl WorkerContext<'_> {
             page.note = page.note.merge(Note::Duplicate);
         }
         page.revisit = duplicate.or_else(|| revisit_of(&page));
+        if let Some(mode) = self.config.text.filter(|_| page.is_text()) {
+            let html = page.response.is_html();
+            page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
+        }
         let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
         self.offer(discovered.links, from)?;
         self.sinks.take(&page)?;
@@ -985,6 +990,7 @@ impl WorkerContext<'_> {
             payload_digest: page.digest,
             block_sha1: page.block_sha1,
             revisit: page.revisit,
+            text: page.text_kept,
         };
         self.archive(&page.entry.url, page.response, Some(record))
     }
@@ -1092,6 +1098,7 @@ impl WorkerContext<'_> {
             content_type: response.header("content-type"),
             url,
             note: &note,
+            text: None,
         });
     }
 
@@ -1107,6 +1114,7 @@ impl WorkerContext<'_> {
             content_type: None,
             url: &entry.url,
             note: &note,
+            text: None,
         });
     }
 
@@ -1121,6 +1129,7 @@ impl WorkerContext<'_> {
             content_type: None,
             url,
             note: &note,
+            text: None,
         });
     }
 }

@@ -9,6 +9,12 @@
 //! between the two (or before the flush) is repaired by rebuilding that index from the WARC
 //! file on the next run.
 //!
+//! With `--text`, the same thread writes each page's text right after its record, as a
+//! `conversion` record of a WET file (`WarcWriter::open_wet`) that refers to it
+//! (`WARC-Refers-To`, the record's ID), and hands the batch's WET records to the kernel with its
+//! WARC records, before the pages are reported done: a done page's text is in a WET file. A
+//! kill leaves the WET file `.open`, repaired like a WARC file on the next run.
+//!
 //! Payload dedupe (`seen::digests`, on unless `--no-payload-dedupe`): a worker asks
 //! `duplicate_of` before it logs a page; a whole 2xx payload archived before (this crawl, an
 //! earlier generation, or a crawl named by `--dedupe-against`) makes the page a `revisit` of that
@@ -27,7 +33,7 @@
 use crate::output::cdxj::{Capture, CdxjWriter};
 use crate::output::digest::page_digests;
 use crate::output::handoff::Handoff;
-use crate::output::warc::{self, RequestResponse, Revisit, WarcStats, WarcWriter};
+use crate::output::warc::{self, Conversion, RequestResponse, Revisit, WarcStats, WarcWriter};
 use crate::seen::digests::DigestStore;
 use crate::state::failpoint;
 use anyhow::{Context, Result, anyhow};
@@ -63,6 +69,9 @@ pub struct PageRecord {
     pub block_sha1: Option<[u8; 20]>,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,
+    /// `--text`: the page's text, written after its record as a WET `conversion` record that
+    /// refers to it.
+    pub text: Option<String>,
 }
 
 /// The WARC writer thread: workers queue records, one thread owns the `WarcWriter`.
@@ -108,6 +117,7 @@ impl Archive {
     /// batch once their records are written (handed to the kernel).
     pub fn start(
         mut warc: WarcWriter,
+        mut wet: Option<WarcWriter>,
         workers: usize,
         archived: impl Fn(&[u64]) -> Result<()> + Send + 'static,
     ) -> Result<Archive> {
@@ -125,6 +135,7 @@ impl Archive {
             .spawn(move || {
                 let mut out = Written {
                     warc: &mut warc,
+                    wet: wet.as_mut(),
                     index: &mut index,
                     digests: store.as_deref(),
                 };
@@ -135,6 +146,9 @@ impl Archive {
                     batches.reader_gone();
                 }
                 let stats = result.and_then(|()| warc.finish())?;
+                if let Some(wet) = wet {
+                    wet.finish()?;
+                }
                 index.close()?;
                 Ok(stats)
             })
@@ -233,6 +247,8 @@ fn open_digests(warc: &WarcWriter) -> Result<Option<Arc<DigestStore>>> {
 /// What the writer thread writes to.
 struct Written<'a> {
     warc: &'a mut WarcWriter,
+    /// `--text`: the WET files' writer (`WarcWriter::open_wet`).
+    wet: Option<&'a mut WarcWriter>,
     index: &'a mut CdxjWriter,
     digests: Option<&'a DigestStore>,
 }
@@ -273,6 +289,10 @@ fn write_batches(
             }
         }
         out.warc.flush().context("archiving a batch of records")?;
+        if let Some(wet) = out.wet.as_deref_mut() {
+            wet.flush()
+                .context("writing a batch of texts to a WET file")?;
+        }
         if let Some(digests) = out.digests {
             digests.archived().context("recording archived payloads")?;
         }
@@ -363,6 +383,19 @@ fn write_record(out: &mut Written, r: &ArchiveRecord) -> Result<Option<String>> 
     out.index
         .add(&capture)
         .with_context(|| format!("indexing {}", r.target_uri))?;
+    if let (Some(wet), Some(text)) = (
+        out.wet.as_deref_mut(),
+        r.page.as_ref().and_then(|p| p.text.as_deref()),
+    ) {
+        let conversion = Conversion {
+            target_uri: &r.target_uri,
+            date: r.date,
+            refers_to: written.record_id.as_str(),
+            text,
+        };
+        (wet.write_conversion(&conversion))
+            .with_context(|| format!("writing the text of {} to a WET file", r.target_uri))?;
+    }
     let original = match (&r.page, out.digests) {
         (Some(page), Some(digests)) if !revisit => {
             let digest = &page.payload_digest;
@@ -413,7 +446,7 @@ mod tests {
         .unwrap();
         let done = Arc::new(Mutex::new(Vec::new()));
         let reported = Arc::clone(&done);
-        let archive = Archive::start(warc, 4, move |keys| {
+        let archive = Archive::start(warc, None, 4, move |keys| {
             reported.lock().unwrap().extend_from_slice(keys);
             Ok(())
         })
@@ -433,6 +466,7 @@ mod tests {
             payload_digest: digest.clone(),
             block_sha1: None,
             revisit,
+            text: None,
         };
         archive
             .write(record("http://b/", body, page(2, Some(revisit))))

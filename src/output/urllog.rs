@@ -48,6 +48,8 @@ pub struct LogLine<'a> {
     pub content_type: Option<&'a str>,
     pub url: &'a str,
     pub note: &'a str,
+    /// `--text`: the page's text (`jsonl` only).
+    pub text: Option<&'a str>,
 }
 
 impl LogLine<'_> {
@@ -97,6 +99,7 @@ impl LogLine<'_> {
             error: (self.status == 0)
                 .then(|| self.note.split(',').next().unwrap_or_default())
                 .and_then(nonempty),
+            text: self.text,
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
         view.serialize(&mut serializer)
@@ -131,6 +134,9 @@ struct JsonLine<'a> {
     note: Option<&'a str>,
     /// The error kind when there was no response (status 0).
     error: Option<&'a str>,
+    /// `--text`: the page's text; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<&'a str>,
 }
 
 /// A field of the URL log: its `tsv` column (1 for the first) and `jsonl` key, its JSON type and
@@ -203,6 +209,13 @@ pub const FIELDS: &[Field] = &[
                   `,retry-after:SECS` or `,retries-exhausted`), the error kind of a fetch \
                   without a response or why the URL was not asked for (`host-budget`, ...); \
                   else `null`.",
+    },
+    Field {
+        column: None,
+        key: "text",
+        kind: "string",
+        meaning: "With `--text`, on HTML and plain-text pages: the page's text (`main` or \
+                  `full`), lines joined by `\\n`; the key is absent otherwise.",
     },
 ];
 
@@ -432,6 +445,7 @@ mod tests {
             content_type: Some("text/html"),
             url: "http://h/a\tb",
             note: "",
+            text: None,
         };
         assert_eq!(
             line.format(),
@@ -475,6 +489,7 @@ mod tests {
                 content_type: None,
                 url: &url,
                 note: "",
+                text: None,
             });
             if i % 7 == 0 {
                 written.wait();
@@ -521,6 +536,7 @@ mod tests {
             content_type: Some("text/html"),
             url: "http://a.test/",
             note: "timeout,retries-exhausted",
+            text: Some("A title\nThe page's text."),
         };
         let mut tsv = Vec::new();
         line.write_tsv(&mut tsv);
@@ -572,6 +588,7 @@ mod tests {
             content_type: None,
             url,
             note: "timeout",
+            text: None,
         };
         let value = json(&line);
         // The documented key order (serde_json::Value sorts its keys, so look at the text).

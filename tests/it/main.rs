@@ -30,5 +30,6 @@ mod robots;
 mod safety;
 mod shards;
 mod sitemaps;
+mod text;
 mod util;
 mod warc;

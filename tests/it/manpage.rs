@@ -71,7 +71,9 @@ fn help_options(help: &str) -> Vec<HelpOption> {
         let indent = line.len() - line.trim_start().len();
         let trimmed = line.trim();
         if indent <= 6 && trimmed.starts_with('-') {
+            // `--name <VALUE>`, or `--name [<VALUE>]` for an optional value.
             let spec = trimmed.split(" <").next().unwrap();
+            let spec = spec.split(" [").next().unwrap();
             let names = spec.split(", ").map(str::to_owned).collect();
             options.push(HelpOption {
                 names,
