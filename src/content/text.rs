@@ -57,6 +57,13 @@ const BLOCKS: [&[u8]; 48] = [
 /// tens of bytes of memory per byte of page, and main content that starts past this is rare.
 pub const MAX_TREE_BYTES: usize = 2 << 20;
 
+/// Elements nested deeper than this (`nesting_at_most`) make `main_text` give the page's full
+/// text instead: the parser's and the extractor's time grow with the square of the nesting
+/// (10 s for 10,000 `<div>`s in 0.1 MB) and the extractor's recursion with it (100,000
+/// overflow an 8 MiB stack; a worker has 512 KiB). The deepest page of the article-extraction
+/// benchmark nests about 50 deep.
+pub const MAX_DEPTH: usize = 500;
+
 /// The main content of `html`, the page fetched from `url`: its paragraphs, headings, lists,
 /// tables and code, in reading order, without the navigation, headers, footers, sidebars,
 /// comment sections and advertisements around them. A page whose main content the extractor
@@ -67,16 +74,84 @@ pub fn main_text(html: &str, url: &Url) -> String {
     while !html.is_char_boundary(end) {
         end -= 1;
     }
+    let page = &html[..end];
+    if nesting_at_most(page.as_bytes(), MAX_DEPTH).is_none() {
+        return full_text(page);
+    }
+    let tree = trafilatura::dom::Document::parse(page);
     let options = trafilatura::Options::default()
         .with_fallback(true)
         .with_url(url.clone());
     // A panic in the extractor costs the page its text, not the crawl its worker.
-    let extracted = std::panic::catch_unwind(|| trafilatura::extract(&html[..end], &options));
+    let extracted = std::panic::catch_unwind(|| trafilatura::extract_document(tree, &options));
     let text = match extracted {
         Ok(Ok(result)) => full_text(&result.content_html),
         _ => return String::new(),
     };
     without_title(text, &metadata::titles(html, url))
+}
+
+/// Elements that end without an end tag: void ones, and those the next of their kind (or
+/// their parent's end) closes, which pages leave open (lower case).
+const SELF_ENDING: [&[u8]; 22] = [
+    b"area", b"base", b"br", b"col", b"embed", b"hr", b"img", b"input", b"link", b"meta", b"param",
+    b"source", b"track", b"wbr", b"p", b"li", b"td", b"th", b"tr", b"dt", b"dd", b"option",
+];
+
+/// The deepest the elements of `html` nest, counted from its tags (start tags less end tags,
+/// those of `SELF_ENDING` and `<x/>` aside; comments, scripts and styles skipped), if at most
+/// `max`; `None` past it. The parser closes some elements without end tags this does not
+/// know of, so it may count deeper than the tree is, never shallower. One pass, before the
+/// parse: the parser's own time grows with the square of the nesting.
+fn nesting_at_most(html: &[u8], max: usize) -> Option<usize> {
+    let (mut at, mut depth, mut deepest) = (0, 0usize, 0);
+    while let Some(lt) = memchr::memchr(b'<', &html[at..]) {
+        at += lt + 1;
+        let rest = &html[at..];
+        if rest.starts_with(b"!--") {
+            at += memchr::memmem::find(rest, b"-->").map_or(rest.len(), |e| e + 3);
+            continue;
+        }
+        let end_tag = rest.first() == Some(&b'/');
+        let name = &rest[usize::from(end_tag)..];
+        let name = &name[..name
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count()];
+        if name.is_empty() || !name[0].is_ascii_alphabetic() {
+            continue;
+        }
+        if end_tag {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        let gt = memchr::memchr(b'>', rest).unwrap_or(rest.len());
+        let raw = [&b"script"[..], b"style"]
+            .into_iter()
+            .find(|r| name.eq_ignore_ascii_case(r));
+        if let Some(raw) = raw {
+            // Skip to the element's end tag (`</script`, any case).
+            let mut end = gt;
+            while let Some(i) = memchr::memmem::find(&rest[end..], b"</") {
+                end += i + 2;
+                let tail = &rest[end..];
+                if tail.len() >= raw.len() && tail[..raw.len()].eq_ignore_ascii_case(raw) {
+                    break;
+                }
+            }
+            at += end.min(rest.len());
+            continue;
+        }
+        let self_closing = gt > 0 && rest[gt - 1] == b'/';
+        if !self_closing && !SELF_ENDING.iter().any(|e| name.eq_ignore_ascii_case(e)) {
+            depth += 1;
+            deepest = deepest.max(depth);
+            if deepest > max {
+                return None;
+            }
+        }
+    }
+    Some(deepest)
 }
 
 /// `text` without its first line if that line is (words of) one of the page's `titles`: the
@@ -324,6 +399,60 @@ mod tests {
         assert_eq!(drop("Body\nRivers"), "Body\nRivers");
         assert_eq!(drop("– \nBody"), "– \nBody");
         assert_eq!(without_title("Rivers".into(), &[]), "Rivers");
+    }
+
+    /// A page nested `depth` elements deep around one paragraph.
+    fn nested(depth: usize) -> String {
+        let words = "Words of a paragraph deep inside the page, long enough to be its content. ";
+        format!(
+            "<html><body>{}<p>{}</p>{}</body></html>",
+            "<div>".repeat(depth),
+            words.repeat(4),
+            "</div>".repeat(depth)
+        )
+    }
+
+    /// At `MAX_DEPTH` the extractor runs within a worker's stack; past it (where its time and
+    /// stack would grow with the depth) the page gives its full text.
+    #[test]
+    fn deep_pages_stay_within_a_workers_stack() {
+        // The <div>s and two levels more (<html> and <body>).
+        let at_limit = nested(MAX_DEPTH - 2);
+        assert_eq!(
+            nesting_at_most(at_limit.as_bytes(), MAX_DEPTH),
+            Some(MAX_DEPTH)
+        );
+        assert_eq!(
+            nesting_at_most(nested(MAX_DEPTH - 1).as_bytes(), MAX_DEPTH),
+            None
+        );
+        let thread = std::thread::Builder::new().stack_size(crate::schedule::pool::WORKER_STACK);
+        let text = thread
+            .spawn(move || {
+                let past = main_text(&nested(100_000), &url());
+                (main_text(&at_limit, &url()), past)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(
+            text.0.starts_with("Words of a paragraph deep"),
+            "{}",
+            text.0
+        );
+        assert_eq!(text.1, full_text(&nested(100_000)));
+    }
+
+    #[test]
+    fn nesting_counts_open_elements_only() {
+        let page = "<html><head><meta charset=utf-8><script>if (a<b) '<div><div>'</script>\
+            <style>x</STYLE></head><body><!-- <div><div><div> --><div><p>a<p>b<br><img src=x>\
+            <svg><path/></svg><ul><li>c<li>d</ul></div></body></html>";
+        // html, body, div, ul (or svg).
+        assert_eq!(nesting_at_most(page.as_bytes(), 10), Some(4));
+        assert_eq!(nesting_at_most(page.as_bytes(), 3), None);
+        assert_eq!(nesting_at_most(b"<unclosed <script>", 3), Some(1));
+        assert_eq!(nesting_at_most(b"", 3), Some(0));
     }
 
     #[test]
