@@ -503,16 +503,21 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = bytes)]
     pub warc_max_size: u64,
 
-    /// Give each response record a WARC-Block-Digest too: a second SHA-1, over its HTTP head
-    /// and body.
+    /// Leave the WARC-Block-Digest out of response records (they keep their payload digest).
     ///
-    /// Without it a response record carries its payload digest (the SHA-1 of its body, which
-    /// payload dedupe, the CDXJ index and revisit records use) and no block digest; request,
-    /// revisit and warcinfo records carry theirs (they are small). Every record is its own
-    /// compressed unit with a checksum of all its bytes (zstd's XXH64, gzip's CRC-32) that
-    /// readers check as they decompress. The block digest costs a second SHA-1 pass over every
-    /// body, ~5 % of a crawl's CPU where pages are large: for tools that check block digests.
+    /// By default every record carries a `sha1:` block digest, a response record's over its
+    /// HTTP head and body, beside its payload digest (the SHA-1 of its body, which payload
+    /// dedupe, the CDXJ index and revisit records use), as wget, warcio and Browsertrix write
+    /// them: validation tools (`warcio check`, `fastwarc check`) verify it, and only it covers
+    /// the HTTP head. Both digests are taken in one pass over the body; leaving the block digest
+    /// out saves that second SHA-1 lane, ~3-5 % of a crawl's CPU where pages are large. Request,
+    /// revisit and warcinfo records keep theirs (they are small).
     #[arg(long, conflicts_with = "no_warc")]
+    pub no_warc_block_digest: bool,
+
+    /// The default since response records carry their block digest again: accepted, so that
+    /// scripts written for the release where it was opt-in keep working.
+    #[arg(long, hide = true, conflicts_with_all = ["no_warc", "no_warc_block_digest"])]
     pub warc_block_digest: bool,
 
     /// Do not write WARC files (the URL log and the crawl are unchanged).
@@ -857,9 +862,20 @@ mod tests {
         assert_eq!(args.warc_max_size, 20 << 10);
         assert!(parse(&["--no-warc"]).unwrap().no_warc);
         assert!(parse(&["--warc-compression", "xz"]).is_err());
-        assert!(!args.warc_block_digest);
-        assert!(parse(&["--warc-block-digest"]).unwrap().warc_block_digest);
-        assert!(parse(&["--warc-block-digest", "--no-warc"]).is_err());
+        assert!(!args.no_warc_block_digest);
+        assert!(
+            parse(&["--no-warc-block-digest"])
+                .unwrap()
+                .no_warc_block_digest
+        );
+        assert!(parse(&["--no-warc-block-digest", "--no-warc"]).is_err());
+        // The old opt-in is the default now: accepted, and it changes nothing.
+        assert!(
+            !parse(&["--warc-block-digest"])
+                .unwrap()
+                .no_warc_block_digest
+        );
+        assert!(parse(&["--warc-block-digest", "--no-warc-block-digest"]).is_err());
         let args_zstd_level = |extra: &[&str]| parse(extra).ok().and_then(|a| a.zstd_level);
         assert_eq!(args_zstd_level(&[]), None);
         assert_eq!(args_zstd_level(&["--zstd-level", "-5"]), Some(-5));

@@ -224,7 +224,7 @@ impl Args {
                     store: args.out.join("digests"),
                     against: args.dedupe_against.clone(),
                 }),
-                response_block_digests: args.warc_block_digest,
+                response_block_digests: !args.no_warc_block_digest,
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
             link_graph: args.link_graph,
