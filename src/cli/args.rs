@@ -460,7 +460,8 @@ pub struct Args {
     /// loopback ranges); a seed given by another name opens nothing, whatever it resolves to.
     /// Link-local ranges (169.254/16, fe80::/10) and the cloud metadata addresses
     /// (169.254.169.254, fd00:ec2::254) never open through a seed: a seed list from an
-    /// untrusted source cannot point the crawler at a cloud's metadata endpoint. To crawl an
+    /// untrusted source cannot point the crawler at a cloud's metadata endpoint: such a seed
+    /// address is bad input (exit status 2), refused before any connection. To crawl an
     /// intranet by name, or those ranges, give --allow-private.
     ///
     /// A proxy's own address is never refused. A proxy's targets are resolved here and

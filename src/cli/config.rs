@@ -51,6 +51,14 @@ impl Args {
         let args = self;
         // Validate everything before building anything.
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
+        let addresses = AddressPolicy::new(&seeds, args.allow_private);
+        if let Some((seed, refused)) = addresses.refused_seed(&seeds) {
+            return Err(Failure::bad_input(anyhow!(
+                "seed {seed} is refused by the address policy: {refused}. Nothing was fetched \
+                 (no connection was made); remove the seed, or give --allow-private to crawl \
+                 it"
+            )));
+        }
         let focus = match &args.focus {
             Some(topic) => Some(Arc::new(
                 Focus::new(topic, args.focus_window as usize).map_err(Failure::bad_input)?,
@@ -142,7 +150,6 @@ impl Args {
             .next()
             .unwrap_or("crawl")
             .to_owned();
-        let addresses = AddressPolicy::new(&seeds, args.allow_private);
         // A proxy is sent addresses checked here, not names it would resolve unchecked.
         let proxy = proxy.map(|p| p.resolved_here(&addresses));
         let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
