@@ -157,9 +157,10 @@ pub struct Args {
     /// a requisite's own links are not followed, a stylesheet's excepted. `scope`: on the
     /// hosts of --scope. `any`: on any host too (CDNs, font hosts), politely and within the
     /// private-address rules like any fetch. `off`: no further than links go. The URL log
-    /// notes `requisite` on a URL fetched only as one.
-    #[arg(long, value_enum, value_name = "WHERE", default_value_t = Requisites::Scope)]
-    pub requisites: Requisites,
+    /// notes `requisite` on a URL fetched only as one. Default: scope; with --find, off (the
+    /// hunt reads HTML and text only: none past its depth).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub requisites: Option<Requisites>,
 
     /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
     ///

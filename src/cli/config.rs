@@ -24,7 +24,7 @@ use crate::schedule::politeness::DelayRule;
 use crate::seen::due::DueConfig;
 use crate::state::statedir::DirLock;
 use crate::state::{recrawl, statedir};
-use crate::url::normalize::{self, Filter};
+use crate::url::normalize::{self, Filter, Requisites};
 use crate::url::seeds;
 use anyhow::{Context, anyhow, bail};
 use std::io::Write;
@@ -141,7 +141,11 @@ impl Args {
             Some(_) => hunt::DEFAULT_MAX_DEPTH,
             None => normalize::DEFAULT_MAX_DEPTH,
         }));
-        filter.requisites = args.requisites;
+        // A hunt reads HTML and text only: requisites only when asked for.
+        filter.requisites = args.requisites.unwrap_or(match hunt {
+            Some(_) => Requisites::Off,
+            None => Requisites::Scope,
+        });
         filter.include = args.include;
         filter.exclude = args.exclude;
         let robots_token = args
