@@ -28,11 +28,11 @@ port=${main##*:}
 echo "crawl args: ${*:-(defaults)}"
 echo "wall ${secs} s, exit ${code}, peak RSS $((kib / 1024)) MiB"
 # The request log's lines: host TAB start_us TAB end_us TAB status TAB target (host 0 is MIXED's).
-awk -F'\t' -v log="$tmp/log.tsv" '
+awk -F'\t' -v urllog="$tmp/log.tsv" '
   $1 == 0 { n[$5]++; if ($5 ~ /^\/good\//) good++ }
   END {
     printf "good pages asked: %d (URL log 200s: ", good
-    while ((getline line < log) > 0) { split(line, f, "\t"); if (f[6] ~ /\/good\// && f[1] == 200) ok++ }
+    while ((getline line < urllog) > 0) { split(line, f, "\t"); if (f[6] ~ /\/good\// && f[1] == 200) ok++ }
     printf "%d)\n", ok
     split("/slow-loris /endless-chunked /reset /cl-long /gzip-bomb /loop/a /loop/b /trap/", pages, " ")
     for (i = 1; i <= 8; i++) printf "  %-18s asked %d times\n", pages[i], n[pages[i]]
