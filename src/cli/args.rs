@@ -380,7 +380,7 @@ pub struct Args {
     /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page waits
     /// --retry-wait (30 s), then four times longer at each retry (2 min, 8 min): on its own
     /// while its host answers other requests (the host serves its other URLs meanwhile), with
-    /// its whole host when the failure follows another with no answer between; each attempt is a URL-log line
+    /// its whole host once two new pages failed in a row, no answer between; each attempt is a URL-log line
     /// (`connect,retry-after:30`), the last one noted `retries-exhausted`. A retried page counts
     /// once (pages, --max-pages, --max-pages-per-host). A robots.txt that does not answer (no
     /// response, or a 5xx) is asked again on the same schedule; if it never answers, its

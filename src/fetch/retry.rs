@@ -8,7 +8,7 @@
 //!   is the server's own answer and is not asked again. The page waits `--retry-wait` (30 s),
 //!   then 4 times longer at each retry (2 min, 8 min), `--retries` times at most (2): on its
 //!   own (deferred with its not-before instant) while its host answers other requests, with
-//!   its whole host when the failure follows another with no answer in between
+//!   its whole host once two new pages failed in a row, no answer between
 //!   (`schedule::politeness`). A robots.txt that does not answer (no
 //!   response, or a 5xx) is asked again on the same schedule before its host's pages are given
 //!   up (RFC 9309 §2.3.1.3-4), and a host parked after `PARK_AFTER` failures in a row waits the

@@ -30,8 +30,10 @@
 //! its host answered the request before it, or a 502/504 (the gateway answered), waits on its
 //! own: it is *deferred* in its host's list with its not-before instant (`page_failed`,
 //! `page_retry`), the host rests its normal rest and serves its other URLs meanwhile, and the
-//! page goes first again once due. A failure that follows another one with no answer in
-//! between is the host's: the host rests the page's wait as well. A 429 or 503 rests the whole
+//! page goes first again once due. Once the failures in a row (no answer between) hold two
+//! of new pages (first attempts, or robots.txt), they are the host's: the host rests the
+//! page's wait as well, and may be parked; retries of pages known to fail, failing one after
+//! the other, stay the pages'. A 429 or 503 rests the whole
 //! host until its retry (the server asked it to slow down). A robots.txt that got no answer (or
 //! a 5xx) is asked again on the same schedule (`robots_unanswered`) before the host is held
 //! unreachable. A host with `PARK_AFTER` connection-level failures in a row is parked: every
@@ -223,6 +225,9 @@ struct Host {
     drained: Option<u64>,
     /// Connection-level failures in a row (pages and robots.txt); an answer clears them.
     failures: u32,
+    /// Of `failures`, those of a page's first attempt or of robots.txt: with two, the failures
+    /// in a row are the host's, not only its failing pages' retries (`Scheduler::page_failed`).
+    first_failures: u32,
     /// `PARK_AFTER` failures in a row: resting its last wait; the next failure gives it up.
     parked: bool,
     /// robots.txt fetches without an answer in a row (`robots_unanswered`).
@@ -545,6 +550,7 @@ impl Scheduler {
             robots_pending: false,
             drained: None,
             failures: 0,
+            first_failures: 0,
             parked: false,
             robots_failures: 0,
             giving_up: false,
@@ -755,6 +761,7 @@ impl Scheduler {
     fn answered(&mut self, id: usize) {
         let host = self.host(id);
         host.failures = 0;
+        host.first_failures = 0;
         host.parked = false;
     }
 
@@ -849,11 +856,12 @@ impl Scheduler {
 
     /// A page fetch on `host` got no answer at `now` (a connection-level failure: see
     /// `ErrorKind::is_connection_level`). `entry` is the page, asked for again at the reply's
-    /// not-before instant if it has one (else done). When the host answered the request before
-    /// this one, the failure is the page's: it is deferred (`defer`) and the host rests its
-    /// normal rest. When this failure follows another with no answer in between, it is the
-    /// host's too: the host also rests until the page's retry, the page first in its queue.
-    /// At `PARK_AFTER` failures in a row the host is parked (every lane rests
+    /// not-before instant if it has one (else done). The failure is the page's unless the
+    /// failures in a row (no answer between) hold two of pages' first attempts (or of
+    /// robots.txt): the page is deferred (`defer`) and the host rests its normal rest. Retries
+    /// of failing pages that fail again, one after the other, are still the pages'. Otherwise
+    /// it is the host's: the host also rests until the page's retry, the page first in its
+    /// queue, and at `PARK_AFTER` failures in a row the host is parked (every lane rests
     /// `Transient::park_wait`), and a failure while parked holds it unreachable, its queue (the
     /// page put back first) to be given up. What became of the page.
     pub fn page_failed(&mut self, host: usize, entry: Entry, reply: Reply, now: Instant) -> Fate {
@@ -861,14 +869,16 @@ impl Scheduler {
         let rest = self.rest(host, reply);
         let h = self.host(host);
         h.failures += 1;
-        // The host answered the request before this one: the page's failure, not the host's.
-        let page_only = h.failures == 1;
+        h.first_failures += u32::from(entry.failures <= 1);
+        // New pages fail too, not only the retries of pages known to fail: the host's failure.
+        let page_only = h.first_failures < 2;
         // The attempt after a park failed too: the host is held unreachable.
         let unreachable = std::mem::replace(&mut h.parked, false);
         if unreachable {
             h.failures = 0;
+            h.first_failures = 0;
             h.robots = Some((unreachable_rules(), now));
-        } else if h.failures >= PARK_AFTER {
+        } else if h.failures >= PARK_AFTER && !page_only {
             h.parked = true;
             for lane in &mut h.idle {
                 *lane = (*lane).max(now + park_wait);
@@ -926,6 +936,7 @@ impl Scheduler {
         let transient = self.transient;
         let h = self.host(host);
         h.failures += u32::from(connection_level);
+        h.first_failures += u32::from(connection_level);
         let wait = transient.wait(h.robots_failures)?;
         h.robots_failures += 1;
         h.robots_pending = false;
@@ -977,6 +988,7 @@ impl Scheduler {
         let unreachable = rules.disallows_everything();
         if !unreachable {
             h.failures = 0;
+            h.first_failures = 0;
             h.parked = false;
             h.giving_up = false;
         }
