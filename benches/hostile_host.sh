@@ -22,6 +22,8 @@ set +e
   >"$tmp/log.tsv" 2>"$tmp/err"
 code=$?
 set -e
+# The server logs a trickling answer once it notices the client gone (its next byte, 1 s on).
+sleep 2
 stop_web
 read -r secs kib < <(tail -1 "$tmp/time")
 port=${main##*:}
