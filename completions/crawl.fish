@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -90,7 +90,8 @@ complete -c crawl -n "__fish_crawl_needs_command" -l no-proxy -d 'Use no proxy, 
 complete -c crawl -n "__fish_crawl_needs_command" -l insecure -d 'Do not check TLS certificates (a warning is printed): for test servers only'
 complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the first --max-body bytes of a body whose Content-Length is over --max-body'
 complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
-complete -c crawl -n "__fish_crawl_needs_command" -l warc-block-digest -d 'Give each response record a WARC-Block-Digest too: a second SHA-1, over its HTTP head and body'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-warc-block-digest -d 'Leave the WARC-Block-Digest out of response records (they keep their payload digest)'
+complete -c crawl -n "__fish_crawl_needs_command" -l warc-block-digest -d 'The default since response records carry their block digest again: accepted, so that scripts written for the release where it was opt-in keep working'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc -d 'Do not write WARC files (the URL log and the crawl are unchanged)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-payload-dedupe -d 'Archive every payload whole, even one archived before (turns payload dedupe off)'
 complete -c crawl -n "__fish_crawl_needs_command" -l link-graph -d 'Also record the link graph: DIR/links.tsv, one `from_url TAB to_url` line per link'

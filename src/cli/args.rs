@@ -158,9 +158,10 @@ pub struct Args {
     /// a requisite's own links are not followed, a stylesheet's excepted. `scope`: on the
     /// hosts of --scope. `any`: on any host too (CDNs, font hosts), politely and within the
     /// private-address rules like any fetch. `off`: no further than links go. The URL log
-    /// notes `requisite` on a URL fetched only as one.
-    #[arg(long, value_enum, value_name = "WHERE", default_value_t = Requisites::Scope)]
-    pub requisites: Requisites,
+    /// notes `requisite` on a URL fetched only as one. Default: scope; with --find, off (the
+    /// hunt reads HTML and text only: none past its depth).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub requisites: Option<Requisites>,
 
     /// Stop at the first fetched page that contains TEXT and print where (at most 100 characters).
     ///
@@ -377,9 +378,10 @@ pub struct Args {
     ///
     /// Transient: no answer because of a timeout, a refused or reset connection, or one closed
     /// before the answer; or a 502 or 504 from a gateway. A 500 is the server's answer and is
-    /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page goes
-    /// back to the front of its host's queue and the host rests --retry-wait (30 s), then four
-    /// times longer at each retry (2 min, 8 min); each attempt is a URL-log line
+    /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page waits
+    /// --retry-wait (30 s), then four times longer at each retry (2 min, 8 min): on its own
+    /// while its host answers other requests (the host serves its other URLs meanwhile), with
+    /// its whole host once two new pages failed in a row, no answer between; each attempt is a URL-log line
     /// (`connect,retry-after:30`), the last one noted `retries-exhausted`. A retried page counts
     /// once (pages, --max-pages, --max-pages-per-host). A robots.txt that does not answer (no
     /// response, or a 5xx) is asked again on the same schedule; if it never answers, its
@@ -460,7 +462,8 @@ pub struct Args {
     /// loopback ranges); a seed given by another name opens nothing, whatever it resolves to.
     /// Link-local ranges (169.254/16, fe80::/10) and the cloud metadata addresses
     /// (169.254.169.254, fd00:ec2::254) never open through a seed: a seed list from an
-    /// untrusted source cannot point the crawler at a cloud's metadata endpoint. To crawl an
+    /// untrusted source cannot point the crawler at a cloud's metadata endpoint: such a seed
+    /// address is bad input (exit status 2), refused before any connection. To crawl an
     /// intranet by name, or those ranges, give --allow-private.
     ///
     /// A proxy's own address is never refused. A proxy's targets are resolved here and
@@ -504,16 +507,21 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = bytes)]
     pub warc_max_size: u64,
 
-    /// Give each response record a WARC-Block-Digest too: a second SHA-1, over its HTTP head
-    /// and body.
+    /// Leave the WARC-Block-Digest out of response records (they keep their payload digest).
     ///
-    /// Without it a response record carries its payload digest (the SHA-1 of its body, which
-    /// payload dedupe, the CDXJ index and revisit records use) and no block digest; request,
-    /// revisit and warcinfo records carry theirs (they are small). Every record is its own
-    /// compressed unit with a checksum of all its bytes (zstd's XXH64, gzip's CRC-32) that
-    /// readers check as they decompress. The block digest costs a second SHA-1 pass over every
-    /// body, ~5 % of a crawl's CPU where pages are large: for tools that check block digests.
+    /// By default every record carries a `sha1:` block digest, a response record's over its
+    /// HTTP head and body, beside its payload digest (the SHA-1 of its body, which payload
+    /// dedupe, the CDXJ index and revisit records use), as wget, warcio and Browsertrix write
+    /// them: validation tools (`warcio check`, `fastwarc check`) verify it, and only it covers
+    /// the HTTP head. Both digests are taken in one pass over the body; leaving the block digest
+    /// out saves that second SHA-1 lane, ~3-5 % of a crawl's CPU where pages are large. Request,
+    /// revisit and warcinfo records keep theirs (they are small).
     #[arg(long, conflicts_with = "no_warc")]
+    pub no_warc_block_digest: bool,
+
+    /// The default since response records carry their block digest again: accepted, so that
+    /// scripts written for the release where it was opt-in keep working.
+    #[arg(long, hide = true, conflicts_with_all = ["no_warc", "no_warc_block_digest"])]
     pub warc_block_digest: bool,
 
     /// Keep each HTML and plain-text page's text: `main` (the default) or `full`.
@@ -870,9 +878,20 @@ mod tests {
         assert_eq!(args.warc_max_size, 20 << 10);
         assert!(parse(&["--no-warc"]).unwrap().no_warc);
         assert!(parse(&["--warc-compression", "xz"]).is_err());
-        assert!(!args.warc_block_digest);
-        assert!(parse(&["--warc-block-digest"]).unwrap().warc_block_digest);
-        assert!(parse(&["--warc-block-digest", "--no-warc"]).is_err());
+        assert!(!args.no_warc_block_digest);
+        assert!(
+            parse(&["--no-warc-block-digest"])
+                .unwrap()
+                .no_warc_block_digest
+        );
+        assert!(parse(&["--no-warc-block-digest", "--no-warc"]).is_err());
+        // The old opt-in is the default now: accepted, and it changes nothing.
+        assert!(
+            !parse(&["--warc-block-digest"])
+                .unwrap()
+                .no_warc_block_digest
+        );
+        assert!(parse(&["--warc-block-digest", "--no-warc-block-digest"]).is_err());
         let args_zstd_level = |extra: &[&str]| parse(extra).ok().and_then(|a| a.zstd_level);
         assert_eq!(args_zstd_level(&[]), None);
         assert_eq!(args_zstd_level(&["--zstd-level", "-5"]), Some(-5));

@@ -25,7 +25,7 @@ use crate::schedule::stop::{RunLimits, Stop};
 use crate::seen::due::DueConfig;
 use crate::state::statedir;
 use crate::state::statedir::DirLock;
-use crate::url::normalize::{self, Filter};
+use crate::url::normalize::{self, Filter, Requisites};
 use crate::url::seeds;
 use anyhow::{Context, anyhow, bail};
 use std::io::Write;
@@ -53,6 +53,8 @@ struct Checked {
     host_rules: Arc<HostRules>,
     proxy: Option<fetch::proxy::Proxy>,
     extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// The address policy, which refused no seed.
+    addresses: AddressPolicy,
 }
 
 /// What a crawl opens once its options are checked, for its configuration: the broker, the
@@ -92,6 +94,14 @@ impl Args {
     fn check(&self) -> Result<Checked, Failure> {
         let args = self;
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
+        let addresses = AddressPolicy::new(&seeds, args.allow_private);
+        if let Some((seed, refused)) = addresses.refused_seed(&seeds) {
+            return Err(Failure::bad_input(anyhow!(
+                "seed {seed} is refused by the address policy: {refused}. Nothing was fetched \
+                 (no connection was made); remove the seed, or give --allow-private to crawl \
+                 it"
+            )));
+        }
         let focus = match &args.focus {
             Some(topic) => Some(Arc::new(
                 Focus::new(topic, args.focus_window as usize).map_err(Failure::bad_input)?,
@@ -139,6 +149,7 @@ impl Args {
             host_rules,
             proxy,
             extra_roots,
+            addresses,
         })
     }
 
@@ -204,6 +215,7 @@ impl Args {
             host_rules,
             proxy,
             extra_roots,
+            addresses,
         } = checked;
         let Opened {
             exchange,
@@ -216,7 +228,11 @@ impl Args {
             Some(_) => hunt::DEFAULT_MAX_DEPTH,
             None => normalize::DEFAULT_MAX_DEPTH,
         }));
-        filter.requisites = args.requisites;
+        // A hunt reads HTML and text only: requisites only when asked for.
+        filter.requisites = args.requisites.unwrap_or(match hunt {
+            Some(_) => Requisites::Off,
+            None => Requisites::Scope,
+        });
         filter.include = args.include;
         filter.exclude = args.exclude;
         let robots_token = args
@@ -225,7 +241,6 @@ impl Args {
             .next()
             .unwrap_or("crawl")
             .to_owned();
-        let addresses = AddressPolicy::new(&seeds, args.allow_private);
         // A proxy is sent addresses checked here, not names it would resolve unchecked.
         let proxy = proxy.map(|p| p.resolved_here(&addresses));
         let sitemaps = (!args.no_sitemaps).then(|| Sources::new(&seeds));
@@ -307,7 +322,7 @@ impl Args {
                     store: args.out.join("digests"),
                     against: args.dedupe_against.clone(),
                 }),
-                response_block_digests: args.warc_block_digest,
+                response_block_digests: !args.no_warc_block_digest,
             }),
             pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
             text: args.text,

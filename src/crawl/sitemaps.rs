@@ -27,7 +27,7 @@ use crate::fetch::client::{FetchError, Response};
 use crate::frontier::Entry;
 use crate::output::archive::PageRecord;
 use crate::recrawl::{self, Generation};
-use crate::schedule::politeness::Fate;
+use crate::schedule::politeness::{Fate, Reply};
 use crate::schedule::robots::RobotsRules;
 use crate::url::normalize::canonicalize;
 use crate::url::sitemap::{self, Kind};
@@ -111,7 +111,9 @@ impl WorkerContext<'_> {
                 self.log_error(&e, entry.depth, &entry.url, &Note::Error(e.kind));
                 // No answer counts towards its host's failures in a row (not asked again).
                 if e.kind.is_connection_level() {
-                    let fate = self.dispatcher.page_failed(host, entry, None, e.elapsed);
+                    let fate = self
+                        .dispatcher
+                        .page_failed(host, entry, Reply::took(e.elapsed));
                     if fate == Fate::HostUnreachable {
                         return Ok(PageOutcome::PutBack);
                     }

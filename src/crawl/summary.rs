@@ -623,8 +623,8 @@ fn recrawl_text(report: &Report) -> String {
 fn warc_text(warc: Option<WarcStats>) -> String {
     match warc {
         Some(w) => format!(
-            "WARC: {} records in {} files, {} bytes; {} duplicates",
-            w.records, w.files, w.bytes, w.duplicates
+            "WARC: {} records in {} files, {} bytes",
+            w.records, w.files, w.bytes
         ),
         None => "WARC off".into(),
     }
@@ -664,7 +664,7 @@ pub fn to_text(report: &Report) -> String {
         crate::sys::peak_rss().unwrap_or(0) as f64 / (1 << 20) as f64,
         recrawl_text(report),
         retry_text(report),
-        near_duplicate_text(report),
+        duplicate_text(report),
         safety_text(report),
         sitemap_text(report),
         shard_text(report),
@@ -721,13 +721,22 @@ pub fn failure_text(report: &Report) -> String {
     )
 }
 
-/// HTML pages noted near-duplicates, for people ("" when there were none or
-/// `--near-duplicates` was off).
-fn near_duplicate_text(report: &Report) -> String {
-    match report.counters.near_duplicates.load(Ordering::Relaxed) {
-        0 => String::new(),
-        n => format!("{n} HTML pages near-duplicates of an earlier page (--near-duplicates)\n"),
-    }
+/// The duplicates summary.json counts, for people: pages whose payload was archived before
+/// (revisit records, `warc.duplicates` and `warc.duplicate_bytes`) and HTML pages noted
+/// near-duplicates (`near_duplicates`, with `--near-duplicates`).
+fn duplicate_text(report: &Report) -> String {
+    let payload = match report.warc {
+        Some(w) => format!(
+            "{} pages with a payload archived before (revisits, {} bytes not stored again)",
+            w.duplicates, w.duplicate_bytes
+        ),
+        None => "no payload dedupe (WARC off)".to_owned(),
+    };
+    let near = report.counters.near_duplicates.load(Ordering::Relaxed);
+    format!(
+        "duplicates: {payload}; {near} HTML pages near-duplicates of an earlier page \
+         (--near-duplicates)\n"
+    )
 }
 
 /// Bodies not read and addresses refused, for people ("" when there were none).
@@ -906,7 +915,8 @@ mod tests {
         let text = to_text(&report);
         assert!(
             text.contains(
-                "\n83 HTML pages near-duplicates of an earlier page (--near-duplicates)\n"
+                "\nduplicates: no payload dedupe (WARC off); 83 HTML pages near-duplicates of an \
+                 earlier page (--near-duplicates)\n"
             ),
             "{text}"
         );
@@ -1027,6 +1037,15 @@ mod tests {
             duplicates: 3,
             duplicate_bytes: 900,
         };
+        let text = to_text(&report(Generation::Crawl, Some(warc)));
+        assert!(
+            text.contains(
+                "\nduplicates: 3 pages with a payload archived before (revisits, 900 bytes not \
+                 stored again); 83 HTML pages near-duplicates of an earlier page \
+                 (--near-duplicates)\n"
+            ),
+            "{text}"
+        );
         let json = to_json(&report(Generation::Crawl, Some(warc)));
         assert_eq!(
             without_rss(&json),

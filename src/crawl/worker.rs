@@ -60,6 +60,7 @@ use crate::recrawl::{self, FetchLog, Generation, Lastmods, Outcome};
 use crate::schedule::dispatch::Dispatcher;
 use crate::schedule::dispatch::NotAsked;
 use crate::schedule::politeness::Fate;
+use crate::schedule::politeness::Reply;
 use crate::schedule::politeness::Work;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::robotstore::RobotsStore;
@@ -501,7 +502,8 @@ impl WorkerContext<'_> {
                     ..entry
                 },
             };
-            self.dispatcher.page_retry(host, entry, elapsed, at);
+            let reply = Reply::retry_at(elapsed, Some(at));
+            self.dispatcher.page_retry(host, entry, reply, !transient);
         }
         false
     }
@@ -540,12 +542,12 @@ impl WorkerContext<'_> {
 
     /// Frees the page's host and, outside a recrawl, takes this worker's next page now, the
     /// host's own or a ready host's (`Dispatcher::host_free_or_next`).
-    fn free_host(&self, host: usize, elapsed: Duration, chain: &mut Chain) -> Result<()> {
+    fn free_host(&self, host: usize, reply: Reply, chain: &mut Chain) -> Result<()> {
         if self.config.generation == Generation::Recrawl {
-            self.dispatcher.host_free(host, elapsed);
+            self.dispatcher.host_free(host, reply);
             return Ok(());
         }
-        let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, elapsed)? else {
+        let Some((next_host, next)) = self.dispatcher.host_free_or_next(host, reply)? else {
             return Ok(());
         };
         // The reactor takes every page (http(s), no proxy: without a proxy it runs); a thread
@@ -717,7 +719,7 @@ impl WorkerContext<'_> {
             Ok(fetched) => fetched,
             Err(e) if e.kind.is_connection_level() => return self.no_answer(host, entry, &e),
             Err(e) => {
-                self.free_host(host, e.elapsed, chain)?;
+                self.free_host(host, Reply::took(e.elapsed), chain)?;
                 self.fetch_failed(entry, &e, Note::Error(e.kind))?;
                 return Ok(PageOutcome::Done);
             }
@@ -729,7 +731,7 @@ impl WorkerContext<'_> {
         };
         // The host is free from here (or gave this worker its next page): what follows is
         // this worker's own work.
-        self.free_host(host, response.elapsed, chain)?;
+        self.free_host(host, Reply::took(response.elapsed), chain)?;
         self.count(&response);
         let max_body = self.config.fetch.max_body;
         let mut page = Page::new(entry, page_url, response, max_body);
@@ -834,7 +836,8 @@ impl WorkerContext<'_> {
             false => None,
         };
         let error = Note::Error(e.kind);
-        match self.dispatcher.page_failed(host, entry, wait, e.elapsed) {
+        let reply = Reply::retry_at(e.elapsed, wait.map(|wait| Instant::now() + wait));
+        match self.dispatcher.page_failed(host, entry, reply) {
             Fate::Retry(wait) => {
                 self.counters.retried.fetch_add(1, Ordering::Relaxed);
                 let note = Note::Retrying(Box::new(error), wait);

@@ -168,6 +168,19 @@ pub struct Refused {
     pub never_by_seed: bool,
 }
 
+impl Refused {
+    /// The range's name, and "cloud metadata" for a metadata address (169.254.169.254 or one
+    /// of [`METADATA`]).
+    pub fn rule(&self) -> String {
+        let metadata =
+            self.ip == IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)) || METADATA.contains(&self.ip);
+        match metadata {
+            true => format!("{}, cloud metadata", self.range),
+            false => self.range.to_owned(),
+        }
+    }
+}
+
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.never_by_seed {
@@ -175,7 +188,8 @@ impl fmt::Display for Refused {
                 f,
                 "refused to connect to {} ({}): link-local and cloud metadata addresses are \
                  opened only by --allow-private, never by a seed",
-                self.ip, self.range
+                self.ip,
+                self.rule()
             ),
             false => write!(
                 f,
@@ -237,6 +251,21 @@ impl AddressPolicy {
     /// `--allow-private`: nothing is refused (a proxy may then resolve names itself).
     pub fn allows_all(&self) -> bool {
         self.0.allow_all
+    }
+
+    /// The first seed whose host is an address this policy refuses (link-local or a metadata
+    /// address, which no seed opens), with why: checked before anything is built, so such a
+    /// seed is bad input, not a site that did not answer. A seed by name is checked only when
+    /// it resolves, like every name.
+    pub fn refused_seed<'a>(&self, seeds: &'a [Url]) -> Option<(&'a Url, Refused)> {
+        seeds.iter().find_map(|seed| {
+            let ip = match seed.host()? {
+                Host::Ipv4(ip) => IpAddr::V4(ip),
+                Host::Ipv6(ip) => IpAddr::V6(ip),
+                Host::Domain(_) => return None,
+            };
+            self.check(ip).err().map(|refused| (seed, refused))
+        })
     }
 
     /// Whether a fetch may connect to `ip`.

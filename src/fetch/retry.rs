@@ -5,9 +5,11 @@
 //!   `MAX_RETRIES` times at most, as the server's `Retry-After` asks (`wait`).
 //! - After a transient failure (`Transient`): no answer (`ErrorKind::is_retried`: timeout,
 //!   connection refused or reset, closed before an answer) or a 502/504 from a gateway. A 500
-//!   is the server's own answer and is not asked again. The page goes back to the front of its
-//!   host's queue and the host rests `--retry-wait` (30 s), then 4 times longer at each retry
-//!   (2 min, 8 min), `--retries` times at most (2). A robots.txt that does not answer (no
+//!   is the server's own answer and is not asked again. The page waits `--retry-wait` (30 s),
+//!   then 4 times longer at each retry (2 min, 8 min), `--retries` times at most (2): on its
+//!   own (deferred with its not-before instant) while its host answers other requests, with
+//!   its whole host once two new pages failed in a row, no answer between
+//!   (`schedule::politeness`). A robots.txt that does not answer (no
 //!   response, or a 5xx) is asked again on the same schedule before its host's pages are given
 //!   up (RFC 9309 §2.3.1.3-4), and a host parked after `PARK_AFTER` failures in a row waits the
 //!   next wait of the schedule (8 min by default) once more (`schedule::politeness`).

@@ -65,7 +65,7 @@ pub struct PageRecord {
     pub payload_digest: String,
     /// The SHA-1 of its `response` record's block (head ‖ body), taken in the same pass as
     /// `payload_digest` (`digest::page_digests`); `None` leaves it to the writer, which takes
-    /// it only when response records carry block digests (`--warc-block-digest`).
+    /// it only when response records carry block digests (the default; `--no-warc-block-digest`).
     pub block_sha1: Option<[u8; 20]>,
     /// During a recrawl, an unchanged page is archived as a `revisit` record.
     pub revisit: Option<Revisit>,

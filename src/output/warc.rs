@@ -3,12 +3,12 @@
 //! Every fetch becomes a `response` (or `revisit`) record and the `request` that produced it,
 //! holding the bytes as the server sent them (content encoding kept, transfer encoding removed by
 //! the caller), with `sha1:` base32 digests that independent readers verify: a response's
-//! payload digest, and every other record's block digest. A response record's block digest
-//! (a second SHA-1 over its head and body) is written only when asked for
-//! (`WarcConfig::response_block_digests`, `--warc-block-digest`): the payload digest already
-//! covers the body, and the record's compressed unit carries a checksum of every byte of the
-//! record (zstd's XXH64, gzip's CRC-32) that every reader checks as it decompresses. With it,
-//! the two digests can come from the caller, taken in one pass (`digest::payload_and_block`).
+//! payload digest, and every record's block digest. A response record's block digest (a second
+//! SHA-1 over its head and body, the one digest that covers the HTTP head) can be left out
+//! (`WarcConfig::response_block_digests` false, `--no-warc-block-digest`); the record's
+//! compressed unit still carries a checksum of every byte of the record (zstd's XXH64, gzip's
+//! CRC-32) that every reader checks as it decompresses. The two digests can come from the
+//! caller, taken in one pass (`digest::payload_and_block`).
 //! This module does not fetch, decode or choose what to archive; it only writes what it is given.
 //!
 //! Each record is its own compressed unit — one zstd frame with content size and checksum
@@ -141,8 +141,8 @@ pub struct WarcConfig {
     /// Payload dedupe (`output::archive`): a page whose payload was archived before becomes a
     /// revisit of its first capture. `None` with `--no-payload-dedupe`.
     pub dedupe: Option<DedupeConfig>,
-    /// Whether `response` records carry a `WARC-Block-Digest` beside their payload digest
-    /// (`--warc-block-digest`); every other record always does (see the module doc).
+    /// Whether `response` records carry a `WARC-Block-Digest` beside their payload digest (true
+    /// unless `--no-warc-block-digest`); every other record always does (see the module doc).
     pub response_block_digests: bool,
 }
 
@@ -1703,11 +1703,11 @@ mod tests {
         }
     }
 
-    /// Without `response_block_digests` a response record has its payload digest and no block
+    /// With `--no-warc-block-digest` a response record has its payload digest and no block
     /// digest, even one the caller took; every other record keeps its block digest, and the
     /// independent readers verify what is there.
     #[test]
-    fn response_records_carry_a_block_digest_only_when_asked() {
+    fn response_records_leave_the_block_digest_out_only_when_told() {
         for compression in [Compression::Gzip, Compression::Zstd] {
             let dir = tempfile::tempdir().unwrap();
             let config = WarcConfig {

@@ -87,7 +87,7 @@ use crate::frontier::spill::Deferred;
 use crate::frontier::{Entry, Frontier};
 use crate::schedule::budget::Budget;
 use crate::schedule::hoststate;
-use crate::schedule::politeness::{Census, Fate, Next, Scheduler, Work};
+use crate::schedule::politeness::{Census, Fate, Next, Reply, Scheduler, Work};
 use crate::schedule::pool::Workers;
 use crate::schedule::robots::RobotsRules;
 use crate::schedule::stop::{Reason, Stop};
@@ -768,11 +768,9 @@ impl Dispatcher {
     /// request when its rest is over, counted from now. Parsing, logging, offering links and
     /// archiving happen after this, without holding the host. The page stays in flight until
     /// its worker comes back for more (`next_work`'s `finished`).
-    pub fn host_free(&self, host: usize, response_time: Duration) {
+    pub fn host_free(&self, host: usize, reply: impl Into<Reply>) {
         let mut state = self.state.lock().unwrap();
-        state
-            .scheduler
-            .page_done(host, response_time, Instant::now());
+        state.scheduler.page_done(host, reply, Instant::now());
         self.wake_one(state);
     }
 
@@ -795,25 +793,23 @@ impl Dispatcher {
     pub fn host_free_or_next(
         &self,
         host: usize,
-        response_time: Duration,
+        reply: impl Into<Reply>,
     ) -> Result<Option<(usize, Entry)>> {
+        let reply = reply.into();
         let mut state = self.state.lock().unwrap();
         let page_limit = self.page_limit(&state);
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
         let rate_open = self.rate_gap.is_none() || state.rate_slot <= now;
         let next = if open && !page_limit && rate_open && !self.stop.is_stopped() {
-            let next = match state
-                .scheduler
-                .page_done_or_next(host, response_time, now)?
-            {
+            let next = match state.scheduler.page_done_or_next(host, reply, now)? {
                 Some(entry) => Some((host, entry)),
                 None => state.scheduler.next_page(now)?,
             };
             self.free_blocked_places(&mut state);
             next
         } else {
-            state.scheduler.page_done(host, response_time, now);
+            state.scheduler.page_done(host, reply, now);
             None
         };
         let Some((next_host, entry)) = next else {
@@ -830,42 +826,30 @@ impl Dispatcher {
         Ok(Some((next_host, entry)))
     }
 
-    /// A page was answered 429 or 503 (see `Scheduler::page_retry`): it is not done, it waits
-    /// at the front of its host's queue until `retry_at`.
-    pub fn page_retry(
-        &self,
-        host: usize,
-        entry: Entry,
-        response_time: Duration,
-        retry_at: Instant,
-    ) {
+    /// A page was answered 429 or 503 (`host_wide`), or 502/504 (see
+    /// `Scheduler::page_retry`): it is not done, it waits until the reply's not-before
+    /// instant, at the front of its host's queue or deferred.
+    pub fn page_retry(&self, host: usize, entry: Entry, reply: Reply, host_wide: bool) {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= 1;
         state.handed.remove(&entry.key());
-        state
-            .scheduler
-            .page_retry(host, entry, response_time, Instant::now(), retry_at);
+        let now = Instant::now();
+        (state.scheduler).page_retry(host, entry, reply, host_wide, now);
         self.wake_one(state);
     }
 
-    /// A page's fetch got no answer (a connection-level failure): `wait` is its retry's, if
-    /// its retries are not used up. Retried (or given up with its host, held unreachable), it
-    /// is back in its host's queue and no longer in flight; done, the worker finishes it as a
-    /// failure (`Scheduler::page_failed`).
-    pub fn page_failed(
-        &self,
-        host: usize,
-        entry: &Entry,
-        wait: Option<Duration>,
-        response_time: Duration,
-    ) -> Fate {
+    /// A page's fetch got no answer (a connection-level failure): the reply's not-before
+    /// instant is its retry's, if its retries are not used up. Retried (or given up with its
+    /// host, held unreachable), it is back with its host and no longer in flight; done, the
+    /// worker finishes it as a failure (`Scheduler::page_failed`).
+    pub fn page_failed(&self, host: usize, entry: &Entry, reply: Reply) -> Fate {
         let mut state = self.state.lock().unwrap();
         let again = Entry {
             failures: entry.failures + 1,
             ..entry.clone()
         };
         let now = Instant::now();
-        let fate = (state.scheduler).page_failed(host, again, wait, response_time, now);
+        let fate = (state.scheduler).page_failed(host, again, reply, now);
         if fate != Fate::Done {
             state.in_flight -= 1;
             state.handed.remove(&entry.key());

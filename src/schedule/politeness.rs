@@ -23,12 +23,22 @@
 //! place); then it leaves memory. Its resting time (while it lasts) and its robots.txt rules (a bounded cache,
 //! then the state directory's `robots/` store, `robotstore`) are what is remembered.
 //!
-//! Hosts that fail (`fetch::retry`): a page that got no answer, or a 502/504, goes back to
-//! the front of its host's queue and the host rests by the transient schedule (`page_failed`,
-//! `page_retry`); a robots.txt that got none (or a 5xx) is asked again on the same schedule
-//! (`robots_unanswered`) before the host is held unreachable. A host with `PARK_AFTER`
-//! connection-level failures in a row is parked: every lane rests the schedule's next wait once
-//! more, and if the attempt after it fails too, the host is held unreachable. An unreachable
+//! What an answer tells politeness is a `Reply`: its response time, by which the lane rests,
+//! and an optional not-before instant (a retry's).
+//!
+//! Pages and hosts that fail (`fetch::retry`) are told apart. A page that got no answer while
+//! its host answered the request before it, or a 502/504 (the gateway answered), waits on its
+//! own: it is *deferred* in its host's list with its not-before instant (`page_failed`,
+//! `page_retry`), the host rests its normal rest and serves its other URLs meanwhile, and the
+//! page goes first again once due. Once the failures in a row (no answer between) hold two
+//! of new pages (first attempts, or robots.txt), they are the host's: the host rests the
+//! page's wait as well, and may be parked; retries of pages known to fail, failing one after
+//! the other, stay the pages'. A 429 or 503 rests the whole
+//! host until its retry (the server asked it to slow down). A robots.txt that got no answer (or
+//! a 5xx) is asked again on the same schedule (`robots_unanswered`) before the host is held
+//! unreachable. A host with `PARK_AFTER` connection-level failures in a row is parked: every
+//! lane rests the schedule's next wait once more, and if the attempt after it fails too, the
+//! host is held unreachable. An unreachable
 //! host carries the verdict of an unreachable robots.txt (RFC 9309 §2.3.1.4: everything
 //! disallowed, for `ROBOTS_RETRY`, then asked again), and its queued URLs are not dropped as
 //! robots blocks: the host is listed for the caller to give them up (`take_unreachable`,
@@ -91,10 +101,49 @@ const ROBOTS_CACHED: usize = 4096;
 /// reaches this size (or twice what the last prune kept).
 const RESTING_PRUNE_AT: usize = 4096;
 
+/// What an answer tells politeness (`Scheduler::page_done`, `page_retry`, `page_failed`): how
+/// long it took, by which the host's lane rests (the delay rule), and an instant before which
+/// it may not be asked again, if the answer set one. For a retried page (`page_retry`,
+/// `page_failed`) that instant is the page's own, or its host's after a 429/503; for a page
+/// done (`page_done`) it is the host's: where a hint read from the response's headers (a
+/// Retry-After on a 200, RateLimit) goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// How long the request took (to its answer, or its failure).
+    pub response_time: Duration,
+    /// Not to be asked again before this instant.
+    pub not_before: Option<Instant>,
+}
+
+impl Reply {
+    /// An answer that asks for nothing but the delay rule's rest.
+    pub fn took(response_time: Duration) -> Reply {
+        Reply {
+            response_time,
+            not_before: None,
+        }
+    }
+
+    /// An answer after which the page (or its host) waits until `at`, if there is one.
+    pub fn retry_at(response_time: Duration, at: Option<Instant>) -> Reply {
+        Reply {
+            response_time,
+            not_before: at,
+        }
+    }
+}
+
+impl From<Duration> for Reply {
+    fn from(response_time: Duration) -> Reply {
+        Reply::took(response_time)
+    }
+}
+
 /// What became of a page whose fetch got no answer (`Scheduler::page_failed`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
-    /// Back at the front of its host's queue, asked for again after the wait.
+    /// Deferred in its host's list (or, with its host failing, first in its queue), asked for
+    /// again after the wait.
     Retry(Duration),
     /// Done: not asked for again in this crawl (retries used up, or not a retried kind).
     Done,
@@ -154,6 +203,9 @@ struct Host {
     /// `scheme://host[:port]`, where robots.txt lives.
     origin: String,
     queue: HostQueue,
+    /// Pages that failed and wait for their own retry instant, served before `queue` once due
+    /// (`Scheduler::defer`); few (the failing pages of one host), so a list.
+    deferred: Vec<(Instant, Entry)>,
     /// When each lane not in use may send its next request (`--host-connections` of
     /// them in all, with `in_flight`, or its `--host-rules` connections).
     idle: Vec<Instant>,
@@ -174,6 +226,9 @@ struct Host {
     drained: Option<u64>,
     /// Connection-level failures in a row (pages and robots.txt); an answer clears them.
     failures: u32,
+    /// Of `failures`, those of a page's first attempt or of robots.txt: with two, the failures
+    /// in a row are the host's, not only its failing pages' retries (`Scheduler::page_failed`).
+    first_failures: u32,
     /// `PARK_AFTER` failures in a row: resting its last wait; the next failure gives it up.
     parked: bool,
     /// robots.txt fetches without an answer in a row (`robots_unanswered`).
@@ -183,6 +238,24 @@ struct Host {
 }
 
 impl Host {
+    /// Whether it has pages to give, queued or deferred.
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty() || !self.deferred.is_empty()
+    }
+
+    /// When its first deferred page comes due.
+    fn first_due(&self) -> Option<Instant> {
+        self.deferred.iter().map(|(at, _)| *at).min()
+    }
+
+    /// Takes its deferred page due first, if due at `now`.
+    fn take_due(&mut self, now: Instant) -> Option<Entry> {
+        let (i, _) = (self.deferred.iter().enumerate())
+            .filter(|(_, (at, _))| *at <= now)
+            .min_by_key(|(_, (at, _))| *at)?;
+        Some(self.deferred.swap_remove(i).1)
+    }
+
     /// When every lane has rested: what a host leaving memory must remember.
     fn rested_at(&self) -> Option<Instant> {
         let lanes = self.idle.iter().max().copied()?;
@@ -410,7 +483,7 @@ impl Scheduler {
                     Some(at) if at > now => census.resting += 1,
                     _ => census.ready += 1,
                 }
-            } else if host.queue.is_empty() && host.in_flight == 0 && !host.robots_pending {
+            } else if !host.has_work() && host.in_flight == 0 && !host.robots_pending {
                 census.starved += 1;
             }
         }
@@ -463,6 +536,7 @@ impl Scheduler {
             key: key.to_owned(),
             origin: origin.to_owned(),
             queue: HostQueue::default(),
+            deferred: Vec::new(),
             idle: vec![ready_at; lanes],
             interval: (self.rules.interval(key, self.rate)).unwrap_or_default(),
             next_start: ready_at,
@@ -473,6 +547,7 @@ impl Scheduler {
             robots_pending: false,
             drained: None,
             failures: 0,
+            first_failures: 0,
             parked: false,
             robots_failures: 0,
             giving_up: false,
@@ -528,7 +603,10 @@ impl Scheduler {
     /// The URLs of host queues held in memory, for the frontier's head: call after
     /// `checkpoint_queues`, whose ranges hold the rest.
     pub fn queued_entries(&self) -> impl Iterator<Item = &Entry> {
-        self.live().flat_map(|h| h.queue.memory_entries())
+        self.live().flat_map(|h| {
+            let deferred = h.deferred.iter().map(|(_, entry)| entry);
+            h.queue.memory_entries().chain(deferred)
+        })
     }
 
     /// The next piece of work whose host may be contacted at `now`.
@@ -572,11 +650,16 @@ impl Scheduler {
                 self.take_lane(id, now);
                 return Ok(Some(Work::Robots { host: id, url }));
             }
-            if let Some(entry) = self.pop_allowed(id)? {
+            if let Some(entry) = self.pop_allowed(id, now)? {
                 self.take_lane(id, now);
                 return Ok(Some(Work::Page { host: id, entry }));
             }
-            // Robots.txt dropped all it had queued.
+            // Robots.txt dropped all it had queued (or the host is held unreachable, its
+            // pages to be given up), or only deferred pages are left, none due yet: the host
+            // waits for the first.
+            if !self.host(id).giving_up {
+                self.schedule(id);
+            }
             self.retire_if_idle(id, now);
         }
     }
@@ -605,11 +688,20 @@ impl Scheduler {
         self.waiting.peek().map(|Reverse((at, _))| *at)
     }
 
-    /// A page fetch on `host` ended at `now` after `response_time`.
-    pub fn page_done(&mut self, host: usize, response_time: Duration, now: Instant) {
+    /// A page fetch on `host` ended at `now` with `reply`: the lane rests by the delay rule,
+    /// and until the reply's not-before instant if it has one.
+    pub fn page_done(&mut self, host: usize, reply: impl Into<Reply>, now: Instant) {
+        let reply = reply.into();
         self.answered(host);
-        let rest = self.rest(host, response_time);
-        self.release(host, now + rest, now);
+        let ready_at = self.rested(host, reply, now);
+        self.release(host, ready_at, now);
+    }
+
+    /// When `host`'s lane may go again after `reply` at `now`: the delay rule's rest, or the
+    /// reply's not-before instant if later.
+    fn rested(&mut self, host: usize, reply: Reply, now: Instant) -> Instant {
+        let rule = now + self.rest(host, reply);
+        reply.not_before.map_or(rule, |at| rule.max(at))
     }
 
     /// A page fetch on `host` ended at `now`: when its lane needs no rest (a delay of
@@ -620,20 +712,20 @@ impl Scheduler {
     pub fn page_done_or_next(
         &mut self,
         host: usize,
-        response_time: Duration,
+        reply: impl Into<Reply>,
         now: Instant,
     ) -> Result<Option<Entry>> {
         self.answered(host);
-        let delay = self.rest(host, response_time);
-        if delay.is_zero() && self.fresh_robots(host, now) {
+        let ready_at = self.rested(host, reply.into(), now);
+        if ready_at <= now && self.fresh_robots(host, now) {
             self.promote_due(now);
             let backlog = self.host(host).queue.len();
             let outranked = self.ready.peek().is_some_and(|&(b, _, _)| b > backlog);
-            if !outranked && let Some(entry) = self.pop_allowed(host)? {
+            if !outranked && let Some(entry) = self.pop_allowed(host, now)? {
                 return Ok(Some(entry));
             }
         }
-        self.release(host, now + delay, now);
+        self.release(host, ready_at, now);
         Ok(None)
     }
 
@@ -666,26 +758,33 @@ impl Scheduler {
     fn answered(&mut self, id: usize) {
         let host = self.host(id);
         host.failures = 0;
+        host.first_failures = 0;
         host.parked = false;
     }
 
-    /// The host's next queued page robots.txt allows, dropping (and counting) the disallowed
-    /// ones on the way; robots.txt must be known. A host held unreachable gives none: it is
-    /// listed for its URLs to be given up (`take_unreachable`).
-    fn pop_allowed(&mut self, id: usize) -> Result<Option<Entry>> {
-        let popped = self.pop_allowed_unnoted(id);
+    /// The host's deferred page due first at `now`, else its next queued page robots.txt
+    /// allows, dropping (and counting) the disallowed ones on the way; robots.txt must be
+    /// known. A host held unreachable gives none: it is listed for its URLs to be given up
+    /// (`take_unreachable`).
+    fn pop_allowed(&mut self, id: usize, now: Instant) -> Result<Option<Entry>> {
+        let popped = self.pop_allowed_unnoted(id, now);
         self.note_hunger(id);
         popped
     }
 
     /// `pop_allowed` before the host's hunger is noted.
-    fn pop_allowed_unnoted(&mut self, id: usize) -> Result<Option<Entry>> {
+    fn pop_allowed_unnoted(&mut self, id: usize, now: Instant) -> Result<Option<Entry>> {
         let host = self.hosts[id].as_mut().expect("a live host id");
-        let rules = &host.robots.as_ref().expect("known robots").0;
-        if rules.disallows_everything() {
+        let everything = (host.robots.as_ref().expect("known robots").0).disallows_everything();
+        if everything {
             self.list_unreachable(id);
             return Ok(None);
         }
+        if let Some(entry) = host.take_due(now) {
+            self.queued -= 1;
+            return Ok(Some(entry));
+        }
+        let rules = &host.robots.as_ref().expect("known robots").0;
         while let Some(entry) = host.queue.pop_front(&self.spill)? {
             self.queued -= 1;
             if rules.is_allowed(path_and_query(&entry.url)) {
@@ -699,30 +798,50 @@ impl Scheduler {
         Ok(None)
     }
 
-    /// The rest `host`'s lane takes after a response that took `response_time`: the
-    /// delay rule, with its robots.txt's `Crawl-delay` if any.
-    fn rest(&mut self, host: usize, response_time: Duration) -> Duration {
+    /// The rest `host`'s lane takes after `reply`: the delay rule on its response time, with
+    /// its robots.txt's `Crawl-delay` if any.
+    fn rest(&mut self, host: usize, reply: Reply) -> Duration {
         let host = self.host(host);
         let crawl_delay = (host.robots.as_ref()).and_then(|(r, _)| r.crawl_delay());
         let interval = host.interval;
-        self.rule.delay(response_time, crawl_delay).max(interval)
+        self.rule
+            .delay(reply.response_time, crawl_delay)
+            .max(interval)
     }
 
-    /// The host answered `entry` 429 or 503 (or 502/504, a transient failure): it rests until
-    /// `retry_at` (or longer, by the delay rule) and `entry` goes back to the front of its
-    /// queue, to be asked for again first.
+    /// The host answered `entry` 429 or 503 (`host_wide`): it rests until the reply's
+    /// not-before instant (or longer, by the delay rule) and `entry` goes back to the front of
+    /// its queue, to be asked for again first. Or it answered 502/504, a gateway's transient
+    /// failure of this page: `entry` is deferred until then, and the host rests its normal
+    /// rest and serves its other pages meanwhile.
     pub fn page_retry(
         &mut self,
         host: usize,
         entry: Entry,
-        response_time: Duration,
+        reply: Reply,
+        host_wide: bool,
         now: Instant,
-        retry_at: Instant,
     ) {
         self.answered(host);
-        self.put_back(host, entry);
-        let rule = now + self.rest(host, response_time);
-        self.release(host, rule.max(retry_at), now);
+        let retry_at = reply.not_before.unwrap_or(now);
+        let ready_at = match host_wide {
+            true => {
+                self.put_back(host, entry);
+                self.rested(host, reply, now)
+            }
+            false => {
+                self.defer(host, entry, retry_at);
+                now + self.rest(host, reply)
+            }
+        };
+        self.release(host, ready_at, now);
+    }
+
+    /// `entry` waits in `host`'s deferred list until `at`, then goes before its queue.
+    fn defer(&mut self, host: usize, entry: Entry, at: Instant) {
+        self.host(host).deferred.push((at, entry));
+        self.queued += 1;
+        self.note_hunger(host);
     }
 
     /// `entry` first in `host`'s queue again (a retry).
@@ -733,28 +852,30 @@ impl Scheduler {
     }
 
     /// A page fetch on `host` got no answer at `now` (a connection-level failure: see
-    /// `ErrorKind::is_connection_level`). `entry` is the page, asked for again after `wait`
-    /// if there is one (else done). The host counts a failure in a row: at `PARK_AFTER` it is
-    /// parked (every lane rests `Transient::park_wait`), and a failure while parked holds it
-    /// unreachable, its queue (the page put back first) to be given up. What became of the page.
-    pub fn page_failed(
-        &mut self,
-        host: usize,
-        entry: Entry,
-        wait: Option<Duration>,
-        response_time: Duration,
-        now: Instant,
-    ) -> Fate {
+    /// `ErrorKind::is_connection_level`). `entry` is the page, asked for again at the reply's
+    /// not-before instant if it has one (else done). The failure is the page's unless the
+    /// failures in a row (no answer between) hold two of pages' first attempts (or of
+    /// robots.txt): the page is deferred (`defer`) and the host rests its normal rest. Retries
+    /// of failing pages that fail again, one after the other, are still the pages'. Otherwise
+    /// it is the host's: the host also rests until the page's retry, the page first in its
+    /// queue, and at `PARK_AFTER` failures in a row the host is parked (every lane rests
+    /// `Transient::park_wait`), and a failure while parked holds it unreachable, its queue (the
+    /// page put back first) to be given up. What became of the page.
+    pub fn page_failed(&mut self, host: usize, entry: Entry, reply: Reply, now: Instant) -> Fate {
         let park_wait = self.transient.park_wait();
-        let rest = self.rest(host, response_time);
+        let rest = self.rest(host, reply);
         let h = self.host(host);
         h.failures += 1;
+        h.first_failures += u32::from(entry.failures <= 1);
+        // New pages fail too, not only the retries of pages known to fail: the host's failure.
+        let page_only = h.first_failures < 2;
         // The attempt after a park failed too: the host is held unreachable.
         let unreachable = std::mem::replace(&mut h.parked, false);
         if unreachable {
             h.failures = 0;
+            h.first_failures = 0;
             h.robots = Some((unreachable_rules(), now));
-        } else if h.failures >= PARK_AFTER {
+        } else if h.failures >= PARK_AFTER && !page_only {
             h.parked = true;
             for lane in &mut h.idle {
                 *lane = (*lane).max(now + park_wait);
@@ -764,19 +885,22 @@ impl Scheduler {
         if h.parked {
             ready_at = ready_at.max(now + park_wait);
         }
-        let fate = match (unreachable, wait) {
-            (true, _) => Fate::HostUnreachable,
-            (false, Some(wait)) => {
-                ready_at = ready_at.max(now + wait);
-                Fate::Retry(wait)
+        let fate = match (unreachable, reply.not_before) {
+            (true, _) => {
+                self.put_back(host, entry);
+                Fate::HostUnreachable
+            }
+            (false, Some(at)) if page_only => {
+                self.defer(host, entry, at);
+                Fate::Retry(at.saturating_duration_since(now))
+            }
+            (false, Some(at)) => {
+                ready_at = ready_at.max(at);
+                self.put_back(host, entry);
+                Fate::Retry(at.saturating_duration_since(now))
             }
             (false, None) => Fate::Done,
         };
-        if fate != Fate::Done {
-            h.queue.push_front(entry);
-            self.queued += 1;
-        }
-        self.note_hunger(host);
         if unreachable {
             self.list_unreachable(host);
         }
@@ -788,7 +912,7 @@ impl Scheduler {
     /// rest (they will not be asked for anyway).
     fn list_unreachable(&mut self, id: usize) {
         let host = self.hosts[id].as_mut().expect("a live host id");
-        if !host.queue.is_empty() && !host.giving_up {
+        if host.has_work() && !host.giving_up {
             host.giving_up = true;
             self.unreachable.push(id);
         }
@@ -805,10 +929,11 @@ impl Scheduler {
         now: Instant,
         connection_level: bool,
     ) -> Option<Duration> {
-        let rest = self.rest(host, response_time);
+        let rest = self.rest(host, Reply::took(response_time));
         let transient = self.transient;
         let h = self.host(host);
         h.failures += u32::from(connection_level);
+        h.first_failures += u32::from(connection_level);
         let wait = transient.wait(h.robots_failures)?;
         h.robots_failures += 1;
         h.robots_pending = false;
@@ -834,6 +959,10 @@ impl Scheduler {
             return Ok(());
         };
         h.giving_up = false;
+        for (_, entry) in std::mem::take(&mut h.deferred) {
+            self.queued -= 1;
+            each(entry, &mut self.spill)?;
+        }
         while let Some(entry) = h.queue.pop_front(&self.spill)? {
             self.queued -= 1;
             each(entry, &mut self.spill)?;
@@ -856,6 +985,7 @@ impl Scheduler {
         let unreachable = rules.disallows_everything();
         if !unreachable {
             h.failures = 0;
+            h.first_failures = 0;
             h.parked = false;
             h.giving_up = false;
         }
@@ -864,7 +994,7 @@ impl Scheduler {
         if unreachable {
             self.list_unreachable(host);
         }
-        let rest = self.rest(host, response_time);
+        let rest = self.rest(host, Reply::took(response_time));
         self.release(host, now + rest, now);
     }
 
@@ -879,12 +1009,16 @@ impl Scheduler {
 
     fn schedule(&mut self, id: usize) {
         let host = self.hosts[id].as_mut().expect("a live host id");
-        if host.scheduled || host.robots_pending || host.queue.is_empty() {
+        if host.scheduled || host.robots_pending || !host.has_work() {
             return;
         }
-        let Some(at) = host.next_at() else {
+        let Some(mut at) = host.next_at() else {
             return;
         };
+        // Only deferred pages: not before the first is due.
+        if host.queue.is_empty() {
+            at = at.max(host.first_due().unwrap_or(at));
+        }
         host.scheduled = true;
         self.waiting.push(Reverse((at, id)));
     }
@@ -893,7 +1027,7 @@ impl Scheduler {
     /// resting time, its robots.txt rules) is kept in bounded form.
     fn retire_if_idle(&mut self, id: usize, now: Instant) {
         let host = self.hosts[id].as_mut().expect("a live host id");
-        if host.in_flight > 0 || host.scheduled || host.robots_pending || !host.queue.is_empty() {
+        if host.in_flight > 0 || host.scheduled || host.robots_pending || host.has_work() {
             return;
         }
         if self.slots != usize::MAX {
@@ -1394,8 +1528,50 @@ mod tests {
         }
     }
 
+    /// Serves `s` from `t0` until it has nothing queued, robots.txt answering 404: `page` is
+    /// given each page (its host, itself, the instant), `waited` each wait for a resting host.
+    fn drive(
+        s: &mut Scheduler,
+        t0: Instant,
+        mut page: impl FnMut(&mut Scheduler, usize, Entry, Instant),
+        mut waited: impl FnMut(Duration),
+    ) -> Instant {
+        let mut now = t0;
+        loop {
+            match s.next(now).unwrap() {
+                Next::Work(Work::Robots { host, .. }) => {
+                    s.robots_done(host, robots_404(), Duration::ZERO, now);
+                }
+                Next::Work(Work::Page { host, entry }) => page(s, host, entry, now),
+                Next::WaitUntil(at) => {
+                    waited(at - now);
+                    now = at;
+                }
+                Next::Empty => return now,
+            }
+        }
+    }
+
+    /// `page` got no answer at `now`: told to `s` with its retry's instant by `transient`.
+    fn fail(
+        s: &mut Scheduler,
+        host: usize,
+        page: Entry,
+        transient: Transient,
+        now: Instant,
+    ) -> Fate {
+        let wait = transient.wait(page.failures);
+        let again = Entry {
+            failures: page.failures + 1,
+            ..page
+        };
+        let reply = Reply::retry_at(Duration::ZERO, wait.map(|w| now + w));
+        s.page_failed(host, again, reply, now)
+    }
+
     /// Five failures in a row without an answer park the host (every lane rests the
-    /// schedule's next wait); the attempt after the park fails too, and the host's queue is
+    /// schedule's next wait), in as many requests as when every failure rested the host;
+    /// the attempt after the park fails too, and the host's queue is
     /// listed to be given up, the failed page first, without another request.
     #[test]
     fn a_host_failing_in_a_row_is_parked_then_held_unreachable() {
@@ -1405,46 +1581,34 @@ mod tests {
         for i in 0..10 {
             s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
         }
-        let mut now = t0;
-        let mut fates = Vec::new();
-        loop {
-            let (host, page) = match s.next(now).unwrap() {
-                Next::Work(Work::Robots { host, .. }) => {
-                    s.robots_done(host, robots_404(), Duration::ZERO, now);
-                    continue;
-                }
-                Next::Work(Work::Page { host, entry }) => (host, entry),
-                Next::WaitUntil(at) => {
-                    fates.push(("waited", at - now));
-                    now = at;
-                    continue;
-                }
-                Next::Empty => break,
-            };
-            let wait = transient.wait(page.failures);
-            let again = Entry {
-                failures: page.failures + 1,
-                ..page.clone()
-            };
-            match s.page_failed(host, again, wait, Duration::ZERO, now) {
-                Fate::Retry(_) => fates.push(("retry", Duration::ZERO)),
-                Fate::Done => fates.push(("done", Duration::ZERO)),
-                Fate::HostUnreachable => {
-                    fates.push(("unreachable", Duration::ZERO));
-                }
-            }
-        }
+        let fates = std::cell::RefCell::new(Vec::new());
+        let now = drive(
+            &mut s,
+            t0,
+            |s, host, page, now| {
+                let fate = match fail(s, host, page, transient, now) {
+                    Fate::Retry(_) => "retry",
+                    Fate::Done => "done",
+                    Fate::HostUnreachable => "unreachable",
+                };
+                fates.borrow_mut().push((fate, Duration::ZERO));
+            },
+            |wait| fates.borrow_mut().push(("waited", wait)),
+        );
+        let fates = fates.into_inner();
         let secs = Duration::from_secs;
         assert_eq!(
             fates,
             [
+                // The first failure after an answer (robots.txt's) is the page's: it waits
+                // on its own, and the host goes on to its next page at once.
+                ("retry", secs(0)),
+                // A second in a row is the host's: it rests the page's wait too.
                 ("retry", secs(0)),
                 ("waited", secs(1)),
                 ("retry", secs(0)),
                 ("waited", secs(4)),
                 ("done", secs(0)),
-                ("retry", secs(0)),
-                ("waited", secs(1)),
                 // The fifth failure in a row: parked for the schedule's next wait (16 s).
                 ("retry", secs(0)),
                 ("waited", secs(16)),
@@ -1467,6 +1631,53 @@ mod tests {
         assert_eq!(given_up[0], "http://a.test/1", "the failed page first");
         assert_eq!(s.queued(), 0);
         assert_eq!(s.robots_blocked, 0, "not robots blocks");
+    }
+
+    /// A page that fails while its host answers the others waits on its own: the host serves
+    /// its other pages at once (no rest by the schedule), the page is asked again when its own
+    /// wait is over, each time, until its retries are used up; a page failing again after the
+    /// others are done counts a failure in a row, but the host is never parked by one page.
+    #[test]
+    fn a_failing_page_waits_on_its_own_while_its_host_serves_the_others() {
+        let t0 = Instant::now();
+        let transient = one_second_first();
+        let mut s = Scheduler::new(rule(0.0)).with_retries(transient);
+        for i in 0..5 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let mut served = Vec::new();
+        drive(
+            &mut s,
+            t0,
+            |s, host, page, now| {
+                served.push((page.url.clone(), now.duration_since(t0).as_secs()));
+                if page.url.ends_with("/1") {
+                    let last = transient.wait(page.failures).is_none();
+                    let fate = fail(s, host, page, transient, now);
+                    assert_eq!(fate == Fate::Done, last, "{fate:?}");
+                } else {
+                    s.page_done(host, Duration::ZERO, now);
+                }
+            },
+            |_| {},
+        );
+        let at = |u: &str, secs| (format!("http://a.test/{u}"), secs);
+        assert_eq!(
+            served,
+            [
+                at("0", 0),
+                at("1", 0),
+                // The others at once, not after the failed page's wait.
+                at("2", 0),
+                at("3", 0),
+                at("4", 0),
+                // Its own waits: 1 s, then 4 s.
+                at("1", 1),
+                at("1", 5),
+            ]
+        );
+        assert_eq!(s.queued(), 0);
+        assert!(s.take_unreachable().is_empty());
     }
 
     /// A robots.txt without an answer is asked again after each wait of the schedule; then

@@ -207,3 +207,57 @@ fn plain_text_pages_are_searched_and_a_long_text_is_a_usage_error() {
         "nothing is fetched on bad usage"
     );
 }
+
+/// A hunt reads HTML and text only: page requisites (images, stylesheets, fonts) go no further
+/// than its links (`--requisites off`) unless `--requisites` asks for them: none past its
+/// depth, where any other crawl fetches them one hop (and a stylesheet's a few more).
+#[test]
+fn a_hunt_fetches_no_page_requisites_unless_asked() {
+    let web = TestWeb::start(vec![HostSpec::new(|req| match req.target.as_str() {
+        "/" => Response::html(
+            "<link rel=stylesheet href=/style.css><img src=/logo.png>\
+             <a href=/next>next</a>",
+        ),
+        "/style.css" => Response::new(
+            200,
+            "text/css",
+            "@font-face { src: url(/font.woff2) } body { background: url(/bg.png) }",
+        ),
+        "/next" => Response::html("<img src=/photo.jpg><p>no luck</p>"),
+        "/robots.txt" => Response::not_found(),
+        _ => Response::new(200, "image/png", vec![0u8; 64]),
+    })])
+    .unwrap();
+    let seeds = format!("{}\n", web.url(0, "/"));
+    let hunt = [
+        "--find",
+        "needle",
+        "--delay-factor",
+        "0",
+        "--max-depth",
+        "1",
+    ];
+    let asked = |web: &TestWeb, since: usize| -> Vec<String> {
+        let mut targets: Vec<String> = web.log()[since..]
+            .iter()
+            .filter(|e| e.target != "/robots.txt" && e.target != "/sitemap.xml")
+            .map(|e| e.target.clone())
+            .collect();
+        targets.sort();
+        targets
+    };
+    let run = crawl_unparsed(&seeds, &hunt);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stderr.contains("not found"), "{}", run.stderr);
+    // Depth 0 and 1 only: the page at depth 1's image and the stylesheet's font and
+    // background (depth 2) are not fetched.
+    assert_eq!(asked(&web, 0), ["/", "/logo.png", "/next", "/style.css"]);
+    // Asked for, they are fetched as in any crawl.
+    let before = web.request_count();
+    let run = crawl_unparsed(&seeds, &[&hunt[..], &["--requisites", "scope"]].concat());
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let with = asked(&web, before);
+    for requisite in ["/photo.jpg", "/font.woff2", "/bg.png"] {
+        assert!(with.iter().any(|t| t == requisite), "{requisite}: {with:?}");
+    }
+}

@@ -131,12 +131,25 @@ fn skip_links_stops_a_calendar_trap_after_its_first_pages() {
     let seeds = format!("{}\n", web.url(CALENDAR, "/"));
     let run = crawl(
         &seeds,
-        &[&common[..], &["--near-duplicates", "note"]].concat(),
+        &[&common[..], &["--near-duplicates", "note", "-v"]].concat(),
     );
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(calendar_pages(&web), 40, "{:?}", web.log());
-    let noted = run.summary()["near_duplicates"].as_u64().unwrap();
+    let summary = run.summary();
+    let noted = summary["near_duplicates"].as_u64().unwrap();
     assert!((30..=39).contains(&noted), "{noted}");
+    // stderr's summary (-v: without a terminal) says what summary.json counts: revisits (identical payloads) and
+    // near-duplicates.
+    let (revisits, saved) = (
+        &summary["warc"]["duplicates"],
+        &summary["warc"]["duplicate_bytes"],
+    );
+    let line = format!(
+        "duplicates: {revisits} pages with a payload archived before (revisits, {saved} bytes \
+         not stored again); {noted} HTML pages near-duplicates of an earlier page \
+         (--near-duplicates)\n"
+    );
+    assert!(run.stderr.contains(&line), "{line} not in {}", run.stderr);
 }
 
 #[test]

@@ -103,10 +103,12 @@ fn a_page_that_fails_at_first_is_asked_again_after_the_waits() {
             "/flaky" if c.fetch_add(1, Ordering::SeqCst) < 2 => hang_up(),
             "/flaky" => closing(Response::html("<p>back</p>")),
             // A gateway that fails once.
-            "/gw" if g.fetch_add(1, Ordering::SeqCst) < 1 => Response::text(502, "bad gateway"),
-            "/gw" => Response::html("<p>through</p>"),
+            "/gw" if g.fetch_add(1, Ordering::SeqCst) < 1 => {
+                closing(Response::text(502, "bad gateway"))
+            }
+            "/gw" => closing(Response::html("<p>through</p>")),
             // The server's own error: not asked again.
-            "/broken" => Response::text(500, "oops"),
+            "/broken" => closing(Response::text(500, "oops")),
             _ => closing(Response::not_found()),
         }
     })])
@@ -126,7 +128,7 @@ fn a_page_that_fails_at_first_is_asked_again_after_the_waits() {
         [(502, "retry-after:0.05"), (200, "-")]
     );
     assert_eq!(lines_of(&run, "/broken"), [(500, "-")]);
-    // The host rested each wait before the page was asked again.
+    // The page waited each wait before it was asked again (the host served the others).
     let log = web.log();
     let flaky: Vec<_> = log.iter().filter(|e| e.target == "/flaky").collect();
     assert_eq!(flaky.len(), 3);
@@ -417,4 +419,86 @@ fn a_dead_host_among_live_ones_is_parked_then_given_up_without_a_request_per_url
     let fetched = std::fs::read_to_string(run.out.join("fetched.tsv")).unwrap();
     let recorded = fetched.lines().filter(|l| l.contains(&dead)).count();
     assert_eq!(recorded, DEAD_URLS, "{fetched}");
+}
+
+/// One host, 20 good pages and the hostile ones among them (`testweb::hostile::MIXED`): a page
+/// that keeps failing waits on its own, and its host serves the others meanwhile. Each failing
+/// page is asked for the configured number of times (the server's own log says so), every
+/// good page is fetched, and between two attempts of a failing page the host answered others.
+#[test]
+fn a_page_that_keeps_failing_waits_on_its_own_while_its_host_serves_the_others() {
+    use testweb::hostile;
+    let web = hostile::start().unwrap();
+    let seed = format!("{}\n", web.url(hostile::MAIN, hostile::MIXED));
+    let args = [
+        "--retry-wait",
+        "1s",
+        "--timeout",
+        "1",
+        "--max-body",
+        "1M",
+        "--max-error-ratio",
+        "1",
+        "--delay-factor",
+        "0",
+    ];
+    let run = crawl(&seed, &args);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The server logs a trickle when it notices the client gone (its next byte, a second
+    // later): polled until the three attempts are there, or 10 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let trickles =
+        |log: &[testweb::LogEntry]| log.iter().filter(|e| e.target == "/slow-loris").count();
+    while trickles(&web.log()) < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut log = web.log();
+    log.retain(|e| e.host == hostile::MAIN);
+    log.sort_by_key(|e| e.start);
+    let asked = |target: &str| -> Vec<usize> {
+        (log.iter().enumerate())
+            .filter(|(_, e)| e.target == target)
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let good: Vec<usize> = (0..hostile::MIXED_GOOD)
+        .flat_map(|i| asked(&format!("/good/{i}")))
+        .collect();
+    assert_eq!(good.len(), hostile::MIXED_GOOD, "each good page once");
+    let good_ok = run
+        .pages()
+        .iter()
+        .filter(|r| r.url.contains("/good/") && r.status == 200)
+        .count();
+    assert_eq!(good_ok, hostile::MIXED_GOOD);
+    // A trickle that times out and a reset mid-body: transient, asked 1 + --retries (2) times.
+    for failing in ["/slow-loris", "/reset"] {
+        let attempts = asked(failing);
+        assert_eq!(attempts.len(), 3, "{failing}: {attempts:?}");
+        // Between its first two attempts the host served other pages, not just rested.
+        assert!(
+            attempts[1] - attempts[0] > 1,
+            "{failing} asked again before any other page: {attempts:?}"
+        );
+        // Every good page was fetched before its last attempt.
+        let last_good = good.iter().max().unwrap();
+        assert!(
+            last_good < &attempts[2],
+            "{failing}: good pages at {good:?}, attempts at {attempts:?}"
+        );
+        let notes: Vec<(u16, &str)> = lines_of(&run, failing);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[2].1.ends_with("retries-exhausted"), "{notes:?}");
+    }
+    // The others answered (cut, lying, looping, deep): asked once each, not retried.
+    for answered in [
+        "/endless-chunked",
+        "/cl-long",
+        "/gzip-bomb",
+        "/loop/a",
+        "/trap/",
+    ] {
+        assert_eq!(asked(answered).len(), 1, "{answered}");
+    }
+    assert_eq!(run.summary()["outcome"], "complete");
 }

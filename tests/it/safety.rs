@@ -484,3 +484,49 @@ fn rejected_types_and_lengths_are_closed_after_their_headers() {
         "no type filter"
     );
 }
+
+/// A seed on the cloud metadata address (or anywhere link-local) is refused before anything is
+/// built: stderr names the seed, the rule and the option that opens it, exit status 2, and no
+/// advice to resume. No packet leaves the machine: nothing is resolved or connected (the
+/// refusal comes before the state directory is even created), and a seed list of a loopback
+/// seed and the metadata seed is refused as a whole, its loopback server never asked.
+#[test]
+fn a_seed_the_address_policy_refuses_is_bad_input_named_with_its_rule() {
+    let web = testweb::TestWeb::start(vec![testweb::HostSpec::new(|_| {
+        testweb::Response::html("<p>never asked</p>")
+    })])
+    .unwrap();
+    for seed in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fe80::1]/",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let seeds = format!("{}\n{seed}\n", web.url(0, "/"));
+        std::fs::write(dir.path().join("seeds.txt"), seeds).unwrap();
+        let (code, stdout, stderr) = crawl_dir(dir.path(), &[], &[], None);
+        assert_eq!(code, Some(2), "{seed}: stderr: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        for part in [
+            seed,
+            "link-local",
+            "--allow-private",
+            "no connection was made",
+        ] {
+            assert!(stderr.contains(part), "{seed}: {part:?} not in {stderr}");
+        }
+        assert!(!stderr.contains("resume"), "{stderr}");
+        assert!(!dir.path().join("out").exists(), "nothing was built");
+    }
+    let (code, _, stderr) = {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("seeds.txt"), "http://169.254.169.254/\n").unwrap();
+        crawl_dir(dir.path(), &[], &[], None)
+    };
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("cloud metadata"), "{stderr}");
+    assert_eq!(
+        web.request_count(),
+        0,
+        "the loopback seed was not asked either"
+    );
+}

@@ -73,6 +73,24 @@ cases! {
     "spellings" "/spellings" "links to itself in 12 spellings";
 }
 
+/// A page of host [`MAIN`] that links [`MIXED_GOOD`] good pages (`/good/N`, leaves) and,
+/// among them, the hostile pages of [`MIXED_HOSTILE`]: one host where a few pages keep failing
+/// while the others answer (`benches/hostile_host.sh`, `tests/it/retry.rs`).
+pub const MIXED: &str = "/mixed";
+/// How many good pages [`MIXED`] links.
+pub const MIXED_GOOD: usize = 20;
+/// The hostile pages [`MIXED`] links: a body that trickles forever, an endless body, a reset
+/// mid-body, a lying Content-Length, a gzip bomb, a redirect loop, a path trap.
+pub const MIXED_HOSTILE: [&str; 7] = [
+    "/slow-loris",
+    "/endless-chunked",
+    "/reset",
+    "/cl-long",
+    "/gzip-bomb",
+    "/loop/a",
+    "/trap/",
+];
+
 /// Starts the hostile web on loopback.
 pub fn start() -> io::Result<TestWeb> {
     TestWeb::start_with(ROBOTS_FIRST + ROBOTS.len(), |origins| {
@@ -205,6 +223,20 @@ fn page(req: &Request, main: &str, outside: &str, sessions: &AtomicU64) -> Respo
             b"<meta charset=\"windows-1251\"><a href=\"/\xe4\xe0\">x</a>".to_vec(),
         ),
         "/bad-urls" => Response::html(bad_urls(main)),
+        "/mixed" => {
+            let good = (0..MIXED_GOOD).map(|i| format!("/good/{i}"));
+            // A hostile page after every third good one.
+            let mut hostile = MIXED_HOSTILE.iter();
+            let targets = good.enumerate().flat_map(|(i, page)| {
+                let next = (i % 3 == 0).then(|| hostile.next()).flatten();
+                [Some(page), next.map(|p| p.to_string())]
+                    .into_iter()
+                    .flatten()
+            });
+            let mut targets: Vec<String> = targets.collect();
+            targets.extend(hostile.map(|p| p.to_string()));
+            Response::html(links(targets))
+        }
         "/spellings" => Response::html(spellings(main)),
         "/session" | "/shop" => {
             let mut next = |item: u32| {

@@ -678,6 +678,9 @@ fn serve_fixed_web(
     serve_until_eof(args.max_seconds);
     let log = web.log();
     web.shutdown();
+    if let Some(path) = &args.log_out {
+        write_log(path, &log)?;
+    }
     let (key, host) = forbidden;
     let reached = log.iter().filter(|e| e.host == host).count();
     Ok(format!(
