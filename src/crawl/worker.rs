@@ -838,7 +838,9 @@ impl WorkerContext<'_> {
         let error = Note::Error(e.kind);
         let reply = Reply::retry_at(e.elapsed, wait.map(|wait| Instant::now() + wait));
         match self.dispatcher.page_failed(host, entry, reply) {
-            Fate::Retry(wait) => {
+            // Noted with the page's own wait (the scheduler's is from a later clock read).
+            Fate::Retry(_) => {
+                let wait = wait.unwrap_or_default();
                 self.counters.retried.fetch_add(1, Ordering::Relaxed);
                 let note = Note::Retrying(Box::new(error), wait);
                 self.log_error(e, entry.depth, &entry.url, &note);
