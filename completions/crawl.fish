@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= warc-block-digest no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= warc-block-digest no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -76,6 +76,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of th
 jsonl\t'One JSON object per line'"
 complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
+complete -c crawl -n "__fish_crawl_needs_command" -l extract -d 'Take fields out of pages by the rule sets in RULES: JSON lines to --extract-out' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l extract-out -d 'Where --extract\'s JSON lines go (appended to); `-` is stdout (needs --log FILE). Default: DIR/extract.jsonl' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l extract-db -d 'Also write --extract\'s objects as rows of the SQLite database FILE (created if absent)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l recrawl-budget -d 'A recrawl asks for at most N pages: those likeliest to have changed since their last visit. Default: every page, as a recrawl without it' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l focus -d 'Focused crawl: favour URLs linked from pages containing TEXT and from good hubs' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l focus-window -d 'URLs held in the --focus priority window, in memory (about 100 bytes each)' -r

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod cli;
+mod content;
 mod crawl;
 mod exit;
 mod fetch;

@@ -52,6 +52,11 @@ impl Args {
         let args = self;
         // Validate everything before building anything.
         let seeds = seeds::read_seeds(&args.seeds).map_err(Failure::bad_input)?;
+        // Checked before anything starts: a bad line is exit status 2 naming FILE:LINE.
+        let rules = (args.extract.as_deref())
+            .map(crate::content::fields::Rules::read)
+            .transpose()
+            .map_err(Failure::bad_input)?;
         let focus = match &args.focus {
             Some(topic) => Some(Arc::new(
                 Focus::new(topic, args.focus_window as usize).map_err(Failure::bad_input)?,
@@ -127,6 +132,11 @@ impl Args {
             }
             None if hunt.is_some() => Box::new(std::io::sink()),
             None => Box::new(std::io::stdout()),
+        };
+
+        let extract = match rules {
+            Some(rules) => Some(open_extract(&args, rules).map_err(Failure::bad_input)?),
+            None => None,
         };
 
         let mut filter = Filter::new(args.scope, &seeds);
@@ -232,6 +242,7 @@ impl Args {
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,
             recrawl_budget: args.recrawl_budget,
+            extract,
             hunt: hunt.clone(),
             focus,
             sitemaps,
@@ -251,6 +262,29 @@ impl Args {
             lock,
         })
     }
+}
+
+/// `--extract`'s outputs, opened (in --out, which is locked): `--extract-out` (default
+/// `DIR/extract.jsonl`; `-` is stdout, when the URL log is not there) and `--extract-db`.
+fn open_extract(
+    args: &Args,
+    rules: crate::content::fields::Rules,
+) -> anyhow::Result<crate::crawl::extract::Extract> {
+    use crate::crawl::extract::{Extract, LinesTo};
+    let lines = match &args.extract_out {
+        Some(path) if path.as_os_str() == "-" => {
+            if args.log.is_none() && args.find.is_none() {
+                bail!(
+                    "--extract-out - writes to stdout, where the URL log goes: give --log FILE \
+                     too, or --extract-out FILE"
+                );
+            }
+            LinesTo::Stdout
+        }
+        Some(path) => LinesTo::File(path.clone()),
+        None => LinesTo::File(args.out.join("extract.jsonl")),
+    };
+    Extract::open(rules, lines, args.extract_db.as_deref())
 }
 
 /// The `--header` values as (name, value), each checked to be a valid HTTP header. Errors name
