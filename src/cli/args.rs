@@ -14,6 +14,7 @@ use crate::output::urllog::LogFormat;
 use crate::output::warc::{self, Compression};
 use crate::tools::cachesim::CachesimArgs;
 use crate::tools::dedupe::DedupeArgs;
+use crate::tools::extract::ExtractArgs;
 use crate::tools::rank::RankArgs;
 use crate::tools::wacz::WaczArgs;
 use crate::url::normalize::{Requisites, Scope};
@@ -49,6 +50,7 @@ pub enum Command {
     Cachesim(CachesimArgs),
     Rank(RankArgs),
     Wacz(WaczArgs),
+    Extract(ExtractArgs),
     Shards(crate::shard::status::ShardsArgs),
 }
 

@@ -112,7 +112,7 @@ impl Extract {
 
     /// Takes the fields of the page at `url`, fetched at `fetched` (RFC 3339), whose text is
     /// `text`, and writes them.
-    pub fn page(&self, url: &str, fetched: &str, text: &str, html: bool) -> Result<()> {
+    fn page(&self, url: &str, fetched: &str, text: &str, html: bool) -> Result<()> {
         let add = |counter: &AtomicU64, n: u64| counter.fetch_add(n, Ordering::Relaxed);
         let fields = self.rules.extract(url, text, html);
         if fields.sets.is_empty() {
@@ -162,6 +162,15 @@ fn object(url: &str, fetched: &str, set: &Extracted) -> String {
 
 impl PageSink for Extract {
     fn take(&self, page: &Page) -> Result<()> {
+        let fetched = crate::output::warc::warc_date(page.response.started);
+        self.take_fetched(page, &fetched)
+    }
+}
+
+impl Extract {
+    /// Takes `page`, fetched at `fetched` (RFC 3339): the crawl's sink, and `crawl extract`
+    /// with a WARC record's date.
+    pub fn take_fetched(&self, page: &Page, fetched: &str) -> Result<()> {
         if !page.is_text() {
             return Ok(());
         }
@@ -170,8 +179,7 @@ impl PageSink for Extract {
             self.counts.unmatched.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
-        let fetched = crate::output::warc::warc_date(page.response.started);
         let html = page.response.is_html();
-        self.page(&page.entry.url, &fetched, page.text(), html)
+        self.page(&page.entry.url, fetched, page.text(), html)
     }
 }

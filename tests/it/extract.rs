@@ -277,3 +277,54 @@ fn a_bad_rules_file_exits_2_naming_file_and_line() {
         assert!(stdout.is_empty(), "nothing was crawled: {stdout}");
     }
 }
+
+#[test]
+fn crawl_extract_reads_the_same_fields_back_from_the_warc_files() {
+    let web = site(Arc::new(AtomicBool::new(false)));
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("site.rules");
+    std::fs::write(&rules, RULES).unwrap();
+    let rules = rules.to_str().unwrap();
+    let crawled_db = dir.path().join("crawled.db");
+    let db_arg = crawled_db.to_str().unwrap();
+    run(
+        dir.path(),
+        &web,
+        &["--extract", rules, "--extract-db", db_arg],
+    );
+    let out = dir.path().join("out");
+    let crawled = std::fs::read_to_string(out.join("extract.jsonl")).unwrap();
+
+    let read_db = dir.path().join("read.db");
+    let mut args = vec!["extract".to_owned()];
+    args.extend(
+        crate::util::warc_files(&out, ".warc.zst")
+            .iter()
+            .map(|p| p.display().to_string()),
+    );
+    args.extend(
+        [
+            "--extract",
+            rules,
+            "--extract-db",
+            read_db.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let (code, stdout, stderr) = crate::util::run_binary(&args, None, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    // The same objects, in the order archived (the crawl's are in the order written), with
+    // the same fetch times: a record's WARC-Date is the crawl's `fetched`.
+    let sorted = |text: &str| {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted(&stdout), sorted(&crawled));
+    assert_eq!(sorted(&crawled).len(), 3);
+    for table in ["functions", "posts"] {
+        let all = format!("SELECT * FROM {table} ORDER BY url");
+        assert_eq!(rows(&read_db, &all), rows(&crawled_db, &all), "{table}");
+    }
+    assert!(stderr.contains("3 objects written, 1 empty"), "{stderr}");
+}
