@@ -265,7 +265,8 @@ impl Args {
 }
 
 /// `--extract`'s outputs, opened (in --out, which is locked): `--extract-out` (default
-/// `DIR/extract.jsonl`; `-` is stdout, when the URL log is not there) and `--extract-db`.
+/// `DIR/extract.jsonl`; `-` is stdout, when neither the URL log nor `--find`'s result is
+/// there) and `--extract-db`.
 fn open_extract(
     args: &Args,
     rules: crate::content::fields::Rules,
@@ -273,7 +274,10 @@ fn open_extract(
     use crate::crawl::extract::{Extract, LinesTo};
     let lines = match &args.extract_out {
         Some(path) if path.as_os_str() == "-" => {
-            if args.log.is_none() && args.find.is_none() {
+            if args.find.is_some() {
+                bail!("--extract-out - writes to stdout, where --find's result goes: give FILE");
+            }
+            if args.log.is_none() {
                 bail!(
                     "--extract-out - writes to stdout, where the URL log goes: give --log FILE \
                      too, or --extract-out FILE"

@@ -276,6 +276,13 @@ fn a_bad_rules_file_exits_2_naming_file_and_line() {
         );
         assert!(stdout.is_empty(), "nothing was crawled: {stdout}");
     }
+    // Good rules, but their lines would share stdout with the URL log.
+    let rules = dir.path().join("good.rules");
+    std::fs::write(&rules, RULES).unwrap();
+    let args = ["--extract", rules.to_str().unwrap(), "--extract-out", "-"];
+    let (code, _, stderr) = crawl_dir(dir.path(), &args, &[], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("where the URL log goes"), "{stderr}");
 }
 
 #[test]
