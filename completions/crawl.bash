@@ -22,6 +22,9 @@ _crawl() {
             crawl,dedupe)
                 cmd="crawl__subcmd__dedupe"
                 ;;
+            crawl,extract)
+                cmd="crawl__subcmd__extract"
+                ;;
             crawl,help)
                 cmd="crawl__subcmd__help"
                 ;;
@@ -39,6 +42,9 @@ _crawl() {
                 ;;
             crawl__subcmd__help,dedupe)
                 cmd="crawl__subcmd__help__subcmd__dedupe"
+                ;;
+            crawl__subcmd__help,extract)
+                cmd="crawl__subcmd__help__subcmd__extract"
                 ;;
             crawl__subcmd__help,help)
                 cmd="crawl__subcmd__help__subcmd__help"
@@ -59,7 +65,7 @@ _crawl() {
 
     case "${cmd}" in
         crawl)
-            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz shards help"
+            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --extract --extract-out --extract-db --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz extract shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -249,6 +255,18 @@ _crawl() {
                     COMPREPLY=($(compgen -W "files" -- "${cur}"))
                     return 0
                     ;;
+                --extract)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --recrawl-budget)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -328,8 +346,34 @@ _crawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        crawl__subcmd__extract)
+            opts="-q -h -V --extract --extract-out --extract-db --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --extract)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         crawl__subcmd__help)
-            opts="dedupe cachesim rank wacz shards help"
+            opts="dedupe cachesim rank wacz extract shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -357,6 +401,20 @@ _crawl() {
             return 0
             ;;
         crawl__subcmd__help__subcmd__dedupe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crawl__subcmd__help__subcmd__extract)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

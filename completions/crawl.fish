@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -78,6 +78,9 @@ complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of th
 jsonl\t'One JSON object per line'"
 complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
+complete -c crawl -n "__fish_crawl_needs_command" -l extract -d 'Take fields out of pages by the rule sets in RULES: JSON lines to --extract-out' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l extract-out -d 'Where --extract\'s JSON lines go (appended to); `-` is stdout (needs --log FILE). Default: DIR/extract.jsonl' -r -F
+complete -c crawl -n "__fish_crawl_needs_command" -l extract-db -d 'Also write --extract\'s objects as rows of the SQLite database FILE (created if absent)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l recrawl-budget -d 'A recrawl asks for at most N pages: those likeliest to have changed since their last visit. Default: every page, as a recrawl without it' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l focus -d 'Focused crawl: favour URLs linked from pages containing TEXT and from good hubs' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l focus-window -d 'URLs held in the --focus priority window, in memory (about 100 bytes each)' -r
@@ -104,6 +107,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -a "dedupe" -d 'Print each lin
 complete -c crawl -n "__fish_crawl_needs_command" -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
 complete -c crawl -n "__fish_crawl_needs_command" -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_needs_command" -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
+complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
 complete -c crawl -n "__fish_crawl_needs_command" -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l state -d 'Directory holding the seen set; created if missing, reused across runs' -r -F
@@ -129,15 +133,22 @@ complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s o -l output -d 'The
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract -d 'The rules file (the format of `crawl --extract`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-out -d 'Where the JSON lines go (appended to). Default: stdout' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-db -d 'Also write the objects as rows of the SQLite database FILE (as `crawl --extract-db`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -s V -l version -d 'Print version'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l exchange -d 'The broker the shards exchange URLs through (their --exchange)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l seeds -d 'The seed file the shards were started with (it names the crawl in the broker)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l count -d 'N, the number of shards (of --shard K/N)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l status -d 'Print the shards\' reports and their totals (the one thing `crawl shards` does so far)'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -s V -l version -d 'Print version'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

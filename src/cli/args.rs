@@ -15,6 +15,7 @@ use crate::output::urllog::LogFormat;
 use crate::output::warc::{self, Compression};
 use crate::tools::cachesim::CachesimArgs;
 use crate::tools::dedupe::DedupeArgs;
+use crate::tools::extract::ExtractArgs;
 use crate::tools::rank::RankArgs;
 use crate::tools::wacz::WaczArgs;
 use crate::url::normalize::{Requisites, Scope};
@@ -50,6 +51,7 @@ pub enum Command {
     Cachesim(CachesimArgs),
     Rank(RankArgs),
     Wacz(WaczArgs),
+    Extract(ExtractArgs),
     Shards(crate::shard::status::ShardsArgs),
 }
 
@@ -604,6 +606,36 @@ pub struct Args {
     /// resume with it too to keep the graph whole.
     #[arg(long)]
     pub link_graph: bool,
+
+    /// Take fields out of pages by the rule sets in RULES: JSON lines to --extract-out.
+    ///
+    /// RULES is a text file of rule sets, each a `[name]` line, a `url = REGEX` line (searched
+    /// in the page's URL) and fields, `name = EXPR` (the first value) or `name[] = EXPR`
+    /// (every value). EXPR is a CSS selector ending in `::text` (the elements' text),
+    /// `::attr(NAME)` (an attribute) or nothing (the element's HTML); `re:REGEX` (over the
+    /// page as served: the first capture group, or the whole match); or `jsonld:PATH` (a path
+    /// into the page's JSON-LD, as `Article.datePublished`). Lines starting with `#` are
+    /// comments. Each 2xx HTML or text page and each rule set whose `url` matches it gives one
+    /// JSON object `{"url", "fetched", "rule", fields...}`, unless every field is empty (then
+    /// it is counted in summary.json's `extract.empty`). Only pages some rule set matches are
+    /// parsed into an HTML tree. A bad line is exit status 2 naming FILE:LINE. See
+    /// docs/extract.md.
+    #[arg(long, value_name = "RULES")]
+    pub extract: Option<PathBuf>,
+
+    /// Where --extract's JSON lines go (appended to); `-` is stdout (needs --log FILE).
+    /// Default: DIR/extract.jsonl.
+    #[arg(long, value_name = "FILE", requires = "extract")]
+    pub extract_out: Option<PathBuf>,
+
+    /// Also write --extract's objects as rows of the SQLite database FILE (created if absent).
+    ///
+    /// One table per rule set, named after it: `url` (the primary key), `fetched` (RFC 3339)
+    /// and a column per field (a list as a JSON array). A later crawl or recrawl on the same
+    /// FILE updates a page's row; a row replaced by other values is kept in `NAME_history`,
+    /// with the time it was replaced. Fields added to RULES since add their columns.
+    #[arg(long, value_name = "FILE", requires = "extract")]
+    pub extract_db: Option<PathBuf>,
 
     /// On a state directory whose crawl completed, crawl afresh instead of recrawling.
     ///

@@ -43,6 +43,10 @@ pub fn main(exit: Exit) -> ExitCode {
             "crawl wacz",
             crate::tools::wacz::run(args).map(|()| Status::Done),
         ),
+        Some(Command::Extract(args)) => (
+            "crawl extract",
+            crate::tools::extract::run(args).map(|()| Status::Done),
+        ),
         Some(Command::Shards(args)) => (
             "crawl shards",
             crate::shard::status::run(args).map(|()| Status::Done),

@@ -55,6 +55,8 @@ struct Checked {
     extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     /// The address policy, which refused no seed.
     addresses: AddressPolicy,
+    /// `--extract`'s rules, read and checked.
+    rules: Option<crate::content::fields::Rules>,
 }
 
 /// What a crawl opens once its options are checked, for its configuration: the broker, the
@@ -64,6 +66,8 @@ struct Opened {
     cookies: Option<Arc<CookieJar>>,
     generation: recrawl::Generation,
     hunt: Option<Arc<Hunt>>,
+    /// `--extract`'s outputs, opened.
+    extract: Option<crate::crawl::extract::Extract>,
 }
 
 /// Where the URL log is written.
@@ -75,8 +79,9 @@ impl Args {
     /// --out is locked and what the crawl keeps open is opened (`open`); then the
     /// configuration is assembled (`crawl_config`), which cannot fail.
     pub fn prepare(self, stop: Arc<Stop>) -> Result<Prepared, Failure> {
-        let checked = self.check()?;
-        let (lock, opened, log_out) = self.open(&checked.seeds, &stop)?;
+        let mut checked = self.check()?;
+        let rules = checked.rules.take();
+        let (lock, opened, log_out) = self.open(&checked.seeds, rules, &stop)?;
         let (log_format, quiet, hunt) = (self.log_format, self.quiet, opened.hunt.clone());
         let config = self.crawl_config(checked, opened, stop);
         Ok(Prepared {
@@ -102,6 +107,11 @@ impl Args {
                  it"
             )));
         }
+        // Checked before anything starts: a bad line is exit status 2 naming FILE:LINE.
+        let rules = (args.extract.as_deref())
+            .map(crate::content::fields::Rules::read)
+            .transpose()
+            .map_err(Failure::bad_input)?;
         let focus = match &args.focus {
             Some(topic) => Some(Arc::new(
                 Focus::new(topic, args.focus_window as usize).map_err(Failure::bad_input)?,
@@ -150,14 +160,17 @@ impl Args {
             proxy,
             extra_roots,
             addresses,
+            rules,
         })
     }
 
     /// Locks --out, then opens what the crawl keeps: the shard's claim and broker, the cookie
-    /// jar (opening it writes it), the recrawl's generation, `--find`'s hunt and the URL log.
+    /// jar (opening it writes it), the recrawl's generation, `--find`'s hunt, `--extract`'s
+    /// outputs and the URL log.
     fn open(
         &self,
         seeds: &[url::Url],
+        rules: Option<crate::content::fields::Rules>,
         stop: &Arc<Stop>,
     ) -> Result<(DirLock, Opened, LogOut), Failure> {
         let args = self;
@@ -196,11 +209,16 @@ impl Args {
             None if hunt.is_some() => Box::new(std::io::sink()),
             None => Box::new(std::io::stdout()),
         };
+        let extract = match rules {
+            Some(rules) => Some(open_extract(args, rules).map_err(Failure::bad_input)?),
+            None => None,
+        };
         let opened = Opened {
             exchange,
             cookies,
             generation,
             hunt,
+            extract,
         };
         Ok((lock, opened, log_out))
     }
@@ -216,12 +234,14 @@ impl Args {
             proxy,
             extra_roots,
             addresses,
+            rules: _,
         } = checked;
         let Opened {
             exchange,
             cookies,
             generation,
             hunt,
+            extract,
         } = opened;
         let mut filter = Filter::new(args.scope, &seeds);
         filter.max_depth = Some(args.max_depth.unwrap_or(match hunt {
@@ -330,6 +350,7 @@ impl Args {
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,
             recrawl_budget: args.recrawl_budget,
+            extract,
             hunt: hunt.clone(),
             focus,
             sitemaps,
@@ -341,6 +362,33 @@ impl Args {
             },
         }
     }
+}
+
+/// `--extract`'s outputs, opened (in --out, which is locked): `--extract-out` (default
+/// `DIR/extract.jsonl`; `-` is stdout, when neither the URL log nor `--find`'s result is
+/// there) and `--extract-db`.
+fn open_extract(
+    args: &Args,
+    rules: crate::content::fields::Rules,
+) -> anyhow::Result<crate::crawl::extract::Extract> {
+    use crate::crawl::extract::{Extract, LinesTo};
+    let lines = match &args.extract_out {
+        Some(path) if path.as_os_str() == "-" => {
+            if args.find.is_some() {
+                bail!("--extract-out - writes to stdout, where --find's result goes: give FILE");
+            }
+            if args.log.is_none() {
+                bail!(
+                    "--extract-out - writes to stdout, where the URL log goes: give --log FILE \
+                     too, or --extract-out FILE"
+                );
+            }
+            LinesTo::Stdout
+        }
+        Some(path) => LinesTo::File(path.clone()),
+        None => LinesTo::File(args.out.join("extract.jsonl")),
+    };
+    Extract::open(rules, lines, args.extract_db.as_deref())
 }
 
 /// The `--header` values as (name, value), each checked to be a valid HTTP header. Errors name

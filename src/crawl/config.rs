@@ -68,6 +68,8 @@ pub struct CrawlConfig {
     pub generation: Generation,
     /// `--recrawl-budget`: a recrawl asks for at most this many pages (`recrawl::budget`).
     pub recrawl_budget: Option<u64>,
+    /// `--extract`: each page's fields by the rules, written as JSON lines and SQLite rows.
+    pub extract: Option<crate::crawl::extract::Extract>,
     /// `--find`: pages are searched, and the crawl stops at the first match.
     pub hunt: Option<Arc<crate::crawl::hunt::Hunt>>,
     /// With `--focus`: the topic and link graph that order the frontier.

@@ -84,6 +84,8 @@ pub struct Report {
     pub generation: Generation,
     /// With `--shard`: what crossed between this shard and the others.
     pub exchange: Option<ExchangeStats>,
+    /// With `--extract`: what it took and wrote.
+    pub extract: Option<crate::crawl::extract::ExtractStats>,
     /// With `--shard` and `--find`: the shard that found the text, and the page (this shard's
     /// own find or another's stop mark); `None` when the text was not found.
     pub found_by: Option<String>,
@@ -368,6 +370,7 @@ impl Stages {
         // The writers' own errors come first: they explain a worker's "the … writer stopped".
         let warc = self.archive.map(Archive::finish).transpose()?;
         self.links.map(LinkLog::finish).transpose()?;
+        let extract = config.extract.as_ref().map(|x| x.finish()).transpose()?;
         result?;
         let due_stats = self.due.finish()?;
         let closed = self.dispatcher.close()?;
@@ -407,6 +410,7 @@ impl Stages {
             warc,
             generation: config.generation,
             exchange: config.exchange.as_ref().map(|x| x.stats()),
+            extract,
             found_by: match (&config.exchange, &config.hunt) {
                 (Some(exchange), Some(hunt)) => hunt
                     .found_elsewhere()

@@ -6,7 +6,8 @@
 //! 1. the URL log (`output::urllog`): the page's line;
 //! 2. `fetched.tsv` (`recrawl::FetchLog`): what the next recrawl compares with;
 //! 3. `--save files` (`output::save`): an HTML page's decoded body under `DIR/pages/`;
-//! 4. `--find` (`crawl::hunt`): the page's text searched.
+//! 4. `--find` (`crawl::hunt`): the page's text searched;
+//! 5. `--extract` (`crawl::extract`): the page's fields, as JSON lines and SQLite rows.
 //!
 //! Then the archive takes the page by move (`WorkerContext::archive_page`): its body is moved,
 //! not copied, into the WARC writer's queue, so the archive is the last consumer, not a sink
@@ -19,6 +20,7 @@
 //! A new output is one type with `impl PageSink` and one line in `PageSinks::new`.
 
 use crate::crawl::config::CrawlConfig;
+use crate::crawl::extract::Extract;
 use crate::crawl::hunt::Hunt;
 use crate::crawl::links::Source;
 use crate::crawl::page::Page;
@@ -47,7 +49,7 @@ pub struct PageSinks<'a> {
 
 impl<'a> PageSinks<'a> {
     /// The URL log and `fetched.tsv` always, then those the options ask for (`--save files`,
-    /// `--find`). A new output is one more line here.
+    /// `--find`, `--extract`). A new output is one more line here.
     pub fn new(config: &'a CrawlConfig, log: &'a UrlLog, fetched: &'a FetchLog) -> PageSinks<'a> {
         let mut sinks: Vec<Box<dyn PageSink + 'a>> = vec![Box::new(log), Box::new(fetched)];
         if let Some(dir) = &config.pages {
@@ -55,6 +57,9 @@ impl<'a> PageSinks<'a> {
         }
         if let Some(hunt) = &config.hunt {
             sinks.push(Box::new(&**hunt));
+        }
+        if let Some(extract) = &config.extract {
+            sinks.push(Box::new(extract));
         }
         PageSinks { sinks }
     }
@@ -108,6 +113,14 @@ impl PageSink for SavedFiles {
         }
         crate::output::save::save(&self.dir, &page.url, page.body())
             .with_context(|| format!("saving {} under {}", page.entry.url, self.dir.display()))
+    }
+}
+
+impl PageSink for Extract {
+    /// The page's fields, dated by its fetch (`crawl extract` dates them by a WARC record's).
+    fn take(&self, page: &Page) -> Result<()> {
+        let fetched = crate::output::warc::warc_date(page.response.started);
+        self.take_fetched(page, &fetched)
     }
 }
 

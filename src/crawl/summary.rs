@@ -55,6 +55,7 @@ struct Summary {
     retried: u64,
     failed: u64,
     near_duplicates: u64,
+    extract: Option<crate::crawl::extract::ExtractStats>,
 }
 
 /// A key of `summary.json` (a nested one as `parent.key`): its JSON type and what it means.
@@ -425,6 +426,43 @@ pub const KEYS: &[Key] = &[
         "integer",
         "HTML pages noted `near-duplicate` (`--near-duplicates`).",
     ),
+    key(
+        "extract",
+        "object or null",
+        "What `--extract` took and wrote (`null` without it); see docs/extract.md.",
+    ),
+    key(
+        "extract.pages",
+        "integer",
+        "2xx HTML and text pages whose URL some rule set's `url` pattern matched.",
+    ),
+    key(
+        "extract.unmatched",
+        "integer",
+        "2xx HTML and text pages no rule set's `url` pattern matched: neither decoded nor parsed.",
+    ),
+    key(
+        "extract.parsed",
+        "integer",
+        "Pages parsed into an HTML tree: those of `pages` that a rule set with a CSS or JSON-LD \
+         field matched (each at most once).",
+    ),
+    key(
+        "extract.objects",
+        "integer",
+        "JSON objects written (and SQLite rows put): one per page and rule set with a field found.",
+    ),
+    key(
+        "extract.empty",
+        "integer",
+        "Pages and rule sets whose every field found nothing: no object, no row, not an error.",
+    ),
+    key(
+        "extract.replaced",
+        "integer",
+        "SQLite rows (`--extract-db`) replaced by other values, the old row kept in the \
+         `NAME_history` table.",
+    ),
 ];
 
 /// `ConnectionEvents` as the file names them.
@@ -591,6 +629,7 @@ pub fn to_json(report: &Report) -> String {
         retried: load(&c.retried),
         failed: load(&c.failed),
         near_duplicates: load(&c.near_duplicates),
+        extract: report.extract,
     };
     let mut json = serde_json::to_string(&summary).expect("numbers and fixed words serialize");
     json.push('\n');
@@ -856,6 +895,7 @@ mod tests {
             warc,
             generation,
             exchange: None,
+            extract: None,
             found_by: None,
         }
     }
@@ -877,7 +917,7 @@ mod tests {
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
                 r#""closed_timeout":84},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
-                r#""near_duplicates":83}"#,
+                r#""near_duplicates":83,"extract":null}"#,
                 "\n"
             ),
         );
@@ -897,6 +937,14 @@ mod tests {
             stream_full: 2,
         });
         report.found_by = Some("shard 2/4 at http://a.test/x".into());
+        report.extract = Some(crate::crawl::extract::ExtractStats {
+            pages: 91,
+            unmatched: 92,
+            parsed: 93,
+            objects: 94,
+            empty: 95,
+            replaced: 96,
+        });
         let json = to_json(&report);
         assert!(
             json.ends_with(concat!(
@@ -907,7 +955,8 @@ mod tests {
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
                 r#""closed_timeout":84},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
-                r#""near_duplicates":83}"#,
+                r#""near_duplicates":83,"extract":{"pages":91,"unmatched":92,"parsed":93,"#,
+                r#""objects":94,"empty":95,"replaced":96}}"#,
                 "\n"
             )),
             "{json}"
@@ -993,6 +1042,7 @@ mod tests {
             stream_full: 6,
         });
         report.found_by = Some("shard 0/2 at http://a.test/".into());
+        report.extract = Some(Default::default());
         let json = to_json(&report);
         let mut written = Vec::new();
         let seed = KeysOf {

@@ -906,6 +906,24 @@ impl Response {
         self.headers.get(name)
     }
 
+    /// A response not fetched but read back (from a WARC record, `crawl extract`): its status,
+    /// headers, body and head as received, without timings, address or request.
+    pub fn read_back(status: u16, headers: Headers, body: Vec<u8>, head: Vec<u8>) -> Response {
+        Response {
+            status,
+            headers,
+            body,
+            truncated: false,
+            skipped: None,
+            elapsed: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            ip: None,
+            final_url: None,
+            request_head: Vec::new(),
+            response_head: head,
+        }
+    }
+
     /// The media type without parameters, lower-cased ("text/html").
     pub fn media_type(&self) -> Option<String> {
         let value = self.header("content-type")?;
@@ -1060,19 +1078,7 @@ mod tests {
 
     /// A 200 response with `headers` and `body`, as the tests of its methods need it.
     fn response_with(headers: &[(&str, &str)], body: Vec<u8>) -> Response {
-        Response {
-            status: 200,
-            headers: headers.iter().copied().collect(),
-            body,
-            truncated: false,
-            skipped: None,
-            elapsed: Duration::ZERO,
-            started: SystemTime::UNIX_EPOCH,
-            ip: None,
-            final_url: None,
-            request_head: Vec::new(),
-            response_head: Vec::new(),
-        }
+        Response::read_back(200, headers.iter().copied().collect(), body, Vec::new())
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim`, `crawl rank` and `crawl wacz`
-//! (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "tools/".
+//! The subcommands beside the crawl: `crawl dedupe`, `crawl cachesim`, `crawl rank`, `crawl wacz`
+//! and `crawl extract` (with `hits`, which `--focus` uses too). See ARCHITECTURE.md, "tools/".
 
 pub mod cachesim;
 pub mod dedupe;
+pub mod extract;
 pub mod rank;
 pub mod wacz;

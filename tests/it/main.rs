@@ -8,6 +8,7 @@ mod crawling;
 mod dedupe;
 mod directives;
 mod docs;
+mod extract;
 mod focus;
 mod framing;
 mod fuzz;
