@@ -516,7 +516,7 @@ mod tests {
             ("title", one("Hello world")),
             ("ids", many(&["f", "g"])),
             ("sigs", many(&["f(x)", "g()", "h"])),
-            ("first", one(r#"<dt id="f" class="sig">f(<em>x</em>)</dt>"#)),
+            ("first", one(r#"<dt class="sig" id="f">f(<em>x</em>)</dt>"#)),
             ("version", one("3.11")),
             ("versions", many(&["3.11", "3.12"])),
             ("published", one("2024-05-01")),

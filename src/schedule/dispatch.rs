@@ -369,6 +369,7 @@ pub struct Dispatcher {
     before_done: Option<DoneHook>,
 }
 
+/// Opening: the dispatcher over its frontier and stores, and the cap on work in flight.
 impl Dispatcher {
     /// A dispatcher configured once: restores the hosts' politeness state and robots.txt rules
     /// an earlier run saved, and opens the host budgets with `--max-pages-per-host`.
@@ -451,7 +452,11 @@ impl Dispatcher {
         self.in_flight_cap = cap;
         self
     }
+}
 
+/// The frontier's side: pages done (each once its outputs are durable), and whether any
+/// work is left anywhere.
+impl Dispatcher {
     /// Whether this process has nothing to fetch now: nothing in flight and either its page
     /// limit reached or no URL anywhere (frontier, host queues, the DUE). Only URLs received
     /// from other shards can change that (the `shard::Exchange`'s idle rule).
@@ -553,7 +558,10 @@ impl Dispatcher {
         }
         Ok(())
     }
+}
 
+/// Parking and the elastic pool: which worker is woken for what, and how many there are.
+impl Dispatcher {
     /// Wakes one parked worker, if any, to look at URLs offered from outside the workers (the
     /// shard receiver's): it merges them early if queued work is running low, and the merge
     /// wakes the rest (`FrontierSink::publish`).
@@ -629,7 +637,11 @@ impl Dispatcher {
         state.workers -= 1;
         state.max_workers = state.workers;
     }
+}
 
+/// Work handed out, and what comes back: a page's answer (a `Reply`: its response time and
+/// any not-before instant), a retry, a failure, a robots.txt.
+impl Dispatcher {
     /// Blocks until there is work for this worker, or returns None when the crawl is over (or
     /// this worker is to leave an elastic pool: `retire_idle`).
     /// `finished`: the page this worker was given last is finished (its links offered to the
@@ -885,7 +897,10 @@ impl Dispatcher {
             .robots_done(host, rules, response_time, Instant::now());
         self.wake_one(state);
     }
+}
 
+/// The end of the crawl: a failure that stops it, the close, the pages given up.
+impl Dispatcher {
     /// A worker (or an exchange thread) hit a fatal error: every worker stops, and every
     /// other thread sees the crawl's stop (`Reason::Failed`).
     pub fn fail(&self, error: &anyhow::Error) {
@@ -981,7 +996,10 @@ impl Dispatcher {
         }
         Ok(())
     }
+}
 
+/// What the progress line and the summary read.
+impl Dispatcher {
     /// Live figures for progress lines.
     pub fn gauges(&self) -> DispatchGauges {
         let state = self.state.lock().unwrap();
