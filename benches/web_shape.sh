@@ -15,7 +15,8 @@
 #   TOOLS="crawl crawl-nowarc wget2-t1 crawl-c16 crawl-c16-nowarc wget2-t16" benches/web_shape.sh
 #                                              # one large real site (Debian's rust-doc) as one host
 #
-# Tools: crawl, crawl-nowarc, crawl-text and crawl-text-full (--text main, --text full: WET files),
+# Tools: crawl, crawl-nowarc, crawl-nobd (--no-warc-block-digest), crawl-text and crawl-text-full
+# (--text main, --text full: WET files),
 # crawl-nodedupe (--no-payload-dedupe), crawl-c16 and crawl-c16-nowarc (--host-connections 16), crawl-jN
 # (-j N), crawl-c16-jN (both), wget2 (JOBS threads, default 64), wget2-tN (N threads), wget (GNU wget: one
 # connection, one thread). A WEBS entry that is a directory is served as one host (a missing
@@ -102,6 +103,8 @@ run() {
   case $tool in
     crawl) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 ;;
     crawl-nowarc) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 --no-warc ;;
+    crawl-nobd) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 \
+      --no-warc-block-digest ;;
     crawl-text) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 --text ;;
     crawl-text-full) set -- "$CRAWL" "$tmp/seeds" --out "$out" --scope "$scope" "${jobs[@]}" --delay-factor 0 \
       --text full ;;
