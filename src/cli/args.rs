@@ -534,7 +534,8 @@ pub struct Args {
     /// WET files beside the WARC files (DIR/warc/*.warc.wet.zst, or .warc.wet.gz with
     /// `--warc-compression gzip`), each referring to its page's response record
     /// (`WARC-Refers-To`), and, with `--log-format jsonl`, as the `text` key of the page's
-    /// line. With `--no-warc`, only the URL log carries it.
+    /// line, beside an HTML page's `title`, `lang`, `canonical`, `description` and `published`
+    /// (each where the page says it). With `--no-warc`, only the URL log carries them.
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "main")]
     pub text: Option<TextMode>,
 

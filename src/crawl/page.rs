@@ -10,6 +10,7 @@
 //! - Everything the crawl decided of the page (its note, digests, recrawl outcome, the revisit
 //!   it is archived as) is set before the sinks see it; the sinks only read.
 
+use crate::content::metadata::Metadata;
 use crate::crawl::note::Note;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
@@ -42,6 +43,9 @@ pub struct Page<'e> {
     pub revisit: Option<Revisit>,
     /// `--text`: the page's text (`content::text`), for the URL log and its WET record.
     pub text_kept: Option<String>,
+    /// `--text`, an HTML page: its title, language, canonical link, description and
+    /// publication date (`content::metadata`), for the URL log.
+    pub meta_kept: Option<Metadata>,
     /// `--max-body`: decoding stops there.
     max_body: u64,
     /// The body with its content codings undone; `None` inside: it had none.
@@ -64,6 +68,7 @@ impl<'e> Page<'e> {
             outcome: None,
             revisit: None,
             text_kept: None,
+            meta_kept: None,
             max_body,
             decoded: OnceLock::new(),
             text: OnceLock::new(),

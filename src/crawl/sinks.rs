@@ -82,6 +82,7 @@ impl PageSink for UrlLog {
             url: &page.entry.url,
             note: &note,
             text: page.text_kept.as_deref(),
+            meta: page.meta_kept.as_ref(),
         });
         Ok(())
     }

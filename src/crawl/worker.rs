@@ -753,6 +753,9 @@ impl WorkerContext<'_> {
         if let Some(mode) = self.config.text.filter(|_| page.is_text()) {
             let html = page.response.is_html();
             page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
+            if html {
+                page.meta_kept = Some(content::metadata::metadata(page.text(), &page.url));
+            }
         }
         let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
         self.offer(discovered.links, from)?;
@@ -1104,6 +1107,7 @@ impl WorkerContext<'_> {
             url,
             note: &note,
             text: None,
+            meta: None,
         });
     }
 
@@ -1120,6 +1124,7 @@ impl WorkerContext<'_> {
             url: &entry.url,
             note: &note,
             text: None,
+            meta: None,
         });
     }
 
@@ -1135,6 +1140,7 @@ impl WorkerContext<'_> {
             url,
             note: &note,
             text: None,
+            meta: None,
         });
     }
 }

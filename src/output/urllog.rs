@@ -21,6 +21,7 @@
 //! before the dispatcher records it done): a kill then never leaves a done page unlogged,
 //! which no resumed run would log.
 
+use crate::content::metadata::Metadata;
 use crate::output::handoff::{Handoff, with_line_buffer};
 use crate::url::escape::push_sanitized;
 use serde::Serialize;
@@ -50,6 +51,8 @@ pub struct LogLine<'a> {
     pub note: &'a str,
     /// `--text`: the page's text (`jsonl` only).
     pub text: Option<&'a str>,
+    /// `--text`, an HTML page: its metadata (`jsonl` only).
+    pub meta: Option<&'a Metadata>,
 }
 
 impl LogLine<'_> {
@@ -100,6 +103,11 @@ impl LogLine<'_> {
                 .then(|| self.note.split(',').next().unwrap_or_default())
                 .and_then(nonempty),
             text: self.text,
+            title: self.meta.and_then(|m| m.title.as_deref()),
+            lang: self.meta.and_then(|m| m.lang.as_deref()),
+            canonical: self.meta.and_then(|m| m.canonical.as_deref()),
+            description: self.meta.and_then(|m| m.description.as_deref()),
+            published: self.meta.and_then(|m| m.published.as_deref()),
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
         view.serialize(&mut serializer)
@@ -137,6 +145,18 @@ struct JsonLine<'a> {
     /// `--text`: the page's text; absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
+    /// `--text`, an HTML page's metadata (`content::metadata`): each key absent when the page
+    /// does not say it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lang: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    canonical: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    published: Option<&'a str>,
 }
 
 /// A field of the URL log: its `tsv` column (1 for the first) and `jsonl` key, its JSON type and
@@ -216,6 +236,38 @@ pub const FIELDS: &[Field] = &[
         kind: "string",
         meaning: "With `--text`, on HTML and plain-text pages: the page's text (`main` or \
                   `full`), lines joined by `\\n`; the key is absent otherwise.",
+    },
+    Field {
+        column: None,
+        key: "title",
+        kind: "string",
+        meaning: "With `--text`, on HTML pages: the `<title>` (else `og:title`); absent when \
+                  the page has none, as are the four keys after it.",
+    },
+    Field {
+        column: None,
+        key: "lang",
+        kind: "string",
+        meaning: "With `--text`: the `lang` attribute of `<html>`.",
+    },
+    Field {
+        column: None,
+        key: "canonical",
+        kind: "string",
+        meaning: "With `--text`: the `<link rel=canonical>` URL, made absolute.",
+    },
+    Field {
+        column: None,
+        key: "description",
+        kind: "string",
+        meaning: "With `--text`: `<meta name=description>` (else `og:description`).",
+    },
+    Field {
+        column: None,
+        key: "published",
+        kind: "string",
+        meaning: "With `--text`: the publication date as the page writes it (JSON-LD \
+                  `datePublished`, else `article:published_time`).",
     },
 ];
 
@@ -446,6 +498,7 @@ mod tests {
             url: "http://h/a\tb",
             note: "",
             text: None,
+            meta: None,
         };
         assert_eq!(
             line.format(),
@@ -490,6 +543,7 @@ mod tests {
                 url: &url,
                 note: "",
                 text: None,
+                meta: None,
             });
             if i % 7 == 0 {
                 written.wait();
@@ -528,6 +582,14 @@ mod tests {
     /// (or documented but gone, or moved) fails here.
     #[test]
     fn every_field_written_is_documented() {
+        let some = |text: &str| Some(text.to_owned());
+        let meta = Metadata {
+            title: some("A title"),
+            lang: some("en"),
+            canonical: some("http://a.test/"),
+            description: some("About a."),
+            published: some("2026-12-07"),
+        };
         let line = LogLine {
             status: 0,
             depth: 1,
@@ -537,6 +599,7 @@ mod tests {
             url: "http://a.test/",
             note: "timeout,retries-exhausted",
             text: Some("A title\nThe page's text."),
+            meta: Some(&meta),
         };
         let mut tsv = Vec::new();
         line.write_tsv(&mut tsv);
@@ -589,6 +652,7 @@ mod tests {
             url,
             note: "timeout",
             text: None,
+            meta: None,
         };
         let value = json(&line);
         // The documented key order (serde_json::Value sorts its keys, so look at the text).

@@ -95,6 +95,19 @@ fn text_goes_to_wet_records_that_refer_to_their_responses_and_to_the_json_log() 
     assert_eq!(text_of("/pic.png"), None);
     assert_eq!(text_of("/gone"), None);
     assert_eq!(text_of("/robots.txt"), None);
+    // The article's metadata, on its line; none for plain text.
+    let line_of = |path: &str| {
+        let url = web.url(0, path);
+        lines
+            .iter()
+            .find(|l| l["url"] == url.as_str())
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(line_of("/")["title"], "On crawling");
+    assert_eq!(line_of("/")["lang"], "en");
+    assert!(line_of("/").get("description").is_none());
+    assert!(line_of("/notes.txt").get("title").is_none());
 
     // The WARC files' response records, by ID.
     let warcs = files(&run.out, ".warc.gz");
