@@ -20,15 +20,20 @@ const MAX_JSON_LD_BYTES: usize = 1 << 20;
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Metadata {
     /// The first `<title>` of the document (not an SVG's), else `og:title`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The `lang` attribute of `<html>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lang: Option<String>,
     /// `<link rel=canonical href>`, resolved against the page's URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
     /// `<meta name=description>`, else `og:description`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON-LD `datePublished` (of the document or any object in it, `@graph` included), else
     /// `<meta property=article:published_time>`, as written (ISO 8601 on every page seen).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub published: Option<String>,
 }
 

@@ -103,11 +103,7 @@ impl LogLine<'_> {
                 .then(|| self.note.split(',').next().unwrap_or_default())
                 .and_then(nonempty),
             text: self.text,
-            title: self.meta.and_then(|m| m.title.as_deref()),
-            lang: self.meta.and_then(|m| m.lang.as_deref()),
-            canonical: self.meta.and_then(|m| m.canonical.as_deref()),
-            description: self.meta.and_then(|m| m.description.as_deref()),
-            published: self.meta.and_then(|m| m.published.as_deref()),
+            meta: self.meta,
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
         view.serialize(&mut serializer)
@@ -145,18 +141,10 @@ struct JsonLine<'a> {
     /// `--text`: the page's text; absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<&'a str>,
-    /// `--text`, an HTML page's metadata (`content::metadata`): each key absent when the page
-    /// does not say it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    title: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lang: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    canonical: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    published: Option<&'a str>,
+    /// `--text`, an HTML page's metadata (`content::metadata`), its keys at this level, each
+    /// absent when the page does not say it.
+    #[serde(flatten)]
+    meta: Option<&'a Metadata>,
 }
 
 /// A field of the URL log: its `tsv` column (1 for the first) and `jsonl` key, its JSON type and
