@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -58,9 +58,11 @@ complete -c crawl -n "__fish_crawl_needs_command" -l cookie-jar -d 'Keep cookies
 complete -c crawl -n "__fish_crawl_needs_command" -l proxy -d 'Fetch everything through this proxy: http://, https:// (CONNECT), socks5:// or socks5h://. Default: the environment' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l ca-cert -d 'Also trust the certificates of this PEM file as roots (repeatable)' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l timeout -d 'Give up on a request after this many seconds (connect, headers and body together)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l low-speed-limit -d 'Give up on a response that comes slower than this many bytes a second (0: never)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l low-speed-time -d 'The span --low-speed-limit is measured over, in seconds' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l idle-timeout -d 'Close a kept connection once unused for this many seconds (0: keep none)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l retries -d 'Ask for a page again at most N times after a transient failure (0: never)' -r
-complete -c crawl -n "__fish_crawl_needs_command" -l retry-wait -d 'Wait this long before the first retry of a transient failure (30s, 2m, 50ms)' -r
+complete -c crawl -n "__fish_crawl_needs_command" -l retry-wait -d 'Wait this long before the first retry of a transient failure (10s, 2m, 50ms)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-error-ratio -d 'Exit with status 3 if more than this share of fetches failed (0 to 1)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-body -d 'Keep at most this many bytes of a response body (suffixes K, M, G)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l accept-type -d 'Read only bodies of this media type (`text/html`, `text/*`; repeatable: any may match). Default: any' -r

@@ -30,6 +30,7 @@ fn main() {
         insecure: false,
         extra_roots: Vec::new(),
         timeout: Duration::from_secs(30),
+        low_speed: crawl::fetch_internals::LowSpeed::DEFAULT,
         max_body: 10 << 20,
         host_connections: 1,
         idle_hosts: idle_hosts(threads),

@@ -14,7 +14,7 @@
 mod cpu;
 
 use cpu::thread_cpu_seconds;
-use crawl::fetch_internals::{Connection, Framing, Idle, Stream};
+use crawl::fetch_internals::{Connection, Framing, Idle, LowSpeed, Stream};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use std::net::{TcpListener, TcpStream};
@@ -63,7 +63,8 @@ fn tls_connection(server: &testweb::tls::TlsServer) -> Connection {
     let stream = Stream::Tls(Box::new(rustls::StreamOwned::new(client, Stream::Tcp(tcp))));
     let mut conn = Connection::new(stream, None, None);
     let deadline = Instant::now() + Duration::from_secs(10);
-    conn.send(format!("GET / HTTP/1.1\r\nHost: {host_port}\r\n\r\n").as_bytes())
+    let head = format!("GET / HTTP/1.1\r\nHost: {host_port}\r\n\r\n");
+    conn.send(head.as_bytes(), LowSpeed::OFF)
         .expect("sending the request");
     let head = conn.read_head(deadline).expect("the response head");
     let framing = head.framing().expect("its framing");

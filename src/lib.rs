@@ -100,7 +100,9 @@ pub mod archive_internals {
 /// for `examples/idle_check_cost.rs`. Not a stable interface.
 #[doc(hidden)]
 pub mod fetch_internals {
-    pub use crate::fetch::conn::{After, Connection, Framing, Idle, Stream, read_response};
+    pub use crate::fetch::conn::{
+        After, Connection, Framing, Idle, LowSpeed, Stream, read_response,
+    };
 }
 
 /// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,

@@ -366,6 +366,18 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,
 
+    /// Give up on a response that comes slower than this many bytes a second (0: never).
+    ///
+    /// Measured over spans of --low-speed-time from the response's first byte on: a server
+    /// that trickles a body (a byte a second, forever) holds a request only that long, not
+    /// until --timeout. A `timeout` failure, retried as one. Suffixes K, M, G.
+    #[arg(long, value_name = "BYTES", default_value = "100", value_parser = bytes)]
+    pub low_speed_limit: u64,
+
+    /// The span --low-speed-limit is measured over, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub low_speed_time: Duration,
+
     /// Close a kept connection once unused for this many seconds (0: keep none).
     ///
     /// A connection is kept after its response for the host's next request. Servers keep an
@@ -381,25 +393,25 @@ pub struct Args {
     /// Transient: no answer because of a timeout, a refused or reset connection, or one closed
     /// before the answer; or a 502 or 504 from a gateway. A 500 is the server's answer and is
     /// not asked again; 429 and 503 follow their Retry-After (3 times at most). The page waits
-    /// --retry-wait (30 s), then four times longer at each retry (2 min, 8 min): on its own
+    /// --retry-wait (10 s), then four times longer at each retry (40 s, 160 s): on its own
     /// while its host answers other requests (the host serves its other URLs meanwhile), with
     /// its whole host once two new pages failed in a row, no answer between; each attempt is a URL-log line
-    /// (`connect,retry-after:30`), the last one noted `retries-exhausted`. A retried page counts
+    /// (`connect,retry-after:10`), the last one noted `retries-exhausted`. A retried page counts
     /// once (pages, --max-pages, --max-pages-per-host). A robots.txt that does not answer (no
     /// response, or a 5xx) is asked again on the same schedule; if it never answers, its
     /// host's URLs are not fetched: each is a URL-log line with status 0 and the note
     /// host-unreachable, counted in summary.json, and asked for again when the crawl is
     /// resumed. A host that fails 5 times in a row (pages or robots.txt, no answer at all) is
-    /// parked: its URLs wait the schedule's next wait (8 min) once more, and if that attempt
+    /// parked: its URLs wait the schedule's next wait (160 s) once more, and if that attempt
     /// fails too they are all noted host-unreachable, without a request each.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
 
-    /// Wait this long before the first retry of a transient failure (30s, 2m, 50ms).
+    /// Wait this long before the first retry of a transient failure (10s, 2m, 50ms).
     ///
     /// Each next retry waits four times longer; a parked host waits once more after a page's
     /// last. A plain number is seconds.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub retry_wait: Duration,
 
     /// Exit with status 3 if more than this share of fetches failed (0 to 1).

@@ -115,7 +115,10 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
     if report.outcome.failed() {
         // Said whatever -q or the terminal: cron mails stderr, and this is what went wrong.
         eprintln!("crawl: {}", summary::failure_text(&report));
-        return Ok(Status::MostlyFailed);
+        return Ok(match report.outcome {
+            RunOutcome::SeedsRefused => Status::BadInput,
+            _ => Status::MostlyFailed,
+        });
     }
     Ok(match report.ending {
         Ending::Stopped if stop.reason() == Some(Reason::Signal) => Status::Interrupted,

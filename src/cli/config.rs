@@ -10,6 +10,7 @@ use crate::exit::Failure;
 use crate::fetch;
 use crate::fetch::body::BodyRule;
 use crate::fetch::client::FetchConfig;
+use crate::fetch::conn::LowSpeed;
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::private::AddressPolicy;
 use crate::frontier::focus::Focus;
@@ -306,6 +307,10 @@ impl Args {
                 insecure: args.insecure,
                 extra_roots,
                 timeout: args.timeout,
+                low_speed: LowSpeed {
+                    bytes_per_sec: args.low_speed_limit,
+                    time: args.low_speed_time,
+                },
                 max_body: args.max_body,
                 // The connections kept idle per host: as many as a host may have in flight.
                 host_connections: host_rules.max_connections(args.host_connections as usize),

@@ -14,12 +14,16 @@
 //!   or a URL given up. A 4xx or 5xx is the server's answer, not the crawler's failure.
 //!
 //! Either makes exit status 3, and the crawl is not marked complete: the next run resumes it
-//! (its given-up URLs are asked for again) rather than recrawling. Any other ending keeps its
-//! own name and status (`stopped`, `found`).
+//! (its given-up URLs are asked for again) rather than recrawling. A crawl where no seed host
+//! answered because the address policy refused them (a seed by name whose address is private,
+//! link-local or the cloud metadata's; nothing was sent) is `seeds-refused` instead: exit
+//! status 2, bad input the user fixes (a seed given as such an address is refused before the
+//! crawl starts). Any other ending keeps its own name and status (`stopped`, `found`).
 
 use crate::schedule::dispatch::Ending;
 use crate::url::normalize::origin_and_key;
 use rustc_hash::FxHashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use url::Url;
 
@@ -32,14 +36,27 @@ pub enum RunOutcome {
     NothingAnswered,
     /// More than `--max-error-ratio` of the fetches failed.
     MostlyFailed,
+    /// No seed host answered, and the address policy refused a seed host's request.
+    SeedsRefused,
+}
+
+/// What the seeds' hosts did in this run (`SeedHosts::verdict`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedVerdict {
+    /// One answered, or none was asked (a resumed run).
+    Answered,
+    /// Some were asked and none answered.
+    NothingAnswered,
+    /// None answered, and the address policy refused a request to one.
+    Refused,
 }
 
 impl RunOutcome {
     /// The outcome of a crawl that ended `ending`, with `failed` of `fetches` failed (see the
-    /// module doc) and `nothing_answered` from `SeedHosts`.
+    /// module doc) and `seeds` from `SeedHosts`.
     pub fn of(
         ending: Ending,
-        nothing_answered: bool,
+        seeds: SeedVerdict,
         failed: u64,
         fetches: u64,
         max_error_ratio: f64,
@@ -50,8 +67,10 @@ impl RunOutcome {
         ) {
             return RunOutcome::Ended(ending);
         }
-        if nothing_answered {
-            return RunOutcome::NothingAnswered;
+        match seeds {
+            SeedVerdict::Refused => return RunOutcome::SeedsRefused,
+            SeedVerdict::NothingAnswered => return RunOutcome::NothingAnswered,
+            SeedVerdict::Answered => {}
         }
         if fetches > 0 && failed as f64 > max_error_ratio * fetches as f64 {
             return RunOutcome::MostlyFailed;
@@ -65,12 +84,14 @@ impl RunOutcome {
             RunOutcome::Ended(ending) => ending_name(ending),
             RunOutcome::NothingAnswered => "nothing-answered",
             RunOutcome::MostlyFailed => "mostly-failed",
+            RunOutcome::SeedsRefused => "seeds-refused",
         }
     }
 
-    /// Whether the crawl finished but mostly failed (exit status 3, not marked complete).
+    /// Whether the crawl finished but failed (exit status 3, or 2 for `SeedsRefused`; not
+    /// marked complete).
     pub fn failed(self) -> bool {
-        matches!(self, RunOutcome::NothingAnswered | RunOutcome::MostlyFailed)
+        !matches!(self, RunOutcome::Ended(_))
     }
 }
 
@@ -81,6 +102,8 @@ pub struct SeedHosts {
     keys: FxHashSet<String>,
     asked: AtomicBool,
     answered: AtomicBool,
+    /// The first request to a seed host the address policy refused: its URL and why.
+    refusal: Mutex<Option<String>>,
 }
 
 impl SeedHosts {
@@ -109,9 +132,32 @@ impl SeedHosts {
         }
     }
 
+    /// A request to `url` was refused by the address policy (`why`, the refusal's message);
+    /// kept if its host is a seed's and it is the first.
+    pub fn refused(&self, url: &str, why: &str) {
+        if self.is_seed_host(url) {
+            let mut refusal = self.refusal.lock().unwrap_or_else(|e| e.into_inner());
+            refusal.get_or_insert_with(|| format!("{url}: {why}"));
+        }
+    }
+
+    /// The first refusal of a seed host's request (`refused`), if any.
+    pub fn refusal(&self) -> Option<String> {
+        (self.refusal.lock().unwrap_or_else(|e| e.into_inner())).clone()
+    }
+
     /// Whether a seed host was asked in this run and none answered.
     pub fn nothing_answered(&self) -> bool {
         self.asked.load(Ordering::Relaxed) && !self.answered.load(Ordering::Relaxed)
+    }
+
+    /// What the seeds' hosts did in this run.
+    pub fn verdict(&self) -> SeedVerdict {
+        match (self.nothing_answered(), self.refusal().is_some()) {
+            (false, _) => SeedVerdict::Answered,
+            (true, false) => SeedVerdict::NothingAnswered,
+            (true, true) => SeedVerdict::Refused,
+        }
     }
 
     fn is_seed_host(&self, url: &str) -> bool {
@@ -137,8 +183,12 @@ mod tests {
 
     #[test]
     fn failure_needs_a_finished_crawl_and_more_than_the_ratio() {
-        let of = |ending, nothing, failed, fetches| {
-            RunOutcome::of(ending, nothing, failed, fetches, 0.5)
+        let of = |ending, nothing: bool, failed, fetches| {
+            let seeds = match nothing {
+                true => SeedVerdict::NothingAnswered,
+                false => SeedVerdict::Answered,
+            };
+            RunOutcome::of(ending, seeds, failed, fetches, 0.5)
         };
         assert_eq!(
             of(Ending::Complete, false, 5, 10),
@@ -166,9 +216,14 @@ mod tests {
             RunOutcome::Ended(Ending::Found)
         );
         assert_eq!(
-            RunOutcome::of(Ending::Complete, false, 10, 10, 1.0),
+            RunOutcome::of(Ending::Complete, SeedVerdict::Answered, 10, 10, 1.0),
             RunOutcome::Ended(Ending::Complete)
         );
+        assert_eq!(
+            RunOutcome::of(Ending::Complete, SeedVerdict::Refused, 0, 1, 0.5),
+            RunOutcome::SeedsRefused
+        );
+        assert!(RunOutcome::SeedsRefused.failed());
         assert!(RunOutcome::MostlyFailed.failed() && !RunOutcome::Ended(Ending::Complete).failed());
         assert_eq!(RunOutcome::NothingAnswered.name(), "nothing-answered");
         assert_eq!(RunOutcome::Ended(Ending::Complete).name(), "complete");
@@ -187,5 +242,26 @@ mod tests {
         assert!(hosts.nothing_answered());
         hosts.answered("http://a.test:80/y");
         assert!(!hosts.nothing_answered());
+    }
+
+    /// A seed host refused by the address policy, and none answering: the seeds were
+    /// refused; another host's refusal does not count, and an answer outweighs a refusal.
+    #[test]
+    fn a_refused_seed_host_is_the_verdict_when_none_answered() {
+        let seeds = [Url::parse("http://metadata.test/x").unwrap()];
+        let hosts = SeedHosts::new(&seeds);
+        hosts.asked("http://metadata.test/robots.txt");
+        hosts.refused("http://b.test/", "refused to connect to 10.0.0.1 (private)");
+        assert_eq!(hosts.verdict(), SeedVerdict::NothingAnswered);
+        let why = "refused to connect to 169.254.169.254 (link-local, cloud metadata)";
+        hosts.refused("http://metadata.test/robots.txt", why);
+        hosts.refused("http://metadata.test/x", "a later one");
+        assert_eq!(hosts.verdict(), SeedVerdict::Refused);
+        assert_eq!(
+            hosts.refusal().unwrap(),
+            format!("http://metadata.test/robots.txt: {why}")
+        );
+        hosts.answered("http://metadata.test/y");
+        assert_eq!(hosts.verdict(), SeedVerdict::Answered);
     }
 }

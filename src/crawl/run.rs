@@ -89,6 +89,8 @@ pub struct Report {
     /// With `--shard` and `--find`: the shard that found the text, and the page (this shard's
     /// own find or another's stop mark); `None` when the text was not found.
     pub found_by: Option<String>,
+    /// With `RunOutcome::SeedsRefused`: the refused request, and why.
+    pub seed_refusal: Option<String>,
 }
 
 /// Runs a crawl to its end, or until `config.stop` is requested: opens its stages, runs its
@@ -382,7 +384,7 @@ impl Stages {
         let fetches = counters.pages.load(Ordering::Relaxed) + closed.host_unreachable;
         let outcome = RunOutcome::of(
             closed.ending,
-            config.seed_hosts.nothing_answered(),
+            config.seed_hosts.verdict(),
             failed,
             fetches,
             config.max_error_ratio,
@@ -400,6 +402,9 @@ impl Stages {
         Ok(Report {
             ending: closed.ending,
             outcome,
+            seed_refusal: (outcome == RunOutcome::SeedsRefused)
+                .then(|| config.seed_hosts.refusal())
+                .flatten(),
             elapsed: self.started.elapsed(),
             counters: self.counters,
             due: due_stats,

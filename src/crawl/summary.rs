@@ -402,7 +402,8 @@ pub const KEYS: &[Key] = &[
         "string",
         "How the crawl went: `ending`'s name, or `nothing-answered` (no seed host answered at \
          all) or `mostly-failed` (over `--max-error-ratio` of fetches failed), both exit status \
-         3 and not complete.",
+         3 and not complete, or `seeds-refused` (no seed host answered and the address policy \
+         refused one: exit status 2).",
     ),
     key(
         "host_unreachable",
@@ -750,6 +751,13 @@ pub fn failure_text(report: &Report) -> String {
     let failed = c.failed.load(Ordering::Relaxed) + report.host_unreachable;
     let fetches = c.pages.load(Ordering::Relaxed) + report.host_unreachable;
     let what = match report.outcome {
+        RunOutcome::SeedsRefused => {
+            let refusal = report.seed_refusal.as_deref().unwrap_or("a seed host");
+            return format!(
+                "no seed host answered: the address policy refused {refusal}. Nothing was sent \
+                 to it; remove the seed, or give --allow-private to crawl it (exit status 2)"
+            );
+        }
         RunOutcome::NothingAnswered => "no seed host answered".to_owned(),
         _ => "most fetches failed".to_owned(),
     };
@@ -897,6 +905,7 @@ mod tests {
             exchange: None,
             extract: None,
             found_by: None,
+            seed_refusal: None,
         }
     }
 

@@ -641,6 +641,7 @@ impl WorkerContext<'_> {
             // Refused before any packet: no rules to read, and the host's pages are each
             // refused (and logged) in their turn. Not saved: a resume with --allow-private asks.
             Err(e) if e.kind == ErrorKind::PrivateAddress => {
+                self.config.seed_hosts.refused(url, &e.message);
                 self.log_error(&e, 0, url, &Note::Error(e.kind));
                 self.counters
                     .private_refused
@@ -882,6 +883,7 @@ impl WorkerContext<'_> {
     fn fetch_failed(&self, entry: &Entry, e: &FetchError, note: Note) -> Result<()> {
         self.counters.by_class[0].fetch_add(1, Ordering::Relaxed);
         if e.kind == ErrorKind::PrivateAddress {
+            self.config.seed_hosts.refused(&entry.url, &e.message);
             self.counters
                 .private_refused
                 .fetch_add(1, Ordering::Relaxed);

@@ -28,7 +28,7 @@
 //! (`--ca-cert`, `--insecure`) are the fetcher's.
 
 use crate::fetch::body::{BodyRule, Skipped};
-use crate::fetch::conn::{After, Connection, Framing, Head, Headers, PER_READ, Stream};
+use crate::fetch::conn::{After, Connection, Framing, Head, Headers, LowSpeed, PER_READ, Stream};
 use crate::fetch::cookies::CookieJar;
 use crate::fetch::dns::{Addrs, CachingResolver, Lookup, Notify, Resolution, unbracketed};
 use crate::fetch::error::{ErrorKind, Fail};
@@ -68,6 +68,8 @@ pub struct FetchConfig {
     pub extra_roots: Vec<CertificateDer<'static>>,
     /// Whole-request limit (connect, headers and body).
     pub timeout: Duration,
+    /// `--low-speed-limit` over `--low-speed-time`: a response slower than this is given up.
+    pub low_speed: LowSpeed,
     /// Bytes of body kept; the rest is cut off and the page noted `truncated`.
     pub max_body: u64,
     /// Requests a host may have in flight at once (`--host-connections`): idle connections
@@ -96,6 +98,7 @@ impl FetchConfig {
             insecure: false,
             extra_roots: Vec::new(),
             timeout: Duration::from_secs(10),
+            low_speed: LowSpeed::DEFAULT,
             max_body: 1 << 20,
             host_connections: 1,
             idle_hosts: MIN_IDLE_HOSTS,
@@ -211,6 +214,7 @@ pub struct Fetcher {
     proxy: Option<Proxy>,
     user_agent: String,
     timeout: Duration,
+    low_speed: LowSpeed,
     max_body: u64,
     headers: Vec<(String, String)>,
     cookies: Option<Arc<CookieJar>>,
@@ -357,6 +361,7 @@ impl Fetcher {
             proxy: config.proxy.clone(),
             user_agent: config.user_agent.clone(),
             timeout: config.timeout,
+            low_speed: config.low_speed,
             max_body: config.max_body,
             headers: config.headers.clone(),
             cookies: config.cookies.clone(),
@@ -382,6 +387,11 @@ impl Fetcher {
     /// and a thread that blocks makes it blocking again: `blocking_take`).
     pub(crate) fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// The slowest a response may come (`--low-speed-limit`, `--low-speed-time`).
+    pub(crate) fn low_speed(&self) -> LowSpeed {
+        self.low_speed
     }
 
     /// A kept connection to `origin` for a thread that blocks.
@@ -521,7 +531,7 @@ impl Fetcher {
         let mut conn = self.blocking_take(&origin)?;
         let (start, started) = (Instant::now(), SystemTime::now());
         let request_head = self.request_head(&url, &[]);
-        conn.send(&request_head).ok()?;
+        conn.send(&request_head, self.low_speed).ok()?;
         Some(Sent {
             url,
             origin,
@@ -625,7 +635,7 @@ impl Fetcher {
         filtered: bool,
         deadline: Instant,
     ) -> Result<(RawResponse, Option<Connection>), Fail> {
-        conn.send(request_head)?;
+        conn.send(request_head, self.low_speed)?;
         self.receive_on(conn, url, filtered, deadline)
     }
 

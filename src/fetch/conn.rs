@@ -19,6 +19,9 @@
 //! Time: every read is bounded by the request's deadline (`--timeout`, the whole request) and
 //! by `PER_READ`. The socket's read timeout is set only when it must change (not per read),
 //! and a read that timed out early is retried until one of the two limits really passed.
+//! A response that keeps coming, but slower than `LowSpeed` (`--low-speed-limit` bytes a
+//! second over `--low-speed-time`, from its first byte on), is given up as a `timeout` at the
+//! read that shows it: a trickle sends a byte often enough that neither limit above meets it.
 //!
 //! TLS: the handshake is `drive_handshake`'s (rustls's `complete_io`) on both paths. On a
 //! non-blocking connection (`fetch::reactor`) TLS reads never wait (`Stream::read_now`), a
@@ -40,6 +43,36 @@ use std::time::{Duration, Instant, SystemTime};
 pub const MAX_HEAD: usize = 64 * 1024;
 /// Longest wait for one read, whatever time the request has left.
 pub const PER_READ: Duration = Duration::from_secs(20);
+
+/// The slowest a response may come (`--low-speed-limit`, `--low-speed-time`): fewer than
+/// `bytes_per_sec` a second over a span of `time` (counted from the response's first byte, span
+/// after span) gives it up. A trickle (a byte a second, forever) is a server holding the
+/// crawler, not a slow link: a real one sends kilobytes a second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowSpeed {
+    /// Bytes a second at least; 0 turns the rule off.
+    pub bytes_per_sec: u64,
+    /// Over spans this long.
+    pub time: Duration,
+}
+
+impl LowSpeed {
+    /// No rule: only `--timeout` and `PER_READ` bound a response.
+    pub const OFF: LowSpeed = LowSpeed {
+        bytes_per_sec: 0,
+        time: Duration::ZERO,
+    };
+
+    /// The default: 100 bytes a second over 10 seconds.
+    pub const DEFAULT: LowSpeed = LowSpeed {
+        bytes_per_sec: 100,
+        time: Duration::from_secs(10),
+    };
+
+    fn is_off(&self) -> bool {
+        self.bytes_per_sec == 0 || self.time.is_zero()
+    }
+}
 /// How far a read may overshoot the deadline or `PER_READ` rather than set the socket's
 /// timeout again.
 const SLACK: Duration = Duration::from_millis(100);
@@ -451,6 +484,10 @@ pub struct Connection {
     /// for many (`round_trip`).
     sent_at: Option<SystemTime>,
     arrived: Option<SystemTime>,
+    /// The current request's `LowSpeed`, and its span: when it began (the response's first
+    /// byte, then each span's end) and the bytes come since.
+    low_speed: LowSpeed,
+    span: Option<(Instant, u64)>,
 }
 
 impl Connection {
@@ -471,6 +508,8 @@ impl Connection {
             ended: None,
             sent_at: None,
             arrived: None,
+            low_speed: LowSpeed::OFF,
+            span: None,
         }
     }
 
@@ -544,9 +583,11 @@ impl Connection {
         (got, self.ended.is_some())
     }
 
-    /// Sends a request head (a GET has no body).
-    pub fn send(&mut self, head: &[u8]) -> Result<(), Fail> {
+    /// Sends a request head (a GET has no body); its response must come at `low_speed` at
+    /// least.
+    pub fn send(&mut self, head: &[u8], low_speed: LowSpeed) -> Result<(), Fail> {
         self.heard = false;
+        (self.low_speed, self.span) = (low_speed, None);
         // Noted before the write: a thread preempted after it would note a later instant
         // than the server's, and a response time shorter than the server's.
         LAST_ARRIVAL.set(None);
@@ -678,11 +719,41 @@ impl Connection {
                 self.end = end + n;
                 if n > 0 {
                     self.heard = true;
+                    self.pace(n)?;
                 }
                 Ok(n)
             }
             Err(fail) => Err(self.stale(fail)),
         }
+    }
+
+    /// Counts `n` bytes come now against the request's `LowSpeed`: a span that ended with
+    /// fewer than its rate a second fails the request (`timeout`), else the next span begins.
+    fn pace(&mut self, n: usize) -> Result<(), Fail> {
+        if self.low_speed.is_off() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let (since, bytes) = self.span.get_or_insert((now, 0));
+        *bytes += n as u64;
+        let span = now.duration_since(*since);
+        if span < self.low_speed.time {
+            return Ok(());
+        }
+        let rate = *bytes as f64 / span.as_secs_f64();
+        if rate < self.low_speed.bytes_per_sec as f64 {
+            return Err(Fail::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the response came at {rate:.0} bytes/s over {:.1} s, slower than \
+                     --low-speed-limit {} bytes/s",
+                    span.as_secs_f64(),
+                    self.low_speed.bytes_per_sec
+                ),
+            ));
+        }
+        self.span = Some((now, 0));
+        Ok(())
     }
 
     /// `fill` on a non-blocking socket: one read, or `Fail::pending` when it has nothing.
@@ -713,6 +784,12 @@ impl Connection {
                 self.end = end + n;
                 if n > 0 {
                     self.heard = true;
+                    if let Err(fail) = self.pace(n) {
+                        // Met by `read_more` too: the parse that follows fails with it.
+                        let e = io::Error::new(io::ErrorKind::TimedOut, fail.message.clone());
+                        self.ended = Some(Err(e));
+                        return Err(fail);
+                    }
                 } else if self.mark.is_none() {
                     // Met by `read_more`: met again by the parse that follows.
                     self.ended = Some(Ok(0));
@@ -1703,7 +1780,7 @@ mod tests {
         let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hello"));
         let (relay, relaying) = relay_alerts(&server, None);
         let mut conn = tls12_to(relay, &server);
-        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", LowSpeed::OFF)
             .unwrap();
         let (head, body, after) =
             within(move || read_on(conn, Some(Framing::Close), 100, soon())).unwrap();
@@ -1720,7 +1797,7 @@ mod tests {
         let (release, held) = std::sync::mpsc::channel();
         let (relay, relaying) = relay_alerts(&server, Some(held));
         let mut conn = tls12_to(relay, &server);
-        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", LowSpeed::OFF)
             .unwrap();
         let head = conn.read_head(soon()).unwrap();
         let mut body = Vec::new();

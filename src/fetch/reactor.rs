@@ -502,7 +502,8 @@ impl<T> Loop<'_, T> {
         let registered = watch(poll, at, &mut slot.interest, &conn, Interest::READABLE);
         // A plain request head fits an idle socket's send buffer: written whole at once, or
         // failed. Under TLS, what the socket does not take waits for it to be writable.
-        let sent = registered.and_then(|()| conn.send(&slot.job.request_head));
+        let low_speed = self.fetcher.low_speed();
+        let sent = registered.and_then(|()| conn.send(&slot.job.request_head, low_speed));
         let sent =
             sent.and_then(|()| watch(poll, at, &mut slot.interest, &conn, interest_of(&conn)));
         match sent {
@@ -953,6 +954,48 @@ mod tests {
         });
         // Both requests on the one connection the server accepted.
         assert_eq!(serving.join().unwrap(), 2);
+    }
+
+    /// A response that trickles (a byte every 20 ms, 50 bytes a second: its head at once, the
+    /// body after) is given up as a `timeout` once a span of `--low-speed-time` shows it slower
+    /// than `--low-speed-limit`, on the loop and on a blocking thread alike, long before
+    /// `--timeout`; with the rule off, the same trickle, short, is read whole.
+    #[test]
+    fn a_trickling_response_is_given_up_below_the_low_speed_limit() {
+        use crate::fetch::conn::LowSpeed;
+        let web = testweb::TestWeb::start(vec![testweb::HostSpec::new(|req| {
+            let n: usize = req.target.trim_start_matches("/n").parse().unwrap_or(1000);
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n");
+            let mut script = vec![(Duration::ZERO, head.into_bytes())];
+            script.extend((0..n).map(|_| (Duration::from_millis(20), b"x".to_vec())));
+            testweb::Response::raw(200, script)
+        })])
+        .unwrap();
+        let config = |low_speed| FetchConfig {
+            timeout: Duration::from_secs(60),
+            low_speed,
+            ..FetchConfig::loopback("test")
+        };
+        let strict = Fetcher::new(&config(LowSpeed {
+            bytes_per_sec: 1000,
+            time: Duration::from_millis(200),
+        }));
+        let slow = web.url(0, "/n1000");
+        let on_loop = fetch_in_turn(&strict, std::slice::from_ref(&slow));
+        let on_thread = strict.get(&slow);
+        for answer in [on_loop.into_iter().next().unwrap(), on_thread] {
+            let e = answer.expect_err("given up");
+            assert_eq!(e.kind, ErrorKind::Timeout, "{e:?}");
+            assert!(e.message.contains("--low-speed-limit 1000"), "{e:?}");
+            assert!(e.elapsed < Duration::from_secs(10), "{e:?}");
+        }
+        let lenient = Fetcher::new(&config(LowSpeed::OFF));
+        let short = web.url(0, "/n15");
+        let on_loop = fetch_in_turn(&lenient, std::slice::from_ref(&short));
+        let on_thread = lenient.get(&short);
+        for answer in [on_loop.into_iter().next().unwrap(), on_thread] {
+            assert_eq!(answer.expect("read whole").body, b"x".repeat(15));
+        }
     }
 
     /// A job submitted once the loop has ended (after `close`) would never be answered: it is

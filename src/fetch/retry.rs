@@ -5,14 +5,13 @@
 //!   `MAX_RETRIES` times at most, as the server's `Retry-After` asks (`wait`).
 //! - After a transient failure (`Transient`): no answer (`ErrorKind::is_retried`: timeout,
 //!   connection refused or reset, closed before an answer) or a 502/504 from a gateway. A 500
-//!   is the server's own answer and is not asked again. The page waits `--retry-wait` (30 s),
-//!   then 4 times longer at each retry (2 min, 8 min), `--retries` times at most (2): on its
-//!   own (deferred with its not-before instant) while its host answers other requests, with
-//!   its whole host once two new pages failed in a row, no answer between
-//!   (`schedule::politeness`). A robots.txt that does not answer (no
-//!   response, or a 5xx) is asked again on the same schedule before its host's pages are given
+//!   is the server's own answer and is not asked again. The page waits `--retry-wait` (10 s,
+//!   wget's and wget2's), then 4 times longer at each retry (40 s, 160 s), `--retries` times at
+//!   most (2): on its own (deferred with its not-before instant) while its host answers other
+//!   requests, with its whole host once two new pages failed in a row, no answer between
+//!   (`schedule::politeness`). A robots.txt that does not answer (no response, or a 5xx) is asked again on the same schedule before its host's pages are given
 //!   up (RFC 9309 §2.3.1.3-4), and a host parked after `PARK_AFTER` failures in a row waits the
-//!   next wait of the schedule (8 min by default) once more (`schedule::politeness`).
+//!   next wait of the schedule (160 s by default) once more (`schedule::politeness`).
 
 use std::time::{Duration, SystemTime};
 
@@ -42,7 +41,7 @@ impl Default for Transient {
     fn default() -> Transient {
         Transient {
             retries: 2,
-            first_wait: Duration::from_secs(30),
+            first_wait: Duration::from_secs(10),
         }
     }
 }
@@ -121,10 +120,10 @@ mod tests {
     #[test]
     fn transient_waits_grow_fourfold_and_stop_at_the_retries() {
         let schedule = Transient::default();
-        assert_eq!(schedule.wait(0), Some(Duration::from_secs(30)));
-        assert_eq!(schedule.wait(1), Some(Duration::from_secs(120)));
+        assert_eq!(schedule.wait(0), Some(Duration::from_secs(10)));
+        assert_eq!(schedule.wait(1), Some(Duration::from_secs(40)));
         assert_eq!(schedule.wait(2), None, "2 retries by default");
-        assert_eq!(schedule.park_wait(), Duration::from_secs(480));
+        assert_eq!(schedule.park_wait(), Duration::from_secs(160));
         let short = Transient {
             retries: 3,
             first_wait: Duration::from_millis(50),

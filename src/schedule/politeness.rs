@@ -226,6 +226,9 @@ struct Host {
     drained: Option<u64>,
     /// Connection-level failures in a row (pages and robots.txt); an answer clears them.
     failures: u32,
+    /// The response time of its last answer: the rest after a failure that is a page's own
+    /// (`Scheduler::page_failed`).
+    last_answer: Option<Duration>,
     /// Of `failures`, those of a page's first attempt or of robots.txt: with two, the failures
     /// in a row are the host's, not only its failing pages' retries (`Scheduler::page_failed`).
     first_failures: u32,
@@ -547,6 +550,7 @@ impl Scheduler {
             robots_pending: false,
             drained: None,
             failures: 0,
+            last_answer: None,
             first_failures: 0,
             parked: false,
             robots_failures: 0,
@@ -692,7 +696,7 @@ impl Scheduler {
     /// and until the reply's not-before instant if it has one.
     pub fn page_done(&mut self, host: usize, reply: impl Into<Reply>, now: Instant) {
         let reply = reply.into();
-        self.answered(host);
+        self.answered(host, &reply);
         let ready_at = self.rested(host, reply, now);
         self.release(host, ready_at, now);
     }
@@ -715,8 +719,9 @@ impl Scheduler {
         reply: impl Into<Reply>,
         now: Instant,
     ) -> Result<Option<Entry>> {
-        self.answered(host);
-        let ready_at = self.rested(host, reply.into(), now);
+        let reply = reply.into();
+        self.answered(host, &reply);
+        let ready_at = self.rested(host, reply, now);
         if ready_at <= now && self.fresh_robots(host, now) {
             self.promote_due(now);
             let backlog = self.host(host).queue.len();
@@ -755,8 +760,9 @@ impl Scheduler {
     }
 
     /// The host answered (whatever the status): its failures in a row are over.
-    fn answered(&mut self, id: usize) {
+    fn answered(&mut self, id: usize, reply: &Reply) {
         let host = self.host(id);
+        host.last_answer = Some(reply.response_time);
         host.failures = 0;
         host.first_failures = 0;
         host.parked = false;
@@ -822,7 +828,7 @@ impl Scheduler {
         host_wide: bool,
         now: Instant,
     ) {
-        self.answered(host);
+        self.answered(host, &reply);
         let retry_at = reply.not_before.unwrap_or(now);
         let ready_at = match host_wide {
             true => {
@@ -855,7 +861,8 @@ impl Scheduler {
     /// `ErrorKind::is_connection_level`). `entry` is the page, asked for again at the reply's
     /// not-before instant if it has one (else done). The failure is the page's unless the
     /// failures in a row (no answer between) hold two of pages' first attempts (or of
-    /// robots.txt): the page is deferred (`defer`) and the host rests its normal rest. Retries
+    /// robots.txt): the page is deferred (`defer`) and the host rests by its last answer (its
+    /// normal rest, not the failed request's, which a trickle makes the longest). Retries
     /// of failing pages that fail again, one after the other, are still the pages'. Otherwise
     /// it is the host's: the host also rests until the page's retry, the page first in its
     /// queue, and at `PARK_AFTER` failures in a row the host is parked (every lane rests
@@ -863,12 +870,21 @@ impl Scheduler {
     /// page put back first) to be given up. What became of the page.
     pub fn page_failed(&mut self, host: usize, entry: Entry, reply: Reply, now: Instant) -> Fate {
         let park_wait = self.transient.park_wait();
-        let rest = self.rest(host, reply);
         let h = self.host(host);
         h.failures += 1;
         h.first_failures += u32::from(entry.failures <= 1);
         // New pages fail too, not only the retries of pages known to fail: the host's failure.
         let page_only = h.first_failures < 2;
+        // A page's own failure tells what the page does (a body that trickles until the
+        // low-speed rule or --timeout cuts it), not what load its host is under: the host
+        // rests by its last answer, as it would have after it. The host's failure rests by
+        // the failed request's time, as the rule says.
+        let took = match (page_only, h.last_answer) {
+            (true, Some(last)) => last,
+            _ => reply.response_time,
+        };
+        let rest = self.rest(host, Reply::took(took));
+        let h = self.host(host);
         // The attempt after a park failed too: the host is held unreachable.
         let unreachable = std::mem::replace(&mut h.parked, false);
         if unreachable {
@@ -986,6 +1002,7 @@ impl Scheduler {
         if !unreachable {
             h.failures = 0;
             h.first_failures = 0;
+            h.last_answer = Some(response_time);
             h.parked = false;
             h.giving_up = false;
         }
@@ -1678,6 +1695,59 @@ mod tests {
         );
         assert_eq!(s.queued(), 0);
         assert!(s.take_unreachable().is_empty());
+    }
+
+    /// A page's own failure rests its host by the host's last answer: a trickle cut after
+    /// 30 s does not rest the host the rule's longest (clamp(10 × 30 s) = 60 s); its next page
+    /// goes 1 s later, as after the answer of 100 ms before it. A second new page failing in a
+    /// row is the host's failure, and the host rests by the failed request's time.
+    #[test]
+    fn a_pages_own_failure_rests_its_host_by_its_last_answer() {
+        let t0 = Instant::now();
+        let mut s = Scheduler::new(rule(10.0)).with_retries(one_second_first());
+        for i in 0..3 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let secs = Duration::from_secs;
+        let answer = Duration::from_millis(100);
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
+            panic!("robots first")
+        };
+        s.robots_done(host, robots_404(), answer, t0);
+        let page_at = |s: &mut Scheduler, at: Instant| match s.next(at).unwrap() {
+            Next::Work(Work::Page { host, entry }) => (host, entry),
+            other => panic!("a page at {:?}: {other:?}", at - t0),
+        };
+        let t1 = t0 + secs(1);
+        let (host, first) = page_at(&mut s, t1);
+        s.page_done(host, answer, t1);
+        let (host, failing) = page_at(&mut s, t1 + secs(1));
+        let t2 = t1 + secs(31);
+        let failed = |e: Entry, at: Instant| {
+            let again = Entry {
+                failures: e.failures + 1,
+                ..e
+            };
+            (again, Reply::retry_at(secs(30), Some(at + secs(10))))
+        };
+        let (again, reply) = failed(failing, t2);
+        assert!(matches!(
+            s.page_failed(host, again, reply, t2),
+            Fate::Retry(_)
+        ));
+        // The host's rest by its last answer (1 s); the failed page waits its own 10 s.
+        let (host, next) = page_at(&mut s, t2 + secs(1));
+        assert!(next.url != first.url && next.failures == 0, "{next:?}");
+        let t3 = t2 + secs(31);
+        let (again, reply) = failed(next, t3);
+        assert!(matches!(
+            s.page_failed(host, again, reply, t3),
+            Fate::Retry(_)
+        ));
+        match s.next(t3 + secs(2)).unwrap() {
+            Next::WaitUntil(at) => assert_eq!(at, t3 + secs(60), "the rule's longest rest"),
+            other => panic!("the host rests: {other:?}"),
+        }
     }
 
     /// A robots.txt without an answer is asked again after each wait of the schedule; then

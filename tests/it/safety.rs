@@ -530,3 +530,31 @@ fn a_seed_the_address_policy_refuses_is_bad_input_named_with_its_rule() {
         "the loopback seed was not asked either"
     );
 }
+
+/// A seed given by a name that resolves to a refused address (here a loopback address the test
+/// forbids, as 169.254.169.254 would be) is refused when its address is known: no seed host
+/// answered because the address policy refused it, so stderr names the request, the rule and
+/// `--allow-private`, the exit status is 2 (bad input), summary.json says `seeds-refused`, and
+/// there is no advice to resume, nor a connection to the address.
+#[test]
+fn a_seed_whose_name_resolves_to_a_refused_address_is_bad_input() {
+    let forbidden = Server::start("127.0.0.2", secret);
+    let port = forbidden.addr.port();
+    let dir = tempfile::tempdir().unwrap();
+    let seed = format!("http://metadata.test:{port}/latest/");
+    std::fs::write(dir.path().join("seeds.txt"), format!("{seed}\n")).unwrap();
+    let env = [
+        ("CRAWL_TEST_FORBID", "127.0.0.2".to_owned()),
+        ("CRAWL_TEST_HOSTS", "metadata.test=127.0.0.2".to_owned()),
+    ];
+    let (code, _, stderr) = crawl_dir(dir.path(), &["--timeout", "20"], &env, None);
+    assert_eq!(code, Some(2), "stderr: {stderr}");
+    let refused = format!("the address policy refused http://metadata.test:{port}/robots.txt");
+    for part in [&refused, "127.0.0.2", "--allow-private", "exit status 2"] {
+        assert!(stderr.contains(part), "{part:?} not in {stderr}");
+    }
+    assert!(!stderr.contains("resume"), "{stderr}");
+    let summary = read_summary(&dir.path().join("out"));
+    assert_eq!(summary["outcome"], "seeds-refused", "{summary}");
+    assert_eq!(forbidden.connections(), 0, "{:?}", forbidden.requests());
+}
