@@ -10,6 +10,16 @@
 #   b   2,000 hosts × 20 pages, every response 500 ms
 #   c   2,000 hosts, Zipf sizes (3 pages per host on average, exponent ZIPF_S = 0.5), each host's
 #       latency log-uniform in 20 ms – 1 s (testweb --latency-spread-ms, fixed by --seed)
+#   d  10,000 hosts × 10 pages, 100 ms, found as fetched (testweb --ring: one seed; each page
+#       links its host's next page, two of its own and two of other hosts', each / the next
+#       host's /): a host's later pages and most hosts are known only once pages are answered
+#   e   2,000 hosts, the same ring web as d
+#
+# The ideal crawler (testweb's ideal_s, testweb::graph::Graph::ideal): the same link graph
+# simulated with the rule (one request per host, robots.txt first, a rest of F × each response
+# time), unlimited concurrency, no delay of its own, each page known the instant the page
+# linking to it is answered. Unlike the bound below, it counts discovery: on a web found as it
+# is fetched it is the limit a crawl is measured against (wall / ideal).
 #
 # The politeness bound, from the server's log (testweb --log-out: per request its host, the
 # instants its head was read and its response's last write began, service s = end − start):
@@ -109,7 +119,7 @@ scaled() { python3 -c "print(max(1, round($1 * $SCALE)))"; }
 # by_address WEB: 1 when WEB is served by address (see NETNS in the header).
 by_address() {
   local hosts
-  case $1 in a) hosts=$(scaled 10000) ;; *) hosts=$(scaled 2000) ;; esac
+  case $1 in a | d) hosts=$(scaled 10000) ;; *) hosts=$(scaled 2000) ;; esac
   [ -z "${DNS_DELAY_MS:-}" ] || { echo 1; return; } # names resolve to the hosts' addresses
   case ${NETNS:-auto} in
     1) echo 1 ;;
@@ -141,7 +151,7 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp"
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"' EXIT
 
-# web_args WEB: testweb's options for web a, b or c.
+# web_args WEB: testweb's options for web a, b, c, d or e.
 web_args() {
   local common="--children 4 --extra-links 4 --cross-permille 200 --padding 1000 --seed 28"
   case $1 in
@@ -149,7 +159,9 @@ web_args() {
     b) echo "--hosts $(scaled 2000) --pages-per-host 20 --latency-ms 500 $common" ;;
     c) local h; h=$(scaled 2000)
        echo "--hosts $h --zipf-pages $((3 * h)) --zipf-exponent $ZIPF_S --latency-spread-ms 20:1000 $common" ;;
-    *) echo "unknown web $1 (a, b or c)" >&2; exit 2 ;;
+    d) echo "--hosts $(scaled 10000) --pages-per-host 10 --latency-ms 100 --ring --padding 1000 --seed 28" ;;
+    e) echo "--hosts $(scaled 2000) --pages-per-host 10 --latency-ms 100 --ring --padding 1000 --seed 28" ;;
+    *) echo "unknown web $1 (a, b, c, d or e)" >&2; exit 2 ;;
   esac
 }
 
@@ -228,8 +240,8 @@ echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg), open files $nofile,
 [ "$netns" = 0 ] || echo "in a network namespace of its own (lo only): webs marked \"by address\" serve every host on one port, host i at 127.0.0.1 + i"
 [ -z "${DNS_DELAY_MS:-}" ] || echo "hosts by name: h{i}.web.test answered by testweb's DNS server on 127.0.0.53 (/etc/resolv.conf: $(grep -v '^#' /etc/resolv.conf | tr '\n' ' '))"
 echo
-echo "| web | options | pages | wall (s) | bound (s) | wall / bound | j-bound (s) | idle beyond rule per host med / p90 / p99 (s) | 1st req med / p90 / max (s) | overlaps | short gaps | fetched / reachable | dup | peak RSS (MiB) | CPU (s) | testweb CPU (s) | pages/s per 5 s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| web | options | pages | wall (s) | bound (s) | wall / bound | ideal (s) | wall / ideal | j-bound (s) | idle beyond rule per host med / p90 / p99 (s) | 1st req med / p90 / max (s) | overlaps | short gaps | fetched / reachable | dup | peak RSS (MiB) | CPU (s) | testweb CPU (s) | pages/s per 5 s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 notes=""
 runs=()
 [ "$DEFAULT" = 0 ] || runs+=("")
@@ -369,8 +381,9 @@ if width != 5:
 wc = open(f"{tmp}/{run}.webcpu").read().split()
 web_cpu = f"{int(wc[0]) / int(wc[1]):.1f} (threads {wc[2]})"
 stopped = "" if status == "0" else f" (stopped: exit {status})"
+ideal = srv.get("ideal_s", 0.0)
 print(f"| {web} | {opts}{stopped} | {len(pages):,} | {wall:.1f} | {bound:.1f} | {ratio(wall, bound)} | "
-      f"{service / jobs:.1f} | {statistics.median(iv):.2f} / {pct(iv, .9):.2f} / {pct(iv, .99):.2f} | "
+      f"{ideal:.1f} | {ratio(wall, ideal)} | {service / jobs:.1f} | {statistics.median(iv):.2f} / {pct(iv, .9):.2f} / {pct(iv, .99):.2f} | "
       f"{statistics.median(first):.2f} / {pct(first, .9):.2f} / {max(first):.2f} | "
       f"{srv['overlaps']} | {srv['short_gaps']} | {len(pages):,} / {srv['reachable']:,} | {srv['duplicates']} | "
       f"{rss_kib / 1024:.0f} | {user + sys_s:.1f} | {web_cpu} | {series} |")

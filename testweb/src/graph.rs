@@ -51,6 +51,28 @@ impl Default for GraphSpec {
     }
 }
 
+/// What the ideal polite crawler does on a web ([`Graph::ideal`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ideal {
+    /// When its last response ends, from its first request.
+    pub seconds: f64,
+    /// Its requests, robots.txt included.
+    pub requests: usize,
+}
+
+/// One host of the ideal crawler's simulation: its requests one at a time, robots.txt first.
+#[derive(Default)]
+struct Lane {
+    /// Pages known and not asked for, in the order they became known.
+    pending: VecDeque<usize>,
+    /// A request in flight (or begun at its lane's `free_at`).
+    busy: bool,
+    /// robots.txt asked for.
+    robots: bool,
+    /// When its next request may begin (ns): the rule's rest after the last response.
+    free_at: u64,
+}
+
 /// A generated web. Cheap to clone; costs the same memory whatever its size.
 #[derive(Clone, Debug)]
 pub struct Graph {
@@ -59,6 +81,8 @@ pub struct Graph {
     host_pages: Option<Arc<[usize]>>,
     /// Host 0's pages are found only deep in the crawl ([`Graph::with_largest_late`]).
     largest_late: bool,
+    /// Pages and hosts are found only as pages are fetched ([`Graph::with_ring`]).
+    ring: bool,
 }
 
 /// Zipf-sized hosts: host h (0-based) gets `round(C / (h+1)^exponent)` pages, at least 1, with
@@ -137,6 +161,7 @@ impl Graph {
             spec: Arc::new(spec),
             host_pages: None,
             largest_late: false,
+            ring: false,
         }
     }
 
@@ -154,6 +179,7 @@ impl Graph {
             spec: Arc::new(spec),
             host_pages: Some(host_pages.into()),
             largest_late: false,
+            ring: false,
         }
     }
 
@@ -164,6 +190,17 @@ impl Graph {
     /// hosts' deeper levels, all through the crawl.
     pub fn with_largest_late(mut self) -> Graph {
         self.largest_late = true;
+        self
+    }
+
+    /// The same hosts, linked so that a host's later pages and most hosts are found only as
+    /// pages are fetched, as on a real site (issue 47's web): page p of a host links the next
+    /// page of its host (p + 1), two random pages of it and two random pages of other hosts,
+    /// and each host's `/` also links the next host's `/`, a ring through all hosts. The one
+    /// root is host 0's `/`. The spec's `children`, `extra_links` and `cross_host_permille`
+    /// do not apply.
+    pub fn with_ring(mut self) -> Graph {
+        self.ring = true;
         self
     }
 
@@ -188,9 +225,12 @@ impl Graph {
         &self.spec
     }
 
-    /// Every host's `/`: the usual seeds.
+    /// Every host's `/`: the usual seeds (host 0's alone on a ring web).
     pub fn roots(&self) -> Vec<(usize, usize)> {
-        (0..self.spec.hosts).map(|h| (h, 0)).collect()
+        match self.ring {
+            true => vec![(0, 0)],
+            false => (0..self.spec.hosts).map(|h| (h, 0)).collect(),
+        }
     }
 
     fn rand(&self, tag: u64, host: usize, page: usize, i: usize) -> u64 {
@@ -219,6 +259,9 @@ impl Graph {
 
     /// The (host, page) targets of a page's links, in document order (duplicates included).
     pub fn links(&self, host: usize, page: usize) -> Vec<(usize, usize)> {
+        if self.ring {
+            return self.ring_links(host, page);
+        }
         let s = &*self.spec;
         let mut out = Vec::with_capacity(s.children + s.extra_links);
         let own = self.pages(host);
@@ -255,6 +298,105 @@ impl Graph {
             out.push((to_host, to_page));
         }
         out
+    }
+
+    /// `links` on a ring web ([`Graph::with_ring`]).
+    fn ring_links(&self, host: usize, page: usize) -> Vec<(usize, usize)> {
+        let hosts = self.spec.hosts;
+        let mut out = Vec::with_capacity(6);
+        if page + 1 < self.pages(host) {
+            out.push((host, page + 1));
+        }
+        for i in 0..4 {
+            let r = self.rand(TAG_LINK, host, page, i);
+            let to_host = match i < 2 || hosts == 1 {
+                true => host,
+                false => (host + 1 + (r >> 20) as usize % (hosts - 1)) % hosts,
+            };
+            out.push((to_host, (mix(r) % self.pages(to_host) as u64) as usize));
+        }
+        if page == 0 && hosts > 1 {
+            out.push(((host + 1) % hosts, 0));
+        }
+        out
+    }
+
+    /// The ideal polite crawler on this web, from `seeds` (issue 47's bound): it obeys the
+    /// rule (one request per host at a time, robots.txt first, then a rest of `factor` times
+    /// each response's time after it), has unlimited concurrency and no delay of its own, and
+    /// knows a page the instant the page linking to it is answered; host h answers each
+    /// request in `service(h)`. Each host takes its pages in the order they became known.
+    /// When its last response ends, and the requests made.
+    pub fn ideal(
+        &self,
+        seeds: &[(usize, usize)],
+        service: &dyn Fn(usize) -> Duration,
+        factor: f64,
+    ) -> Ideal {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let hosts = self.spec.hosts;
+        let mut first = vec![0usize; hosts + 1];
+        for h in 0..hosts {
+            first[h + 1] = first[h] + self.pages(h);
+        }
+        let mut known = vec![false; first[hosts]];
+        let mut lanes: Vec<Lane> = (0..hosts).map(|_| Lane::default()).collect();
+        // Completions: (end in ns, host, page + 1, or 0 for robots.txt).
+        let mut ends: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
+        let ns = |h: usize| service(h).as_nanos() as u64;
+        let mut requests = 0usize;
+        let mut last = 0u64;
+        let start_next = |h: usize,
+                          now: u64,
+                          lanes: &mut [Lane],
+                          ends: &mut BinaryHeap<_>,
+                          requests: &mut usize| {
+            let lane = &mut lanes[h];
+            if lane.busy {
+                return;
+            }
+            let next = match lane.robots {
+                false => Some(0),
+                true => lane.pending.pop_front().map(|p| p + 1),
+            };
+            if let Some(what) = next {
+                let begin = now.max(lane.free_at);
+                lane.busy = true;
+                lane.robots = true;
+                *requests += 1;
+                ends.push(Reverse((begin + ns(h), h, what)));
+            }
+        };
+        let mut found = |(h, p): (usize, usize),
+                         now: u64,
+                         lanes: &mut [Lane],
+                         ends: &mut BinaryHeap<_>,
+                         requests: &mut usize| {
+            if !std::mem::replace(&mut known[first[h] + p], true) {
+                lanes[h].pending.push_back(p);
+                start_next(h, now, lanes, ends, requests);
+            }
+        };
+        for &seed in seeds {
+            found(seed, 0, &mut lanes, &mut ends, &mut requests);
+        }
+        while let Some(Reverse((end, h, what))) = ends.pop() {
+            last = last.max(end);
+            let lane = &mut lanes[h];
+            lane.busy = false;
+            lane.free_at = end + (ns(h) as f64 * factor) as u64;
+            if what > 0 {
+                for link in self.links(h, what - 1) {
+                    found(link, end, &mut lanes, &mut ends, &mut requests);
+                }
+            }
+            start_next(h, end, &mut lanes, &mut ends, &mut requests);
+        }
+        Ideal {
+            seconds: last as f64 / 1e9,
+            requests,
+        }
     }
 
     /// Breadth-first depths from `seeds` (depth 0), entering only pages for which

@@ -14,7 +14,8 @@
 //! uniform web (every page is reachable from its host's `/`). `--largest-late` makes host 0's
 //! pages reachable only deep: its `/` links to none of them, and only pages of other hosts two
 //! or more levels below their `/` link to it (`Graph::with_largest_late`); `reachable` counts
-//! what the seeds reach then.
+//! what the seeds reach then. `--ring` links the hosts so that pages and hosts are found only
+//! as pages are fetched (`Graph::with_ring`): its seeds file holds host 0's `/` alone.
 //!
 //! `--check-delay-factor F` checks the server's own log against the politeness rule "the next
 //! request to a host comes no sooner than F × the previous response's service time after it",
@@ -67,7 +68,7 @@ use testweb::{
 const USAGE: &str =
     "usage: testweb --seeds-out FILE [--hosts N] [--pages-per-host N] [--children N] \
 [--extra-links N] [--cross-permille N] [--padding N] [--seed N] [--latency-ms N] [--latency-max-ms N] [--max-seconds N]
-         [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late]
+         [--latency-spread-ms MIN:MAX] [--zipf-pages TOTAL [--zipf-exponent S]] [--largest-late] [--ring]
          [--check-delay-factor F] [--log-out FILE] [--hosts-by-address --bind ADDR:PORT
          [--dns-bind ADDR:PORT [--dns-delay-ms D] [--dns-slow-every N --dns-slow-ms S]
          [--dns-log-out FILE]]]
@@ -79,7 +80,10 @@ Serves until stdin reaches EOF or --max-seconds (default 3600) pass, then prints
 --fixtures serves the files under DIR as one host instead of a generated web.
 --zipf-pages sizes hosts by Zipf's law (host h: C/(h+1)^S pages, total about TOTAL) instead of
 --pages-per-host; --largest-late links host 0's pages only from other hosts' deeper pages;
---check-delay-factor adds short_gaps and host 0's idle time to the JSON line.
+--ring: each page links its host's next page, two random pages of it and two of other hosts,
+each `/` the next host's `/` (a ring); one seed, host 0's `/`: pages are found as fetched.
+--check-delay-factor adds short_gaps and host 0's idle time to the JSON line, and ideal_s: when
+the ideal polite crawler (the rule, unlimited concurrency, no delay of its own) would end.
 --latency-spread-ms gives each host its own latency, log-uniform in [MIN, MAX] (by --seed).
 --log-out writes every request as `host TAB start_us TAB end_us TAB status TAB target`.
 --hosts-by-address serves every host on one listener at --bind (e.g. 0.0.0.0:0, only inside a
@@ -111,6 +115,8 @@ struct Args {
     zipf: Option<(usize, f64)>,
     /// `--largest-late`: host 0's pages are found only deep (`Graph::with_largest_late`).
     largest_late: bool,
+    /// `--ring`: pages and hosts found only as pages are fetched (`Graph::with_ring`).
+    ring: bool,
     /// `--check-delay-factor`: the delay rule's factor the log is checked against.
     check_delay_factor: Option<f64>,
     /// `--hosts-by-address --bind ADDR:PORT`: one listener for every host, by local address.
@@ -134,7 +140,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let (mut fixtures, mut generated) = (None, false);
     let mut latency_max_ms = None;
     let (mut latency_spread, mut log_out) = (None, None);
-    let (mut hostile, mut sitemaps, mut largest_late) = (false, false, false);
+    let (mut hostile, mut sitemaps, mut largest_late, mut ring) = (false, false, false, false);
     let (mut zipf_pages, mut zipf_exponent, mut check_delay_factor) = (None, None, None);
     let (mut hosts_by_address, mut bind) = (false, None);
     let (mut dns_bind, mut dns_delay_ms, mut dns_log_out) = (None, None, None);
@@ -150,6 +156,11 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         }
         if flag == "--largest-late" {
             largest_late = true;
+            generated = true;
+            continue;
+        }
+        if flag == "--ring" {
+            ring = true;
             generated = true;
             continue;
         }
@@ -231,6 +242,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     if spec.hosts == 0 || spec.pages_per_host == 0 {
         return Err("--hosts and --pages-per-host must be at least 1".into());
     }
+    if ring && largest_late {
+        return Err("--ring and --largest-late each link the web their own way: give one".into());
+    }
     if latency_spread.is_some() && latency_max_ms.is_some() {
         return Err(
             "--latency-spread-ms and --latency-max-ms both set the hosts' latencies: give one"
@@ -298,6 +312,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         max_seconds,
         zipf,
         largest_late,
+        ring,
         check_delay_factor,
         by_address,
         dns,
@@ -501,6 +516,10 @@ fn run(args: Args) -> Result<String, String> {
     } else {
         graph
     };
+    let graph = match args.ring {
+        true => graph.with_ring(),
+        false => graph,
+    };
     let hosts = graph.spec().hosts;
     let seed = graph.spec().seed;
     let latency_of = |h: usize| match args.latency_max {
@@ -559,8 +578,8 @@ fn run(args: Args) -> Result<String, String> {
     };
     write_atomically(
         &args.seeds_out,
-        &(0..hosts)
-            .map(|h| format!("{}/\n", origin(h)))
+        &(graph.roots().iter())
+            .map(|&(h, _)| format!("{}/\n", origin(h)))
             .collect::<String>(),
     )?;
     serve_until_eof(args.max_seconds);
@@ -592,6 +611,12 @@ fn run(args: Args) -> Result<String, String> {
             c.largest_requests,
             c.largest_span.as_secs_f64(),
             c.largest_idle.as_secs_f64(),
+        );
+        let ideal = graph.ideal(&graph.roots(), &latency_of, factor);
+        let _ = write!(
+            line,
+            ",\"ideal_s\":{:.3},\"ideal_requests\":{}",
+            ideal.seconds, ideal.requests
         );
     }
     if let Some(queries) = &queries {

@@ -206,3 +206,42 @@ fn served_pages_link_where_links_says() {
     );
     assert_eq!(web.request_count(), 3 * 33 + 1);
 }
+
+/// The ideal polite crawler on a web whose every host is a seed and whose pages are found long
+/// before their host may be asked again: each host's chain, robots.txt and its pages, each
+/// 100 ms and a 1 s rest between (the closed form 11 × 0.1 + 10 × 1.0 = 11.1 s for 10 pages).
+/// A host answering slower ends later, and a factor of 0 leaves only the responses.
+#[test]
+fn the_ideal_crawler_of_a_seeded_web_is_each_hosts_chain() {
+    let graph = Graph::new(spec(3, 10, 2, 0));
+    let ms = Duration::from_millis;
+    let ideal = graph.ideal(&graph.roots(), &|_| ms(100), 10.0);
+    assert!((ideal.seconds - 11.1).abs() < 1e-6, "{ideal:?}");
+    assert_eq!(ideal.requests, 3 * 11);
+    let slow_host_2 = |h: usize| if h == 2 { ms(200) } else { ms(100) };
+    let ideal = graph.ideal(&graph.roots(), &slow_host_2, 10.0);
+    assert!((ideal.seconds - 22.2).abs() < 1e-6, "{ideal:?}");
+    let ideal = graph.ideal(&graph.roots(), &|_| ms(100), 0.0);
+    assert!((ideal.seconds - 1.1).abs() < 1e-6, "{ideal:?}");
+}
+
+/// A ring web: one seed; every page links its host's next page, two of its own and two of
+/// other hosts', and each `/` the next host's `/`. Every page is reachable; the ideal crawler
+/// meets each host only as pages are answered, so it ends later than the closed form, and
+/// never before the last host's chain could have begun.
+#[test]
+fn a_ring_web_is_found_as_it_is_fetched() {
+    let graph = Graph::new(spec(50, 10, 0, 0)).with_ring();
+    assert_eq!(graph.roots(), vec![(0, 0)]);
+    let links = graph.links(3, 0);
+    assert_eq!(links.len(), 6, "{links:?}");
+    assert_eq!((links[0], links[5]), ((3, 1), (4, 0)));
+    assert!(links[1..3].iter().all(|&(h, _)| h == 3), "{links:?}");
+    assert!(links[3..5].iter().all(|&(h, _)| h != 3), "{links:?}");
+    assert_eq!(graph.links(3, 9).len(), 4, "the last page has no next");
+    let reached = graph.bfs(&graph.roots(), &|_, _| true, None);
+    assert_eq!(reached.len(), 500);
+    let ideal = graph.ideal(&graph.roots(), &|_| Duration::from_millis(100), 10.0);
+    assert_eq!(ideal.requests, 550);
+    assert!(ideal.seconds > 11.1 + 0.2, "found late: {ideal:?}");
+}
