@@ -46,6 +46,9 @@ pub struct Page<'e> {
     /// `--text`, an HTML page: its title, language, canonical link, description and
     /// publication date (`content::metadata`), for the URL log.
     pub meta_kept: Option<Metadata>,
+    /// `--markdown`, an HTML page: its main content as Markdown (`content::markdown`), for
+    /// the URL log and `--save markdown`.
+    pub markdown_kept: Option<String>,
     /// `--max-body`: decoding stops there.
     max_body: u64,
     /// The body with its content codings undone; `None` inside: it had none.
@@ -69,6 +72,7 @@ impl<'e> Page<'e> {
             revisit: None,
             text_kept: None,
             meta_kept: None,
+            markdown_kept: None,
             max_body,
             decoded: OnceLock::new(),
             text: OnceLock::new(),

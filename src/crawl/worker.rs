@@ -750,10 +750,15 @@ impl WorkerContext<'_> {
             page.note = page.note.merge(Note::Duplicate);
         }
         page.revisit = duplicate.or_else(|| revisit_of(&page));
-        if let Some(mode) = self.config.text.filter(|_| page.is_text()) {
+        if page.is_text() {
             let html = page.response.is_html();
-            page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
-            if html {
+            if let Some(mode) = self.config.text {
+                page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
+            }
+            if html && self.config.markdown {
+                page.markdown_kept = Some(content::markdown::main_markdown(page.text(), &page.url));
+            }
+            if html && (self.config.text.is_some() || self.config.markdown) {
                 page.meta_kept = Some(content::metadata::metadata(page.text(), &page.url));
             }
         }
@@ -1108,6 +1113,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 
@@ -1125,6 +1131,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 
@@ -1141,6 +1148,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 }
