@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -77,7 +77,8 @@ complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache mi
 complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines)' -r -f -a "tsv\t'Tab-separated columns'
 jsonl\t'One JSON object per line'"
 complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
+complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a file: `files` writes DIR/pages/, `markdown` DIR/markdown/ (comma-separated or repeated for both)' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'
+markdown\t'Each HTML page\'s main content as Markdown under DIR/markdown/ (implies --markdown)'"
 complete -c crawl -n "__fish_crawl_needs_command" -l extract -d 'Take fields out of pages by the rule sets in RULES: JSON lines to --extract-out' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l extract-out -d 'Where --extract\'s JSON lines go (appended to); `-` is stdout (needs --log FILE). Default: DIR/extract.jsonl' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l extract-db -d 'Also write --extract\'s objects as rows of the SQLite database FILE (created if absent)' -r -F
@@ -95,6 +96,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the
 complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc-block-digest -d 'Leave the WARC-Block-Digest out of response records (they keep their payload digest)'
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-block-digest -d 'The default since response records carry their block digest again: accepted, so that scripts written for the release where it was opt-in keep working'
+complete -c crawl -n "__fish_crawl_needs_command" -l markdown -d 'Write each HTML page\'s main content as Markdown'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc -d 'Do not write WARC files (the URL log and the crawl are unchanged)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-payload-dedupe -d 'Archive every payload whole, even one archived before (turns payload dedupe off)'
 complete -c crawl -n "__fish_crawl_needs_command" -l link-graph -d 'Also record the link graph: DIR/links.tsv, one `from_url TAB to_url` line per link'
