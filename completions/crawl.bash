@@ -347,13 +347,21 @@ _crawl() {
             return 0
             ;;
         crawl__subcmd__extract)
-            opts="-q -h -V --extract --extract-out --extract-db --quiet --help --version"
+            opts="-q -h -V --extract --text --markdown --content-out --extract-out --extract-db --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --extract)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --text)
+                    COMPREPLY=($(compgen -W "main full" -- "${cur}"))
+                    return 0
+                    ;;
+                --content-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

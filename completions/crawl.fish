@@ -109,7 +109,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -a "dedupe" -d 'Print each lin
 complete -c crawl -n "__fish_crawl_needs_command" -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
 complete -c crawl -n "__fish_crawl_needs_command" -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_needs_command" -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
+complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
 complete -c crawl -n "__fish_crawl_needs_command" -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l state -d 'Directory holding the seen set; created if missing, reused across runs' -r -F
@@ -136,8 +136,12 @@ complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s q -l quiet -d 'Prin
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s V -l version -d 'Print version'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract -d 'The rules file (the format of `crawl --extract`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l text -d 'Each page\'s text, as `crawl --text`: `main` (the default) or `full`' -r -f -a "main\t'The main content, boilerplate removed (`main_text`)'
+full\t'All visible text (`full_text`)'"
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l content-out -d 'Where the --text and --markdown JSON lines go (appended to; `-`: stdout). Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-out -d 'Where the JSON lines go (appended to). Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-db -d 'Also write the objects as rows of the SQLite database FILE (as `crawl --extract-db`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l markdown -d 'Each HTML page\'s main content as Markdown, as `crawl --markdown`'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s V -l version -d 'Print version'
@@ -151,6 +155,6 @@ complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_su
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

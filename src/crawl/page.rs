@@ -10,7 +10,9 @@
 //! - Everything the crawl decided of the page (its note, digests, recrawl outcome, the revisit
 //!   it is archived as) is set before the sinks see it; the sinks only read.
 
+use crate::content;
 use crate::content::metadata::Metadata;
+use crate::content::text::TextMode;
 use crate::crawl::note::Note;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
@@ -99,6 +101,25 @@ impl<'e> Page<'e> {
             let html = self.response.is_html();
             decode(self.body(), self.response.charset(), html)
         })
+    }
+
+    /// Reads what `--text` (`text`) and `--markdown` ask of a page with text to read
+    /// (`is_text`): its text, an HTML page's Markdown, and with either an HTML page's metadata
+    /// (`content`). The crawl's worker and `crawl extract` call it alike.
+    pub fn keep_content(&mut self, text: Option<TextMode>, markdown: bool) {
+        if !self.is_text() {
+            return;
+        }
+        let html = self.response.is_html();
+        if let Some(mode) = text {
+            self.text_kept = Some(content::text::text_of(mode, self.text(), html, &self.url));
+        }
+        if html && markdown {
+            self.markdown_kept = Some(content::markdown::main_markdown(self.text(), &self.url));
+        }
+        if html && (text.is_some() || markdown) {
+            self.meta_kept = Some(content::metadata::metadata(self.text(), &self.url));
+        }
     }
 
     /// A 2xx answer of HTML or plain text: a page with text to read.

@@ -34,7 +34,6 @@
 //!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
-use crate::content;
 use crate::crawl::config::CrawlConfig;
 use crate::crawl::counters::Counters;
 use crate::crawl::links::{Discovered, LinkReader, Links, Source, redirect};
@@ -750,18 +749,7 @@ impl WorkerContext<'_> {
             page.note = page.note.merge(Note::Duplicate);
         }
         page.revisit = duplicate.or_else(|| revisit_of(&page));
-        if page.is_text() {
-            let html = page.response.is_html();
-            if let Some(mode) = self.config.text {
-                page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
-            }
-            if html && self.config.markdown {
-                page.markdown_kept = Some(content::markdown::main_markdown(page.text(), &page.url));
-            }
-            if html && (self.config.text.is_some() || self.config.markdown) {
-                page.meta_kept = Some(content::metadata::metadata(page.text(), &page.url));
-            }
-        }
+        page.keep_content(self.config.text, self.config.markdown);
         let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
         self.offer(discovered.links, from)?;
         self.sinks.take(&page)?;

@@ -2,12 +2,15 @@
 //! `--save markdown`, checked as written and as an independent renderer (pandoc) reads it back:
 //! the same headings (level and text) and the same absolute links and images as the page's own
 //! main content, read from the fixture with html5ever and the URL standard's join, not with the
-//! converter.
+//! converter. `crawl extract` reads the same text and Markdown back out of WARC files, ours and
+//! GNU wget's.
 
+use std::collections::BTreeMap;
 use std::process::Command;
 
 use crate::util::crawl_unparsed;
 use scraper::{ElementRef, Html, Selector};
+use serde_json::Value;
 use testweb::{HostSpec, Response, TestWeb};
 use url::Url;
 
@@ -188,4 +191,111 @@ fn markdown_of_the_main_content_reads_back_with_its_headings_links_and_images() 
     ] {
         assert!(rendered.contains(part), "{part:?} not in:\n{rendered}");
     }
+}
+
+/// `url -> (title, text, markdown)` of JSON lines that have a `url` key.
+fn contents(lines: &str) -> BTreeMap<String, (Value, Value, Value)> {
+    (lines.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|l| l.get("text").is_some())
+        .map(|l| {
+            let url = l["url"].as_str().unwrap().to_owned();
+            (
+                url,
+                (l["title"].clone(), l["text"].clone(), l["markdown"].clone()),
+            )
+        })
+        .collect()
+}
+
+/// `crawl extract` gives the text, Markdown and metadata the crawl gave, out of the crawl's own
+/// WARC files and out of GNU wget's (`--warc-file`) of the same pages.
+#[test]
+fn crawl_extract_reads_the_same_text_and_markdown_from_our_warc_files_and_wgets() {
+    let web = TestWeb::start(vec![HostSpec::new(|req| match req.target.as_str() {
+        "/guide/manual.html" => Response::html(page()),
+        "/notes.txt" => Response::text(200, b"first note\r\nsecond note\r\n".to_vec()),
+        _ => Response::not_found(),
+    })])
+    .unwrap();
+    let urls = [web.url(0, "/guide/manual.html"), web.url(0, "/notes.txt")];
+    let args = [
+        "--delay-factor",
+        "0",
+        "--max-depth",
+        "0",
+        "--text",
+        "--markdown",
+        "--log-format",
+        "jsonl",
+    ];
+    let run = crawl_unparsed(&format!("{}\n{}\n", urls[0], urls[1]), &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let crawled = contents(&run.stdout);
+    assert_eq!(
+        crawled.keys().collect::<Vec<_>>(),
+        urls.iter().collect::<Vec<_>>()
+    );
+    let (title, text, markdown) = &crawled[&urls[0]];
+    assert_eq!(
+        (title.as_str(), markdown.is_string()),
+        (Some("Manual"), true)
+    );
+    assert!(text.as_str().unwrap().contains("Crawl politely"), "{text}");
+    assert_eq!(crawled[&urls[1]].1, "first note\nsecond note\n");
+    assert!(crawled[&urls[1]].2.is_null(), "no Markdown of plain text");
+
+    let dir = tempfile::tempdir().unwrap();
+    let extract = |warcs: Vec<String>, extra: &[&str]| {
+        let mut args = vec!["extract".to_owned()];
+        args.extend(warcs);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        crate::util::run_binary(&args, None, dir.path())
+    };
+    let ours: Vec<String> = std::fs::read_dir(run.out.join("warc"))
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".warc.zst"))
+        .collect();
+    let (code, stdout, stderr) = extract(ours.clone(), &["--text", "--markdown"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(contents(&stdout), crawled, "{stdout}");
+    let line: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert!(line["date"].as_str().unwrap().ends_with('Z'), "{line}");
+
+    // GNU wget's WARC file of the same two pages (one gzip member per record).
+    let wget = Command::new("wget")
+        .args(["-q", "--tries=1", "--timeout=10", "--warc-file=wget"])
+        .args(["-P", "files"])
+        .args(&urls)
+        .current_dir(dir.path())
+        .status()
+        .expect("wget runs (Debian's wget package; .ci/run installs it)");
+    assert!(wget.success());
+    let out = dir.path().join("pages.jsonl");
+    let wget_warc = vec![
+        dir.path()
+            .join("wget.warc.gz")
+            .to_string_lossy()
+            .into_owned(),
+    ];
+    let content_out = [
+        "--text",
+        "--markdown",
+        "--content-out",
+        out.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = extract(wget_warc, &content_out);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    assert_eq!(contents(&std::fs::read_to_string(&out).unwrap()), crawled);
+
+    // Nothing asked for, or two kinds of lines on one stdout: exit status 2, saying so.
+    let (code, _, stderr) = extract(ours.clone(), &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--text or --markdown"), "{stderr}");
+    let rules = dir.path().join("rules");
+    std::fs::write(&rules, "[pages]\nurl = .\ntitle = title::text\n").unwrap();
+    let (code, _, stderr) = extract(ours, &["--text", "--extract", rules.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--content-out FILE"), "{stderr}");
 }
