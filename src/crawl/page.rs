@@ -118,7 +118,12 @@ impl<'e> Page<'e> {
             self.markdown_kept = Some(content::markdown::main_markdown(self.text(), &self.url));
         }
         if html && (text.is_some() || markdown) {
-            self.meta_kept = Some(content::metadata::metadata(self.text(), &self.url));
+            let mut meta = content::metadata::metadata(self.text(), &self.url);
+            if meta.lang.is_none() {
+                let read = self.text_kept.as_deref().or(self.markdown_kept.as_deref());
+                meta.lang_detected = read.and_then(content::metadata::detect_language);
+            }
+            self.meta_kept = Some(meta);
         }
     }
 

@@ -265,6 +265,15 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         column: None,
+        key: "lang_detected",
+        kind: "string",
+        meaning: "With `--text` or `--markdown`, on HTML pages without a `lang` attribute: \
+                  the language of the page's text (`--text`'s, else the Markdown) as whatlang \
+                  detects it, an ISO 639-3 code (`eng`, `deu`); absent where the guess is \
+                  unreliable and wherever `lang` is present.",
+    },
+    Field {
+        column: None,
         key: "markdown",
         kind: "string",
         meaning: "With `--markdown`, on HTML pages: the main content (what `--text main` keeps, \
@@ -594,6 +603,7 @@ mod tests {
             canonical: some("http://a.test/"),
             description: some("About a."),
             published: some("2026-12-07"),
+            lang_detected: some("eng"),
         };
         let line = LogLine {
             status: 0,

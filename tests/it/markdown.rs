@@ -193,20 +193,26 @@ fn markdown_of_the_main_content_reads_back_with_its_headings_links_and_images() 
     }
 }
 
-/// `url -> (title, text, markdown)` of JSON lines that have a `url` key.
-fn contents(lines: &str) -> BTreeMap<String, (Value, Value, Value)> {
+/// The keys of a page's line compared between the crawl's log and `crawl extract`.
+const KEYS: [&str; 5] = ["title", "text", "markdown", "lang", "lang_detected"];
+
+/// `url -> values of KEYS` (`null` where absent) of the JSON lines that have a `text` key.
+fn contents(lines: &str) -> BTreeMap<String, Vec<Value>> {
     (lines.lines())
         .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .filter(|l| l.get("text").is_some())
         .map(|l| {
             let url = l["url"].as_str().unwrap().to_owned();
-            (
-                url,
-                (l["title"].clone(), l["text"].clone(), l["markdown"].clone()),
-            )
+            (url, KEYS.iter().map(|k| l[*k].clone()).collect())
         })
         .collect()
 }
+
+/// A page in German without a `lang` attribute: its language is detected.
+const GERMAN: &str = "<html><head><title>Anleitung</title></head><body><article><p>Der \
+    Crawler fragt jeden Rechner nach einer Seite zur gleichen Zeit und wartet danach zehnmal \
+    so lange, wie der Rechner für seine Antwort gebraucht hat, bevor er wieder fragt.</p>\
+    </article></body></html>";
 
 /// `crawl extract` gives the text, Markdown and metadata the crawl gave, out of the crawl's own
 /// WARC files and out of GNU wget's (`--warc-file`) of the same pages.
@@ -215,10 +221,15 @@ fn crawl_extract_reads_the_same_text_and_markdown_from_our_warc_files_and_wgets(
     let web = TestWeb::start(vec![HostSpec::new(|req| match req.target.as_str() {
         "/guide/manual.html" => Response::html(page()),
         "/notes.txt" => Response::text(200, b"first note\r\nsecond note\r\n".to_vec()),
+        "/de.html" => Response::html(GERMAN),
         _ => Response::not_found(),
     })])
     .unwrap();
-    let urls = [web.url(0, "/guide/manual.html"), web.url(0, "/notes.txt")];
+    let urls = [
+        web.url(0, "/de.html"),
+        web.url(0, "/guide/manual.html"),
+        web.url(0, "/notes.txt"),
+    ];
     let args = [
         "--delay-factor",
         "0",
@@ -229,21 +240,32 @@ fn crawl_extract_reads_the_same_text_and_markdown_from_our_warc_files_and_wgets(
         "--log-format",
         "jsonl",
     ];
-    let run = crawl_unparsed(&format!("{}\n{}\n", urls[0], urls[1]), &args);
+    let run = crawl_unparsed(&(urls.join("\n") + "\n"), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let crawled = contents(&run.stdout);
     assert_eq!(
         crawled.keys().collect::<Vec<_>>(),
         urls.iter().collect::<Vec<_>>()
     );
-    let (title, text, markdown) = &crawled[&urls[0]];
+    let manual = &crawled[&urls[1]];
     assert_eq!(
-        (title.as_str(), markdown.is_string()),
+        (manual[0].as_str(), manual[2].is_string()),
         (Some("Manual"), true)
     );
-    assert!(text.as_str().unwrap().contains("Crawl politely"), "{text}");
-    assert_eq!(crawled[&urls[1]].1, "first note\nsecond note\n");
-    assert!(crawled[&urls[1]].2.is_null(), "no Markdown of plain text");
+    assert!(
+        manual[1].as_str().unwrap().contains("Crawl politely"),
+        "{manual:?}"
+    );
+    // The page's own lang attribute, or (only without one) the language detected.
+    assert_eq!((manual[3].as_str(), &manual[4]), (Some("en"), &Value::Null));
+    let german = &crawled[&urls[0]];
+    assert_eq!(
+        (&german[3], german[4].as_str()),
+        (&Value::Null, Some("deu"))
+    );
+    let notes = &crawled[&urls[2]];
+    assert_eq!(notes[1], "first note\nsecond note\n");
+    assert!(notes[2].is_null(), "no Markdown of plain text");
 
     let dir = tempfile::tempdir().unwrap();
     let extract = |warcs: Vec<String>, extra: &[&str]| {
