@@ -65,7 +65,7 @@ _crawl() {
 
     case "${cmd}" in
         crawl)
-            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --low-speed-limit --low-speed-time --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --extract --extract-out --extract-db --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz extract shards help"
+            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --timeout --low-speed-limit --low-speed-time --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --markdown --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --extract --extract-out --extract-db --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz extract shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,7 +260,7 @@ _crawl() {
                     return 0
                     ;;
                 --save)
-                    COMPREPLY=($(compgen -W "files" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "files markdown" -- "${cur}"))
                     return 0
                     ;;
                 --extract)
@@ -355,13 +355,21 @@ _crawl() {
             return 0
             ;;
         crawl__subcmd__extract)
-            opts="-q -h -V --extract --extract-out --extract-db --quiet --help --version"
+            opts="-q -h -V --extract --text --markdown --content-out --extract-out --extract-db --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --extract)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --text)
+                    COMPREPLY=($(compgen -W "main full" -- "${cur}"))
+                    return 0
+                    ;;
+                --content-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

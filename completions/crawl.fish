@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -79,7 +79,8 @@ complete -c crawl -n "__fish_crawl_needs_command" -l buffer-entries -d 'Cache mi
 complete -c crawl -n "__fish_crawl_needs_command" -l log-format -d 'Format of the URL log: `tsv` (tab-separated columns) or `jsonl` (JSON lines)' -r -f -a "tsv\t'Tab-separated columns'
 jsonl\t'One JSON object per line'"
 complete -c crawl -n "__fish_crawl_needs_command" -l log -d 'Write the URL log to FILE (created or truncated) instead of stdout. Default: stdout' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a plain file: `files` writes DIR/pages/' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'"
+complete -c crawl -n "__fish_crawl_needs_command" -l save -d 'Also save each fetched HTML page as a file: `files` writes DIR/pages/, `markdown` DIR/markdown/ (comma-separated or repeated for both)' -r -f -a "files\t'Each HTML page as a file under DIR/pages/'
+markdown\t'Each HTML page\'s main content as Markdown under DIR/markdown/ (implies --markdown)'"
 complete -c crawl -n "__fish_crawl_needs_command" -l extract -d 'Take fields out of pages by the rule sets in RULES: JSON lines to --extract-out' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l extract-out -d 'Where --extract\'s JSON lines go (appended to); `-` is stdout (needs --log FILE). Default: DIR/extract.jsonl' -r -F
 complete -c crawl -n "__fish_crawl_needs_command" -l extract-db -d 'Also write --extract\'s objects as rows of the SQLite database FILE (created if absent)' -r -F
@@ -97,6 +98,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the
 complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc-block-digest -d 'Leave the WARC-Block-Digest out of response records (they keep their payload digest)'
 complete -c crawl -n "__fish_crawl_needs_command" -l warc-block-digest -d 'The default since response records carry their block digest again: accepted, so that scripts written for the release where it was opt-in keep working'
+complete -c crawl -n "__fish_crawl_needs_command" -l markdown -d 'Write each HTML page\'s main content as Markdown'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc -d 'Do not write WARC files (the URL log and the crawl are unchanged)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-payload-dedupe -d 'Archive every payload whole, even one archived before (turns payload dedupe off)'
 complete -c crawl -n "__fish_crawl_needs_command" -l link-graph -d 'Also record the link graph: DIR/links.tsv, one `from_url TAB to_url` line per link'
@@ -109,7 +111,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -a "dedupe" -d 'Print each lin
 complete -c crawl -n "__fish_crawl_needs_command" -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
 complete -c crawl -n "__fish_crawl_needs_command" -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_needs_command" -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
+complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
 complete -c crawl -n "__fish_crawl_needs_command" -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l state -d 'Directory holding the seen set; created if missing, reused across runs' -r -F
@@ -136,8 +138,12 @@ complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s q -l quiet -d 'Prin
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand wacz" -s V -l version -d 'Print version'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract -d 'The rules file (the format of `crawl --extract`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l text -d 'Each page\'s text, as `crawl --text`: `main` (the default) or `full`' -r -f -a "main\t'The main content, boilerplate removed (`main_text`)'
+full\t'All visible text (`full_text`)'"
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l content-out -d 'Where the --text and --markdown JSON lines go (appended to; `-`: stdout). Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-out -d 'Where the JSON lines go (appended to). Default: stdout' -r -F
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -l extract-db -d 'Also write the objects as rows of the SQLite database FILE (as `crawl --extract-db`)' -r -F
+complete -c crawl -n "__fish_crawl_using_subcommand extract" -l markdown -d 'Each HTML page\'s main content as Markdown, as `crawl --markdown`'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s V -l version -d 'Print version'
@@ -151,6 +157,6 @@ complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_su
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields out of the pages of existing WARC files by --extract\'s rules, without crawling'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -551,6 +551,18 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "main")]
     pub text: Option<TextMode>,
 
+    /// Write each HTML page's main content as Markdown.
+    ///
+    /// The main content is what `--text main` keeps, with its links and images: ATX headings,
+    /// nested lists, emphasis, links and images made absolute (against `<base href>` where the
+    /// page has one), fenced code blocks with the language their classes name (`language-x`,
+    /// `lang-x`, Sphinx's `highlight-x`), inline code, GFM pipe tables and blockquotes; text
+    /// that would read as Markdown is escaped. Written as the `markdown` key of the page's
+    /// `--log-format jsonl` line (with the metadata keys `--text` writes) and, with `--save
+    /// markdown`, as DIR/markdown/HOST_PORT/PATH.md. Needs one of the two.
+    #[arg(long)]
+    pub markdown: bool,
+
     /// Do not write WARC files (the URL log and the crawl are unchanged).
     ///
     /// Cannot be combined with --warc-compression, --zstd-level or --warc-max-size.
@@ -603,13 +615,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
-    /// Also save each fetched HTML page as a plain file: `files` writes DIR/pages/.
+    /// Also save each fetched HTML page as a file: `files` writes DIR/pages/, `markdown`
+    /// DIR/markdown/ (comma-separated or repeated for both).
     ///
     /// Pages answered 2xx with an HTML type are written, content encoding (gzip) decoded, as
-    /// DIR/pages/HOST_PORT/PATH, every name made safe (see STATE DIRECTORY in the man page).
-    /// WARC files are written as well.
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub save: Option<Save>,
+    /// DIR/pages/HOST_PORT/PATH, every name made safe (see STATE DIRECTORY in the man page);
+    /// `markdown` writes each one's main content as Markdown (`--markdown`, which it implies)
+    /// to DIR/markdown/HOST_PORT/PATH.md, the same name with `.md` added. WARC files are
+    /// written as well.
+    #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
+    pub save: Vec<Save>,
 
     /// Also record the link graph: DIR/links.tsv, one `from_url TAB to_url` line per link.
     ///
@@ -759,6 +774,8 @@ pub fn cli_command() -> clap::Command {
 pub enum Save {
     /// Each HTML page as a file under DIR/pages/.
     Files,
+    /// Each HTML page's main content as Markdown under DIR/markdown/ (implies --markdown).
+    Markdown,
 }
 
 fn shard(text: &str) -> Result<crate::shard::owner::Shard, String> {
@@ -955,7 +972,7 @@ mod tests {
         };
         let args = parse(&[]).unwrap();
         assert_eq!(args.log_format, LogFormat::Tsv);
-        assert!(args.log.is_none() && args.save.is_none() && !args.verbose);
+        assert!(args.log.is_none() && args.save.is_empty() && !args.verbose);
         let args = parse(&[
             "--log-format",
             "jsonl",
@@ -967,9 +984,11 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(args.log_format, LogFormat::Jsonl);
-        assert_eq!(args.save, Some(Save::Files));
+        assert_eq!(args.save, [Save::Files]);
         assert!(parse(&["--log-format", "csv"]).is_err());
         assert!(parse(&["--save", "warc"]).is_err());
+        let both = parse(&["--save", "files,markdown"]).unwrap().save;
+        assert_eq!(both, [Save::Files, Save::Markdown]);
         assert!(parse(&["-q", "-v"]).is_err());
     }
 

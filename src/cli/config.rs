@@ -125,6 +125,14 @@ impl Args {
                  graph (HITS), and a shard sees the links of its own hosts' pages only"
             )));
         }
+        let markdown_out =
+            args.log_format == LogFormat::Jsonl || args.save.contains(&Save::Markdown);
+        if args.markdown && !markdown_out {
+            return Err(Failure::bad_input(anyhow!(
+                "--markdown writes the Markdown to the URL log's jsonl lines or to DIR/markdown/: \
+                 give --log-format jsonl or --save markdown (or both)"
+            )));
+        }
         if let (Some(level), Compression::Gzip) = (args.zstd_level, args.warc_compression) {
             return Err(Failure::bad_input(anyhow!(
                 "--zstd-level {level} applies to --warc-compression zstd, not gzip: leave one out"
@@ -349,8 +357,13 @@ impl Args {
                 }),
                 response_block_digests: !args.no_warc_block_digest,
             }),
-            pages: (args.save == Some(Save::Files)).then(|| args.out.join("pages")),
+            pages: args
+                .save
+                .contains(&Save::Files)
+                .then(|| args.out.join("pages")),
+            markdown_dir: (args.save.contains(&Save::Markdown)).then(|| args.out.join("markdown")),
             text: args.text,
+            markdown: args.markdown || args.save.contains(&Save::Markdown),
             link_graph: args.link_graph,
             progress: progress::Mode::choose(args.quiet, args.verbose),
             generation,

@@ -5,6 +5,8 @@
 //!   `--text full`; `metadata`: title, language, canonical link, description, publication
 //!   date. Pure functions of a page's HTML (already decoded to UTF-8) and URL: no I/O, no
 //!   state between pages, so a worker calls them on the page it holds and hands the result on.
+//! - `markdown`: the main content as Markdown for `--markdown` (the same extractor as `text`,
+//!   its kept HTML written as CommonMark with GFM tables, links and images absolute).
 //! - `fields`: `--extract RULES`: named rule sets of fields (CSS selectors with Scrapy's
 //!   `::text` and `::attr(name)`, regular expressions, JSON-LD paths), the rules file that
 //!   declares them, and the extraction of one page. It knows pages only as a URL and a text:
@@ -20,5 +22,6 @@
 //!   item, table row, code line) to a line.
 
 pub mod fields;
+pub mod markdown;
 pub mod metadata;
 pub mod text;

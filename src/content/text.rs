@@ -70,25 +70,57 @@ pub const MAX_DEPTH: usize = 500;
 /// does not find gives the text its last-resort baseline reads (the body's paragraphs, else
 /// all its text); empty if the page has no text or the extractor fails.
 pub fn main_text(html: &str, url: &Url) -> String {
+    let text = match main_content(html, url, false, |_| ()) {
+        MainContent::Html(kept) => full_text(&kept),
+        MainContent::TooDeep(page) => return full_text(page),
+        MainContent::Failed => return String::new(),
+    };
+    without_title(text, &metadata::titles(html, url))
+}
+
+/// What the extractor kept of a page (`main_content`).
+pub(crate) enum MainContent<'h> {
+    /// The HTML of the main content, as the extractor writes it (its own tags: `<h1>`-`<h6>`,
+    /// `<p>`, lists, tables, `<blockquote>`, `<code>` for inline code and code blocks alike,
+    /// attributes dropped but a link's `href` and an image's `src` and `alt`).
+    Html(String),
+    /// The page (its first `MAX_TREE_BYTES`) nests deeper than `MAX_DEPTH`: not extracted.
+    TooDeep(&'h str),
+    /// The extractor failed (or panicked).
+    Failed,
+}
+
+/// The main content of `html`, fetched from `url`, as the `trafilatura` crate keeps it, over an
+/// html5ever tree of the page's first `MAX_TREE_BYTES`; with `links_and_images` its links
+/// (made absolute against `url`) and images stay. `inspect` reads the page's tree before the
+/// extractor takes it (which drops attributes the caller may want).
+pub(crate) fn main_content<'h>(
+    html: &'h str,
+    url: &Url,
+    links_and_images: bool,
+    inspect: impl FnOnce(&trafilatura::dom::Document),
+) -> MainContent<'h> {
     let mut end = html.len().min(MAX_TREE_BYTES);
     while !html.is_char_boundary(end) {
         end -= 1;
     }
     let page = &html[..end];
     if nesting_at_most(page.as_bytes(), MAX_DEPTH).is_none() {
-        return full_text(page);
+        return MainContent::TooDeep(page);
     }
     let tree = trafilatura::dom::Document::parse(page);
+    inspect(&tree);
     let options = trafilatura::Options::default()
         .with_fallback(true)
+        .with_links(links_and_images)
+        .with_images(links_and_images)
         .with_url(url.clone());
     // A panic in the extractor costs the page its text, not the crawl its worker.
     let extracted = std::panic::catch_unwind(|| trafilatura::extract_document(tree, &options));
-    let text = match extracted {
-        Ok(Ok(result)) => full_text(&result.content_html),
-        _ => return String::new(),
-    };
-    without_title(text, &metadata::titles(html, url))
+    match extracted {
+        Ok(Ok(result)) => MainContent::Html(result.content_html),
+        _ => MainContent::Failed,
+    }
 }
 
 /// Elements that end without an end tag: void ones, and those the next of their kind (or

@@ -58,8 +58,13 @@ pub struct CrawlConfig {
     pub warc: Option<WarcConfig>,
     /// Where `--save files` writes HTML pages (`DIR/pages`); `None` without it.
     pub pages: Option<PathBuf>,
+    /// Where `--save markdown` writes each HTML page's Markdown (`DIR/markdown`).
+    pub markdown_dir: Option<PathBuf>,
     /// `--text`: each HTML and plain-text page's text, for WET files and the URL log.
     pub text: Option<TextMode>,
+    /// `--markdown` (or `--save markdown`): each HTML page's main content as Markdown, for the
+    /// URL log and `markdown_dir`.
+    pub markdown: bool,
     /// `--link-graph`: each fetched page's links are appended to `DIR/links.tsv`.
     pub link_graph: bool,
     /// How progress is shown while the crawl runs.

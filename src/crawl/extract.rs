@@ -29,6 +29,23 @@ pub enum LinesTo {
     Stdout,
 }
 
+impl LinesTo {
+    /// The output, a file opened to append to (`option` names it in the error), and its name.
+    pub fn open(self, option: &str) -> Result<(Box<dyn Write + Send>, String)> {
+        Ok(match self {
+            LinesTo::Stdout => (Box::new(std::io::stdout()), "stdout".into()),
+            LinesTo::File(path) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .with_context(|| format!("cannot open {option} {}", path.display()))?;
+                (Box::new(file), path.display().to_string())
+            }
+        })
+    }
+}
+
 /// The running extraction: the rules, its outputs and its counts.
 pub struct Extract {
     rules: Rules,
@@ -70,17 +87,7 @@ pub struct ExtractStats {
 impl Extract {
     /// Opens the outputs of `rules`: `lines` (appended to), and the database at `db`.
     pub fn open(rules: Rules, lines: LinesTo, db: Option<&Path>) -> Result<Extract> {
-        let (out, lines_to): (Box<dyn Write + Send>, String) = match lines {
-            LinesTo::Stdout => (Box::new(std::io::stdout()), "stdout".into()),
-            LinesTo::File(path) => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .with_context(|| format!("cannot open --extract-out {}", path.display()))?;
-                (Box::new(file), path.display().to_string())
-            }
-        };
+        let (out, lines_to) = lines.open("--extract-out")?;
         let db = db.map(|path| FieldsDb::open(path, &rules)).transpose()?;
         Ok(Extract {
             rules,

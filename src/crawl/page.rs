@@ -10,7 +10,9 @@
 //! - Everything the crawl decided of the page (its note, digests, recrawl outcome, the revisit
 //!   it is archived as) is set before the sinks see it; the sinks only read.
 
+use crate::content;
 use crate::content::metadata::Metadata;
+use crate::content::text::TextMode;
 use crate::crawl::note::Note;
 use crate::fetch::client::Response;
 use crate::frontier::Entry;
@@ -46,6 +48,9 @@ pub struct Page<'e> {
     /// `--text`, an HTML page: its title, language, canonical link, description and
     /// publication date (`content::metadata`), for the URL log.
     pub meta_kept: Option<Metadata>,
+    /// `--markdown`, an HTML page: its main content as Markdown (`content::markdown`), for
+    /// the URL log and `--save markdown`.
+    pub markdown_kept: Option<String>,
     /// `--max-body`: decoding stops there.
     max_body: u64,
     /// The body with its content codings undone; `None` inside: it had none.
@@ -69,6 +74,7 @@ impl<'e> Page<'e> {
             revisit: None,
             text_kept: None,
             meta_kept: None,
+            markdown_kept: None,
             max_body,
             decoded: OnceLock::new(),
             text: OnceLock::new(),
@@ -95,6 +101,30 @@ impl<'e> Page<'e> {
             let html = self.response.is_html();
             decode(self.body(), self.response.charset(), html)
         })
+    }
+
+    /// Reads what `--text` (`text`) and `--markdown` ask of a page with text to read
+    /// (`is_text`): its text, an HTML page's Markdown, and with either an HTML page's metadata
+    /// (`content`). The crawl's worker and `crawl extract` call it alike.
+    pub fn keep_content(&mut self, text: Option<TextMode>, markdown: bool) {
+        if !self.is_text() {
+            return;
+        }
+        let html = self.response.is_html();
+        if let Some(mode) = text {
+            self.text_kept = Some(content::text::text_of(mode, self.text(), html, &self.url));
+        }
+        if html && markdown {
+            self.markdown_kept = Some(content::markdown::main_markdown(self.text(), &self.url));
+        }
+        if html && (text.is_some() || markdown) {
+            let mut meta = content::metadata::metadata(self.text(), &self.url);
+            if meta.lang.is_none() {
+                let read = self.text_kept.as_deref().or(self.markdown_kept.as_deref());
+                meta.lang_detected = read.and_then(content::metadata::detect_language);
+            }
+            self.meta_kept = Some(meta);
+        }
     }
 
     /// A 2xx answer of HTML or plain text: a page with text to read.

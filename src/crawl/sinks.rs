@@ -6,6 +6,7 @@
 //! 1. the URL log (`output::urllog`): the page's line;
 //! 2. `fetched.tsv` (`recrawl::FetchLog`): what the next recrawl compares with;
 //! 3. `--save files` (`output::save`): an HTML page's decoded body under `DIR/pages/`;
+//!    `--save markdown`: its Markdown under `DIR/markdown/`;
 //! 4. `--find` (`crawl::hunt`): the page's text searched;
 //! 5. `--extract` (`crawl::extract`): the page's fields, as JSON lines and SQLite rows.
 //!
@@ -55,6 +56,9 @@ impl<'a> PageSinks<'a> {
         if let Some(dir) = &config.pages {
             sinks.push(Box::new(SavedFiles { dir: dir.clone() }));
         }
+        if let Some(dir) = &config.markdown_dir {
+            sinks.push(Box::new(SavedMarkdown { dir: dir.clone() }));
+        }
         if let Some(hunt) = &config.hunt {
             sinks.push(Box::new(&**hunt));
         }
@@ -83,6 +87,7 @@ impl PageSink for UrlLog {
             note: &note,
             text: page.text_kept.as_deref(),
             meta: page.meta_kept.as_ref(),
+            markdown: page.markdown_kept.as_deref(),
         });
         Ok(())
     }
@@ -114,6 +119,26 @@ impl PageSink for SavedFiles {
         }
         crate::output::save::save(&self.dir, &page.url, page.body())
             .with_context(|| format!("saving {} under {}", page.entry.url, self.dir.display()))
+    }
+}
+
+/// `--save markdown`: each HTML page's Markdown (`Page::markdown_kept`), under a directory.
+struct SavedMarkdown {
+    dir: PathBuf,
+}
+
+impl PageSink for SavedMarkdown {
+    fn take(&self, page: &Page) -> Result<()> {
+        let Some(markdown) = &page.markdown_kept else {
+            return Ok(());
+        };
+        crate::output::save::save_markdown(&self.dir, &page.url, markdown).with_context(|| {
+            format!(
+                "saving {}'s Markdown under {}",
+                page.entry.url,
+                self.dir.display()
+            )
+        })
     }
 }
 

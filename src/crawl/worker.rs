@@ -34,7 +34,6 @@
 //!
 //! Only failures of the state directory (the archive included) are errors; they stop the crawl.
 
-use crate::content;
 use crate::crawl::config::CrawlConfig;
 use crate::crawl::counters::Counters;
 use crate::crawl::links::{Discovered, LinkReader, Links, Source, redirect};
@@ -751,13 +750,7 @@ impl WorkerContext<'_> {
             page.note = page.note.merge(Note::Duplicate);
         }
         page.revisit = duplicate.or_else(|| revisit_of(&page));
-        if let Some(mode) = self.config.text.filter(|_| page.is_text()) {
-            let html = page.response.is_html();
-            page.text_kept = Some(content::text::text_of(mode, page.text(), html, &page.url));
-            if html {
-                page.meta_kept = Some(content::metadata::metadata(page.text(), &page.url));
-            }
-        }
+        page.keep_content(self.config.text, self.config.markdown);
         let from = discovered.from.map(|topical| (entry.url.as_str(), topical));
         self.offer(discovered.links, from)?;
         self.sinks.take(&page)?;
@@ -1110,6 +1103,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 
@@ -1127,6 +1121,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 
@@ -1143,6 +1138,7 @@ impl WorkerContext<'_> {
             note: &note,
             text: None,
             meta: None,
+            markdown: None,
         });
     }
 }

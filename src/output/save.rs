@@ -1,4 +1,5 @@
-//! `--save files`: each fetched HTML page also written as a plain file under `DIR/pages/`.
+//! `--save files`: each fetched HTML page also written as a plain file under `DIR/pages/`;
+//! `--save markdown`: its Markdown under `DIR/markdown/`, named the same with `.md` added.
 //!
 //! Owns the mapping from a URL to a path under `DIR/pages/` and nothing else: it never reads
 //! the state directory and never decides what is saved (the crawl does).
@@ -119,7 +120,23 @@ pub fn path_under(root: &Path, url: &Url) -> Option<PathBuf> {
 /// Writes `body` as `url`'s file under `root` (creating directories). Not fsynced: the WARC
 /// archive is the record of the crawl; these files are a convenience copy.
 pub fn save(root: &Path, url: &Url, body: &[u8]) -> std::io::Result<()> {
-    let Some(path) = path_under(root, url) else {
+    write_at(path_under(root, url), body)
+}
+
+/// Writes `markdown` as `url`'s Markdown file under `root` (`--save markdown`): the name
+/// `save` gives the page, with `.md` added. Every file name gets the same suffix and no
+/// directory name ends in it (they end in `@`), so the mapping stays injective.
+pub fn save_markdown(root: &Path, url: &Url, markdown: &str) -> std::io::Result<()> {
+    let path = path_under(root, url).map(|mut path| {
+        path.as_mut_os_string().push(".md");
+        path
+    });
+    write_at(path, markdown.as_bytes())
+}
+
+/// Writes `body` at `path` (creating directories); nothing for a URL without a place.
+fn write_at(path: Option<PathBuf>, body: &[u8]) -> std::io::Result<()> {
+    let Some(path) = path else {
         return Ok(());
     };
     if let Some(parent) = path.parent() {
@@ -233,5 +250,8 @@ mod tests {
         save(dir.path(), &url, b"hi").unwrap();
         let expected = dir.path().join("h_80/a@/..%252F..%252Fb,c");
         assert_eq!(std::fs::read(expected).unwrap(), b"hi");
+        save_markdown(dir.path(), &Url::parse("http://h/x/").unwrap(), "# X").unwrap();
+        let markdown = dir.path().join("h_80/x@/index.html.md");
+        assert_eq!(std::fs::read_to_string(markdown).unwrap(), "# X");
     }
 }

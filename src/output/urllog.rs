@@ -53,6 +53,8 @@ pub struct LogLine<'a> {
     pub text: Option<&'a str>,
     /// `--text`, an HTML page: its metadata (`jsonl` only).
     pub meta: Option<&'a Metadata>,
+    /// `--markdown`, an HTML page: its main content as Markdown (`jsonl` only).
+    pub markdown: Option<&'a str>,
 }
 
 impl LogLine<'_> {
@@ -104,6 +106,7 @@ impl LogLine<'_> {
                 .and_then(nonempty),
             text: self.text,
             meta: self.meta,
+            markdown: self.markdown,
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut *out, AsciiOnly);
         view.serialize(&mut serializer)
@@ -145,6 +148,9 @@ struct JsonLine<'a> {
     /// absent when the page does not say it.
     #[serde(flatten)]
     meta: Option<&'a Metadata>,
+    /// `--markdown`, an HTML page's main content as Markdown; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    markdown: Option<&'a str>,
 }
 
 /// A field of the URL log: its `tsv` column (1 for the first) and `jsonl` key, its JSON type and
@@ -229,7 +235,7 @@ pub const FIELDS: &[Field] = &[
         column: None,
         key: "title",
         kind: "string",
-        meaning: "With `--text`, on HTML pages: the `<title>` (else `og:title`); absent when \
+        meaning: "With `--text` or `--markdown`, on HTML pages: the `<title>` (else `og:title`); absent when \
                   the page has none, as are the four keys after it.",
     },
     Field {
@@ -256,6 +262,24 @@ pub const FIELDS: &[Field] = &[
         kind: "string",
         meaning: "With `--text`: the publication date as the page writes it (JSON-LD \
                   `datePublished`, else `article:published_time`).",
+    },
+    Field {
+        column: None,
+        key: "lang_detected",
+        kind: "string",
+        meaning: "With `--text` or `--markdown`, on HTML pages without a `lang` attribute: \
+                  the language of the page's text (`--text`'s, else the Markdown) as whatlang \
+                  detects it, an ISO 639-3 code (`eng`, `deu`); absent where the guess is \
+                  unreliable and wherever `lang` is present.",
+    },
+    Field {
+        column: None,
+        key: "markdown",
+        kind: "string",
+        meaning: "With `--markdown`, on HTML pages: the main content (what `--text main` keeps, \
+                  links and images too) as Markdown: ATX headings, lists, emphasis, absolute \
+                  links and images, fenced code with its language, GFM tables, blockquotes; \
+                  absent otherwise. The metadata keys above are written with it.",
     },
 ];
 
@@ -487,6 +511,7 @@ mod tests {
             note: "",
             text: None,
             meta: None,
+            markdown: None,
         };
         assert_eq!(
             line.format(),
@@ -532,6 +557,7 @@ mod tests {
                 note: "",
                 text: None,
                 meta: None,
+                markdown: None,
             });
             if i % 7 == 0 {
                 written.wait();
@@ -577,6 +603,7 @@ mod tests {
             canonical: some("http://a.test/"),
             description: some("About a."),
             published: some("2026-12-07"),
+            lang_detected: some("eng"),
         };
         let line = LogLine {
             status: 0,
@@ -588,6 +615,7 @@ mod tests {
             note: "timeout,retries-exhausted",
             text: Some("A title\nThe page's text."),
             meta: Some(&meta),
+            markdown: Some("# A title\n\nThe page's *text*."),
         };
         let mut tsv = Vec::new();
         line.write_tsv(&mut tsv);
@@ -641,6 +669,7 @@ mod tests {
             note: "timeout",
             text: None,
             meta: None,
+            markdown: None,
         };
         let value = json(&line);
         // The documented key order (serde_json::Value sorts its keys, so look at the text).

@@ -18,6 +18,7 @@ mod idle_timeout;
 mod layering;
 mod limits;
 mod manpage;
+mod markdown;
 mod neardup;
 mod outputs;
 mod payload_dedupe;
