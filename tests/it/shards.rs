@@ -997,3 +997,105 @@ fn a_sharded_crawl_is_recrawled_twice_like_one_process_and_each_run_is_kept_apar
         assert!(summary["recrawl"].is_null(), "{summary}");
     }
 }
+
+/// Issue 46, item 3: `crawl wacz` of the four shards' directories writes one WACZ that
+/// `wacz validate` accepts: every shard's WARC files (named after their shard) and one sorted
+/// index of every capture; pywb, serving its files, replays a page of every shard.
+#[test]
+fn one_wacz_of_every_shard_validates_and_pywb_replays_a_page_of_each() {
+    use crate::archive::{get, parse_line, pywb_serving};
+    use testweb::warc_readers::{PIP_HINT, run};
+    // 32 hosts: every shard owns some (odds 1 in 2,500 otherwise).
+    const HOSTS: usize = 32;
+    let (_graph, web) = small_web(HOSTS, 4, 3);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let shards: Vec<ShardRun> = (0..4)
+        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 0, &[]))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    wait_all(shards);
+
+    let file = dir.path().join("all.wacz");
+    let mut args = vec!["wacz".to_owned()];
+    args.extend((0..4).map(|k| format!("shard-{k}")));
+    args.extend(["-o".into(), file.to_string_lossy().into_owned()]);
+    let (code, _, stderr) = crate::util::run_binary(&args, None, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let (ok, report) = run(
+        Command::new("wacz").args(["validate", "-f"]).arg(&file),
+        None,
+    );
+    eprintln!("wacz validate -f all.wacz:{report}");
+    assert!(
+        ok && report.contains("Validation succeeded"),
+        "{report}\n{PIP_HINT}"
+    );
+
+    // Every shard's WARC files, under names of their shard's; one sorted index of them all.
+    let unpacked = dir.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let mut warcs = Vec::new();
+    let mut index = String::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).unwrap();
+        let name = entry.name().unwrap().into_owned();
+        if let Some(warc) = name.strip_prefix("archive/") {
+            let path = unpacked.join(warc);
+            std::io::copy(&mut entry, &mut std::fs::File::create(&path).unwrap()).unwrap();
+            warcs.push(path);
+        } else if name == "indexes/index.cdx" {
+            std::io::Read::read_to_string(&mut entry, &mut index).unwrap();
+        }
+    }
+    let names: Vec<String> = warcs
+        .iter()
+        .map(|w| w.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for k in 0..4 {
+        let own = format!("shard-{k}-crawl-");
+        assert!(names.iter().any(|n| n.starts_with(&own)), "{names:?}");
+        let expected = crate::util::warc_files(&dir.path().join(format!("shard-{k}")), ".warc.zst");
+        let packed = names.iter().filter(|n| n.starts_with(&own)).count();
+        assert_eq!(packed, expected.len(), "shard {k}'s files: {names:?}");
+    }
+    let lines: Vec<&str> = index.lines().collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] <= w[1]),
+        "the index is sorted"
+    );
+    let captures: usize = (0..4)
+        .map(|k| {
+            let out = dir.path().join(format!("shard-{k}"));
+            crate::util::warc_text(&out, ".warc.zst")
+                .matches("WARC-Type: response")
+                .count()
+        })
+        .sum();
+    assert_eq!(lines.len(), captures, "every shard's captures");
+    for (_, _, fields) in lines.iter().map(|l| parse_line(l)) {
+        assert!(
+            names.contains(&fields["filename"]),
+            "{}",
+            fields["filename"]
+        );
+    }
+
+    // pywb replays a page of every shard.
+    let (_server, port) = pywb_serving(&dir.path().join("pywb"), &warcs, &index);
+    for (k, log) in logs.iter().enumerate() {
+        let rows = parse_log(&std::fs::read_to_string(log).unwrap());
+        let row = rows.iter().find(|r| r.status == 200).expect("a page");
+        let (_, ts, _) = lines
+            .iter()
+            .map(|l| parse_line(l))
+            .find(|(_, _, f)| f["url"] == row.url)
+            .unwrap_or_else(|| panic!("{} not in the index", row.url));
+        let (status, _, body) = get(port, &format!("/crawl/{ts}mp_/{}", row.url)).unwrap();
+        let page = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "shard {k}: {}: {page}", row.url);
+        assert!(page.contains("<title>host "), "shard {k}: {page}");
+    }
+}
