@@ -19,6 +19,7 @@ mod layering;
 mod limits;
 mod manpage;
 mod neardup;
+mod netns;
 mod outputs;
 mod payload_dedupe;
 mod rank;

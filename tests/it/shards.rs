@@ -23,10 +23,10 @@ use testweb::redis::RedisServer;
 use testweb::{Graph, TestWeb};
 
 /// A shard's process, its URL log going to `DIR/log-K-RUN.tsv`.
-struct ShardRun {
-    child: Child,
-    log: PathBuf,
-    stderr: PathBuf,
+pub(crate) struct ShardRun {
+    pub(crate) child: Child,
+    pub(crate) log: PathBuf,
+    pub(crate) stderr: PathBuf,
 }
 
 /// Starts `crawl DIR/seeds.txt --out DIR/shard-K --shard K/N --exchange URL -j 4 …`.
@@ -46,16 +46,57 @@ fn spawn_in(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> ShardRun {
-    let log = dir.join(format!("log-{k}-{run}.tsv"));
-    let stderr = dir.join(format!("err-{k}-{run}.txt"));
-    let child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawl"));
+    command.envs(env.iter().copied());
+    let spec = ShardSpec {
+        dir,
+        out,
+        k,
+        n,
+        exchange,
+        run,
+        extra,
+    };
+    launch(command, &spec)
+}
+
+/// A shard's command line: `DIR/seeds.txt --out DIR/OUT --shard K/N --exchange URL -j 4 …
+/// EXTRA`, its URL log and stderr named after K and `run`.
+pub(crate) struct ShardSpec<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) out: &'a str,
+    pub(crate) k: u32,
+    pub(crate) n: u32,
+    pub(crate) exchange: &'a str,
+    pub(crate) run: usize,
+    pub(crate) extra: &'a [&'a str],
+}
+
+/// `spec` in the network namespace `netns` (`ip netns exec`, which becomes the crawl: the
+/// child is the shard's process), as a shard on a machine of its own.
+pub(crate) fn spawn_netns(netns: &str, spec: &ShardSpec) -> ShardRun {
+    let mut command = Command::new("ip");
+    command.args(["netns", "exec", netns, env!("CARGO_BIN_EXE_crawl")]);
+    launch(command, spec)
+}
+
+/// Runs `command` with `spec`'s arguments.
+fn launch(mut command: Command, spec: &ShardSpec) -> ShardRun {
+    let (dir, k) = (spec.dir, spec.k);
+    let log = dir.join(format!("log-{k}-{}.tsv", spec.run));
+    let stderr = dir.join(format!("err-{k}-{}.txt", spec.run));
+    let child = command
         .arg(dir.join("seeds.txt"))
         .arg("--out")
-        .arg(dir.join(out))
-        .args(["--shard", &format!("{k}/{n}"), "--exchange", exchange])
+        .arg(dir.join(spec.out))
+        .args([
+            "--shard",
+            &format!("{k}/{}", spec.n),
+            "--exchange",
+            spec.exchange,
+        ])
         .args(["-j", "4", "--delay-factor", "0", "--buffer-entries", "256"])
-        .args(extra)
-        .envs(env.iter().copied())
+        .args(spec.extra)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log).unwrap())
@@ -65,9 +106,19 @@ fn spawn_in(
     ShardRun { child, log, stderr }
 }
 
+/// A test that fails leaves no shard running (one in a namespace would wait for its partners).
+impl Drop for ShardRun {
+    fn drop(&mut self) {
+        if self.still_running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl ShardRun {
     /// Waits for the exit (killing it at the crawl deadline, which fails the test).
-    fn wait(mut self) -> (Option<i32>, String) {
+    pub(crate) fn wait(mut self) -> (Option<i32>, String) {
         let deadline = Instant::now() + CRAWL_DEADLINE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -89,17 +140,17 @@ impl ShardRun {
     }
 
     /// Lines of its URL log so far.
-    fn lines(&self) -> usize {
+    pub(crate) fn lines(&self) -> usize {
         std::fs::read_to_string(&self.log).map_or(0, |t| t.lines().count())
     }
 
-    fn still_running(&mut self) -> bool {
+    pub(crate) fn still_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 }
 
 /// Seeds: the root of every host (so every host is in scope, as in the 50-host benchmark web).
-fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
+pub(crate) fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
     let seeds: String = (0..hosts)
         .map(|h| format!("{}\n", web.url(h, "/")))
         .collect();
@@ -107,7 +158,7 @@ fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
 }
 
 /// Waits for every shard to exit, each with status 0.
-fn wait_all(shards: Vec<ShardRun>) {
+pub(crate) fn wait_all(shards: Vec<ShardRun>) {
     for shard in shards {
         let (code, stderr) = shard.wait();
         assert_eq!(code, Some(0), "{stderr}");
@@ -115,7 +166,7 @@ fn wait_all(shards: Vec<ShardRun>) {
 }
 
 /// Every page reachable from the hosts' roots: what a single-process crawl of all of them gets.
-fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
+pub(crate) fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
     graph
         .bfs(&graph.roots(), &|_, _| true, None)
         .into_keys()
@@ -123,7 +174,7 @@ fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
 }
 
 /// `host:port` of a URL.
-fn host_of(url: &str) -> String {
+pub(crate) fn host_of(url: &str) -> String {
     let rest = url.split_once("://").unwrap().1;
     rest[..rest.find('/').unwrap_or(rest.len())].to_owned()
 }
@@ -714,7 +765,7 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
 }
 
 /// The broker namespace of the crawl of every host's root (`shard::namespace`).
-fn namespace(web: &TestWeb, hosts: usize) -> String {
+pub(crate) fn namespace(web: &TestWeb, hosts: usize) -> String {
     let mut seeds: Vec<String> = (0..hosts).map(|h| web.url(h, "/")).collect();
     seeds.sort();
     format!(
