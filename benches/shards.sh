@@ -5,7 +5,11 @@
 # Prints one row per N: total pages, pages per shard, pages fetched twice and overlapping
 # same-host requests (from the server's own log), cross-shard URLs before the sent cache
 # (hits + misses) and after it (sent), the cache's hit rate, Redis's peak memory
-# (`used_memory_peak` of INFO memory), wall seconds and total pages/s.
+# (`used_memory_peak` of INFO memory), wall seconds and total pages/s. Then a second table, the
+# broker's load (issue 46, item 4): pages/s per shard, commands Redis processed
+# (`total_commands_processed` of INFO stats: the shards' round trips, a script one) per page,
+# bytes in and out of Redis per page (`total_net_input_bytes`, `total_net_output_bytes`), and
+# the commands by name (INFO commandstats; those a script runs inside are counted there too).
 #
 #   benches/shards.sh                      # 100,000 pages, N = 1 2 4, -j 32 per shard
 #   PAGES=20000 SHARDS="1 4" JOBS=16 benches/shards.sh
@@ -58,6 +62,8 @@ for n in $SHARDS; do
   for pid in "${pids[@]}"; do wait "$pid"; done
   end=$(date +%s.%N)
   peak=$(redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | sed -n 's/^used_memory_peak://p')
+  redis-cli -p "$REDIS_PORT" info stats | tr -d '\r' >"$tmp/$name.redis-stats"
+  redis-cli -p "$REDIS_PORT" info commandstats | tr -d '\r' >"$tmp/$name.redis-commands"
   kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true; redis_pid=
   exec 3>&-
   wait
@@ -73,5 +79,21 @@ secs = end - start
 assert all(s["ending"] == "complete" for s in summaries), [s["ending"] for s in summaries]
 print(f"| {n} | {sum(pages)} | {' / '.join(map(str, pages))} | {server['duplicates']} | {server['overlaps']} | "
       f"{lookups} | {sent} | {hit:.1f}% | {peak / 2**20:.1f} | {secs:.1f} | {sum(pages) / secs:.0f} |")
+stats = dict(l.split(':', 1) for l in open(f"{out[:-4]}.redis-stats") if ':' in l)
+calls = {}
+for line in open(f"{out[:-4]}.redis-commands"):
+    if line.startswith('cmdstat_'):
+        name, fields = line[8:].split(':', 1)
+        calls[name] = int(dict(f.split('=') for f in fields.strip().split(','))['calls'])
+total = sum(pages)
+load = (f"| {n} | {total / secs / n:.0f} | {int(stats['total_commands_processed']) / total:.2f} | "
+        f"{int(stats['total_net_input_bytes']) / total:.0f} | {int(stats['total_net_output_bytes']) / total:.0f} | "
+        + ', '.join(f"{k} {v / total:.3f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])) + " |")
+open(f"{out[:-4]}.load", 'w').write(load + "\n")
 PY
 done
+echo
+echo "broker load (per page: commands Redis processed, bytes in and out, commands by name)"
+echo "| shards | pages/s per shard | commands per page | bytes in per page | bytes out per page | by name, per page |"
+echo "|---|---|---|---|---|---|"
+for n in $SHARDS; do cat "$tmp/web-$n.load"; done

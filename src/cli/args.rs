@@ -733,10 +733,15 @@ pub struct Args {
     /// --max-pages counts this shard's pages. --find stops every shard: the one that finds the
     /// text prints it and leaves a stop mark in the broker, which the others read within a
     /// fraction of a second (their summary.json names the finder in shard.found_by). --focus
-    /// is refused (HITS would see one shard's links only), and so is a shard whose directory
-    /// holds a completed crawl (a sharded crawl cannot be recrawled yet: crawl again into new
-    /// directories with a broker database of its own). Sitemaps of another shard's hosts are
-    /// left to that shard.
+    /// is refused (HITS would see one shard's links only). Sitemaps of another shard's hosts
+    /// are left to that shard.
+    ///
+    /// Recrawls: the same shard commands, run again once the crawl has completed, recrawl it
+    /// as one process would (conditional requests, revisit records, payload dedupe,
+    /// --recrawl-budget and --max-time per shard, --restart). The broker numbers the runs and
+    /// keeps each run's reports, counters and stop marks apart (a finished run's expire an
+    /// hour after the next has started); a run starts once every shard of the one before has
+    /// ended it, and a shard of another run than the broker's is refused, naming both.
     #[arg(long, value_name = "K/N", requires = "exchange", value_parser = shard)]
     pub shard: Option<crate::shard::owner::Shard>,
 

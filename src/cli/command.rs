@@ -12,7 +12,6 @@ use crate::crawl::summary;
 use crate::exit::{Failure, Status};
 use crate::output::progress;
 use crate::output::urllog::UrlLog;
-use crate::recrawl;
 use crate::schedule::dispatch::Ending;
 use crate::schedule::stop::{Exit, Reason, Stop};
 use crate::state::durable;
@@ -103,7 +102,7 @@ fn crawl(args: Args, exit: Exit) -> Result<Status, Failure> {
     .context("writing summary.json")?;
     // A crawl that mostly failed is not complete: the next run resumes it.
     if report.outcome == RunOutcome::Ended(Ending::Complete) {
-        recrawl::mark_complete(&out)?;
+        crate::shard::mark_complete(&out)?;
     }
     // cron mails whatever a job prints: without a terminal the summary waits for -v.
     if progress != progress::Mode::Off {

@@ -185,7 +185,8 @@ impl Args {
         let args = self;
         let lock = statedir::open(&args.out).map_err(Failure::bad_input)?;
         // After the lock: the directory's shard is checked (or recorded) by its one user.
-        let claim = crate::shard::claim_dir(&args.out, args.shard).map_err(Failure::bad_input)?;
+        let claim = crate::shard::claim_dir(&args.out, args.shard, args.restart)
+            .map_err(Failure::bad_input)?;
         let exchange = match (args.shard, &args.exchange, claim) {
             (Some(shard), Some(url), Some(claim)) => {
                 Some(crate::shard::connect(&args.out, shard, url, seeds, &claim)?)

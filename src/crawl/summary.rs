@@ -329,6 +329,12 @@ pub const KEYS: &[Key] = &[
     key("shard.index", "integer", "K of `--shard K/N`."),
     key("shard.count", "integer", "N of `--shard K/N`."),
     key(
+        "shard.run",
+        "integer",
+        "The run of the sharded crawl this shard took part in: 1 for the first crawl, one more \
+         for each recrawl (the broker keeps each run's reports apart).",
+    ),
+    key(
         "shard.sent",
         "integer",
         "URLs sent to other shards (after the sent cache).",
@@ -480,6 +486,7 @@ struct Connections {
 struct ShardSummary {
     index: u32,
     count: u32,
+    run: u64,
     sent: u64,
     /// Cache hits and misses: `ExchangeStats::cache_hits`, `cache_misses`.
     sent_cache_hits: u64,
@@ -609,6 +616,7 @@ pub fn to_json(report: &Report) -> String {
         shard: report.exchange.map(|x| ShardSummary {
             index: x.shard.index,
             count: x.shard.count,
+            run: x.run,
             sent: x.sent,
             sent_cache_hits: x.cache_hits,
             sent_cache_misses: x.cache_misses,
@@ -938,6 +946,7 @@ mod tests {
         let mut report = report(Generation::Crawl, None);
         report.exchange = Some(crate::shard::ExchangeStats {
             shard: crate::shard::owner::Shard { index: 1, count: 4 },
+            run: 2,
             sent: 90,
             cache_hits: 30,
             cache_misses: 90,
@@ -957,7 +966,7 @@ mod tests {
         let json = to_json(&report);
         assert!(
             json.ends_with(concat!(
-                r#""shard":{"index":1,"count":4,"sent":90,"sent_cache_hits":30,"#,
+                r#""shard":{"index":1,"count":4,"run":2,"sent":90,"sent_cache_hits":30,"#,
                 r#""sent_cache_misses":90,"received":80,"batches":9,"stream_full":2,"#,
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
                 r#""workers":75,"max_workers":76,"#,
@@ -1043,6 +1052,7 @@ mod tests {
         let mut report = report(Generation::Recrawl, Some(WarcStats::default()));
         report.exchange = Some(crate::shard::ExchangeStats {
             shard: crate::shard::owner::Shard { index: 0, count: 2 },
+            run: 1,
             sent: 1,
             cache_hits: 2,
             cache_misses: 3,

@@ -351,8 +351,13 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
 
 /// Marks the crawl complete, so that the next run recrawls.
 pub fn mark_complete(out: &Path) -> Result<()> {
+    mark_complete_with(out, "")
+}
+
+/// `mark_complete` with `text` in the mark (a shard's names its run: `shard::mark_complete`).
+pub fn mark_complete_with(out: &Path, text: &str) -> Result<()> {
     let path = out.join(COMPLETE);
-    durable::replace(&path, b"").with_context(|| format!("writing {}", path.display()))
+    durable::replace(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Whether the crawl in `out` completed (a run on it now is a recrawl).
@@ -415,7 +420,7 @@ fn remove(path: &Path) -> Result<()> {
     durable::remove_if_present(path).with_context(|| format!("removing {}", path.display()))
 }
 
-const COMPLETE: &str = "complete";
+pub const COMPLETE: &str = "complete";
 const FETCHED: &str = "fetched.tsv";
 const PREVIOUS: &str = "previous.tsv";
 const ROBOTS: &str = "robots";

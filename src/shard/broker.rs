@@ -74,6 +74,9 @@ pub trait Broker: Send + Sync {
     fn stop(&self, text: &str, by: &str) -> Result<(), BrokerError>;
     /// The stop mark for `text`, if a shard set one (`by` as `stop` was given it).
     fn stopped(&self, text: &str) -> Result<Option<String>, BrokerError>;
+    /// Records that this shard saw its run end (every shard idle, nothing in transit): the
+    /// next run may start, and this one's keys expire once it has.
+    fn end_run(&self) -> Result<(), BrokerError>;
 }
 
 /// Why the exchange failed. Every message names the broker or the shard concerned.
@@ -91,6 +94,14 @@ pub enum BrokerError {
         namespace: String,
         stored: u32,
         given: u32,
+    },
+    /// The shard comes for another run than the broker's (`given` 0: a fresh directory).
+    WrongRun {
+        namespace: String,
+        shard: u32,
+        count: u32,
+        given: u64,
+        current: u64,
     },
     /// The broker did not answer within the reconnect limit.
     Unavailable {
@@ -122,6 +133,7 @@ impl BrokerError {
             self,
             BrokerError::Claimed { .. }
                 | BrokerError::WrongCount { .. }
+                | BrokerError::WrongRun { .. }
                 | BrokerError::BadUrl { .. }
         )
     }
@@ -158,6 +170,32 @@ impl fmt::Display for BrokerError {
                 "this crawl ({namespace}) runs with {stored} shards, not {given}: \
                  the N of --shard K/N must be the same for every shard and every run"
             ),
+            BrokerError::WrongRun {
+                namespace,
+                shard,
+                count,
+                given,
+                current,
+            } => {
+                write!(
+                    f,
+                    "shard {shard}/{count} comes for run {given} of this crawl ({namespace}), "
+                )?;
+                match given > current {
+                    true => write!(
+                        f,
+                        "but the broker's run {current} has not ended: a run starts once the \
+                         shards of the one before have ended it; finish run {current} first \
+                         (run each unfinished shard's command again, without --restart)"
+                    ),
+                    false => write!(
+                        f,
+                        "but the broker is at run {current}: the other shards went on without \
+                         this directory; start it with --restart (it joins run {current} \
+                         afresh) or give it a new --out"
+                    ),
+                }
+            }
             BrokerError::Unavailable {
                 url,
                 tried_for,

@@ -24,6 +24,11 @@
 //! acknowledge, checked in the order in-hand → local work → outboxes (nothing can refill what
 //! was found empty). A shard that never reported keeps every other waiting.
 //!
+//! Runs: the broker keeps each run of the crawl (the first, then each recrawl) apart. Once the
+//! coordinator has seen the end it marks the run ended in the broker (`Broker::end_run`), before
+//! this shard counts its crawl complete: a shard started again for the next run finds the mark
+//! and starts that run, with keys of its own.
+//!
 //! `--find` (`announce_find`, and the coordinator's first step): a shard that found the text
 //! sets the broker's stop mark once its workers stopped; every coordinator hunting the same text
 //! reads the mark each `POLL`, records it in the hunt and returns, and the crawl stops as after
@@ -66,6 +71,8 @@ pub trait Hunted {
 #[derive(Clone, Copy, Debug)]
 pub struct ExchangeStats {
     pub shard: Shard,
+    /// The run of the crawl this shard took part in (1 for the first crawl, then each recrawl).
+    pub run: u64,
     /// URLs appended to outboxes (sent to other shards).
     pub sent: u64,
     pub cache_hits: u64,
@@ -81,6 +88,8 @@ pub struct ExchangeStats {
 /// One shard's side of the exchange, shared by the workers, the receiver and the coordinator.
 pub struct Exchange {
     shard: Shard,
+    /// The run joined in the broker.
+    run: u64,
     broker: Arc<dyn Broker>,
     sent_cache: SentCache,
     outboxes: crate::shard::sender::Outboxes,
@@ -104,12 +113,14 @@ impl EndGate for Exchange {
 impl Exchange {
     pub fn new(
         shard: Shard,
+        run: u64,
         broker: Arc<dyn Broker>,
         outboxes: crate::shard::sender::Outboxes,
         sent_cache_entries: usize,
     ) -> Exchange {
         Exchange {
             shard,
+            run,
             broker,
             sent_cache: SentCache::new(sent_cache_entries),
             outboxes,
@@ -163,6 +174,7 @@ impl Exchange {
         let (_, batches, stream_full) = self.outboxes.sent();
         ExchangeStats {
             shard: self.shard,
+            run: self.run,
             sent: self.sent.load(Ordering::Relaxed),
             cache_hits,
             cache_misses,
@@ -284,6 +296,10 @@ impl Exchange {
             };
             match (&last, reports) {
                 (Some(before), Some(now)) if *before == now && settled(&now) => {
+                    // Before this shard counts the run complete: the next run may then start.
+                    self.broker
+                        .end_run()
+                        .map_err(|e| anyhow!("marking run {} ended: {e}", self.run))?;
                     self.done.store(true, Ordering::Release);
                     dispatcher.wake_all();
                     return Ok(());

@@ -1,16 +1,23 @@
 //! `RedisBroker`: the exchange on Redis Streams (Redis ≥ 5; Valkey and managed Redis speak the
 //! same protocol), through the `redis` crate's blocking client.
 //!
-//! Keys of one crawl live under its namespace (`crawl:` + a hash of the seeds and N, which
-//! every shard computes alike):
-//! - `NS:stream:K`: shard K's inbox, one entry per batch (`from`, `urls`: `depth TAB url`
-//!   lines), read through the consumer group `crawl` as consumer `shard-K`;
-//! - `NS:report:K`: a hash of `idle`, `pages` (written by `report`), `published` and `acked`
-//!   (counted by the scripts that append and acknowledge);
-//! - `NS:lease:K`: the token of the process holding shard K, with a TTL;
+//! Keys of one crawl live under its namespace (`crawl:` + a hash of the seeds, which every
+//! shard computes alike). A crawl is run again and again (recrawls); each run R has keys of
+//! its own, so that no shard of run R reads run R−1's reports as its own:
 //! - `NS:count`: N, set by the first shard to connect; a different N is refused;
-//! - `NS:stop`: a hash of `--find` texts found, each to the shard and URL that found it (the
-//!   first finder's stays): every shard hunting that text stops at its next report.
+//! - `NS:run`: the run the shards crawl now; `NS:ended`: the last run whose end a shard saw
+//!   (every shard idle, nothing in transit). A shard joins the current run, or starts the next
+//!   one once the current has ended (`JOIN`); a shard of another run is refused (`WrongRun`);
+//! - `NS:lease:K`: the token of the process holding shard K, with a TTL (across runs);
+//! - `NS:rR:stream:K`: shard K's inbox in run R, one entry per batch (`from`, `urls`:
+//!   `depth TAB url` lines), read through the consumer group `crawl` as consumer `shard-K`;
+//! - `NS:rR:report:K`: a hash of `idle`, `pages` (written by `report`), `published` and
+//!   `acked` (counted by the scripts that append and acknowledge);
+//! - `NS:rR:stop`: a hash of `--find` texts found, each to the shard and URL that found it
+//!   (the first finder's stays): every shard hunting that text stops at its next report.
+//!
+//! When run R+1 starts, run R's keys get a TTL (`FINISHED_RUN_TTL`): a straggler of run R
+//! still finishing its exit finds them, and then they are gone.
 //!
 //! Atomic steps are Lua scripts, which Redis runs whole: `publish` checks the stream's length,
 //! appends and counts `published`; `ack` acknowledges, deletes and counts `acked` by what XACK
@@ -46,6 +53,8 @@ pub const DEFAULT_RECONNECT_LIMIT: Duration = Duration::from_secs(60);
 /// The first pause between retries, doubled each time up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// How long a finished run's keys stay once the next run has started.
+pub const FINISHED_RUN_TTL: Duration = Duration::from_secs(3600);
 /// Ids per acknowledging script call (Lua's `unpack` has a stack limit of about 8,000).
 const ACK_CHUNK: usize = 1000;
 
@@ -62,6 +71,38 @@ local n = redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, 2))
 redis.call('XDEL', KEYS[1], unpack(ARGV, 2))
 if n > 0 then redis.call('HINCRBY', KEYS[2], 'acked', n) end
 return n";
+
+/// Joins run ARGV[1] (0: a fresh directory, which joins the current run, or the next one if the
+/// current has ended). A later run starts once the current one has ended, and gives the
+/// finished run's keys their TTL. Returns {1, run joined} or {0, current run, last ended}.
+const JOIN: &str = r"
+local want = tonumber(ARGV[1])
+local run = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ended = tonumber(redis.call('GET', KEYS[2]) or '0')
+if want == 0 then
+  if run == 0 then want = 1 elseif ended >= run then want = run + 1 else want = run end
+end
+if want == run then return {1, run} end
+if run == 0 or (want > run and ended >= run) then
+  redis.call('SET', KEYS[1], want)
+  if run > 0 then
+    local prefix = ARGV[3] .. ':r' .. run .. ':'
+    for k = 0, tonumber(ARGV[2]) - 1 do
+      redis.call('EXPIRE', prefix .. 'stream:' .. k, ARGV[4])
+      redis.call('EXPIRE', prefix .. 'report:' .. k, ARGV[4])
+    end
+    redis.call('EXPIRE', prefix .. 'stop', ARGV[4])
+  end
+  return {1, want}
+end
+return {0, run, ended}";
+
+/// Records that run ARGV[1] has ended (the mark only grows).
+const END_RUN: &str = r"
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return 1";
 
 /// Takes or renews the lease for this token; otherwise returns the holder and its TTL.
 const LEASE: &str = r"
@@ -84,6 +125,8 @@ pub struct RedisBroker {
     namespace: String,
     shard: u32,
     count: u32,
+    /// The run this shard takes part in (`JOIN`); 0 until joined.
+    run_id: u64,
     /// Who we are in the lease: pid, host and a nonce, unique per broker object.
     token: String,
     max_stream_len: u64,
@@ -99,12 +142,14 @@ pub struct RedisBroker {
     ack_script: Script,
     lease_script: Script,
     release_script: Script,
+    end_run_script: Script,
 }
 
 impl RedisBroker {
-    /// Connects shard `shard` of `count` to the crawl `namespace` at `url` (`redis://HOST:PORT/DB`):
-    /// checks N against the one stored, creates this shard's stream and consumer group, and
-    /// warns on stderr when Redis would lose acknowledged batches in a crash.
+    /// Connects shard `shard` of `count` to the crawl `namespace` at `url` (`redis://HOST:PORT/DB`)
+    /// as a fresh shard (the current run, or the next if it ended): checks N against the one
+    /// stored, creates this shard's stream and consumer group, and warns on stderr when Redis
+    /// would lose acknowledged batches in a crash.
     pub fn connect(
         url: &str,
         namespace: &str,
@@ -150,6 +195,8 @@ impl RedisBroker {
             ack_script: Script::new(ACK),
             lease_script: Script::new(LEASE),
             release_script: Script::new(RELEASE),
+            end_run_script: Script::new(END_RUN),
+            run_id: 0,
         })
     }
 
@@ -162,8 +209,22 @@ impl RedisBroker {
         count: u32,
         reconnect_limit: Duration,
     ) -> Result<RedisBroker, BrokerError> {
+        Self::connect_run(url, namespace, shard, count, None, reconnect_limit)
+    }
+
+    /// `connect_with` for run `run` (None: a fresh directory's shard, see `JOIN`). Another run
+    /// than the broker's current one (or the next, once the current ended) is `WrongRun`.
+    pub fn connect_run(
+        url: &str,
+        namespace: &str,
+        shard: u32,
+        count: u32,
+        run: Option<u64>,
+        reconnect_limit: Duration,
+    ) -> Result<RedisBroker, BrokerError> {
         let mut broker = Self::client(url, namespace, shard, count, reconnect_limit)?;
         broker.check_count()?;
+        broker.run_id = broker.join(run.unwrap_or(0))?;
         broker.create_group()?;
         broker.warnings = broker.durability_warnings()?;
         for warning in &broker.warnings {
@@ -180,16 +241,53 @@ impl RedisBroker {
         namespace: &str,
         count: u32,
     ) -> Result<Option<RedisBroker>, BrokerError> {
-        let broker = Self::client(url, namespace, 0, count, DEFAULT_RECONNECT_LIMIT)?;
-        let key = broker.count_key();
-        let stored: Option<String> =
-            broker.run("GET", |con| redis::cmd("GET").arg(&key).query(con))?;
+        let mut broker = Self::client(url, namespace, 0, count, DEFAULT_RECONNECT_LIMIT)?;
+        let keys = [broker.count_key(), broker.run_key()];
+        let (stored, run): (Option<String>, Option<u64>) =
+            broker.run("MGET", |con| redis::cmd("MGET").arg(&keys[..]).query(con))?;
         match stored {
             None => Ok(None),
             Some(stored) => {
                 broker.compare_count(stored)?;
+                broker.run_id = run.unwrap_or(1);
                 Ok(Some(broker))
             }
+        }
+    }
+
+    /// The run this shard takes part in (or, observing, the broker's current run).
+    pub fn current_run(&self) -> u64 {
+        self.run_id
+    }
+
+    /// Joins run `want` (0: as a fresh directory) with `JOIN`; returns the run joined.
+    fn join(&self, want: u64) -> Result<u64, BrokerError> {
+        let keys = [self.run_key(), self.ended_key()];
+        let script = Script::new(JOIN);
+        let answer: Vec<u64> = self.run("SET", |con| {
+            script
+                .key(&keys[0])
+                .key(&keys[1])
+                .arg(want)
+                .arg(self.count)
+                .arg(&self.namespace)
+                .arg(FINISHED_RUN_TTL.as_secs())
+                .invoke(con)
+        })?;
+        match answer[..] {
+            [1, joined] => Ok(joined),
+            [0, current, _] => Err(BrokerError::WrongRun {
+                namespace: self.namespace.clone(),
+                shard: self.shard,
+                count: self.count,
+                given: want,
+                current,
+            }),
+            _ => Err(BrokerError::Malformed {
+                stream: keys[0].clone(),
+                id: String::new(),
+                why: format!("the run script answered {answer:?}"),
+            }),
         }
     }
 
@@ -237,11 +335,19 @@ impl RedisBroker {
     }
 
     fn stream_key(&self, k: u32) -> String {
-        format!("{}:stream:{k}", self.namespace)
+        format!("{}:r{}:stream:{k}", self.namespace, self.run_id)
     }
 
     fn report_key(&self, k: u32) -> String {
-        format!("{}:report:{k}", self.namespace)
+        format!("{}:r{}:report:{k}", self.namespace, self.run_id)
+    }
+
+    fn run_key(&self) -> String {
+        format!("{}:run", self.namespace)
+    }
+
+    fn ended_key(&self) -> String {
+        format!("{}:ended", self.namespace)
     }
 
     fn lease_key(&self) -> String {
@@ -249,7 +355,7 @@ impl RedisBroker {
     }
 
     fn stop_key(&self) -> String {
-        format!("{}:stop", self.namespace)
+        format!("{}:r{}:stop", self.namespace, self.run_id)
     }
 
     fn consumer(&self) -> String {
@@ -611,6 +717,14 @@ impl Broker for RedisBroker {
             redis::cmd("HGET").arg(&key).arg(text).query(con)
         })
     }
+
+    fn end_run(&self) -> Result<(), BrokerError> {
+        let key = self.ended_key();
+        let _: i64 = self.run("SET", |con| {
+            self.end_run_script.key(&key).arg(self.run_id).invoke(con)
+        })?;
+        Ok(())
+    }
 }
 
 /// Failures a new connection may mend: the server gone, restarting, or still loading.
@@ -897,6 +1011,71 @@ mod tests {
         second.release().unwrap();
         first.release().unwrap(); // not its lease: nothing happens
         first.lease(ttl).unwrap();
+    }
+
+    #[test]
+    fn runs_are_kept_apart_and_a_run_starts_once_the_one_before_has_ended() {
+        let server = RedisServer::start().unwrap();
+        let limit = DEFAULT_RECONNECT_LIMIT;
+        let join = |k, run| RedisBroker::connect_run(&server.url(), NS, k, 2, run, limit);
+        let zero = join(0, None).unwrap();
+        let one = join(1, Some(1)).unwrap();
+        assert_eq!((zero.current_run(), one.current_run()), (1, 1));
+        assert!(zero.publish(1, &batch("a", 2)).unwrap());
+        zero.stop("needle", "shard 0/2 at http://a.test/").unwrap();
+        for broker in [&zero, &one] {
+            broker
+                .report(&ShardReport {
+                    idle: true,
+                    pages: 5,
+                    ..ShardReport::default()
+                })
+                .unwrap();
+        }
+        // Run 2 waits for run 1's end, and the refusal names both runs.
+        let err = join(0, Some(2)).err().expect("refused");
+        assert!(err.is_usage(), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("run 2") && text.contains("run 1 has not ended"),
+            "{text}"
+        );
+        zero.end_run().unwrap();
+        one.end_run().unwrap();
+        // A fresh directory now starts run 2 too; run 1 is refused, naming both.
+        let fresh = join(1, None).unwrap();
+        assert_eq!(fresh.current_run(), 2);
+        let err = join(1, Some(1)).err().expect("refused");
+        assert!(
+            err.to_string().contains("run 1") && err.to_string().contains("at run 2"),
+            "{err}"
+        );
+        let second = join(0, Some(2)).unwrap();
+        assert_eq!(
+            second.reports().unwrap(),
+            vec![None, None],
+            "run 1's reports are not run 2's"
+        );
+        assert_eq!(second.stopped("needle").unwrap(), None, "nor its stop mark");
+        assert!(
+            fresh.read(10, Duration::ZERO).unwrap().is_empty(),
+            "nor its streams"
+        );
+        // Run 1's keys expire; run 2's do not.
+        let ttl = |key: &str| server.command(&["TTL", key]).unwrap();
+        for key in [
+            format!("{NS}:r1:report:0"),
+            format!("{NS}:r1:stream:1"),
+            format!("{NS}:r1:stop"),
+        ] {
+            let left: i64 = ttl(&key).trim_start_matches(':').parse().unwrap();
+            assert!(
+                left > 0 && left <= FINISHED_RUN_TTL.as_secs() as i64,
+                "{key}: {left}"
+            );
+        }
+        second.report(&ShardReport::default()).unwrap();
+        assert_eq!(ttl(&format!("{NS}:r2:report:0")), ":-1");
     }
 
     #[test]

@@ -13,7 +13,8 @@ use std::io::Write;
 
 /// Show the state of a sharded crawl: each shard's report in the broker, and the totals.
 ///
-/// One line per shard: `shard K/N`, `idle`, `busy` or `not started`, pages fetched, batches of
+/// First `run R` (the run of the crawl the shards take part in: 1, then one more for each
+/// recrawl), then one line per shard: `shard K/N`, `idle`, `busy` or `not started`, pages fetched, batches of
 /// URLs it published and acknowledged; then a `total` line with the pages, the batches still
 /// in transit and whether the crawl has ended (every shard idle, nothing in transit); then
 /// the broker's memory (Redis `INFO memory`: `used_memory`, `used_memory_peak`). Before any
@@ -53,7 +54,8 @@ pub fn run(args: ShardsArgs) -> Result<(), Failure> {
         Some(broker) => {
             let reports = broker.reports().map_err(BrokerError::into_failure)?;
             let (used, peak) = broker.memory().map_err(BrokerError::into_failure)?;
-            let mut text = render(&reports);
+            let mut text = format!("run\t{}\n", broker.current_run());
+            text.push_str(&render(&reports));
             text.push_str(&format!(
                 "broker\tused_memory {used}\tused_memory_peak {peak}\n"
             ));

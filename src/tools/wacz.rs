@@ -1,5 +1,9 @@
-//! `crawl wacz DIR -o FILE.wacz`: packages a crawl's archive as a WACZ file (Web Archive
-//! Collection Zipped, 1.1.1), the form replayweb.page opens and pywb imports.
+//! `crawl wacz DIR… -o FILE.wacz`: packages a crawl's archive as a WACZ file (Web Archive
+//! Collection Zipped, 1.1.1), the form replayweb.page opens and pywb imports. Several
+//! directories (the shards of a sharded crawl) make one package: every directory's WARC files,
+//! each named `DIRNAME-FILE` in it (two shards' files are often named alike: the same second,
+//! serial 0), and one index of them all. A renamed file is indexed here (its index names the
+//! file), through a symbolic link of the new name in the scratch directory.
 //!
 //! The ZIP holds, every entry stored (not deflated, so a reader can seek into it):
 //! - `archive/NAME.warc.gz`: the crawl's WARC files, byte for byte;
@@ -38,12 +42,18 @@ use zip::write::SimpleFileOptions;
 /// titles as pages/pages.jsonl, and datapackage.json with each file's SHA-256 (WACZ 1.1.1).
 /// WACZ holds gzip WARC files only: the records of a .warc.zst file (--warc-compression zstd)
 /// are gzipped again, one gzip member per record, on the way in.
+///
+/// Given several directories (the shards of a sharded crawl), it writes one package of them
+/// all: each WARC file as archive/DIRNAME-FILE (DIRNAME the directory's own name, preceded by
+/// its place among the arguments, 1-, 2-..., when two directories share a name), and one
+/// sorted index of every capture.
 #[derive(Parser, Debug)]
 #[command(version, max_term_width = 100)]
 pub struct WaczArgs {
-    /// A crawl's state directory (the one given to --out).
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    /// A crawl's state directory (the one given to --out); several for one package of them
+    /// all (a sharded crawl's shards).
+    #[arg(value_name = "DIR", required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
 
     /// The WACZ file to write (replaced if it exists).
     #[arg(short, long, value_name = "FILE")]
@@ -66,9 +76,9 @@ pub struct Packed {
 }
 
 pub fn run(args: WaczArgs) -> Result<(), Failure> {
-    let warcs = warc_files(&args.dir).map_err(Failure::bad_input)?;
+    let warcs = named_warc_files(&args.dirs).map_err(Failure::bad_input)?;
     // A WARC file that is not the crawl's is bad input; anything else failed to be written.
-    let packed = pack(&args.dir, &warcs, &args.output).map_err(|e| {
+    let packed = pack(&args.dirs[0], &warcs, &args.output).map_err(|e| {
         if e.chain().any(|cause| cause.is::<cdxj::BadWarc>()) {
             Failure::bad_input(e)
         } else {
@@ -88,6 +98,48 @@ pub fn run(args: WaczArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// The WARC files of `dirs`, each with its name in the package: its own for one directory,
+/// else `DIRNAME-NAME` (see `WaczArgs`). A directory given twice is bad input.
+fn named_warc_files(dirs: &[PathBuf]) -> Result<Vec<(String, PathBuf)>> {
+    let base = |dir: &Path| -> String {
+        let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+        (dir.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "dir".into())
+    };
+    let bases: Vec<String> = dirs.iter().map(|d| base(d)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in dirs {
+        let real = fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if !seen.insert(real) {
+            bail!("{}: given twice; give each directory once", dir.display());
+        }
+    }
+    let shared = |b: &String| bases.iter().filter(|o| *o == b).count() > 1;
+    let mut named = Vec::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        for warc in warc_files(dir)? {
+            let name = warc
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let name = match (dirs.len(), shared(&bases[i])) {
+                (1, _) => name.to_owned(),
+                (_, false) => format!("{}-{name}", bases[i]),
+                (_, true) => format!("{}-{}-{name}", i + 1, bases[i]),
+            };
+            named.push((name, warc));
+        }
+    }
+    // A shard that owned no host has none; the package needs some.
+    if named.is_empty() {
+        let dirs: Vec<String> = dirs
+            .iter()
+            .map(|d| d.join("warc").display().to_string())
+            .collect();
+        bail!("{}: no WARC files to package", dirs.join(", "));
+    }
+    Ok(named)
 }
 
 /// The finished WARC files of a crawl, in name order; what cannot be packaged is an error naming
@@ -124,14 +176,12 @@ fn warc_files(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     files.sort();
-    if files.is_empty() {
-        bail!("{}: no WARC files to package", warc_dir.display());
-    }
     Ok(files)
 }
 
-/// Writes the package of `warcs` (gzip or zstd WARC files, zstd ones converted) to `output`.
-pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
+/// Writes the package of `warcs` (each its name in the package, and its gzip or zstd WARC file;
+/// zstd ones converted) to `output`, with a scratch directory in `dir`.
+pub fn pack(dir: &Path, warcs: &[(String, PathBuf)], output: &Path) -> Result<Packed> {
     let scratch = tempfile::Builder::new()
         .prefix("wacz-")
         .tempdir_in(dir)
@@ -140,13 +190,23 @@ pub fn pack(dir: &Path, warcs: &[PathBuf], output: &Path) -> Result<Packed> {
         warc_files: warcs.len(),
         ..Packed::default()
     };
+    // Each file under its name in the package: converted, linked to under a new name, or
+    // itself (its CDXJ index beside it).
     let mut gzipped = Vec::with_capacity(warcs.len());
-    for warc in warcs {
-        if names::compression_of(&warc.to_string_lossy()) == Some(Compression::Zstd) {
-            gzipped.push(to_gzip(warc, scratch.path())?);
+    for (name, warc) in warcs {
+        let own = warc.file_name().and_then(|n| n.to_str()) == Some(name.as_str());
+        if names::compression_of(name) == Some(Compression::Zstd) {
+            let gz_name = format!("{}.warc.gz", name.trim_end_matches(".warc.zst"));
+            gzipped.push(to_gzip(warc, &scratch.path().join(gz_name))?);
             packed.converted += 1;
-        } else {
+        } else if own {
             gzipped.push(warc.clone());
+        } else {
+            let link = scratch.path().join(name);
+            let target = fs::canonicalize(warc)?;
+            std::os::unix::fs::symlink(&target, &link)
+                .with_context(|| format!("linking {} to {}", link.display(), warc.display()))?;
+            gzipped.push(link);
         }
     }
     let warcs = &gzipped;
@@ -259,12 +319,10 @@ fn write_zip(entries: &[(String, PathBuf)], tmp: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `NAME.warc.zst` again as `scratch/NAME.warc.gz`, each zstd frame one gzip member.
-fn to_gzip(zst: &Path, scratch: &Path) -> Result<PathBuf> {
-    let name = zst.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    let gz_name = format!("{}.warc.gz", name.trim_end_matches(".warc.zst"));
-    let path = scratch.join(gz_name);
-    let mut out = BufWriter::new(File::create(&path)?);
+/// Writes the records of a `.warc.zst` file again as the gzip WARC file `path`, each zstd frame
+/// one gzip member.
+fn to_gzip(zst: &Path, path: &Path) -> Result<PathBuf> {
+    let mut out = BufWriter::new(File::create(path)?);
     cdxj::for_each_unit(zst, Compression::Zstd, |record, _, _| {
         let mut member = flate2::write::GzEncoder::new(&mut out, flate2::Compression::default());
         member.write_all(&record)?;
@@ -272,7 +330,7 @@ fn to_gzip(zst: &Path, scratch: &Path) -> Result<PathBuf> {
         Ok(())
     })?;
     out.flush()?;
-    Ok(path)
+    Ok(path.to_owned())
 }
 
 /// Copies into a ZIP entry while hashing what passes.

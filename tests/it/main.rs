@@ -20,6 +20,7 @@ mod limits;
 mod manpage;
 mod markdown;
 mod neardup;
+mod netns;
 mod outputs;
 mod payload_dedupe;
 mod rank;

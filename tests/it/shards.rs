@@ -16,15 +16,17 @@ use crate::util::{CRAWL_DEADLINE, counts, parse_log, read_summary, small_graph, 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use testweb::redis::RedisServer;
 use testweb::{Graph, TestWeb};
 
 /// A shard's process, its URL log going to `DIR/log-K-RUN.tsv`.
-struct ShardRun {
-    child: Child,
-    log: PathBuf,
-    stderr: PathBuf,
+pub(crate) struct ShardRun {
+    pub(crate) child: Child,
+    pub(crate) log: PathBuf,
+    pub(crate) stderr: PathBuf,
 }
 
 /// Starts `crawl DIR/seeds.txt --out DIR/shard-K --shard K/N --exchange URL -j 4 …`.
@@ -44,16 +46,57 @@ fn spawn_in(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> ShardRun {
-    let log = dir.join(format!("log-{k}-{run}.tsv"));
-    let stderr = dir.join(format!("err-{k}-{run}.txt"));
-    let child = Command::new(env!("CARGO_BIN_EXE_crawl"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawl"));
+    command.envs(env.iter().copied());
+    let spec = ShardSpec {
+        dir,
+        out,
+        k,
+        n,
+        exchange,
+        run,
+        extra,
+    };
+    launch(command, &spec)
+}
+
+/// A shard's command line: `DIR/seeds.txt --out DIR/OUT --shard K/N --exchange URL -j 4 …
+/// EXTRA`, its URL log and stderr named after K and `run`.
+pub(crate) struct ShardSpec<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) out: &'a str,
+    pub(crate) k: u32,
+    pub(crate) n: u32,
+    pub(crate) exchange: &'a str,
+    pub(crate) run: usize,
+    pub(crate) extra: &'a [&'a str],
+}
+
+/// `spec` in the network namespace `netns` (`ip netns exec`, which becomes the crawl: the
+/// child is the shard's process), as a shard on a machine of its own.
+pub(crate) fn spawn_netns(netns: &str, spec: &ShardSpec) -> ShardRun {
+    let mut command = Command::new("ip");
+    command.args(["netns", "exec", netns, env!("CARGO_BIN_EXE_crawl")]);
+    launch(command, spec)
+}
+
+/// Runs `command` with `spec`'s arguments.
+fn launch(mut command: Command, spec: &ShardSpec) -> ShardRun {
+    let (dir, k) = (spec.dir, spec.k);
+    let log = dir.join(format!("log-{k}-{}.tsv", spec.run));
+    let stderr = dir.join(format!("err-{k}-{}.txt", spec.run));
+    let child = command
         .arg(dir.join("seeds.txt"))
         .arg("--out")
-        .arg(dir.join(out))
-        .args(["--shard", &format!("{k}/{n}"), "--exchange", exchange])
+        .arg(dir.join(spec.out))
+        .args([
+            "--shard",
+            &format!("{k}/{}", spec.n),
+            "--exchange",
+            spec.exchange,
+        ])
         .args(["-j", "4", "--delay-factor", "0", "--buffer-entries", "256"])
-        .args(extra)
-        .envs(env.iter().copied())
+        .args(spec.extra)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log).unwrap())
@@ -63,9 +106,19 @@ fn spawn_in(
     ShardRun { child, log, stderr }
 }
 
+/// A test that fails leaves no shard running (one in a namespace would wait for its partners).
+impl Drop for ShardRun {
+    fn drop(&mut self) {
+        if self.still_running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl ShardRun {
     /// Waits for the exit (killing it at the crawl deadline, which fails the test).
-    fn wait(mut self) -> (Option<i32>, String) {
+    pub(crate) fn wait(mut self) -> (Option<i32>, String) {
         let deadline = Instant::now() + CRAWL_DEADLINE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -87,17 +140,17 @@ impl ShardRun {
     }
 
     /// Lines of its URL log so far.
-    fn lines(&self) -> usize {
+    pub(crate) fn lines(&self) -> usize {
         std::fs::read_to_string(&self.log).map_or(0, |t| t.lines().count())
     }
 
-    fn still_running(&mut self) -> bool {
+    pub(crate) fn still_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 }
 
 /// Seeds: the root of every host (so every host is in scope, as in the 50-host benchmark web).
-fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
+pub(crate) fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
     let seeds: String = (0..hosts)
         .map(|h| format!("{}\n", web.url(h, "/")))
         .collect();
@@ -105,7 +158,7 @@ fn write_seeds(dir: &Path, web: &TestWeb, hosts: usize) {
 }
 
 /// Waits for every shard to exit, each with status 0.
-fn wait_all(shards: Vec<ShardRun>) {
+pub(crate) fn wait_all(shards: Vec<ShardRun>) {
     for shard in shards {
         let (code, stderr) = shard.wait();
         assert_eq!(code, Some(0), "{stderr}");
@@ -113,7 +166,7 @@ fn wait_all(shards: Vec<ShardRun>) {
 }
 
 /// Every page reachable from the hosts' roots: what a single-process crawl of all of them gets.
-fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
+pub(crate) fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
     graph
         .bfs(&graph.roots(), &|_, _| true, None)
         .into_keys()
@@ -121,7 +174,7 @@ fn reachable(graph: &Graph) -> Vec<(usize, usize)> {
 }
 
 /// `host:port` of a URL.
-fn host_of(url: &str) -> String {
+pub(crate) fn host_of(url: &str) -> String {
     let rest = url.split_once("://").unwrap().1;
     rest[..rest.find('/').unwrap_or(rest.len())].to_owned()
 }
@@ -284,7 +337,7 @@ fn a_shard_killed_at_random_moments_loses_nothing_and_refetches_only_in_flight_p
         victim.child.kill().unwrap();
         let status = victim.child.wait().unwrap();
         // It ended by itself before the kill: its crawl is complete, and starting it again
-        // would be a recrawl of a completed shard, which is refused.
+        // would be a recrawl (the next run), not this one.
         if status.code().is_some() {
             let stderr = std::fs::read_to_string(&victim.stderr).unwrap();
             assert_eq!(status.code(), Some(0), "{stderr}");
@@ -405,7 +458,7 @@ fn a_receiver_killed_between_offering_and_acknowledging_gets_the_batches_again()
     // Its stream holds batches read and never acknowledged.
     let namespace = namespace(&web, HOSTS);
     let pending = redis
-        .command(&["XPENDING", &format!("{namespace}:stream:1"), "crawl"])
+        .command(&["XPENDING", &format!("{namespace}:r1:stream:1"), "crawl"])
         .unwrap();
     let count = pending
         .lines()
@@ -553,7 +606,7 @@ fn status(dir: &Path, exchange: &str, count: u32) -> (i32, String, String) {
 }
 
 #[test]
-fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
+fn status_only_reads_the_broker_and_shows_the_run() {
     let (_, web) = small_web(4, 5, 3);
     let redis = RedisServer::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -578,16 +631,8 @@ fn status_only_reads_the_broker_and_a_completed_shard_is_not_recrawled() {
     assert_eq!(dbsize(), before);
     let (code, stdout, stderr) = status(dir.path(), &redis.url(), 2);
     assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("run\t1\n"), "{stdout}");
     assert!(stdout.contains("total\tended\t"), "{stdout}");
-
-    // A completed shard is not recrawled (the broker's reports are the finished run's): exit 2,
-    // before anything is fetched.
-    let requests = web.log().len();
-    let again = spawn(dir.path(), 0, 2, &redis.url(), 1, &[]);
-    let (code, stderr) = again.wait();
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("cannot be recrawled yet"), "{stderr}");
-    assert_eq!(web.log().len(), requests, "the refused shard fetched");
 }
 
 /// Polls (10 s at most) until every thread of process `pid` is stopped (state `T`).
@@ -654,7 +699,7 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
     // Batches the shards had published: URLs had crossed through the broker before the kill.
     let batches: u64 = (0..2)
         .map(|k| {
-            let report = format!("{}:report:{k}", namespace(&web, HOSTS));
+            let report = format!("{}:r1:report:{k}", namespace(&web, HOSTS));
             let reply = redis.command(&["HGET", &report, "published"]).unwrap();
             reply.trim().parse::<u64>().unwrap_or(0)
         })
@@ -666,7 +711,7 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
     // `kill` returns before every thread has stopped: one may still send an acknowledgement
     // that deletes batches from the stream. Once all are stopped, nothing leaves the stream.
     until_stopped(frozen);
-    let stream = format!("{}:stream:1", namespace(&web, HOSTS));
+    let stream = format!("{}:r1:stream:1", namespace(&web, HOSTS));
     let waiting = || {
         let reply = redis.command(&["XLEN", &stream]).unwrap();
         reply.trim().trim_start_matches(':').parse::<u64>().unwrap()
@@ -720,11 +765,388 @@ fn redis_killed_and_restarted_mid_crawl_loses_nothing() {
 }
 
 /// The broker namespace of the crawl of every host's root (`shard::namespace`).
-fn namespace(web: &TestWeb, hosts: usize) -> String {
+pub(crate) fn namespace(web: &TestWeb, hosts: usize) -> String {
     let mut seeds: Vec<String> = (0..hosts).map(|h| web.url(h, "/")).collect();
     seeds.sort();
     format!(
         "crawl:{:016x}",
         crawl::checksum(seeds.join("\n").as_bytes())
     )
+}
+
+/// `graph` served with validators: every page's `ETag` names its body (a 304 answers it in
+/// `If-None-Match`), except pages with `(host + page) % 5 == 1`, which have none (a recrawl
+/// compares their payload digest). From `version` 1 on, pages with `(host + page) % 3 == 0`
+/// say so in their text: they have changed.
+fn validating_web(graph: &Graph, version: Arc<AtomicUsize>) -> TestWeb {
+    let hosts = graph.spec().hosts;
+    TestWeb::start_with_engine(hosts, testweb::Engine::Reactor, |origins| {
+        let origins: Arc<[String]> = origins.into();
+        (0..hosts)
+            .map(|h| {
+                let page = graph.handler_shared(h, origins.clone(), None);
+                let version = Arc::clone(&version);
+                testweb::HostSpec::new(move |req: &testweb::Request| {
+                    let mut answer = page(req);
+                    let Some(p) = Graph::page_of_path(&req.target) else {
+                        return answer;
+                    };
+                    let testweb::Body::Bytes(body) = &mut answer.body else {
+                        return answer;
+                    };
+                    let v = version.load(Ordering::SeqCst);
+                    if answer.status == 200 && v > 0 && (h + p) % 3 == 0 {
+                        body.extend_from_slice(format!("<!-- version {v} -->\n").as_bytes());
+                    }
+                    if answer.status != 200 || (h + p) % 5 == 1 {
+                        return answer;
+                    }
+                    let etag = format!("\"{:016x}\"", crawl::checksum(body));
+                    if req.header("if-none-match") == Some(etag.as_str()) {
+                        return testweb::Response::new(304, "text/html", "")
+                            .with_header("ETag", etag);
+                    }
+                    answer.with_header("ETag", etag)
+                })
+            })
+            .collect()
+    })
+    .unwrap()
+}
+
+/// One run of the four shards (`run` names their logs): every shard exits 0, each page of
+/// `expected` is requested once within the run; returns each page URL's note, over all shards.
+fn sharded_run(
+    dir: &Path,
+    web: &TestWeb,
+    redis: &RedisServer,
+    run: usize,
+    expected: &[(usize, usize)],
+) -> BTreeMap<String, String> {
+    let start = web.request_count();
+    let shards: Vec<ShardRun> = (0..4)
+        .map(|k| spawn(dir, k, 4, &redis.url(), run, &[]))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    wait_all(shards);
+    assert_requested_once(web, start, expected, &format!("sharded run {run}"));
+    let mut notes = BTreeMap::new();
+    for log in logs {
+        for row in parse_log(&std::fs::read_to_string(log).unwrap()) {
+            if row.is_page() {
+                assert!(
+                    notes.insert(row.url.clone(), row.note).is_none(),
+                    "{}",
+                    row.url
+                );
+            }
+        }
+    }
+    notes
+}
+
+/// The pages requested since request `start`: `expected`, each once (0 lost, 0 twice).
+fn assert_requested_once(web: &TestWeb, start: usize, expected: &[(usize, usize)], what: &str) {
+    let requested: Vec<(usize, usize)> = web.log()[start..]
+        .iter()
+        .filter(|e| crate::util::is_page_target(&e.target))
+        .map(|e| (e.host, Graph::page_of_path(&e.target).unwrap()))
+        .collect();
+    let twice: Vec<_> = counts(requested.clone())
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(twice.is_empty(), "{what}: pages fetched twice: {twice:?}");
+    crate::util::assert_same_set(what, expected, &requested);
+}
+
+/// One run of a single process on the same web, in `single/out`: each page's note.
+fn single_run(
+    single: &Path,
+    web: &TestWeb,
+    expected: &[(usize, usize)],
+    run: usize,
+) -> BTreeMap<String, String> {
+    let start = web.request_count();
+    let (code, stdout, stderr) =
+        crate::util::crawl_dir(single, &["-j", "8", "--delay-factor", "0"], &[], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_requested_once(web, start, expected, &format!("single run {run}"));
+    parse_log(&stdout)
+        .into_iter()
+        .filter(|r| r.is_page())
+        .map(|r| (r.url, r.note))
+        .collect()
+}
+
+#[test]
+fn a_sharded_crawl_is_recrawled_twice_like_one_process_and_each_run_is_kept_apart() {
+    const HOSTS: usize = 12;
+    let graph = small_graph(HOSTS, 20, 46);
+    let version = Arc::new(AtomicUsize::new(0));
+    let web = validating_web(&graph, Arc::clone(&version));
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let single = tempfile::tempdir().unwrap();
+    write_seeds(single.path(), &web, HOSTS);
+    let expected = reachable(&graph);
+    let summaries = |run: u64| -> Vec<serde_json::Value> {
+        (0..4)
+            .map(|k| {
+                let summary = read_summary(&dir.path().join(format!("shard-{k}")));
+                assert_eq!(summary["ending"], "complete", "{summary}");
+                assert_eq!(summary["shard"]["run"], run, "{summary}");
+                summary
+            })
+            .collect()
+    };
+    let total = |summaries: &[serde_json::Value], key: &str| -> u64 {
+        summaries
+            .iter()
+            .map(|s| s["recrawl"][key].as_u64().unwrap())
+            .sum()
+    };
+
+    // Run 1: the first crawl; then the same web by one process.
+    let first = sharded_run(dir.path(), &web, &redis, 10, &expected);
+    assert_eq!(first, single_run(single.path(), &web, &expected, 1));
+    assert_eq!(
+        counts(first.values()),
+        BTreeMap::from([(&"-".to_owned(), expected.len())])
+    );
+    summaries(1);
+
+    // Run 2: nothing changed, so every page is a revisit (a 304, or the same payload digest).
+    let start = web.request_count();
+    let second = sharded_run(dir.path(), &web, &redis, 11, &expected);
+    let not_modified = web.log()[start..]
+        .iter()
+        .filter(|e| e.status == 304)
+        .count();
+    assert_eq!(second, single_run(single.path(), &web, &expected, 2));
+    assert_eq!(
+        counts(second.values()),
+        BTreeMap::from([(&"unchanged".to_owned(), expected.len())])
+    );
+    let s = summaries(2);
+    assert_eq!(total(&s, "unchanged"), expected.len() as u64);
+    assert_eq!(total(&s, "new") + total(&s, "changed"), 0);
+    let with_etag = expected.iter().filter(|(h, p)| (h + p) % 5 != 1).count();
+    assert_eq!(not_modified, with_etag, "conditional requests");
+    let (code, stdout, stderr) = status(dir.path(), &redis.url(), 4);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("run\t2\n"), "{stdout}");
+    let pages = format!("total\tended\tpages {}\tin transit 0\n", expected.len());
+    assert!(stdout.contains(&pages), "run 2's reports alone: {stdout}");
+
+    // Run 3: a third of the pages changed; the shards capture each change, as one process does.
+    version.store(1, Ordering::SeqCst);
+    let third = sharded_run(dir.path(), &web, &redis, 12, &expected);
+    assert_eq!(third, single_run(single.path(), &web, &expected, 3));
+    let changed: BTreeSet<String> = expected
+        .iter()
+        .filter(|(h, p)| (h + p) % 3 == 0)
+        .map(|(h, p)| web.url(*h, &Graph::path(*p)))
+        .collect();
+    for (url, note) in &third {
+        let want = if changed.contains(url) {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        assert_eq!(note, want, "{url}");
+    }
+    let s = summaries(3);
+    assert_eq!(total(&s, "changed"), changed.len() as u64);
+    // Each unchanged page is a revisit record in its shard's archive.
+    let revisits: usize = (0..4)
+        .map(|k| {
+            let out = dir.path().join(format!("shard-{k}"));
+            crate::util::warc_text(&out, ".warc.zst")
+                .matches("WARC-Type: revisit")
+                .count()
+        })
+        .sum();
+    assert_eq!(revisits, 2 * expected.len() - changed.len(), "runs 2 and 3");
+
+    // The finished runs' keys expire in the broker; the current run's stay.
+    let ns = namespace(&web, HOSTS);
+    for run in [1, 2] {
+        let ttl = redis
+            .command(&["TTL", &format!("{ns}:r{run}:report:0")])
+            .unwrap();
+        assert!(
+            ttl.trim_start_matches(':').parse::<i64>().unwrap() > 0,
+            "run {run}: {ttl}"
+        );
+    }
+    assert_eq!(
+        redis
+            .command(&["TTL", &format!("{ns}:r3:report:0")])
+            .unwrap(),
+        ":-1"
+    );
+
+    // A shard of a finished run's directory, resumed for that run, is refused naming both.
+    let copy = dir.path().join("stale");
+    std::fs::create_dir_all(copy.join("shard")).unwrap();
+    std::fs::copy(dir.path().join("shard-0/shard/id"), copy.join("shard/id")).unwrap();
+    std::fs::write(copy.join("shard/run"), "2\n").unwrap();
+    let (code, stderr) = spawn_in(dir.path(), "stale", 0, 4, &redis.url(), 13, &[], &[]).wait();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("run 2") && stderr.contains("at run 3"),
+        "{stderr}"
+    );
+
+    // Run 4 with --recrawl-budget 8: each shard asks for at most 8 of its previous pages and
+    // carries the others over (deferred); nothing is asked for twice.
+    let start = web.request_count();
+    wait_all(
+        (0..4)
+            .map(|k| {
+                spawn(
+                    dir.path(),
+                    k,
+                    4,
+                    &redis.url(),
+                    14,
+                    &["--recrawl-budget", "8"],
+                )
+            })
+            .collect(),
+    );
+    let asked = web.log()[start..]
+        .iter()
+        .filter(|e| crate::util::is_page_target(&e.target))
+        .map(|e| (e.host, e.target.clone()))
+        .collect::<Vec<_>>();
+    assert!(asked.len() <= 4 * 8, "{} pages asked for", asked.len());
+    assert_eq!(counts(asked.iter()).values().max(), Some(&1), "{asked:?}");
+    let s = summaries(4);
+    for summary in &s {
+        let recrawl = &summary["recrawl"];
+        let asked = ["changed", "unchanged", "new", "gone"].map(|k| recrawl[k].as_u64().unwrap());
+        assert!(asked.iter().sum::<u64>() <= 8, "{summary}");
+    }
+    assert_eq!(
+        total(&s, "deferred") as usize + asked.len(),
+        expected.len(),
+        "every page asked for or carried over"
+    );
+
+    // --restart: every shard forgets its previous fetches; run 5 fetches each page anew.
+    let start = web.request_count();
+    let shards: Vec<ShardRun> = (0..4)
+        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 15, &["--restart"]))
+        .collect();
+    wait_all(shards);
+    assert_requested_once(&web, start, &expected, "run 5, restarted");
+    assert!(web.log()[start..].iter().all(|e| e.status != 304));
+    for summary in summaries(5) {
+        assert!(summary["recrawl"].is_null(), "{summary}");
+    }
+}
+
+/// Issue 46, item 3: `crawl wacz` of the four shards' directories writes one WACZ that
+/// `wacz validate` accepts: every shard's WARC files (named after their shard) and one sorted
+/// index of every capture; pywb, serving its files, replays a page of every shard.
+#[test]
+fn one_wacz_of_every_shard_validates_and_pywb_replays_a_page_of_each() {
+    use crate::archive::{get, parse_line, pywb_serving};
+    use testweb::warc_readers::{PIP_HINT, run};
+    // 32 hosts: every shard owns some (odds 1 in 2,500 otherwise).
+    const HOSTS: usize = 32;
+    let (_graph, web) = small_web(HOSTS, 4, 3);
+    let redis = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_seeds(dir.path(), &web, HOSTS);
+    let shards: Vec<ShardRun> = (0..4)
+        .map(|k| spawn(dir.path(), k, 4, &redis.url(), 0, &[]))
+        .collect();
+    let logs: Vec<PathBuf> = shards.iter().map(|s| s.log.clone()).collect();
+    wait_all(shards);
+
+    let file = dir.path().join("all.wacz");
+    let mut args = vec!["wacz".to_owned()];
+    args.extend((0..4).map(|k| format!("shard-{k}")));
+    args.extend(["-o".into(), file.to_string_lossy().into_owned()]);
+    let (code, _, stderr) = crate::util::run_binary(&args, None, dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let (ok, report) = run(
+        Command::new("wacz").args(["validate", "-f"]).arg(&file),
+        None,
+    );
+    eprintln!("wacz validate -f all.wacz:{report}");
+    assert!(
+        ok && report.contains("Validation succeeded"),
+        "{report}\n{PIP_HINT}"
+    );
+
+    // Every shard's WARC files, under names of their shard's; one sorted index of them all.
+    let unpacked = dir.path().join("unpacked");
+    std::fs::create_dir(&unpacked).unwrap();
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let mut warcs = Vec::new();
+    let mut index = String::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).unwrap();
+        let name = entry.name().unwrap().into_owned();
+        if let Some(warc) = name.strip_prefix("archive/") {
+            let path = unpacked.join(warc);
+            std::io::copy(&mut entry, &mut std::fs::File::create(&path).unwrap()).unwrap();
+            warcs.push(path);
+        } else if name == "indexes/index.cdx" {
+            std::io::Read::read_to_string(&mut entry, &mut index).unwrap();
+        }
+    }
+    let names: Vec<String> = warcs
+        .iter()
+        .map(|w| w.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for k in 0..4 {
+        let own = format!("shard-{k}-crawl-");
+        assert!(names.iter().any(|n| n.starts_with(&own)), "{names:?}");
+        let expected = crate::util::warc_files(&dir.path().join(format!("shard-{k}")), ".warc.zst");
+        let packed = names.iter().filter(|n| n.starts_with(&own)).count();
+        assert_eq!(packed, expected.len(), "shard {k}'s files: {names:?}");
+    }
+    let lines: Vec<&str> = index.lines().collect();
+    assert!(
+        lines.windows(2).all(|w| w[0] <= w[1]),
+        "the index is sorted"
+    );
+    let captures: usize = (0..4)
+        .map(|k| {
+            let out = dir.path().join(format!("shard-{k}"));
+            crate::util::warc_text(&out, ".warc.zst")
+                .matches("WARC-Type: response")
+                .count()
+        })
+        .sum();
+    assert_eq!(lines.len(), captures, "every shard's captures");
+    for (_, _, fields) in lines.iter().map(|l| parse_line(l)) {
+        assert!(
+            names.contains(&fields["filename"]),
+            "{}",
+            fields["filename"]
+        );
+    }
+
+    // pywb replays a page of every shard.
+    let (_server, port) = pywb_serving(&dir.path().join("pywb"), &warcs, &index);
+    for (k, log) in logs.iter().enumerate() {
+        let rows = parse_log(&std::fs::read_to_string(log).unwrap());
+        let row = rows.iter().find(|r| r.status == 200).expect("a page");
+        let (_, ts, _) = lines
+            .iter()
+            .map(|l| parse_line(l))
+            .find(|(_, _, f)| f["url"] == row.url)
+            .unwrap_or_else(|| panic!("{} not in the index", row.url));
+        let (status, _, body) = get(port, &format!("/crawl/{ts}mp_/{}", row.url)).unwrap();
+        let page = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "shard {k}: {}: {page}", row.url);
+        assert!(page.contains("<title>host "), "shard {k}: {page}");
+    }
 }
