@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= no-tls-resume timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -94,6 +94,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -l no-sitemaps -d 'Do not read
 complete -c crawl -n "__fish_crawl_needs_command" -l ignore-page-robots -d 'Follow links regardless of page-level robots directives (for archiving)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-proxy -d 'Use no proxy, whatever the environment says'
 complete -c crawl -n "__fish_crawl_needs_command" -l insecure -d 'Do not check TLS certificates (a warning is printed): for test servers only'
+complete -c crawl -n "__fish_crawl_needs_command" -l no-tls-resume -d 'Make a full TLS handshake on every connection instead of resuming the server\'s session'
 complete -c crawl -n "__fish_crawl_needs_command" -l keep-truncated -d 'Read the first --max-body bytes of a body whose Content-Length is over --max-body'
 complete -c crawl -n "__fish_crawl_needs_command" -l allow-private -d 'Connect to private addresses too (loopback, RFC 1918, link-local, CGNAT, unique-local, …)'
 complete -c crawl -n "__fish_crawl_needs_command" -l no-warc-block-digest -d 'Leave the WARC-Block-Digest out of response records (they keep their payload digest)'
