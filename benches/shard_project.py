@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The arithmetic of benches/shard_scale.sh: one crawl's broker figures, a batch payload for
+redis-benchmark, and the projection to 100 and 1,000 machines.
+
+    shard_project.py measure N START END PREFIX    # one crawl's figures, as JSON
+    shard_project.py payload MEASURED.json URLLOG  # a batch of the measured mean size
+    shard_project.py project BENCH MEASURED.json…  # the tables
+
+PREFIX is the crawl's files: PREFIX.before / .after (INFO stats, cpu, memory, commandstats),
+PREFIX.streams (`bytes entries` of the stream keys every 0.2 s), PREFIX.out-K/summary.json.
+"""
+import json
+import math
+import sys
+
+# Commands the shards send themselves; the others in INFO commandstats run inside their scripts
+# (publish: XLEN, XADD, HINCRBY; ack: XACK, XDEL, HINCRBY; join and lease: GET, SET, EXPIRE…).
+SENT = {"evalsha", "eval", "xreadgroup", "hset", "hmget", "mget", "hsetnx", "hget", "xgroup",
+        "info", "config", "script", "ping", "select", "client", "hello"}
+
+
+def info(path):
+    stats, calls = {}, {}
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("cmdstat_"):
+            name, fields = line[8:].split(":", 1)
+            kv = dict(f.split("=") for f in fields.split(","))
+            calls[name.split("|")[0]] = calls.get(name.split("|")[0], 0) + int(kv["calls"])
+        elif ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            stats[k] = v
+    return stats, calls
+
+
+def measure(n, start, end, prefix):
+    n, seconds = int(n), float(end) - float(start)
+    before, calls0 = info(prefix + ".before")
+    after, calls1 = info(prefix + ".after")
+    summaries = [json.load(open(f"{prefix}.out-{k}/summary.json")) for k in range(n)]
+    assert all(s["ending"] == "complete" for s in summaries), [s["ending"] for s in summaries]
+    pages = [s["pages"] for s in summaries]
+    total = sum(pages)
+    delta = lambda key: float(after[key]) - float(before[key])
+    calls = {k: v - calls0.get(k, 0) for k, v in calls1.items() if v - calls0.get(k, 0) > 0}
+    samples = [tuple(map(int, l.split())) for l in open(prefix + ".streams") if l.strip()]
+    shard = lambda key: sum(s["shard"][key] for s in summaries)
+    json.dump({
+        "shards": n, "seconds": seconds, "pages": pages, "total": total,
+        "pages_per_shard_s": total / seconds / n,
+        "sent": shard("sent"), "received": shard("received"), "batches": shard("batches"),
+        "stream_full": shard("stream_full"),
+        "calls": calls,
+        "round_trips": sum(v for k, v in calls.items() if k in SENT),
+        "in_scripts": sum(v for k, v in calls.items() if k not in SENT),
+        "net_in": delta("total_net_input_bytes"), "net_out": delta("total_net_output_bytes"),
+        "cpu": delta("used_cpu_sys") + delta("used_cpu_user"),
+        "stream_bytes_peak": max((b for b, _ in samples), default=0),
+        "stream_entries_peak": max((e for _, e in samples), default=0),
+        "used_memory_peak": int(after["used_memory_peak"]),
+        "used_memory_start": int(before["used_memory"]),
+    }, sys.stdout)
+
+
+def payload(measured, urllog):
+    m = json.load(open(measured))
+    urls_per_batch = max(1, round(m["sent"] / max(1, m["batches"])))
+    lengths = []
+    for line in open(urllog):
+        cols = line.split("\t")
+        if len(cols) > 5 and cols[5].startswith("http"):
+            lengths.append(len(cols[5]))
+    url = "http://127.0.0.1:30000/" + "p" * max(1, round(sum(lengths) / len(lengths)) - 23)
+    # A batch's `urls` field: `depth TAB url` lines (src/shard/broker.rs, `encode`).
+    print("\n".join(f"3\t{url}" for _ in range(urls_per_batch)))
+
+
+def project(bench, *measured):
+    rates = {}
+    for line in open(bench):
+        name, _, rate = line.strip().partition(" ")
+        rates[name] = float(rate) if rate else float("nan")
+    runs = [json.load(open(f)) for f in measured]
+    print()
+    print("broker load, measured (per page: all pages of the crawl; per URL: cross-shard URLs sent)")
+    print("| shards | pages | seconds | pages/s per shard | round trips per page | commands in scripts "
+          "per page | by name, per page | bytes in / out per page | bytes in per URL sent | URLs sent "
+          "per page | broker CPU µs per page | stream peak: entries, MiB | used_memory peak MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for m in runs:
+        t = m["total"]
+        names = ", ".join(f"{k} {v / t:.3f}" for k, v in sorted(m["calls"].items(), key=lambda kv: -kv[1]))
+        per_url = m["net_in"] / m["sent"] if m["sent"] else float("nan")
+        print(f"| {m['shards']} | {t} | {m['seconds']:.1f} | {m['pages_per_shard_s']:.0f} | "
+              f"{m['round_trips'] / t:.3f} | {m['in_scripts'] / t:.3f} | {names} | "
+              f"{m['net_in'] / t:.0f} / {m['net_out'] / t:.0f} | {per_url:.0f} | {m['sent'] / t:.2f} | "
+              f"{m['cpu'] / t * 1e6:.1f} | {m['stream_entries_peak']}, "
+              f"{m['stream_bytes_peak'] / 2**20:.2f} | {m['used_memory_peak'] / 2**20:.1f} |")
+    print()
+    print("redis-benchmark, one redis-server (appendonly yes, appendfsync always), 50 clients, ops/s")
+    print("| " + " | ".join(rates) + " |")
+    print("|" + "---|" * len(rates))
+    print("| " + " | ".join(f"{v:,.0f}" for v in rates.values()) + " |")
+
+    m = max(runs, key=lambda r: r["shards"])
+    t, n = m["total"], m["shards"]
+    # Per page, from the largest N measured: round trips by kind, and the bytes of each URL sent.
+    per_page = {k: v / t for k, v in m["calls"].items() if k in SENT}
+    # The share of a page's cross-host links that leave its shard grows as 1 - 1/N; the
+    # exchange's traffic per page grows with it (measured at N, scaled to M).
+    sent_per_page = m["sent"] / t
+    bytes_per_url = (m["net_in"] + m["net_out"]) / m["sent"]
+    # The cost of one page's commands on one core, from redis-benchmark's rates: the publish
+    # script (EVALSHA) as measured with a batch of the mean size; every other round trip
+    # (XREADGROUP, the ack script, HSET, ...) at the rate of a one-entry read, the dearest of
+    # the small ones; the measured broker CPU per page beside it.
+    publish_rate = rates.get("publish") or float("nan")
+    other_rate = min(v for k, v in rates.items() if k in ("read1", "report", "lease"))
+    publishes_per_page = m["batches"] / t
+    other_per_page = sum(per_page.values()) - publishes_per_page
+    core_s_bench = publishes_per_page / publish_rate + other_per_page / other_rate
+    core_s_measured = m["cpu"] / t
+    core_s = max(core_s_bench, core_s_measured)
+    rate = m["pages_per_shard_s"]
+    print()
+    print(f"projection: one shard per machine at {rate:.0f} pages/s (measured, {n} shards); per page "
+          f"{sum(per_page.values()):.3f} round trips, of which {publishes_per_page:.3f} publishes; "
+          f"{sent_per_page:.2f} URLs sent per page at N={n}, scaled by (1-1/M)/(1-1/{n}); "
+          f"{bytes_per_url:.0f} bytes in+out per URL sent; a broker core costs "
+          f"{core_s_bench * 1e6:.1f} µs per page by redis-benchmark and {core_s_measured * 1e6:.1f} µs "
+          f"measured (the larger is used); a broker is kept under 50% of its core; streams hold at "
+          f"most 256 batches each (DEFAULT_MAX_STREAM_LEN); the end-of-run poll: every idle shard "
+          f"reads all M reports every 0.2 s (HMGET, pipelined: {rates.get('hmget', float('nan')):,.0f}/s)")
+    print("| machines | pages/s | round trips/s | broker cores (50%) | exchange MB/s | stream memory, "
+          "typical (as measured, per stream) | stream memory, bound (256 full batches per stream) | "
+          "idle poll HMGET/s at the end | its cores (50%) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for machines in (n, 100, 1000):
+        pages = machines * rate
+        scale = (1 - 1 / machines) / (1 - 1 / n)
+        trips = pages * sum(per_page.values()) * scale
+        cores = pages * core_s * scale / 0.5
+        mbs = pages * sent_per_page * scale * bytes_per_url / 1e6
+        typical = m["stream_bytes_peak"] / n * machines
+        batch_bytes = (m["net_in"] / max(1, m["batches"]))  # the publish's bytes, mostly the batch
+        bound = machines * 256 * batch_bytes * 1.3  # Redis keeps about 1.3x the payload
+        polls = machines * machines * 5
+        poll_cores = polls / rates.get("hmget", float("nan")) / 0.5
+        print(f"| {machines:,} | {pages:,.0f} | {trips:,.0f} | {cores:.1f} ({math.ceil(cores)} "
+              f"instances) | {mbs:,.1f} | {typical / 2**20:,.1f} MiB | {bound / 2**30:,.2f} GiB | "
+              f"{polls:,} | {poll_cores:.1f} |")
+
+
+mode, *args = sys.argv[1:]
+{"measure": measure, "payload": payload, "project": project}[mode](*args)
