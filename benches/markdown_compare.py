@@ -14,7 +14,8 @@ goes through `pandoc -f commonmark+pipe_tables -t html --no-highlight` and is co
 - against the served file's own main region, found by this script's html.parser pass
   (rustdoc's `<section id="main-content">`, else `<main>`, else Sphinx's `<div role="main">`,
   else `<body>`): an independent reference for extractor and writer together.
-Heading text has whitespace collapsed and a trailing permalink glyph (Sphinx's ¶, rustdoc's §)
+Links inside <pre> or <code> are counted apart (Markdown code holds no links). Heading text has
+whitespace collapsed and a trailing permalink glyph (Sphinx's ¶, rustdoc's §)
 dropped. Links are `<a href>` of http(s) URLs, resolved against the page (or its `<base>`),
 percent-decoded; fragments kept. Prints one block of figures per reference and examples.
 """
@@ -61,7 +62,7 @@ class Outline(html.parser.HTMLParser):
         self.done = False
         self.heading = None      # (level, [text]) while inside a heading
         self.headings, self.links, self.code_links = [], set(), set()
-        self.pre = 0             # inside <pre>
+        self.pre = 0             # inside <pre> or <code>
         self.skip = 0            # inside <script>/<style>/<template>
 
     def handle_starttag(self, tag, attrs):
@@ -83,14 +84,15 @@ class Outline(html.parser.HTMLParser):
     def starttag(self, tag, attrs):
         if tag in ("script", "style", "template"):
             self.skip += tag not in VOID
-        self.pre += tag == "pre"
+        self.pre += tag in ("pre", "code")
         if not self.inside:
             return
         if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456" and self.heading is None:
             self.heading = (int(tag[1]), [])
         if tag == "a" and attrs.get("href") is not None:
             link = norm_link(attrs["href"], self.base)
-            # A Markdown code block holds no links: those inside <pre> are counted apart.
+            # Markdown code (a block or a span) holds no links: those inside <pre> or <code>
+            # are counted apart.
             if link:
                 (self.code_links if self.pre else self.links).add(link)
 
@@ -99,7 +101,7 @@ class Outline(html.parser.HTMLParser):
             return
         if tag in ("script", "style", "template") and self.skip:
             self.skip -= 1
-        if tag == "pre" and self.pre:
+        if tag in ("pre", "code") and self.pre:
             self.pre -= 1
         if self.heading and tag == "h%d" % self.heading[0]:
             text = norm_heading("".join(self.heading[1]))
@@ -196,7 +198,7 @@ class Tally:
               f"{self.links_equal}; headings {self.heads} in the reference, {self.heads_missing} "
               f"missing, {self.heads_extra} extra; links {self.links} in the reference, "
               f"{self.links_missing} missing, {self.links_extra} extra (and {self.code_links} "
-              f"only inside <pre>, left out: a Markdown code block has no links)")
+              f"only inside <pre> or <code>, left out: Markdown code has no links)")
         for url, mh, eh, ml, el, order in self.examples:
             print(f"    {url}")
             for what, items in (("heading missing", mh), ("heading extra", eh),

@@ -16,7 +16,7 @@ import sys
 # Commands the shards send themselves; the others in INFO commandstats run inside their scripts
 # (publish: XLEN, XADD, HINCRBY; ack: XACK, XDEL, HINCRBY; join and lease: GET, SET, EXPIRE…).
 SENT = {"evalsha", "eval", "xreadgroup", "hset", "hmget", "mget", "hsetnx", "hget", "xgroup",
-        "info", "config", "script", "ping", "select", "client", "hello"}
+        "info", "config", "script", "ping", "select", "client", "hello", "keys", "memory"}
 
 
 def info(path):
@@ -42,8 +42,16 @@ def measure(n, start, end, prefix):
     pages = [s["pages"] for s in summaries]
     total = sum(pages)
     delta = lambda key: float(after[key]) - float(before[key])
-    calls = {k: v - calls0.get(k, 0) for k, v in calls1.items() if v - calls0.get(k, 0) > 0}
+    calls = {k: v - calls0.get(k, 0) for k, v in calls1.items()}
     samples = [tuple(map(int, l.split())) for l in open(prefix + ".streams") if l.strip()]
+    # The sampler's own commands (one KEYS a sample, a MEMORY USAGE and an XLEN a key; an
+    # interrupted last sample may have sent a few more) and the snapshots' INFO are not the crawl's.
+    keys_read = sum(s[2] for s in samples if len(s) == 3)
+    calls["keys"] = calls.get("keys", 0) - len(samples)
+    calls["memory"] = calls.get("memory", 0) - keys_read
+    calls["xlen"] = calls.get("xlen", 0) - keys_read
+    calls["info"] = 0
+    calls = {k: v for k, v in calls.items() if v > 0}
     shard = lambda key: sum(s["shard"][key] for s in summaries)
     json.dump({
         "shards": n, "seconds": seconds, "pages": pages, "total": total,
@@ -55,8 +63,8 @@ def measure(n, start, end, prefix):
         "in_scripts": sum(v for k, v in calls.items() if k not in SENT),
         "net_in": delta("total_net_input_bytes"), "net_out": delta("total_net_output_bytes"),
         "cpu": delta("used_cpu_sys") + delta("used_cpu_user"),
-        "stream_bytes_peak": max((b for b, _ in samples), default=0),
-        "stream_entries_peak": max((e for _, e in samples), default=0),
+        "stream_bytes_peak": max((s[0] for s in samples), default=0),
+        "stream_entries_peak": max((s[1] for s in samples), default=0),
         "used_memory_peak": int(after["used_memory_peak"]),
         "used_memory_start": int(before["used_memory"]),
     }, sys.stdout)
@@ -76,10 +84,11 @@ def payload(measured, urllog):
 
 
 def project(bench, *measured):
-    rates = {}
+    table = {}
     for line in open(bench):
-        name, _, rate = line.strip().partition(" ")
-        rates[name] = float(rate) if rate else float("nan")
+        persistence, name, *rate = line.split()
+        table.setdefault(persistence, {})[name] = float(rate[0]) if rate else float("nan")
+    rates = table["always"]
     runs = [json.load(open(f)) for f in measured]
     print()
     print("broker load, measured (per page: all pages of the crawl; per URL: cross-shard URLs sent)")
@@ -97,10 +106,12 @@ def project(bench, *measured):
               f"{m['cpu'] / t * 1e6:.1f} | {m['stream_entries_peak']}, "
               f"{m['stream_bytes_peak'] / 2**20:.2f} | {m['used_memory_peak'] / 2**20:.1f} |")
     print()
-    print("redis-benchmark, one redis-server (appendonly yes, appendfsync always), 50 clients, ops/s")
-    print("| " + " | ".join(rates) + " |")
-    print("|" + "---|" * len(rates))
-    print("| " + " | ".join(f"{v:,.0f}" for v in rates.values()) + " |")
+    print("redis-benchmark, one redis-server, 50 clients, ops/s (always: appendonly yes, appendfsync "
+          "always, as the exchange runs it; memory: no persistence)")
+    print("| redis-server | " + " | ".join(rates) + " |")
+    print("|---|" + "---|" * len(rates))
+    for persistence, row in table.items():
+        print(f"| {persistence} | " + " | ".join(f"{row.get(k, float('nan')):,.0f}" for k in rates) + " |")
 
     m = max(runs, key=lambda r: r["shards"])
     t, n = m["total"], m["shards"]

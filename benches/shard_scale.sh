@@ -28,7 +28,7 @@ JOBS=${JOBS:-32}
 HOSTS=${HOSTS:-50}
 CRAWL=${CRAWL:-target/release/crawl}
 REDIS_PORT=${REDIS_PORT:-26479}
-BENCH_REQUESTS=${BENCH_REQUESTS:-100000}
+BENCH_REQUESTS=${BENCH_REQUESTS:-20000}
 
 . benches/lib.sh
 need redis-server redis-server
@@ -68,16 +68,19 @@ snapshot() {
   { rcli info stats; rcli info cpu; rcli info memory; rcli info commandstats; } | tr -d '\r' >"$1"
 }
 
-# The crawl's stream keys' memory and length, summed, every 0.2 s: "bytes entries" lines.
+# The crawl's stream keys' memory and length, summed, every 0.2 s: "bytes entries keys" lines
+# (one KEYS, then a MEMORY USAGE and an XLEN per key: benches/shard_project.py takes these
+# commands of its own out of the crawl's).
 sample_streams() {
   while :; do
-    local keys bytes=0 entries=0 k
-    keys=$(rcli --scan --pattern '*:stream:*' 2>/dev/null || true)
+    local keys bytes=0 entries=0 n=0 k
+    keys=$(rcli keys '*:stream:*' 2>/dev/null || true)
     for k in $keys; do
       bytes=$((bytes + $(rcli memory usage "$k" samples 0 2>/dev/null || echo 0)))
       entries=$((entries + $(rcli xlen "$k" 2>/dev/null || echo 0)))
+      n=$((n + 1))
     done
-    echo "$bytes $entries"
+    echo "$bytes $entries $n"
     sleep 0.2
   done
 }
@@ -107,38 +110,48 @@ for n in $SHARDS; do
   stop_redis
   exec 3>&-
   wait
-  python3 benches/shard_project.py measure "$n" "$start" "$end" "$tmp/$name" >"$tmp/$name.json"
+  python3 benches/shard_project.py measure "$n" "$start" "$end" "$tmp/$name" >"$tmp/$name.measured.json"
 done
 
-# The broker's capacity on this machine: one redis-server, configured as above, on one core.
-start_redis "$tmp/redis-bench"
+# The broker's capacity on this machine: one redis-server on one core, configured as above
+# (`always`: every write on disk before its reply, the exchange's setting) and without
+# persistence (`memory`: the CPU's bound alone).
 last=$(echo $SHARDS | awk '{print $NF}')
-python3 benches/shard_project.py payload "$tmp/web-$last.json" "$tmp/web-$last.log-0" >"$tmp/payload"
+python3 benches/shard_project.py payload "$tmp/web-$last.measured.json" "$tmp/web-$last.log-0" >"$tmp/payload"
+payload=$(cat "$tmp/payload")
 publish=$(python3 -c 'import re,sys; s=open("src/shard/redis.rs").read(); print(re.search(r"const PUBLISH: &str = r\"(.*?)\";", s, re.S).group(1))')
-sha=$(rcli script load "$publish")
-bench() { # NAME ARGS…: ops/s of one command, 50 clients
+bench() { # NAME [OPTIONS] COMMAND…: "NAME ops/s" of one command, 50 clients
   local label=$1; shift
   printf '%s %s\n' "$label" "$(redis-benchmark -p "$REDIS_PORT" -n "$BENCH_REQUESTS" -c 50 -q "$@" 2>/dev/null |
     tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)"
 }
-payload=$(cat "$tmp/payload")
-{
-  # Publishing: the script (XLEN, XADD, HINCRBY) to 1,000 streams, none full.
-  bench publish evalsha "$sha" 2 "b:stream:__rand_int__" b:report:0 1000000000 1 "$payload" -r 1000
-  rcli del b:one >/dev/null
-  for ((i = 0; i < 64; i++)); do rcli xadd b:one '*' from 1 urls "$payload" >/dev/null; done
-  rcli xgroup create b:one crawl 0 >/dev/null
-  rcli xreadgroup group crawl c count 64 streams b:one '>' >/dev/null
-  # Reading: the pending history from the start, as many entries as one read takes (COUNT 1
-  # and 8): the same work as reading new ones, without using them up.
-  bench read1 xreadgroup group crawl c count 1 streams b:one 0
-  bench read8 xreadgroup group crawl c count 8 streams b:one 0
-  bench report hset b:report:__rand_int__ idle 0 pages 12345 -r 1000
-  bench lease set b:lease:__rand_int__ token px 15000 -r 1000
-} >"$tmp/bench"
-# The idle shards' poll: HMGET of every report, pipelined, as one round trip of N commands.
-for ((i = 0; i < 1000; i++)); do rcli hset "b:report:$i" idle 1 pages 1 published 1 acked 1 >/dev/null; done
-bench hmget hmget b:report:__rand_int__ idle pages published acked -r 1000 -P 100 >>"$tmp/bench"
-
-stop_redis
-python3 benches/shard_project.py project "$tmp/bench" "$tmp"/web-*.json
+for persistence in always memory; do
+  if [ $persistence = always ]; then start_redis "$tmp/redis-bench"
+  else
+    mkdir -p "$tmp/redis-mem"
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+      --dir "$tmp/redis-mem" >"$tmp/redis-mem.log" 2>&1 &
+    redis_pid=$!
+    until rcli ping 2>/dev/null | grep -q PONG; do sleep 0.05; done
+  fi
+  sha=$(rcli script load "$publish")
+  {
+    # Publishing: the script (XLEN, XADD, HINCRBY) to 1,000 streams, none full.
+    bench publish -r 1000 evalsha "$sha" 2 "b:stream:__rand_int__" b:report:0 1000000000 1 "$payload"
+    rcli del b:one >/dev/null
+    for ((i = 0; i < 64; i++)); do rcli xadd b:one '*' from 1 urls "$payload" >/dev/null; done
+    rcli xgroup create b:one crawl 0 >/dev/null
+    rcli xreadgroup group crawl c count 64 streams b:one '>' >/dev/null
+    # Reading: the pending history from the start, as many entries as one read takes (COUNT
+    # 1 and 8): the same work as reading new ones, without using them up.
+    bench read1 xreadgroup group crawl c count 1 streams b:one 0
+    bench read8 xreadgroup group crawl c count 8 streams b:one 0
+    bench report -r 1000 hset b:report:__rand_int__ idle 0 pages 12345
+    bench lease -r 1000 set b:lease:__rand_int__ token px 15000
+    # The idle shards' poll: HMGET of every report, pipelined (one round trip of N commands).
+    for ((i = 0; i < 1000; i++)); do rcli hset "b:report:$i" idle 1 pages 1 published 1 acked 1 >/dev/null; done
+    bench hmget -r 1000 -P 100 hmget b:report:__rand_int__ idle pages published acked
+  } | sed "s/^/$persistence /" >>"$tmp/bench"
+  stop_redis
+done
+python3 benches/shard_project.py project "$tmp/bench" "$tmp"/web-*.measured.json
