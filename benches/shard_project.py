@@ -132,34 +132,39 @@ def project(bench, *measured):
     core_s_bench = publishes_per_page / publish_rate + other_per_page / other_rate
     core_s_measured = m["cpu"] / t
     core_s = max(core_s_bench, core_s_measured)
-    rate = m["pages_per_shard_s"]
+    # Per machine: a shard at the rate measured with N shards on this machine (sharing its cores
+    # with the other shards, Redis and the test web), and a shard alone (the 1-shard run's).
+    rates_per_machine = sorted({round(r["pages_per_shard_s"]) for r in runs if r["shards"] in (1, n)})
+    batch_bytes = m["net_in"] / max(1, m["batches"])  # a publish's bytes in, mostly its batch
     print()
-    print(f"projection: one shard per machine at {rate:.0f} pages/s (measured, {n} shards); per page "
-          f"{sum(per_page.values()):.3f} round trips, of which {publishes_per_page:.3f} publishes; "
-          f"{sent_per_page:.2f} URLs sent per page at N={n}, scaled by (1-1/M)/(1-1/{n}); "
-          f"{bytes_per_url:.0f} bytes in+out per URL sent; a broker core costs "
-          f"{core_s_bench * 1e6:.1f} µs per page by redis-benchmark and {core_s_measured * 1e6:.1f} µs "
-          f"measured (the larger is used); a broker is kept under 50% of its core; streams hold at "
-          f"most 256 batches each (DEFAULT_MAX_STREAM_LEN); the end-of-run poll: every idle shard "
-          f"reads all M reports every 0.2 s (HMGET, pipelined: {rates.get('hmget', float('nan')):,.0f}/s)")
-    print("| machines | pages/s | round trips/s | broker cores (50%) | exchange MB/s | stream memory, "
-          "typical (as measured, per stream) | stream memory, bound (256 full batches per stream) | "
-          "idle poll HMGET/s at the end | its cores (50%) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for machines in (n, 100, 1000):
-        pages = machines * rate
-        scale = (1 - 1 / machines) / (1 - 1 / n)
-        trips = pages * sum(per_page.values()) * scale
-        cores = pages * core_s * scale / 0.5
-        mbs = pages * sent_per_page * scale * bytes_per_url / 1e6
-        typical = m["stream_bytes_peak"] / n * machines
-        batch_bytes = (m["net_in"] / max(1, m["batches"]))  # the publish's bytes, mostly the batch
-        bound = machines * 256 * batch_bytes * 1.3  # Redis keeps about 1.3x the payload
-        polls = machines * machines * 5
-        poll_cores = polls / rates.get("hmget", float("nan")) / 0.5
-        print(f"| {machines:,} | {pages:,.0f} | {trips:,.0f} | {cores:.1f} ({math.ceil(cores)} "
-              f"instances) | {mbs:,.1f} | {typical / 2**20:,.1f} MiB | {bound / 2**30:,.2f} GiB | "
-              f"{polls:,} | {poll_cores:.1f} |")
+    print(f"projection: one shard per machine; per page {sum(per_page.values()):.3f} round trips, of "
+          f"which {publishes_per_page:.3f} publishes ({m['sent'] / max(1, m['batches']):.0f} URLs a "
+          f"batch, {batch_bytes:.0f} bytes); {sent_per_page:.2f} URLs sent per page at N={n}, "
+          f"scaled by (1-1/M)/(1-1/{n}); {bytes_per_url:.0f} bytes in+out per URL sent; a broker "
+          f"core costs {core_s_bench * 1e6:.1f} µs per page by redis-benchmark (always) and "
+          f"{core_s_measured * 1e6:.1f} µs measured (the larger is used), kept under 50% busy; "
+          f"stream memory typical: the measured peak per stream, bound: 256 batches a stream "
+          f"(DEFAULT_MAX_STREAM_LEN) of 512 URLs at 65 bytes each in Redis; the end-of-run poll: "
+          f"every idle shard reads all M reports every 0.2 s (pipelined HMGET: "
+          f"{rates.get('hmget', float('nan')):,.0f}/s a core)")
+    print("| machines | pages/s per machine | pages/s | round trips/s | broker cores (50% busy) | "
+          "exchange MB/s | stream memory, typical | stream memory, bound | end-of-run poll HMGET/s | "
+          "its cores (50% busy) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for rate in rates_per_machine:
+        for machines in (n, 100, 1000):
+            pages = machines * rate
+            scale = (1 - 1 / machines) / (1 - 1 / n)
+            trips = pages * sum(per_page.values()) * scale
+            cores = pages * core_s * scale / 0.5
+            mbs = pages * sent_per_page * scale * bytes_per_url / 1e6
+            typical = m["stream_bytes_peak"] / n * machines
+            bound = machines * 256 * 512 * 65
+            polls = machines * machines * 5
+            poll_cores = polls / rates.get("hmget", float("nan")) / 0.5
+            print(f"| {machines:,} | {rate:,} | {pages:,.0f} | {trips:,.0f} | {cores:.1f} "
+                  f"({math.ceil(cores)} instances) | {mbs:,.1f} | {typical / 2**20:,.1f} MiB | "
+                  f"{bound / 2**30:,.2f} GiB | {polls:,} | {poll_cores:.1f} |")
 
 
 mode, *args = sys.argv[1:]
