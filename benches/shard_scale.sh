@@ -11,11 +11,11 @@
 # - the broker's CPU per page: `used_cpu_sys + used_cpu_user` of `INFO cpu`, after less before;
 # - stream memory: every 0.2 s, the sum of `MEMORY USAGE` over the crawl's stream keys (and
 #   their entries, XLEN), its peak; and `used_memory_peak`.
-# Then redis-benchmark on a fresh redis-server of the same configuration, one core: the
-# exchange's own commands (`EVALSHA` of the publish script with a batch of the measured mean
-# size, XREADGROUP of such batches, HSET of a report, a pipelined HMGET of every report) and the
-# mix of one page's commands as measured, in ops/s; then the projection to 100 and 1,000
-# machines (benches/shard_project.py: its arithmetic is printed with it).
+# Then redis-benchmark on a fresh redis-server of the same configuration (and one without
+# persistence), one core, 50 clients: the exchange's own commands (`EVALSHA` of the publish
+# script with a batch of the measured mean size, XREADGROUP of such batches, HSET of a report,
+# SET of a lease, a pipelined HMGET of every report), in ops/s; then the projection to 100 and
+# 1,000 machines (benches/shard_project.py: its assumptions are printed with it).
 #
 #   benches/shard_scale.sh                 # 100,000 pages, N = 1 4, -j 32 per shard
 #   PAGES=40000 SHARDS=4 benches/shard_scale.sh
