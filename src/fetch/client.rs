@@ -169,6 +169,10 @@ pub struct Response {
     pub elapsed: Duration,
     /// When the request started (wall clock, for WARC-Date).
     pub started: SystemTime,
+    /// When the whole response had arrived: its host's rest counts from here, not from when
+    /// a thread got to process it (the event loop's answers may wait for one). `None` for a
+    /// response read back from an archive.
+    pub answered: Option<Instant>,
     /// The address the request went to; `None` when a proxy resolved the name.
     pub ip: Option<IpAddr>,
     /// The URL the response came from when redirects were followed to get it (robots.txt only).
@@ -312,6 +316,7 @@ impl RawResponse {
             skipped: self.skipped,
             elapsed,
             started,
+            answered: Some(Instant::now()),
             ip: self.ip,
             request_head,
         }
@@ -335,6 +340,7 @@ impl RawResponse {
             skipped: self.skipped,
             elapsed: elapsed_until_arrival(start),
             started,
+            answered: Some(Instant::now()),
             ip: self.ip,
             request_head: self.request_head,
         }
@@ -947,6 +953,7 @@ impl Response {
             skipped: None,
             elapsed: Duration::ZERO,
             started: SystemTime::UNIX_EPOCH,
+            answered: None,
             ip: None,
             final_url: None,
             request_head: Vec::new(),
