@@ -45,7 +45,7 @@ trap '[ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true; [ -z "$dns_p
 # The hosts' names, answered by our DNS server, in this mount namespace only.
 python3 benches/ring_web.py dns 127.0.0.53 &
 dns_pid=$!
-printf 'nameserver 127.0.0.53\noptions timeout:2 attempts:2\n' >"$tmp/resolv.conf"
+printf 'nameserver 127.0.0.53\noptions timeout:2 attempts:3\n' >"$tmp/resolv.conf"
 mount --bind "$tmp/resolv.conf" /etc/resolv.conf
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/ca.key" \
@@ -90,7 +90,7 @@ EOF
   echo "$scheme://h0.web.test/" >"$tmp/seeds"
   set +e
   /usr/bin/time -f '%M %e %U %S' -o "$tmp/time" "$CRAWL" "$tmp/seeds" --out "$tmp/out" \
-    --scope any --allow-private --ca-cert "$tmp/ca.pem" -q >/dev/null 2>"$tmp/err"
+    --scope any --allow-private --ca-cert "$tmp/ca.pem" -q >"$tmp/urls.$scheme" 2>"$tmp/err"
   status=$?
   set -e
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
@@ -125,5 +125,5 @@ print(f"| {scheme} | {pages:,} | {wall:.1f} | {ideal:.1f} | {wall / ideal:.2f} |
       f"{q(idle, .5):.2f} / {q(idle, .9):.2f} / {max(idle):.2f} | "
       f"{q(first, .5):.1f} / {q(first, .9):.1f} / {max(first):.1f} | {overlaps} | {hs} | {cpu:.1f} | {rss / 1024:.0f} |")
 PY
-  rm -rf "$tmp/out"
+  [ -n "${KEEP:-}" ] && mv "$tmp/out" "$tmp/out.$scheme" || rm -rf "$tmp/out"
 done

@@ -109,6 +109,8 @@ def dns(addr):
     (TTL 300); others get NXDOMAIN. Questions are answered in the order they come."""
     import socket
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # Room for a burst of questions (the crawl looks names up ahead, many at once).
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     sock.bind((addr, 53))
     while True:
         q, peer = sock.recvfrom(512)
