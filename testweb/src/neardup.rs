@@ -9,6 +9,11 @@
 //! links), another advertisement block, another view counter. `/` links to every article,
 //! then to every copy; [`pages`] lists every path with what it is a copy of.
 //!
+//! Host [`FAR`] puts a copy beyond any window: `/` links to [`FAR_PAGES`] distinct pages
+//! (`/p/N`, bodies of 60 words and no shared template) and then to `/copy`, article
+//! [`FAR_ARTICLE`]'s `date` copy: crawled from both hosts' `/`, thousands of pages separate it
+//! from its original on the other host.
+//!
 //! Host [`CALENDAR`] is the trap: `/` links to `/cal?d=1`, and `/cal?d=N` to `/cal?d=N+1`,
 //! forever; every day's page is the same but for its date.
 
@@ -20,6 +25,12 @@ use std::io;
 pub const SITE: usize = 0;
 /// The host with the endless calendar.
 pub const CALENDAR: usize = 1;
+/// The host whose copy is thousands of pages from its original.
+pub const FAR: usize = 2;
+/// Distinct pages of [`FAR`] before its copy.
+pub const FAR_PAGES: usize = 3000;
+/// The article [`FAR`]'s `/copy` copies.
+pub const FAR_ARTICLE: usize = 3;
 /// Distinct articles.
 pub const ARTICLES: usize = 60;
 /// Body lengths in words, article `i` taking `LENGTHS[i % LENGTHS.len()]`: short notes (where
@@ -125,9 +136,36 @@ pub fn calendar_day(day: u64) -> String {
     )
 }
 
-/// Starts the two hosts on loopback.
+/// Starts the three hosts on loopback.
 pub fn start() -> io::Result<TestWeb> {
-    TestWeb::start(vec![HostSpec::new(site), HostSpec::new(calendar)])
+    TestWeb::start(vec![
+        HostSpec::new(site),
+        HostSpec::new(calendar),
+        HostSpec::new(far),
+    ])
+}
+
+fn far(req: &Request) -> Response {
+    let target = req.target.as_str();
+    if target == "/" {
+        let links: String = (0..FAR_PAGES)
+            .map(|n| format!("<a href=\"/p/{n}\">{n}</a>\n"))
+            .chain(["<a href=\"/copy\">copy</a>\n".to_owned()])
+            .collect();
+        return Response::html(links);
+    }
+    if target == "/copy" {
+        return Response::html(render(Page::Copy(FAR_ARTICLE, 0)));
+    }
+    match target
+        .strip_prefix("/p/")
+        .and_then(|n| n.parse::<u64>().ok())
+    {
+        Some(n) if n < FAR_PAGES as u64 => {
+            Response::html(format!("<!doctype html><p>{}</p>", text(40_000 + n, 60)))
+        }
+        _ => Response::not_found(),
+    }
 }
 
 fn site(req: &Request) -> Response {
