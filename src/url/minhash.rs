@@ -18,7 +18,7 @@
 //!   is never a near-duplicate nor an original (README.md, "Limits"). On such pages one changed
 //!   word is a large share of the shingles, and navigation-only pages are all alike.
 //! - Bounded work: at most [`MAX_TEXT_BYTES`] of visible text are read (the first ones); past
-//!   it the tokenizer stops collecting text. A shingle costs five hash mixes and one compare.
+//!   it the tokenizer stops collecting text. A word costs a hash mix, and so does a shingle, with one compare.
 //!
 //! The signature: one-permutation MinHash (Li, Owen and Zhang 2012) with optimal densification
 //! (Shrivastava 2017): a shingle's hash picks one of [`HASHES`] bins by its top 8 bits, and a
@@ -140,7 +140,8 @@ impl Shingler {
         if !std::mem::take(&mut self.in_word) {
             return;
         }
-        let word = std::mem::replace(&mut self.word, WORD_SEED);
+        // Mixed once, so the shingle's hash can combine its words' by rotation.
+        let word = mix(std::mem::replace(&mut self.word, WORD_SEED));
         self.words[(self.seen % SHINGLE_WORDS as u64) as usize] = word;
         self.seen += 1;
         if self.seen >= SHINGLE_WORDS as u64 {
@@ -148,13 +149,15 @@ impl Shingler {
         }
     }
 
-    /// Adds the shingle of the last `SHINGLE_WORDS` words to its bin.
+    /// Adds the shingle of the last `SHINGLE_WORDS` words to its bin: their hashes rotated by
+    /// their place in it (order matters) and mixed, one mix a shingle.
     fn shingle(&mut self) {
         let oldest = (self.seen % SHINGLE_WORDS as u64) as usize;
         let mut h = 0u64;
         for i in 0..SHINGLE_WORDS {
-            h = mix(h.rotate_left(17) ^ self.words[(oldest + i) % SHINGLE_WORDS]);
+            h ^= self.words[(oldest + i) % SHINGLE_WORDS].rotate_left(13 * i as u32);
         }
+        let h = mix(h);
         let bin = (h >> 56) as usize;
         self.bins[bin] = self.bins[bin].min(h as u32);
         self.filled[bin / 64] |= 1 << (bin % 64);

@@ -322,3 +322,51 @@ fn the_threshold_is_a_resemblance_above_0_and_at_most_1() {
     );
     assert_eq!(run.summary()["near_duplicates"], 4);
 }
+
+#[test]
+fn a_recrawl_compares_with_the_previous_crawls_pages_and_restart_forgets_them() {
+    let web = neardup::start().unwrap();
+    let original = web.url(SITE, &format!("/article/{FAR_ARTICLE}"));
+    let copy = web.url(FAR, "/copy");
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("seeds.txt");
+    let args = [
+        "--delay-factor",
+        "0",
+        "--max-depth",
+        "0",
+        "--near-duplicates",
+        "note",
+    ];
+    std::fs::write(&seeds, format!("{original}\n")).unwrap();
+    let (code, _, stderr) = crawl_dir(dir.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    // The recrawl fetches the original again (not its own near-duplicate) and the new copy.
+    std::fs::write(&seeds, format!("{copy}\n{original}\n")).unwrap();
+    let (code, stdout, stderr) = crawl_dir(dir.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let rows = parse_log(&stdout);
+    let note = |url: &str| rows.iter().find(|r| r.url == url).unwrap().note.clone();
+    assert!(!note(&original).starts_with("near-duplicate"), "{stdout}");
+    assert_eq!(
+        note(&copy),
+        format!("near-duplicate:{original}"),
+        "{stdout}"
+    );
+    // --restart forgets the index: the copy, crawled first, is new.
+    std::fs::write(&seeds, format!("{copy}\n")).unwrap();
+    let restart: Vec<&str> = args.iter().copied().chain(["--restart"]).collect();
+    let (code, stdout, stderr) = crawl_dir(dir.path(), &restart, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let rows = parse_log(&stdout);
+    assert!(
+        rows.iter().all(|r| !r.note.starts_with("near-duplicate")),
+        "{stdout}"
+    );
+    assert!(
+        !dir.path().join("out/neardups.tsv").exists() || {
+            let clusters = std::fs::read_to_string(dir.path().join("out/neardups.tsv")).unwrap();
+            clusters.is_empty()
+        }
+    );
+}

@@ -93,6 +93,12 @@ fn text(seed: u64, count: usize) -> String {
 
 /// Renders a page of [`SITE`].
 pub fn render(page: Page) -> String {
+    render_round(page, 0)
+}
+
+/// Renders a page of [`SITE`], its article's words drawn anew for each `round` (round 0 is
+/// [`render`]'s): a larger web of the same shape for benchmarks.
+pub fn render_round(page: Page, round: usize) -> String {
     let (i, variant) = match page {
         Page::Article(i) => (i, None),
         Page::Copy(i, v) => (i, Some(VARIANTS[v])),
@@ -108,8 +114,9 @@ pub fn render(page: Page) -> String {
     let views = if is("views") { 1873 } else { 1802 };
     let nav = text(1, 25);
     let footer = text(2, 30);
-    let title = text(10_000 + i as u64, 6);
-    let body = text(20_000 + i as u64, LENGTHS[i % LENGTHS.len()]);
+    let i_seed = (i + 1_000_000 * round) as u64;
+    let title = text(10_000 + i_seed, 6);
+    let body = text(20_000 + i_seed, LENGTHS[i % LENGTHS.len()]);
     let advert = text(30_000 + ad, 12);
     format!(
         "<!doctype html><html><head><title>{title}</title>\
