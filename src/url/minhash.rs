@@ -18,7 +18,7 @@
 //!   is never a near-duplicate nor an original (README.md, "Limits"). On such pages one changed
 //!   word is a large share of the shingles, and navigation-only pages are all alike.
 //! - Bounded work: at most [`MAX_TEXT_BYTES`] of visible text are read (the first ones); past
-//!   it the tokenizer stops collecting text. A word costs a hash mix, and so does a shingle, with one compare.
+//!   it the tokenizer stops collecting text. A word costs an XXH3 of its bytes, a shingle a hash mix and one compare.
 //!
 //! The signature: one-permutation MinHash (Li, Owen and Zhang 2012) with optimal densification
 //! (Shrivastava 2017): a shingle's hash picks one of [`HASHES`] bins by its top 8 bits, and a
@@ -58,13 +58,15 @@ pub struct Shingler {
     bins: [u32; HASHES],
     /// Bins with a shingle, a bit each.
     filled: [u64; HASHES / 64],
-    /// The hashes of the last words (a ring of `SHINGLE_WORDS`).
+    /// The hashes of the last words (a ring of `SHINGLE_WORDS`), and the slot of the oldest.
     words: [u64; SHINGLE_WORDS],
-    /// Words seen (the ring is full from `SHINGLE_WORDS` on).
+    oldest: usize,
+    /// The last `SHINGLE_WORDS` words' hashes, each rotated by 13 bits per word after it.
+    rolling: u64,
+    /// Words seen (a shingle is whole from `SHINGLE_WORDS` on).
     seen: u64,
-    /// The word being read: its hash so far, and whether it has a character.
-    word: u64,
-    in_word: bool,
+    /// The word being read, lower-cased (UTF-8).
+    word: Vec<u8>,
     /// Text bytes taken so far.
     taken: usize,
 }
@@ -75,16 +77,14 @@ impl Default for Shingler {
             bins: [u32::MAX; HASHES],
             filled: [0; HASHES / 64],
             words: [0; SHINGLE_WORDS],
+            oldest: 0,
+            rolling: 0,
             seen: 0,
-            word: WORD_SEED,
-            in_word: false,
+            word: Vec::new(),
             taken: 0,
         }
     }
 }
-
-const WORD_SEED: u64 = 0xcbf2_9ce4_8422_2325;
-const WORD_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 impl Shingler {
     /// A signature of no text yet.
@@ -113,7 +113,7 @@ impl Shingler {
         for (i, &b) in text.as_bytes().iter().enumerate() {
             if b.is_ascii() {
                 if b.is_ascii_alphanumeric() {
-                    self.letter(u32::from(b.to_ascii_lowercase()));
+                    self.word.push(b.to_ascii_lowercase());
                 } else {
                     self.end_word();
                 }
@@ -121,7 +121,8 @@ impl Shingler {
                 let c = text[i..].chars().next().expect("a char starts here");
                 if c.is_alphanumeric() {
                     for lower in c.to_lowercase() {
-                        self.letter(u32::from(lower));
+                        let mut utf8 = [0; 4];
+                        self.word.extend(lower.encode_utf8(&mut utf8).as_bytes());
                     }
                 } else {
                     self.end_word();
@@ -131,33 +132,25 @@ impl Shingler {
         self.end_word();
     }
 
-    fn letter(&mut self, c: u32) {
-        self.word = (self.word ^ u64::from(c)).wrapping_mul(WORD_PRIME);
-        self.in_word = true;
-    }
-
     fn end_word(&mut self) {
-        if !std::mem::take(&mut self.in_word) {
+        if self.word.is_empty() {
             return;
         }
-        // Mixed once, so the shingle's hash can combine its words' by rotation.
-        let word = mix(std::mem::replace(&mut self.word, WORD_SEED));
-        self.words[(self.seen % SHINGLE_WORDS as u64) as usize] = word;
+        let word = xxhash_rust::xxh3::xxh3_64(&self.word);
+        self.word.clear();
+        // The shingle's hash: its words' hashes, each rotated 13 bits per word after it (order
+        // matters), the oldest's leaving (5 × 13 = 65: 1 bit), then mixed.
+        let leaving = std::mem::replace(&mut self.words[self.oldest], word);
+        self.oldest = (self.oldest + 1) % SHINGLE_WORDS;
+        self.rolling = self.rolling.rotate_left(13) ^ word ^ leaving.rotate_left(1);
         self.seen += 1;
         if self.seen >= SHINGLE_WORDS as u64 {
-            self.shingle();
+            self.shingle(mix(self.rolling));
         }
     }
 
-    /// Adds the shingle of the last `SHINGLE_WORDS` words to its bin: their hashes rotated by
-    /// their place in it (order matters) and mixed, one mix a shingle.
-    fn shingle(&mut self) {
-        let oldest = (self.seen % SHINGLE_WORDS as u64) as usize;
-        let mut h = 0u64;
-        for i in 0..SHINGLE_WORDS {
-            h ^= self.words[(oldest + i) % SHINGLE_WORDS].rotate_left(13 * i as u32);
-        }
-        let h = mix(h);
+    /// Adds a shingle's hash to its bin.
+    fn shingle(&mut self, h: u64) {
         let bin = (h >> 56) as usize;
         self.bins[bin] = self.bins[bin].min(h as u32);
         self.filled[bin / 64] |= 1 << (bin % 64);
