@@ -54,11 +54,12 @@ serve_nginx() {
   wait_port $((BASE_PORT + hosts - 1)) nginx "$tmp/error.log"
 }
 
-# wait_port PORT WHAT [LOG]: until something listens on 127.0.0.1:PORT, at most 60 s; then
-# the script stops, naming WHAT and printing LOG (its error log) if given.
+# wait_port PORT WHAT [LOG] [ADDRESS]: until something listens on ADDRESS:PORT (default
+# 127.0.0.1), at most 60 s; then the script stops, naming WHAT and printing LOG (its error
+# log) if given.
 wait_port() {
   local deadline=$((SECONDS + 60))
-  until (exec 9<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+  until (exec 9<>"/dev/tcp/${4:-127.0.0.1}/$1") 2>/dev/null; do
     [ $SECONDS -lt $deadline ] || {
       echo "nothing listens on port $1 ($2)" >&2
       [ -z "${3:-}" ] || cat "$3" >&2

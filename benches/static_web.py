@@ -5,6 +5,9 @@ host (h00000 ...), every page reachable from host 0's index within a few hops.
   benches/static_web.py OUT_DIR HOSTS PAGES BASE_PORT [SEED]
 
 WEB_SCHEME=https in the environment writes https links (for a server that speaks TLS).
+WEB_BY_ADDRESS=1 puts every host on BASE_PORT at an address of its own, host h at
+127.1.(h // 250).(h % 250 + 1) (all of 127.0.0.0/8 is loopback on Linux), so that hosts differ
+by name as on the web (a TLS client keys its sessions by name), not by port.
 
 Links of page p on host h (all absolute, so the web is the same for every crawler):
   - its children in a 4-ary tree over the host's pages (every page reachable from index.html);
@@ -18,10 +21,13 @@ import os, random, sys
 out, hosts, pages, base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(int(sys.argv[5]) if len(sys.argv) > 5 else 7)
 scheme = os.environ.get("WEB_SCHEME", "http")
+by_address = os.environ.get("WEB_BY_ADDRESS") == "1"
 filler = ("The crawler visits this page once, politely, and moves on. " * 30)[:560]
 
 def url(h, p):
     name = "index.html" if p == 0 else f"p{p}.html"
+    if by_address:
+        return f"{scheme}://127.1.{h // 250}.{h % 250 + 1}:{base}/{name}"
     return f"{scheme}://127.0.0.1:{base + h}/{name}"
 
 for h in range(hosts):

@@ -29,6 +29,7 @@ fn main() {
         proxy: None,
         insecure: false,
         extra_roots: Vec::new(),
+        tls_resume: true,
         timeout: Duration::from_secs(30),
         low_speed: crawl::fetch_internals::LowSpeed::DEFAULT,
         max_body: 10 << 20,

@@ -373,6 +373,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Vec<PathBuf>,
 
+    /// Make a full TLS handshake on every connection instead of resuming the server's session.
+    ///
+    /// By default a later connection to a server resumes the session of an earlier one (TLS 1.3
+    /// tickets, TLS 1.2 session IDs and tickets), kept in memory for as many servers as idle
+    /// connections are kept: a server that closes idle connections sooner than its host's rest
+    /// then costs an abbreviated handshake, not a full one with its certificate. Sessions are not
+    /// kept across runs. summary.json counts both (connections.tls_handshakes, .tls_resumed).
+    #[arg(long)]
+    pub no_tls_resume: bool,
+
     /// Give up on a request after this many seconds (connect, headers and body together).
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub timeout: Duration,

@@ -315,6 +315,7 @@ impl Args {
                 proxy,
                 insecure: args.insecure,
                 extra_roots,
+                tls_resume: !args.no_tls_resume,
                 timeout: args.timeout,
                 low_speed: LowSpeed {
                     bytes_per_sec: args.low_speed_limit,

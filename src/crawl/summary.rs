@@ -404,6 +404,17 @@ pub const KEYS: &[Key] = &[
         "Kept connections the crawler closed, unused for `--idle-timeout`.",
     ),
     key(
+        "connections.tls_handshakes",
+        "integer",
+        "TLS handshakes completed.",
+    ),
+    key(
+        "connections.tls_resumed",
+        "integer",
+        "Of `tls_handshakes`, those that resumed a session of an earlier connection to the \
+         server (no certificate sent or checked again).",
+    ),
+    key(
         "outcome",
         "string",
         "How the crawl went: `ending`'s name, or `nothing-answered` (no seed host answered at \
@@ -479,6 +490,8 @@ struct Connections {
     unsolicited: u64,
     ambiguous_framing: u64,
     closed_timeout: u64,
+    tls_handshakes: u64,
+    tls_resumed: u64,
 }
 
 /// `ExchangeStats` as the file names them.
@@ -632,6 +645,8 @@ pub fn to_json(report: &Report) -> String {
             unsolicited: load(&c.connections.unsolicited),
             ambiguous_framing: load(&c.connections.ambiguous),
             closed_timeout: load(&c.connections.closed_timeout),
+            tls_handshakes: load(&c.connections.tls_handshakes),
+            tls_resumed: load(&c.connections.tls_resumed),
         },
         outcome: report.outcome.name(),
         host_unreachable: report.host_unreachable,
@@ -869,6 +884,8 @@ mod tests {
         set(&counters.connections.unsolicited, 78);
         set(&counters.connections.ambiguous, 79);
         set(&counters.connections.closed_timeout, 84);
+        set(&counters.connections.tls_handshakes, 85);
+        set(&counters.connections.tls_resumed, 86);
         set(&counters.retried, 81);
         set(&counters.failed, 82);
         set(&counters.near_duplicates, 83);
@@ -932,7 +949,7 @@ mod tests {
                 r#""pages_ahead":73,"requests_ahead":74,"shard":null,"#,
                 r#""workers":75,"max_workers":76,"#,
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
-                r#""closed_timeout":84},"#,
+                r#""closed_timeout":84,"tls_handshakes":85,"tls_resumed":86},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
                 r#""near_duplicates":83,"extract":null}"#,
                 "\n"
@@ -971,7 +988,7 @@ mod tests {
                 r#""found_by":"shard 2/4 at http://a.test/x"},"#,
                 r#""workers":75,"max_workers":76,"#,
                 r#""connections":{"closed_idle":77,"unsolicited":78,"ambiguous_framing":79,"#,
-                r#""closed_timeout":84},"#,
+                r#""closed_timeout":84,"tls_handshakes":85,"tls_resumed":86},"#,
                 r#""outcome":"page-limit","host_unreachable":80,"retried":81,"failed":82,"#,
                 r#""near_duplicates":83,"extract":{"pages":91,"unmatched":92,"parsed":93,"#,
                 r#""objects":94,"empty":95,"replaced":96}}"#,

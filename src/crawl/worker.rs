@@ -731,7 +731,8 @@ impl WorkerContext<'_> {
         };
         // The host is free from here (or gave this worker its next page): what follows is
         // this worker's own work.
-        self.free_host(host, Reply::took(response.elapsed), chain)?;
+        let reply = Reply::took(response.elapsed).answered_at(response.answered);
+        self.free_host(host, reply, chain)?;
         self.count(&response);
         let max_body = self.config.fetch.max_body;
         let mut page = Page::new(entry, page_url, response, max_body);

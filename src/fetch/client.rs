@@ -36,7 +36,7 @@ use crate::fetch::pool::{ConnectionEvents, Pool};
 use crate::fetch::private::AddressPolicy;
 use crate::fetch::proxy::{Protocol, Proxy, Target};
 use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use rustls::{ClientConfig, ClientConnection, HandshakeKind, StreamOwned};
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -66,6 +66,8 @@ pub struct FetchConfig {
     pub insecure: bool,
     /// `--ca-cert`: roots trusted besides Mozilla's.
     pub extra_roots: Vec<CertificateDer<'static>>,
+    /// TLS sessions are resumed on later connections to a server (off: `--no-tls-resume`).
+    pub tls_resume: bool,
     /// Whole-request limit (connect, headers and body).
     pub timeout: Duration,
     /// `--low-speed-limit` over `--low-speed-time`: a response slower than this is given up.
@@ -97,6 +99,7 @@ impl FetchConfig {
             proxy: None,
             insecure: false,
             extra_roots: Vec::new(),
+            tls_resume: true,
             timeout: Duration::from_secs(10),
             low_speed: LowSpeed::DEFAULT,
             max_body: 1 << 20,
@@ -166,6 +169,10 @@ pub struct Response {
     pub elapsed: Duration,
     /// When the request started (wall clock, for WARC-Date).
     pub started: SystemTime,
+    /// When the whole response had arrived: its host's rest counts from here, not from when
+    /// a thread got to process it (the event loop's answers may wait for one). `None` for a
+    /// response read back from an archive.
+    pub answered: Option<Instant>,
     /// The address the request went to; `None` when a proxy resolved the name.
     pub ip: Option<IpAddr>,
     /// The URL the response came from when redirects were followed to get it (robots.txt only).
@@ -309,6 +316,7 @@ impl RawResponse {
             skipped: self.skipped,
             elapsed,
             started,
+            answered: Some(Instant::now()),
             ip: self.ip,
             request_head,
         }
@@ -332,6 +340,7 @@ impl RawResponse {
             skipped: self.skipped,
             elapsed: elapsed_until_arrival(start),
             started,
+            answered: Some(Instant::now()),
             ip: self.ip,
             request_head: self.request_head,
         }
@@ -357,7 +366,14 @@ impl Fetcher {
                 config.idle_timeout,
             ),
             resolver: Arc::new(resolver),
-            tls: crate::fetch::tls::client_config(&config.extra_roots, config.insecure),
+            tls: crate::fetch::tls::client_config(
+                &config.extra_roots,
+                config.insecure,
+                match config.tls_resume {
+                    true => config.idle_hosts,
+                    false => 0,
+                },
+            ),
             proxy: config.proxy.clone(),
             user_agent: config.user_agent.clone(),
             timeout: config.timeout,
@@ -829,7 +845,17 @@ impl Fetcher {
     fn tls(&self, mut stream: Stream, name: &str) -> Result<Stream, Fail> {
         let mut conn = self.tls_session(tls_name(name)?)?;
         crate::fetch::conn::drive_handshake(&mut conn, &mut stream, false)?;
+        self.handshaken(conn.handshake_kind() == Some(HandshakeKind::Resumed));
         Ok(Stream::Tls(Box::new(StreamOwned::new(conn, stream))))
+    }
+
+    /// A TLS handshake completed, `resumed` a session or not: counted (summary.json).
+    pub(crate) fn handshaken(&self, resumed: bool) {
+        let events = &self.pool.events;
+        ConnectionEvents::add(&events.tls_handshakes);
+        if resumed {
+            ConnectionEvents::add(&events.tls_resumed);
+        }
     }
 
     /// A TLS session to `name` (its SNI, the name the certificate must have), with the
@@ -927,6 +953,7 @@ impl Response {
             skipped: None,
             elapsed: Duration::ZERO,
             started: SystemTime::UNIX_EPOCH,
+            answered: None,
             ip: None,
             final_url: None,
             request_head: Vec::new(),

@@ -34,7 +34,7 @@
 
 use crate::fetch::error::{ErrorKind, Fail};
 pub use crate::sys::Idle;
-use rustls::{ClientConnection, StreamOwned};
+use rustls::{ClientConnection, HandshakeKind, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::{Duration, Instant, SystemTime};
@@ -612,6 +612,14 @@ impl Connection {
         match &mut self.stream {
             Stream::Tls(tls) => drive_handshake(&mut tls.conn, &mut tls.sock, self.nonblocking),
             _ => Ok(Handshake::Done),
+        }
+    }
+
+    /// Under TLS, whether its handshake resumed a session; None on plain TCP.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        match &self.stream {
+            Stream::Tls(tls) => Some(tls.conn.handshake_kind() == Some(HandshakeKind::Resumed)),
+            _ => None,
         }
     }
 

@@ -74,6 +74,10 @@ pub struct ConnectionEvents {
     pub ambiguous: AtomicU64,
     /// Kept connections the crawler closed, unused for the idle timeout.
     pub closed_timeout: AtomicU64,
+    /// TLS handshakes completed (`tls::client_config`'s sessions)...
+    pub tls_handshakes: AtomicU64,
+    /// ...and those of them that resumed a session: no certificate sent or checked again.
+    pub tls_resumed: AtomicU64,
 }
 
 impl ConnectionEvents {
@@ -89,6 +93,8 @@ impl ConnectionEvents {
             (&self.unsolicited, &other.unsolicited),
             (&self.ambiguous, &other.ambiguous),
             (&self.closed_timeout, &other.closed_timeout),
+            (&self.tls_handshakes, &other.tls_handshakes),
+            (&self.tls_resumed, &other.tls_resumed),
         ] {
             to.fetch_add(from.load(Ordering::Relaxed), Ordering::Relaxed);
         }

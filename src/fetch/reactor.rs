@@ -562,6 +562,7 @@ impl<T> Loop<'_, T> {
         match step {
             Ok(Handshake::Done) => {
                 let conn = slot.conn.take().expect("set above");
+                self.fetcher.handshaken(conn.tls_resumed() == Some(true));
                 self.send(poll, at, conn);
             }
             Ok(Handshake::Waiting { heard }) => {
@@ -1084,6 +1085,43 @@ mod tests {
         assert_eq!(
             (load(&events.unsolicited), load(&events.closed_idle)),
             (0, 0)
+        );
+    }
+
+    /// A server that closes every connection after its answer costs a handshake per request,
+    /// but only the first is a full one: the loop and the threads that block resume the
+    /// session the first handshake left, and say so in the counters.
+    #[test]
+    fn a_server_that_closes_each_connection_resumes_the_first_session() {
+        let server = testweb::tls::TlsServer::start(|_| testweb::Response::html("hi"));
+        let fetcher = trusting(&server);
+        let url = |path: &str| format!("{}{path}", server.origin());
+        for answer in fetch_in_turn(&fetcher, &[url("/a"), url("/b"), url("/c")]) {
+            assert_eq!(answer.unwrap().body, b"hi");
+        }
+        assert_eq!(fetcher.get(&url("/d")).unwrap().body, b"hi");
+        assert_eq!(server.connections(), 4, "the server closes each connection");
+        let events = fetcher.events();
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        assert_eq!(
+            (load(&events.tls_handshakes), load(&events.tls_resumed)),
+            (4, 3),
+            "one full handshake, three resumed"
+        );
+        // Resumption off (`--no-tls-resume`): every handshake is a full one.
+        let roots = crate::fetch::tls::pem_certificates(server.ca_pem().as_bytes()).unwrap();
+        let forgetful = Fetcher::new(&FetchConfig {
+            extra_roots: roots,
+            tls_resume: false,
+            ..FetchConfig::loopback("test")
+        });
+        for answer in fetch_in_turn(&forgetful, &[url("/e"), url("/f")]) {
+            assert_eq!(answer.unwrap().body, b"hi");
+        }
+        let events = forgetful.events();
+        assert_eq!(
+            (load(&events.tls_handshakes), load(&events.tls_resumed)),
+            (2, 0)
         );
     }
 

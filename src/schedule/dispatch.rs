@@ -777,7 +777,8 @@ impl Dispatcher {
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
-    /// request when its rest is over, counted from now. Parsing, logging, offering links and
+    /// request when its rest is over, counted from the answer's arrival (`Reply::answered`),
+    /// else from now. Parsing, logging, offering links and
     /// archiving happen after this, without holding the host. The page stays in flight until
     /// its worker comes back for more (`next_work`'s `finished`).
     pub fn host_free(&self, host: usize, reply: impl Into<Reply>) {

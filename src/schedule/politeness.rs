@@ -113,6 +113,11 @@ pub struct Reply {
     pub response_time: Duration,
     /// Not to be asked again before this instant.
     pub not_before: Option<Instant>,
+    /// When the answer arrived, if before it is told (`answered_at`): the rest counts from
+    /// then. With the event loop an answer waits for a processing thread; at 10,000 hosts
+    /// that wait was a quarter to half a second at the busiest, added to every rest (idle
+    /// beyond the rule, p90 1.3 s a host; BENCHMARKS.md, issue 47). `None`: it arrived now.
+    pub answered: Option<Instant>,
 }
 
 impl Reply {
@@ -121,6 +126,7 @@ impl Reply {
         Reply {
             response_time,
             not_before: None,
+            answered: None,
         }
     }
 
@@ -129,6 +135,15 @@ impl Reply {
         Reply {
             response_time,
             not_before: at,
+            answered: None,
+        }
+    }
+
+    /// The same answer, which arrived at `at` (`Response::answered`).
+    pub fn answered_at(self, at: Option<Instant>) -> Reply {
+        Reply {
+            answered: at,
+            ..self
         }
     }
 }
@@ -701,10 +716,12 @@ impl Scheduler {
         self.release(host, ready_at, now);
     }
 
-    /// When `host`'s lane may go again after `reply` at `now`: the delay rule's rest, or the
+    /// When `host`'s lane may go again after `reply`, told at `now`: the delay rule's rest from
+    /// the answer's arrival (`Reply::answered`, else `now`), or the
     /// reply's not-before instant if later.
     fn rested(&mut self, host: usize, reply: Reply, now: Instant) -> Instant {
-        let rule = now + self.rest(host, reply);
+        let arrived = reply.answered.map_or(now, |at| at.min(now));
+        let rule = arrived + self.rest(host, reply);
         reply.not_before.map_or(rule, |at| rule.max(at))
     }
 
@@ -1461,6 +1478,39 @@ mod tests {
             panic!("page")
         };
         assert_eq!(entry.url, "http://big.test/1");
+    }
+
+    /// The rest counts from the answer's arrival, not from when a thread got to tell it: an
+    /// answer that waited 300 ms for a processing thread leaves 700 ms of a 1 s rest.
+    #[test]
+    fn the_rest_counts_from_the_answers_arrival() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Scheduler::new(rule(10.0));
+        for i in 0..2 {
+            s.add(entry(&format!("http://a.test/{i}")), t0).unwrap();
+        }
+        let Next::Work(Work::Robots { host, .. }) = s.next(t0).unwrap() else {
+            panic!("robots first")
+        };
+        s.robots_done(host, robots_404(), Duration::ZERO, t0);
+        let Next::Work(Work::Page { .. }) = s.next(t0).unwrap() else {
+            panic!("a page")
+        };
+        let reply = Reply::took(ms(100)).answered_at(Some(t0 + ms(100)));
+        s.page_done(host, reply, t0 + ms(400));
+        assert!(
+            matches!(s.next(t0 + ms(400)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(1100))
+        );
+        // Told without its arrival, it rests from when it is told.
+        let Next::Work(Work::Page { .. }) = s.next(t0 + ms(1100)).unwrap() else {
+            panic!("the second page after the rest")
+        };
+        s.page_done(host, ms(100), t0 + ms(1300));
+        s.add(entry("http://a.test/2"), t0).unwrap();
+        assert!(
+            matches!(s.next(t0 + ms(1300)).unwrap(), Next::WaitUntil(at) if at == t0 + ms(2300))
+        );
     }
 
     #[test]

@@ -105,7 +105,10 @@ fn binary_checks_the_delay_rule() {
         r#""overlaps":0,"delay_factor":10,"short_gaps":1,"largest_pages":{largest},"largest_requests":2,"largest_span_s":"#
     );
     assert!(out.contains(&want), "{out}");
-    assert!(out.contains(r#""largest_idle_s":0.000}"#), "{out}");
+    assert!(
+        out.contains(r#""largest_idle_s":0.000,"ideal_s":"#),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
