@@ -25,9 +25,9 @@
 //! in a hash map; past it they are sorted into a new run, and runs are merged while the newer
 //! is at least half the size of the older (a log-structured merge: at most log2(pages /
 //! `BATCH_PAGES`) runs, each entry rewritten at most that many times). A lookup reads one block
-//! of [`STRIDE`] entries per run, found by the run's fence keys (every `STRIDE`th key, 8 bytes
-//! per 4,096 bytes of run: 0.6 % of the index) — the one part that grows with the crawl, 3
-//! bytes a page.
+//! of [`STRIDE`] entries per run (1.5 KiB), found by the run's fence keys (every `STRIDE`th key,
+//! 8 bytes per 1,536 bytes of run) — the one part that grows with the crawl, 16 entries × 8 /
+//! 128 = 1 byte a page.
 //!
 //! Crash safety, in the DUE's style: `pages` and `urls` are handed to the kernel before a check
 //! returns; a run is written, fsynced and complete before `index` names it, and `index` names
@@ -57,7 +57,7 @@ pub const ENTRY: usize = 12;
 /// Pages whose band keys are kept in memory before they go to a run.
 pub const BATCH_PAGES: u32 = 4096;
 /// Entries between two fence keys of a run.
-pub const STRIDE: usize = 512;
+pub const STRIDE: usize = 128;
 /// Pages read per band key at most (the earliest).
 pub const MAX_PER_KEY: usize = 64;
 /// Candidates verified per page at most (the earliest).
