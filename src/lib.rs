@@ -106,6 +106,14 @@ pub mod fetch_internals {
     };
 }
 
+/// The main content as the extractor keeps it and as Markdown, for `examples/main_content.rs`
+/// (`benches/markdown.sh`: the Markdown rendered back against the kept content). Not a stable
+/// interface.
+#[doc(hidden)]
+pub mod content_internals {
+    pub use crate::content::markdown::{kept_html, main_markdown};
+}
+
 /// The shard exchange's engine, for `examples/exchange_rate.rs` (URLs/s through one stream,
 /// Redis memory per queued URL). Not a stable interface.
 #[doc(hidden)]

@@ -17,7 +17,8 @@
 //! `**strong**`, `[links](absolute)`, `![images](absolute)`, fenced code blocks with their
 //! language, inline code, GFM pipe tables (the first row the header) and `>` blockquotes.
 //!
-//! Invariants: text is escaped so that it renders as the page's text (every ASCII punctuation
+//! Invariants: a heading is one line (a `<br>` in it is a space, as in a table cell); text is
+//! escaped so that it renders as the page's text (every ASCII punctuation
 //! character Markdown gives a meaning to is backslash-escaped, and a line's start where it could
 //! open a block), code is fenced or spanned with more backticks than it holds, and link and
 //! image destinations are absolute URLs with `(`, `)`, `<`, `>` and spaces escaped. Bounded as
@@ -42,6 +43,17 @@ pub fn main_markdown(html: &str, url: &Url) -> String {
             .collect::<Vec<_>>()
             .join("\n\n"),
         MainContent::Failed => String::new(),
+    }
+}
+
+/// The main content of `html` from `url` as the extractor keeps it (its HTML, links made
+/// absolute against the page's base): what `main_markdown` writes as Markdown, for
+/// `examples/main_content.rs` (`benches/markdown.sh` compares the two). `None` where
+/// `main_markdown` does not read the extractor's HTML (a page too deep, or the extractor failed).
+pub fn kept_html(html: &str, url: &Url) -> Option<String> {
+    match text::main_content(html, &base_of(html, url), true, |_| {}) {
+        MainContent::Html(kept) => Some(kept),
+        MainContent::TooDeep(_) | MainContent::Failed => None,
     }
 }
 
@@ -198,6 +210,9 @@ struct Writer<'a> {
     code_blocks: Vec<(String, Option<String>)>,
     /// The next code block to try first.
     next_code: usize,
+    /// Writing a heading's text: an ATX heading is one line, so a `<br>` in it is a space
+    /// (rustdoc breaks its `impl … where` headings before each bound).
+    in_heading: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -206,6 +221,7 @@ impl<'a> Writer<'a> {
             base,
             code_blocks,
             next_code: 0,
+            in_heading: false,
         }
     }
 
@@ -255,10 +271,20 @@ impl<'a> Writer<'a> {
         joined
     }
 
-    /// Whether `element` is a block: a block element, or a `<code>` that is a code block.
+    /// Whether `element` is a block: a block element, a `<code>` that is a code block, or an
+    /// inline element other than a link that holds blocks (the extractor writes rustdoc's
+    /// `<summary>` as `<b>` around the method's `<section>` and heading): its blocks are
+    /// written as blocks, not flattened into a paragraph, and it loses its own emphasis.
     fn is_block_element(&mut self, element: ElementRef) -> bool {
         let name = element.value().name();
-        is_block(name) || (name == "code" && self.code_block_of(element).is_some())
+        is_block(name)
+            || (name == "code" && self.code_block_of(element).is_some())
+            || (!matches!(name, "a" | "code" | "kbd" | "samp" | "tt")
+                && element.descendants().skip(1).any(|node| {
+                    node.value()
+                        .as_element()
+                        .is_some_and(|e| is_block(e.name()))
+                }))
     }
 
     /// The language of `code` if it is a code block: a `<pre>` of the page has its text (its
@@ -293,7 +319,9 @@ impl<'a> Writer<'a> {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 let level = usize::from(name.as_bytes()[1] - b'0');
                 let mut text = String::new();
+                self.in_heading = true;
                 self.inline_children(element, &mut text, false);
+                self.in_heading = false;
                 let mut text = collapse(&text);
                 if text.is_empty() {
                     return String::new();
@@ -462,7 +490,11 @@ impl<'a> Writer<'a> {
                     out.push_str(&format!("![{alt}]({})", destination(&src)));
                 }
             }
-            "br" => out.push_str(if in_table { " " } else { "\\\n" }),
+            "br" => out.push_str(if in_table || self.in_heading {
+                " "
+            } else {
+                "\\\n"
+            }),
             "script" | "style" | "template" => {}
             _ => {
                 let block = is_block(name);

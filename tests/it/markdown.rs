@@ -101,14 +101,18 @@ fn pandoc(markdown: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn markdown_of_the_main_content_reads_back_with_its_headings_links_and_images() {
-    let web = TestWeb::start(vec![HostSpec::new(|req| match req.target.as_str() {
-        "/guide/manual.html" => Response::html(page()),
-        _ => Response::not_found(),
+/// Crawls `page`, served at `path`, with `--markdown --save markdown --log-format jsonl`:
+/// the page's URL, its URL-log line (which must have a `markdown` key) and the run.
+fn crawl_markdown(page: String, path: &'static str) -> (String, Value, crate::util::Outcome) {
+    let web = TestWeb::start(vec![HostSpec::new(move |req| {
+        if req.target == path {
+            Response::html(page.clone())
+        } else {
+            Response::not_found()
+        }
     })])
     .unwrap();
-    let url = web.url(0, "/guide/manual.html");
+    let url = web.url(0, path);
     let args = [
         "--delay-factor",
         "0",
@@ -122,14 +126,18 @@ fn markdown_of_the_main_content_reads_back_with_its_headings_links_and_images() 
     ];
     let run = crawl_unparsed(&format!("{url}\n"), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let line: serde_json::Value = (run.stdout.lines())
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let line: Value = (run.stdout.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .find(|l| l["url"] == url.as_str())
         .unwrap_or_else(|| panic!("{url} not logged: {}", run.stdout));
-    let markdown = line["markdown"]
-        .as_str()
-        .expect("a markdown key")
-        .to_owned();
+    assert!(line["markdown"].is_string(), "no markdown key: {line}");
+    (url, line, run)
+}
+
+#[test]
+fn markdown_of_the_main_content_reads_back_with_its_headings_links_and_images() {
+    let (url, line, run) = crawl_markdown(page(), "/guide/manual.html");
+    let markdown = line["markdown"].as_str().unwrap().to_owned();
     assert_eq!(line["title"], "Manual");
 
     // The same Markdown under DIR/markdown/, named as --save files names the page, plus .md.
@@ -320,4 +328,51 @@ fn crawl_extract_reads_the_same_text_and_markdown_from_our_warc_files_and_wgets(
     let (code, _, stderr) = extract(ours, &["--text", "--extract", rules.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--content-out FILE"), "{stderr}");
+}
+
+/// rustdoc's headings, as pandoc reads them back: the same levels and text as the page's.
+/// - rustdoc breaks a heading before each `where` bound with `<br>`; a heading is one line of
+///   Markdown, so the break is a space (a hard break, `\` before the line's end, would be a
+///   literal backslash in an ATX heading);
+/// - a method's heading is in a `<summary>`, which the extractor keeps as `<b>` around the
+///   method's `<section>`: the heading stays a heading, not bold text in a paragraph.
+#[test]
+fn rustdoc_headings_read_back_with_their_levels_and_text() {
+    const MAIN: &str = "<main><h1>Struct RangeTo</h1>\
+        <p>A range only bounded exclusively above, which the documentation describes at length \
+        for its readers, with the implementations below and what each of them needs.</p>\
+        <h3 class=\"code-header\">impl&lt;Idx&gt; RangeTo&lt;Idx&gt; <span class=\"where \
+        fmt-newline\">where<br>&nbsp;&nbsp;&nbsp;&nbsp;Idx: PartialOrd&lt;Idx&gt;,</span></h3>\
+        <details class=\"rustdoc-toggle method-toggle\" open><summary><section \
+        id=\"method.contains\" class=\"method\"><a class=\"srclink\" href=\"../src.html\">\
+        source</a><h4 class=\"code-header\">pub fn <a href=\"#method.contains\">contains</a>\
+        &lt;U&gt;(&amp;self, item: &amp;U) -&gt; bool</h4></section></summary>\
+        <div class=\"docblock\"><p>Returns true if the item is contained in the range, as the \
+        methods of this block document, one paragraph each, long enough for the extractor to \
+        keep.</p></div></details>\
+        <p>Line one<br>line two of a paragraph, where a break stays a hard break.</p></main>";
+    let page = format!(
+        "<!doctype html><html lang=en><head><title>RangeTo</title></head><body>\
+         <nav><a href=/>Home</a></nav>{MAIN}<footer>Copyright</footer></body></html>"
+    );
+    let (url, line, _run) = crawl_markdown(page, "/std/ops/struct.RangeTo.html");
+    let markdown = line["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("### impl\\<Idx\\> RangeTo\\<Idx\\> where Idx: PartialOrd\\<Idx\\>,\n"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("Line one\\\nline two"), "{markdown}");
+    assert!(
+        markdown.contains("\n\n#### pub fn [contains]("),
+        "{markdown}"
+    );
+    let base = Url::parse(&url).unwrap();
+    let expected = outline(MAIN, "main", &base);
+    let got = outline(&pandoc(markdown), "body", &base);
+    // The extractor writes a `<summary>` twice (once as `<b>`, once as its own content), so
+    // the method's heading comes twice in a row: compared once.
+    let mut headings = got.0;
+    headings.dedup();
+    assert_eq!(headings, expected.0, "headings of:\n{markdown}");
+    assert_eq!(expected.0.len(), 3);
 }
