@@ -28,6 +28,9 @@ _crawl() {
             crawl,help)
                 cmd="crawl__subcmd__help"
                 ;;
+            crawl,neardups)
+                cmd="crawl__subcmd__neardups"
+                ;;
             crawl,rank)
                 cmd="crawl__subcmd__rank"
                 ;;
@@ -49,6 +52,9 @@ _crawl() {
             crawl__subcmd__help,help)
                 cmd="crawl__subcmd__help__subcmd__help"
                 ;;
+            crawl__subcmd__help,neardups)
+                cmd="crawl__subcmd__help__subcmd__neardups"
+                ;;
             crawl__subcmd__help,rank)
                 cmd="crawl__subcmd__help__subcmd__rank"
                 ;;
@@ -65,7 +71,7 @@ _crawl() {
 
     case "${cmd}" in
         crawl)
-            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --no-tls-resume --timeout --low-speed-limit --low-speed-time --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --markdown --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --extract --extract-out --extract-db --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz extract shards help"
+            opts="-j -i -q -v -h -V --out --jobs --max-connections --max-pages --max-pages-per-host --max-time --max-bytes --max-depth --requisites --find --ignore-case --scope --include --exclude --delay-factor --min-delay --max-delay --host-connections --rate --max-rate --host-rules --no-sitemaps --ignore-page-robots --near-duplicates --near-duplicates-threshold --user-agent --header --load-cookies --cookie-jar --proxy --no-proxy --insecure --ca-cert --no-tls-resume --timeout --low-speed-limit --low-speed-time --idle-timeout --retries --retry-wait --max-error-ratio --max-body --accept-type --reject-type --keep-truncated --allow-private --warc-compression --zstd-level --warc-max-size --no-warc-block-digest --warc-block-digest --text --markdown --no-warc --no-payload-dedupe --dedupe-against --cache-entries --buffer-entries --log-format --log --save --link-graph --extract --extract-out --extract-db --restart --recrawl-budget --focus --focus-window --shard --exchange --quiet --verbose --help --version dedupe cachesim rank wacz extract neardups shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -157,6 +163,10 @@ _crawl() {
                     ;;
                 --near-duplicates)
                     COMPREPLY=($(compgen -W "off note skip-links" -- "${cur}"))
+                    return 0
+                    ;;
+                --near-duplicates-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --user-agent)
@@ -389,7 +399,7 @@ _crawl() {
             return 0
             ;;
         crawl__subcmd__help)
-            opts="dedupe cachesim rank wacz extract shards help"
+            opts="dedupe cachesim rank wacz extract neardups shards help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -458,6 +468,20 @@ _crawl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        crawl__subcmd__help__subcmd__neardups)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         crawl__subcmd__help__subcmd__rank)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -489,6 +513,20 @@ _crawl() {
         crawl__subcmd__help__subcmd__wacz)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        crawl__subcmd__neardups)
+            opts="-q -h -V --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

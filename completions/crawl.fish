@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_crawl_global_optspecs
-    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= no-tls-resume timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
+    string join \n out= j/jobs= max-connections= max-pages= max-pages-per-host= max-time= max-bytes= max-depth= requisites= find= i/ignore-case scope= include= exclude= delay-factor= min-delay= max-delay= host-connections= rate= max-rate= host-rules= no-sitemaps ignore-page-robots near-duplicates= near-duplicates-threshold= user-agent= header= load-cookies= cookie-jar= proxy= no-proxy insecure ca-cert= no-tls-resume timeout= low-speed-limit= low-speed-time= idle-timeout= retries= retry-wait= max-error-ratio= max-body= accept-type= reject-type= keep-truncated allow-private warc-compression= zstd-level= warc-max-size= no-warc-block-digest warc-block-digest text= markdown no-warc no-payload-dedupe dedupe-against= cache-entries= buffer-entries= log-format= log= save= link-graph extract= extract-out= extract-db= restart recrawl-budget= focus= focus-window= shard= exchange= q/quiet v/verbose h/help V/version
 end
 
 function __fish_crawl_needs_command
@@ -48,9 +48,10 @@ complete -c crawl -n "__fish_crawl_needs_command" -l host-connections -d 'At mos
 complete -c crawl -n "__fish_crawl_needs_command" -l rate -d 'At most N requests per second to any one host (fractional: 0.2 is one every 5 s). Default: no limit beyond the delay rule' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l max-rate -d 'At most N requests per second across all hosts (fractional allowed). Default: no limit' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l host-rules -d 'Per-host overrides of --rate, --host-connections and --max-pages-per-host, read from FILE' -r -F
-complete -c crawl -n "__fish_crawl_needs_command" -l near-duplicates -d 'Note HTML pages whose visible text nearly repeats an earlier page of the same host' -r -f -a "off\t'No fingerprint is computed'
-note\t'Noted `near-duplicate` in the URL log and counted; links followed as on any page'
+complete -c crawl -n "__fish_crawl_needs_command" -l near-duplicates -d 'Note HTML pages whose visible text nearly repeats a page crawled before them' -r -f -a "off\t'No signature is computed'
+note\t'Noted `near-duplicate:URL` in the URL log and counted; links followed as on any page'
 skip-links\t'Noted and counted, and the page\'s links are not followed'"
+complete -c crawl -n "__fish_crawl_needs_command" -l near-duplicates-threshold -d 'The resemblance from which a page is a near-duplicate of an earlier one (--near-duplicates)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l user-agent -d 'User-Agent header; its first word (before `/`) is the robots.txt token' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l header -d 'Send this header with every request, as `Name: value` (repeatable)' -r
 complete -c crawl -n "__fish_crawl_needs_command" -l load-cookies -d 'Send the cookies of FILE (a Netscape cookie file, as curl and wget write them)' -r -F
@@ -113,6 +114,7 @@ complete -c crawl -n "__fish_crawl_needs_command" -a "cachesim" -d 'Replay a URL
 complete -c crawl -n "__fish_crawl_needs_command" -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
 complete -c crawl -n "__fish_crawl_needs_command" -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
 complete -c crawl -n "__fish_crawl_needs_command" -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
+complete -c crawl -n "__fish_crawl_needs_command" -a "neardups" -d 'List the clusters of near-duplicate pages a crawl found (with --near-duplicates)'
 complete -c crawl -n "__fish_crawl_needs_command" -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
 complete -c crawl -n "__fish_crawl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c crawl -n "__fish_crawl_using_subcommand dedupe" -l state -d 'Directory holding the seen set; created if missing, reused across runs' -r -F
@@ -148,16 +150,20 @@ complete -c crawl -n "__fish_crawl_using_subcommand extract" -l markdown -d 'Eac
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand extract" -s V -l version -d 'Print version'
+complete -c crawl -n "__fish_crawl_using_subcommand neardups" -s q -l quiet -d 'Print nothing on stderr but errors (no summary line)'
+complete -c crawl -n "__fish_crawl_using_subcommand neardups" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c crawl -n "__fish_crawl_using_subcommand neardups" -s V -l version -d 'Print version'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l exchange -d 'The broker the shards exchange URLs through (their --exchange)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l seeds -d 'The seed file the shards were started with (it names the crawl in the broker)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l count -d 'N, the number of shards (of --shard K/N)' -r
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -l status -d 'Print the shards\' reports and their totals (the one thing `crawl shards` does so far)'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c crawl -n "__fish_crawl_using_subcommand shards" -s V -l version -d 'Print version'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
-complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "dedupe" -d 'Print each line of stdin the first time it is ever seen (this run or earlier ones)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "cachesim" -d 'Replay a URL trace through the paper\'s cache policies and print miss rates by cache size'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "rank" -d 'Print the top hubs and authorities (Kleinberg\'s HITS) of a crawl\'s link graph'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "wacz" -d 'Package a crawl\'s WARC files as a WACZ file, for replayweb.page and pywb'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "extract" -d 'Take fields, text and Markdown out of the pages of existing WARC files, without crawling'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "neardups" -d 'List the clusters of near-duplicate pages a crawl found (with --near-duplicates)'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "shards" -d 'Show the state of a sharded crawl: each shard\'s report in the broker, and the totals'
+complete -c crawl -n "__fish_crawl_using_subcommand help; and not __fish_seen_subcommand_from dedupe cachesim rank wacz extract neardups shards help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

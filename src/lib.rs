@@ -71,8 +71,9 @@ pub mod internals {
     pub use crate::frontier::Entry;
     pub use crate::schedule::politeness::{DelayRule, Next, Scheduler, Work};
     pub use crate::schedule::robots::RobotsRules;
+    pub use crate::seen::neardup::{NearDupIndex, Signature};
     pub use crate::url::extract::{page_links, page_links_fingerprinted, stylesheet_links};
-    pub use crate::url::simhash::{MAX_DISTANCE, distance, page_fingerprint};
+    pub use crate::url::minhash::{MIN_WORDS, page_signature};
 }
 
 /// What each key of summary.json and each field of the URL log means, for

@@ -18,8 +18,8 @@ use crate::tools::dedupe::DedupeArgs;
 use crate::tools::extract::ExtractArgs;
 use crate::tools::rank::RankArgs;
 use crate::tools::wacz::WaczArgs;
+use crate::url::minhash::NearDuplicates;
 use crate::url::normalize::{Requisites, Scope};
-use crate::url::simhash::NearDuplicates;
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,6 +52,7 @@ pub enum Command {
     Rank(RankArgs),
     Wacz(WaczArgs),
     Extract(ExtractArgs),
+    Neardups(crate::tools::neardups::NeardupsArgs),
     Shards(crate::shard::status::ShardsArgs),
 }
 
@@ -286,18 +287,28 @@ pub struct Args {
     #[arg(long)]
     pub ignore_page_robots: bool,
 
-    /// Note HTML pages whose visible text nearly repeats an earlier page of the same host.
+    /// Note HTML pages whose visible text nearly repeats a page crawled before them.
     ///
-    /// `note`: a page whose text's 64-bit SimHash (2-word shingles, the first 64 KiB of text)
-    /// is within 5 bits of one of the last 128 distinct pages of its host is noted
-    /// near-duplicate in the URL log (over its robots directives) and counted in summary.json
-    /// (near_duplicates). `skip-links`: the same, and its links are not followed: a calendar or
-    /// faceted search that renders the same page under endless URLs stops after its first pages
-    /// (a page whose only way in is a near-duplicate is then missed). `off` computes no
-    /// fingerprint: pages of little text (link lists, stubs) often look alike, and the note
-    /// would hide the others.
+    /// `note`: a page whose resemblance to some earlier page of the crawl (any host; on a
+    /// recrawl, the previous crawls' pages too) is at least --near-duplicates-threshold is
+    /// noted near-duplicate:URL in the URL log, URL the earliest such page (over its robots
+    /// directives), listed in DIR/neardups.tsv (`crawl neardups DIR`) and counted in
+    /// summary.json (near_duplicates). Resemblance is Broder's: the Jaccard similarity of the
+    /// two pages' sets of 5-word shingles of visible text, estimated from 256-value MinHash
+    /// signatures kept on disk in DIR/neardup (about 0.7 KiB a page). Pages of fewer than 50
+    /// words are left out. `skip-links`: the same, and its links are not followed: a calendar
+    /// or faceted search that renders the same page under endless URLs stops after its first
+    /// pages (a page whose only way in is a near-duplicate is then missed). `off` computes no
+    /// signature.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = NearDuplicates::Off)]
     pub near_duplicates: NearDuplicates,
+
+    /// The resemblance from which a page is a near-duplicate of an earlier one (--near-duplicates).
+    ///
+    /// A number above 0 and at most 1: 1 notes only pages whose 5-word shingles are all an
+    /// earlier page's (and the earlier page's all theirs).
+    #[arg(long, value_name = "R", default_value_t = 0.9, value_parser = resemblance)]
+    pub near_duplicates_threshold: f64,
 
     /// User-Agent header; its first word (before `/`) is the robots.txt token.
     #[arg(long, value_name = "UA", default_value = concat!("crawl/", env!("CARGO_PKG_VERSION")))]
@@ -818,6 +829,15 @@ fn seconds(text: &str) -> Result<Duration, String> {
 }
 
 /// A share from 0 to 1 (`--max-error-ratio`).
+fn resemblance(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(format!(
+            "expected a resemblance above 0 and at most 1 such as 0.9, found {text:?}"
+        )),
+    }
+}
+
 fn ratio(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),

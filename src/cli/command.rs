@@ -46,6 +46,10 @@ pub fn main(exit: Exit) -> ExitCode {
             "crawl extract",
             crate::tools::extract::run(args).map(|()| Status::Done),
         ),
+        Some(Command::Neardups(args)) => (
+            "crawl neardups",
+            crate::tools::neardups::run(args).map(|()| Status::Done),
+        ),
         Some(Command::Shards(args)) => (
             "crawl shards",
             crate::shard::status::run(args).map(|()| Status::Done),

@@ -342,6 +342,7 @@ impl Args {
             seed_hosts,
             obey_page_robots: !args.ignore_page_robots,
             near_duplicates: args.near_duplicates,
+            near_duplicates_threshold: args.near_duplicates_threshold,
             due: DueConfig {
                 cache_entries: args.cache_entries as usize,
                 buffer_entries: args.buffer_entries as usize,

@@ -51,8 +51,10 @@ pub struct CrawlConfig {
     pub seed_hosts: SeedHosts,
     /// Page-level robots directives are obeyed (not `--ignore-page-robots`).
     pub obey_page_robots: bool,
-    /// `--near-duplicates`: whether HTML pages are fingerprinted, and what a near-duplicate does.
-    pub near_duplicates: crate::url::simhash::NearDuplicates,
+    /// `--near-duplicates`: whether HTML pages are signed, and what a near-duplicate does.
+    pub near_duplicates: crate::url::minhash::NearDuplicates,
+    /// `--near-duplicates-threshold`: the resemblance from which a page is a near-duplicate.
+    pub near_duplicates_threshold: f64,
     pub due: DueConfig,
     /// Where responses are archived; `None` with `--no-warc`.
     pub warc: Option<WarcConfig>,

@@ -33,7 +33,7 @@ pub struct Counters {
     pub nofollow_links: AtomicU64,
     /// Pages that asked not to be indexed (noted in the URL log, archived all the same).
     pub noindex_pages: AtomicU64,
-    /// HTML pages noted `near-duplicate` (`url::simhash`).
+    /// HTML pages noted `near-duplicate` (`url::minhash`).
     pub near_duplicates: AtomicU64,
     /// Pages handed to the worker that received the page before, its host's or a ready host's
     /// (`Dispatcher::host_free_or_next`), no other worker woken for them.

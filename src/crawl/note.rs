@@ -62,9 +62,10 @@ pub enum Note {
     /// Its payload was archived before (payload dedupe): archived as a `revisit` of that
     /// first capture. Its links are read all the same. Shown only when nothing else is noted.
     Duplicate,
-    /// An HTML page whose visible text nearly repeats an earlier page of its host
-    /// (`url::simhash`); with `--near-duplicates skip-links` its links were not followed.
-    NearDuplicate,
+    /// An HTML page whose visible text nearly repeats an earlier page of the crawl, whose URL
+    /// this is (`seen::neardup`); with `--near-duplicates skip-links` its links were not
+    /// followed. Written `near-duplicate:URL`, as a redirect's target.
+    NearDuplicate(String),
 }
 
 /// How reading a sitemap went: `sitemap` alone, or `sitemap:` and what the reader should know.
@@ -144,7 +145,7 @@ impl fmt::Display for Note {
             Note::HostBudget => f.write_str("host-budget"),
             Note::Requisite => f.write_str("requisite"),
             Note::Duplicate => f.write_str("duplicate"),
-            Note::NearDuplicate => f.write_str("near-duplicate"),
+            Note::NearDuplicate(earlier) => write!(f, "near-duplicate:{earlier}"),
         }
     }
 }
@@ -237,7 +238,10 @@ mod tests {
                 "noindex,nofollow",
             ),
             (Note::HostBudget, "host-budget"),
-            (Note::NearDuplicate, "near-duplicate"),
+            (
+                Note::NearDuplicate("http://a.test/x".into()),
+                "near-duplicate:http://a.test/x",
+            ),
         ];
         for (note, text) in cases {
             assert_eq!(note.to_string(), text);

@@ -209,7 +209,16 @@ impl Stages {
     fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
         let fetcher = &self.fetcher;
         let lastmods = Lastmods::new(LASTMODS);
-        let fingerprints = crate::url::simhash::Windows::default();
+        let fingerprints = match config.near_duplicates {
+            crate::url::minhash::NearDuplicates::Off => None,
+            _ => Some(
+                crate::seen::neardup::NearDupIndex::open(
+                    &config.out,
+                    config.near_duplicates_threshold,
+                )
+                .context("opening the near-duplicate index")?,
+            ),
+        };
         let reactor = match reactor_wanted(config) {
             true => Some(Reactor::new().context("starting the reactor")?),
             false => None,
@@ -230,7 +239,7 @@ impl Stages {
             links: self.links.as_ref(),
             fetched: &self.fetched,
             lastmods: &lastmods,
-            fingerprints: &fingerprints,
+            fingerprints: fingerprints.as_ref(),
             budget: self.budget.as_ref(),
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();

@@ -87,8 +87,8 @@ pub struct WorkerContext<'a> {
     pub fetched: &'a FetchLog,
     /// A recrawl's sitemap `lastmod`s (`recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
-    /// Each host's recent page fingerprints (`--near-duplicates`).
-    pub fingerprints: &'a crate::url::simhash::Windows,
+    /// The near-duplicate index (`--near-duplicates`; `None` when off).
+    pub fingerprints: Option<&'a crate::seen::neardup::NearDupIndex>,
     /// A recrawl's `--recrawl-budget` (`recrawl::budget`).
     pub budget: Option<&'a RecrawlBudget>,
     /// Where each answered page goes after its links are offered (`crawl::sinks`).

@@ -306,6 +306,10 @@ const GENERATION_STATE: [&str; 6] = [
     "budget",
 ];
 
+/// The near-duplicate index and its clusters (`seen::neardup`): kept by a recrawl, whose pages
+/// are compared with the previous crawls' too; forgotten by `--restart`.
+const NEAR_DUPLICATES: [&str; 2] = ["neardup", "neardups.tsv"];
+
 /// Readies the state directory (locked by the caller). If its crawl completed (`DIR/complete`),
 /// starts a recrawl, or with `restart` a fresh crawl; otherwise resumes what is there. Each step
 /// can be repeated, and `complete` is removed last, so a crash half-way is finished next time.
@@ -323,6 +327,9 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         if restart {
             remove(&previous)?;
             remove(&out.join(ROBOTS))?;
+            for name in NEAR_DUPLICATES {
+                remove(&out.join(name))?;
+            }
         } else if fetched.exists() {
             fs::rename(&fetched, &previous).with_context(|| {
                 format!("moving {} to {}", fetched.display(), previous.display())
@@ -337,7 +344,8 @@ pub fn prepare(out: &Path, restart: bool) -> Result<Generation> {
         durable::sync_dir(out)?;
     } else if restart {
         // Not finished: `--restart` still means "forget this crawl", say after changed seeds.
-        for name in GENERATION_STATE.iter().chain(&[PREVIOUS, ROBOTS]) {
+        let forgotten = [PREVIOUS, ROBOTS].into_iter().chain(NEAR_DUPLICATES);
+        for name in GENERATION_STATE.iter().copied().chain(forgotten) {
             remove(&out.join(name))?;
         }
     }

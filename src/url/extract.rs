@@ -65,12 +65,13 @@
 //!   what to follow (`--ignore-page-robots`). `url::directives` reads the header form.
 
 use crate::seen::checksum::checksum;
+use crate::seen::neardup::Signature;
 use crate::url::css::css_urls;
 use crate::url::directives::Directives;
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
+use crate::url::minhash::Shingler;
 use crate::url::normalize::{Base, Found, join_into};
 use crate::url::search::is_ascii;
-use crate::url::simhash::SimHasher;
 use encoding_rs::{Encoding, UTF_8};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -127,9 +128,9 @@ pub struct PageLinks {
     pub directives: Directives,
     /// More than `max_links` links were found; the rest were dropped.
     pub truncated: bool,
-    /// The SimHash of the page's visible text (`url::simhash`), when asked for
-    /// (`page_links_fingerprinted`) and the page has a word.
-    pub fingerprint: Option<u64>,
+    /// The MinHash signature of the page's visible text (`url::minhash`), when asked for
+    /// (`page_links_fingerprinted`) and the page has enough words.
+    pub fingerprint: Option<Signature>,
 }
 
 /// One of `PageLinks::distinct`.
@@ -227,8 +228,8 @@ pub fn page_links(
     page_links_fingerprinted(body, page_url, charset, max_links, token, false)
 }
 
-/// `page_links`, with the SimHash of the page's visible text read in the same pass when
-/// `fingerprint` (`PageLinks::fingerprint`, `url::simhash`).
+/// `page_links`, with the MinHash signature of the page's visible text read in the same pass when
+/// `fingerprint` (`PageLinks::fingerprint`, `url::minhash`).
 pub fn page_links_fingerprinted(
     body: &[u8],
     page_url: &Url,
@@ -242,11 +243,11 @@ pub fn page_links_fingerprinted(
         .and_then(|label| Encoding::for_label(label.trim().as_bytes()))
         .filter(|encoding| encoding.is_ascii_compatible());
     let mut state = State::new(page_url, max_links, token, body.len());
-    state.text = fingerprint.then(SimHasher::new);
+    state.text = fingerprint.then(Shingler::new);
     // The header's charset wins over `<meta>` (HTML encoding sniffing).
     let encoding = header_encoding.unwrap_or(UTF_8);
     scan(body, encoding, header_encoding.is_none(), &mut state);
-    state.out.fingerprint = state.text.and_then(SimHasher::finish);
+    state.out.fingerprint = state.text.and_then(Shingler::finish);
     state.out
 }
 
@@ -416,12 +417,12 @@ fn scan(
 
 /// Gives the text runs the tokenizer found since the last call to `text`, decoded from
 /// `encoding` with their character references; stops the tokenizer collecting once `text`
-/// has had its fill (`simhash::MAX_TEXT_BYTES`).
+/// has had its fill (`minhash::MAX_TEXT_BYTES`).
 fn hash_text(
     tokens: &mut Tokenizer<'_>,
     body: &[u8],
     encoding: &'static Encoding,
-    text: &mut SimHasher,
+    text: &mut Shingler,
 ) {
     for run in tokens.take_text_runs() {
         // White space between tags (most runs) holds no word, and a run's end ends one.
@@ -610,7 +611,7 @@ struct State<'a> {
     /// The first of `out.distinct` with each canonical text, by the text's checksum.
     first: FxHashMap<u64, u32>,
     /// The visible text's fingerprint so far, when one is asked for.
-    text: Option<SimHasher>,
+    text: Option<Shingler>,
     /// The page is one `lol_html` reads differently (a `<noscript>` whose content was markup,
     /// see the module doc, or `url::html`'s exception); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]

@@ -34,7 +34,7 @@
 //!
 //! Asked to (`collect_text`), it also notes the runs of text between tags outside a template
 //! (byte ranges, at most `MAX_TEXT_RUNS` between two start tags): the visible text
-//! `url::simhash` fingerprints, found in the same pass.
+//! `url::minhash` fingerprints, found in the same pass.
 
 use crate::url::search::{find_byte, lower_run};
 use memchr::memchr;
@@ -246,7 +246,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Starts or stops collecting the text between tags (the visible text, for
-    /// `url::simhash`). At most `MAX_TEXT_RUNS` runs wait between two `take_text_runs`.
+    /// `url::minhash`). At most `MAX_TEXT_RUNS` runs wait between two `take_text_runs`.
     pub(crate) fn collect_text(&mut self, on: bool) {
         self.collect_text = on;
     }

@@ -42,7 +42,7 @@ const CYCLES_KEPT: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "url",
-        "simhash",
+        "minhash",
         "extract",
         "page_fingerprint runs the extractor, which fingerprints a page in the pass that reads \
          its links (for tests and the precision measurement)",

@@ -9,6 +9,11 @@
 //! links), another advertisement block, another view counter. `/` links to every article,
 //! then to every copy; [`pages`] lists every path with what it is a copy of.
 //!
+//! Host [`FAR`] puts a copy beyond any window: `/` links to [`FAR_PAGES`] distinct pages
+//! (`/p/N`, bodies of 60 words and no shared template) and then to `/copy`, article
+//! [`FAR_ARTICLE`]'s `date` copy: crawled from both hosts' `/`, thousands of pages separate it
+//! from its original on the other host.
+//!
 //! Host [`CALENDAR`] is the trap: `/` links to `/cal?d=1`, and `/cal?d=N` to `/cal?d=N+1`,
 //! forever; every day's page is the same but for its date.
 
@@ -20,6 +25,12 @@ use std::io;
 pub const SITE: usize = 0;
 /// The host with the endless calendar.
 pub const CALENDAR: usize = 1;
+/// The host whose copy is thousands of pages from its original.
+pub const FAR: usize = 2;
+/// Distinct pages of [`FAR`] before its copy.
+pub const FAR_PAGES: usize = 3000;
+/// The article [`FAR`]'s `/copy` copies.
+pub const FAR_ARTICLE: usize = 3;
 /// Distinct articles.
 pub const ARTICLES: usize = 60;
 /// Body lengths in words, article `i` taking `LENGTHS[i % LENGTHS.len()]`: short notes (where
@@ -82,6 +93,12 @@ fn text(seed: u64, count: usize) -> String {
 
 /// Renders a page of [`SITE`].
 pub fn render(page: Page) -> String {
+    render_round(page, 0)
+}
+
+/// Renders a page of [`SITE`], its article's words drawn anew for each `round` (round 0 is
+/// [`render`]'s): a larger web of the same shape for benchmarks.
+pub fn render_round(page: Page, round: usize) -> String {
     let (i, variant) = match page {
         Page::Article(i) => (i, None),
         Page::Copy(i, v) => (i, Some(VARIANTS[v])),
@@ -97,8 +114,9 @@ pub fn render(page: Page) -> String {
     let views = if is("views") { 1873 } else { 1802 };
     let nav = text(1, 25);
     let footer = text(2, 30);
-    let title = text(10_000 + i as u64, 6);
-    let body = text(20_000 + i as u64, LENGTHS[i % LENGTHS.len()]);
+    let i_seed = (i + 1_000_000 * round) as u64;
+    let title = text(10_000 + i_seed, 6);
+    let body = text(20_000 + i_seed, LENGTHS[i % LENGTHS.len()]);
     let advert = text(30_000 + ad, 12);
     format!(
         "<!doctype html><html><head><title>{title}</title>\
@@ -125,9 +143,36 @@ pub fn calendar_day(day: u64) -> String {
     )
 }
 
-/// Starts the two hosts on loopback.
+/// Starts the three hosts on loopback.
 pub fn start() -> io::Result<TestWeb> {
-    TestWeb::start(vec![HostSpec::new(site), HostSpec::new(calendar)])
+    TestWeb::start(vec![
+        HostSpec::new(site),
+        HostSpec::new(calendar),
+        HostSpec::new(far),
+    ])
+}
+
+fn far(req: &Request) -> Response {
+    let target = req.target.as_str();
+    if target == "/" {
+        let links: String = (0..FAR_PAGES)
+            .map(|n| format!("<a href=\"/p/{n}\">{n}</a>\n"))
+            .chain(["<a href=\"/copy\">copy</a>\n".to_owned()])
+            .collect();
+        return Response::html(links);
+    }
+    if target == "/copy" {
+        return Response::html(render(Page::Copy(FAR_ARTICLE, 0)));
+    }
+    match target
+        .strip_prefix("/p/")
+        .and_then(|n| n.parse::<u64>().ok())
+    {
+        Some(n) if n < FAR_PAGES as u64 => {
+            Response::html(format!("<!doctype html><p>{}</p>", text(40_000 + n, 60)))
+        }
+        _ => Response::not_found(),
+    }
 }
 
 fn site(req: &Request) -> Response {

@@ -5,9 +5,10 @@
 //! neither offered nor written to `links.tsv` (the graph of links the crawl followed; a
 //! nofollow link is, by its definition, no vote for its target). `noindex` is only noted.
 //!
-//! With `--near-duplicates` on, the page's visible text is fingerprinted in the same pass as
-//! its links and compared with its host's recent pages (`url::simhash`): a near-duplicate is
-//! noted and counted, and with `skip-links` its links are not followed.
+//! With `--near-duplicates` on, the page's visible text is signed in the same pass as its
+//! links (`url::minhash`) and compared with every earlier page of the crawl
+//! (`seen::neardup`): a near-duplicate is noted with the earlier page's URL and counted, and
+//! with `skip-links` its links are not followed.
 
 use crate::crawl::links::LinkReader;
 use crate::crawl::links::{Discovered, Links};
@@ -16,8 +17,8 @@ use crate::crawl::page::Page;
 use crate::fetch::client::Response;
 use crate::url::directives::Directives;
 use crate::url::extract::{PageLinks, page_links_fingerprinted};
+use crate::url::minhash::NearDuplicates;
 use crate::url::normalize::LinkKind;
-use crate::url::simhash::NearDuplicates;
 use std::sync::atomic::Ordering;
 use url::Url;
 
@@ -76,13 +77,10 @@ impl LinkReader<'_> {
             Note::None
         }
         .merge(self.obey(directives, rel_nofollow));
-        let near_duplicate = self.near_duplicate(page_url, extracted.fingerprint);
-        let note = note.merge(if near_duplicate {
-            Note::NearDuplicate
-        } else {
-            Note::None
-        });
         let mut links = extracted;
+        let earlier = self.near_duplicate(page_url, links.fingerprint.take());
+        let near_duplicate = earlier.is_some();
+        let note = note.merge(earlier.map_or(Note::None, Note::NearDuplicate));
         let skip = near_duplicate && self.near_duplicates == NearDuplicates::SkipLinks;
         if skip || self.obey_page_robots && directives.nofollow {
             links.order.clear();
@@ -95,22 +93,27 @@ impl LinkReader<'_> {
         (links, note)
     }
 
-    /// Whether a page of `page_url` with this fingerprint nearly repeats a recent page of its
-    /// host (counted); a page without a fingerprint never does.
-    fn near_duplicate(&self, page_url: &Url, fingerprint: Option<u64>) -> bool {
-        let Some(fingerprint) = fingerprint else {
-            return false;
-        };
-        let host = page_url.host_str().unwrap_or("");
-        let port = page_url.port_or_known_default().unwrap_or(0);
-        let near = self
-            .fingerprints
-            .near_duplicate(&format!("{host}:{port}"), fingerprint);
-        if near {
-            self.counters
-                .near_duplicates
-                .fetch_add(1, Ordering::Relaxed);
+    /// The earlier page a page of `page_url` with this signature nearly repeats (counted); a
+    /// page without a signature never does. A failure of the index (a full disk) is reported
+    /// once a page and the page counts as no near-duplicate.
+    fn near_duplicate(
+        &self,
+        page_url: &Url,
+        signature: Option<crate::seen::neardup::Signature>,
+    ) -> Option<String> {
+        let (signature, index) = (signature?, self.fingerprints?);
+        match index.check(page_url.as_str(), &signature) {
+            Ok(Some(found)) => {
+                self.counters
+                    .near_duplicates
+                    .fetch_add(1, Ordering::Relaxed);
+                Some(found.earlier)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                eprintln!("crawl: warning: the near-duplicate index: {e:#}");
+                None
+            }
         }
-        near
     }
 }

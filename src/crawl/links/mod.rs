@@ -32,12 +32,12 @@ use crate::fetch::client::Response;
 use crate::frontier::focus::Focus;
 use crate::url::directives::Directives;
 use crate::url::extract::PageLink;
+use crate::url::minhash::NearDuplicates;
 use crate::url::normalize::LinkKind;
-use crate::url::simhash::NearDuplicates;
 use std::sync::atomic::Ordering;
 
 /// What the link sources read besides the page: the options they obey, the crawl's counters
-/// and each host's recent fingerprints (`--near-duplicates`). Not the worker's whole context:
+/// and the near-duplicate index (`--near-duplicates`). Not the worker's whole context:
 /// a source reads a page and counts what it saw; it fetches, offers and writes nothing.
 pub(in crate::crawl) struct LinkReader<'a> {
     /// The robots token page-level directives are read for (the user agent's product).
@@ -48,7 +48,7 @@ pub(in crate::crawl) struct LinkReader<'a> {
     /// `--focus`: whether a page matches its topic.
     pub focus: Option<&'a Focus>,
     pub counters: &'a Counters,
-    pub fingerprints: &'a crate::url::simhash::Windows,
+    pub fingerprints: Option<&'a crate::seen::neardup::NearDupIndex>,
 }
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at

@@ -1,8 +1,8 @@
-//! The cost of the near-duplicate fingerprint (`--near-duplicates`): CPU µs per page of the
-//! link extractor without and with the SimHash of the page's visible text read in the same
-//! pass, alternating rounds of each so that a loaded machine slows both alike.
+//! The cost of the near-duplicate signature (`--near-duplicates`): CPU µs per page of the
+//! link extractor without and with the MinHash signature of the page's visible text read in
+//! the same pass, alternating rounds of each so that a loaded machine slows both alike.
 //!
-//! Usage: `simhash_cost FILE_OR_DIR...` (the `.html` files under each directory, or the file).
+//! Usage: `minhash_cost FILE_OR_DIR...` (the `.html` files under each directory, or the file).
 //! Prints one line per input: pages, bytes, CPU µs/page without and with, and the difference.
 
 #[path = "common/cpu.rs"]
@@ -21,7 +21,7 @@ fn main() {
         html_files(Path::new(&arg), &mut files);
         let pages: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
         let bytes: usize = pages.iter().map(Vec::len).sum();
-        // CPU seconds and rounds, without ([0]) and with ([1]) the fingerprint.
+        // CPU seconds and rounds, without ([0]) and with ([1]) the signature.
         let (mut secs, mut rounds) = ([0.0f64; 2], 0u32);
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(4) || rounds < 3 {

@@ -1,0 +1,728 @@
+//! The near-duplicate index: every signed page of the crawl (`url::minhash` signatures), on
+//! disk beside the DUE, searched by locality-sensitive hashing (Indyk and Motwani 1998; Broder's
+//! MinHash bands). A page is a near-duplicate when some page recorded before it has an
+//! estimated resemblance of at least the threshold (`--near-duplicates-threshold`).
+//!
+//! Files, in `DIR/neardup/`:
+//! - `pages`: the signatures, append-only, one fixed record of [`RECORD`] bytes per page, by
+//!   page number: [`HASHES`] 16-bit values, where the page's URL is in `urls`, and the number
+//!   of the first page of its cluster.
+//! - `urls`: the pages' URLs, append-only, one a line.
+//! - runs `run.N`: sorted files of (band key, page number) entries, [`ENTRY`] bytes each, big
+//!   endian so byte order is numeric order; and `index`, the list of the runs and how many
+//!   pages they hold (replaced whole, `state::durable`).
+//!
+//! Bands: the first `BANDS × ROWS` values of a signature make [`BANDS`] band keys (a hash of
+//! each band's [`ROWS`] values and its number). Two pages of resemblance `s` share a band key
+//! with probability `1 - (1 - s^8)^16`: 0.9999 at 0.9, 0.99 at 0.85, 0.95 at 0.8, 0.06 at 0.5.
+//! The pages sharing one are the candidates; each is verified by the share of all [`HASHES`]
+//! values the two signatures agree on, earliest page first, and the first at or above the
+//! threshold (that is not the same URL: a page fetched again on a resume or a recrawl) is the
+//! earlier page the note names. At most [`MAX_PER_KEY`] pages are read per band key and
+//! [`MAX_VERIFIED`] verified per page, so a page costs bounded work however large a cluster.
+//!
+//! Memory, flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent pages
+//! in a hash map; past it they are sorted into a new run, and runs are merged while the newer
+//! is at least half the size of the older (a log-structured merge: at most log2(pages /
+//! `BATCH_PAGES`) runs, each entry rewritten at most that many times). A lookup reads one block
+//! of [`STRIDE`] entries per run (1.5 KiB), found by the run's fence keys (every `STRIDE`th key,
+//! 8 bytes per 1,536 bytes of run) — the one part that grows with the crawl, 16 entries × 8 /
+//! 128 = 1 byte a page.
+//!
+//! Crash safety, in the DUE's style: `pages` and `urls` are handed to the kernel before a check
+//! returns; a run is written, fsynced and complete before `index` names it, and `index` names
+//! only pages whose records are fsynced. `open` cuts a torn record or URL, removes runs `index`
+//! does not name, and puts the band keys of pages past `index`'s count back into the batch
+//! (they are recomputed from `pages`). A killed crawl thus loses nothing it reported.
+
+use crate::state::durable;
+use anyhow::{Context, Result, bail, ensure};
+use rustc_hash::FxHashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Values of a signature.
+pub const HASHES: usize = 256;
+/// Bands of the LSH index, and values per band.
+pub const BANDS: usize = 16;
+pub const ROWS: usize = 8;
+/// Bytes of a page's record in `pages`: the values, the URL's offset (8) and length (4), and
+/// its cluster's first page (4).
+pub const RECORD: usize = 2 * HASHES + 16;
+/// Bytes of a run entry: band key and page number.
+pub const ENTRY: usize = 12;
+/// Pages whose band keys are kept in memory before they go to a run.
+pub const BATCH_PAGES: u32 = 4096;
+/// Entries between two fence keys of a run.
+pub const STRIDE: usize = 128;
+/// Pages read per band key at most (the earliest).
+pub const MAX_PER_KEY: usize = 64;
+/// Candidates verified per page at most (the earliest).
+pub const MAX_VERIFIED: usize = 256;
+/// The directory under the crawl's state directory.
+pub const DIR: &str = "neardup";
+/// The cluster file, in the crawl's state directory: first page, member, resemblance, earlier.
+pub const CLUSTERS: &str = "neardups.tsv";
+
+const INDEX_HEADER: &str = "crawl neardup index 1";
+
+/// A page's MinHash signature (`url::minhash`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// Per bin, the low 16 bits of its least shingle hash.
+    pub values: [u16; HASHES],
+}
+
+impl Signature {
+    /// The estimated resemblance: the share of values the two agree on.
+    pub fn resemblance(&self, other: &Signature) -> f64 {
+        let same = (self.values.iter().zip(&other.values))
+            .filter(|(a, b)| a == b)
+            .count();
+        same as f64 / HASHES as f64
+    }
+
+    /// The band keys: each band's values and its number, hashed.
+    pub fn band_keys(&self) -> [u64; BANDS] {
+        let mut keys = [0u64; BANDS];
+        for (band, key) in keys.iter_mut().enumerate() {
+            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(band as u64);
+            for v in &self.values[band * ROWS..(band + 1) * ROWS] {
+                h.update(&v.to_le_bytes());
+            }
+            *key = h.digest();
+        }
+        keys
+    }
+}
+
+/// What a check found: the earlier page and its cluster's first page, with the estimated
+/// resemblance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    pub earlier: String,
+    pub first: String,
+    pub resemblance: f64,
+}
+
+/// The index (module doc); shared by the workers, one check at a time.
+pub struct NearDupIndex {
+    inner: Mutex<Inner>,
+    threshold: f64,
+}
+
+struct Inner {
+    dir: PathBuf,
+    pages: File,
+    urls: File,
+    clusters: File,
+    /// Pages recorded, and bytes of `urls`.
+    count: u32,
+    urls_len: u64,
+    /// Pages the runs hold (`index`'s count); the rest are in `batch`.
+    covered: u32,
+    batch: FxHashMap<u64, Vec<u32>>,
+    runs: Vec<Run>,
+    next_run: u64,
+    /// Pages a batch holds before it becomes a run.
+    batch_pages: u32,
+}
+
+struct Run {
+    id: u64,
+    file: File,
+    entries: u64,
+    fences: Vec<u64>,
+}
+
+impl NearDupIndex {
+    /// Opens (or creates) the index in `state/neardup`, and the cluster file beside it.
+    pub fn open(state: &Path, threshold: f64) -> Result<NearDupIndex> {
+        NearDupIndex::open_with(state, threshold, BATCH_PAGES)
+    }
+
+    /// `open` with batches of `batch_pages` pages (tests use small ones).
+    pub fn open_with(state: &Path, threshold: f64, batch_pages: u32) -> Result<NearDupIndex> {
+        let dir = state.join(DIR);
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let (mut runs, covered, next_run) = read_index(&dir)?;
+        remove_stray_runs(&dir, &runs)?;
+        let open = |name: &str| {
+            let path = dir.join(name);
+            OpenOptions::new()
+                .create(true)
+                .read(true)
+                .append(true)
+                .open(&path)
+                .with_context(|| format!("opening {}", path.display()))
+        };
+        let (pages, urls) = (open("pages")?, open("urls")?);
+        let (clusters, _) = durable::open_log(&state.join(CLUSTERS))
+            .with_context(|| format!("opening {}", state.join(CLUSTERS).display()))?;
+        // Whole records whose URL is whole.
+        let urls_len = urls.metadata()?.len();
+        let mut count = (pages.metadata()?.len() / RECORD as u64) as u32;
+        let mut kept_urls = 0;
+        while count > 0 {
+            let record = read_record(&pages, count - 1)?;
+            if record.url_end() <= urls_len {
+                kept_urls = record.url_end();
+                break;
+            }
+            count -= 1;
+        }
+        ensure!(
+            count >= covered,
+            "{}: the index holds {covered} pages but `pages` only {count}; the near-duplicate \
+             index is damaged (remove {} to start it afresh)",
+            dir.display(),
+            dir.display()
+        );
+        pages.set_len(u64::from(count) * RECORD as u64)?;
+        urls.set_len(kept_urls)?;
+        for run in &mut runs {
+            run.fences = fences(&run.file, run.entries)?;
+        }
+        let mut inner = Inner {
+            dir,
+            pages,
+            urls,
+            clusters,
+            count,
+            urls_len: kept_urls,
+            covered,
+            batch: FxHashMap::default(),
+            runs,
+            next_run,
+            batch_pages,
+        };
+        for page in covered..count {
+            let record = read_record(&inner.pages, page)?;
+            inner.batch_add(page, &record.signature);
+        }
+        Ok(NearDupIndex {
+            inner: Mutex::new(inner),
+            threshold,
+        })
+    }
+
+    /// Compares a page with every page recorded before it, records it, and returns the earlier
+    /// page it nearly repeats, if any (also written to the cluster file).
+    pub fn check(&self, url: &str, signature: &Signature) -> Result<Option<Match>> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let found = inner.find(url, signature, self.threshold)?;
+        let root = match &found {
+            Some((_, root, _)) => *root,
+            None => inner.count,
+        };
+        inner.record(url, signature, root)?;
+        let Some((earlier, root, resemblance)) = found else {
+            return Ok(None);
+        };
+        let found = Match {
+            earlier: inner.url(earlier)?,
+            first: inner.url(root)?,
+            resemblance,
+        };
+        let line = format!(
+            "{}\t{}\t{:.3}\t{}\n",
+            found.first, url, found.resemblance, found.earlier
+        );
+        inner.clusters.write_all(line.as_bytes())?;
+        Ok(Some(found))
+    }
+
+    /// Pages recorded.
+    pub fn len(&self) -> u32 {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).count
+    }
+
+    /// Whether no page is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs on disk (for tests of the merge policy).
+    pub fn runs(&self) -> Vec<u64> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.runs.iter().map(|r| r.entries).collect()
+    }
+}
+
+/// A page's record in `pages`.
+struct Record {
+    signature: Signature,
+    url_offset: u64,
+    url_len: u32,
+    root: u32,
+}
+
+impl Record {
+    fn url_end(&self) -> u64 {
+        self.url_offset + u64::from(self.url_len) + 1
+    }
+
+    fn bytes(&self) -> [u8; RECORD] {
+        let mut out = [0u8; RECORD];
+        for (i, v) in self.signature.values.iter().enumerate() {
+            out[2 * i..2 * i + 2].copy_from_slice(&v.to_le_bytes());
+        }
+        let rest = &mut out[2 * HASHES..];
+        rest[..8].copy_from_slice(&self.url_offset.to_le_bytes());
+        rest[8..12].copy_from_slice(&self.url_len.to_le_bytes());
+        rest[12..16].copy_from_slice(&self.root.to_le_bytes());
+        out
+    }
+
+    fn parse(bytes: &[u8; RECORD]) -> Record {
+        let mut values = [0u16; HASHES];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
+        }
+        let rest = &bytes[2 * HASHES..];
+        let int = |r: std::ops::Range<usize>| {
+            let mut b = [0u8; 8];
+            b[..r.len()].copy_from_slice(&rest[r]);
+            u64::from_le_bytes(b)
+        };
+        Record {
+            signature: Signature { values },
+            url_offset: int(0..8),
+            url_len: int(8..12) as u32,
+            root: int(12..16) as u32,
+        }
+    }
+}
+
+fn read_record(pages: &File, page: u32) -> Result<Record> {
+    let mut bytes = [0u8; RECORD];
+    pages
+        .read_exact_at(&mut bytes, u64::from(page) * RECORD as u64)
+        .with_context(|| format!("reading the signature of page {page}"))?;
+    Ok(Record::parse(&bytes))
+}
+
+impl Inner {
+    /// The earliest earlier page (not of `url`) at or above the threshold, its cluster's first
+    /// page, and the resemblance.
+    fn find(
+        &self,
+        url: &str,
+        signature: &Signature,
+        threshold: f64,
+    ) -> Result<Option<(u32, u32, f64)>> {
+        let mut candidates = Vec::new();
+        for key in signature.band_keys() {
+            if let Some(pages) = self.batch.get(&key) {
+                candidates.extend(pages.iter().take(MAX_PER_KEY));
+            }
+            for run in &self.runs {
+                run.lookup(key, &mut candidates)?;
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        for &page in candidates.iter().take(MAX_VERIFIED) {
+            let record = read_record(&self.pages, page)?;
+            let resemblance = signature.resemblance(&record.signature);
+            if resemblance >= threshold && self.url(page)? != url {
+                return Ok(Some((page, record.root, resemblance)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn url(&self, page: u32) -> Result<String> {
+        let record = read_record(&self.pages, page)?;
+        let mut bytes = vec![0u8; record.url_len as usize];
+        self.urls
+            .read_exact_at(&mut bytes, record.url_offset)
+            .with_context(|| format!("reading the URL of page {page}"))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Appends the page's URL and record, and its band keys to the batch (a full batch becomes
+    /// a run).
+    fn record(&mut self, url: &str, signature: &Signature, root: u32) -> Result<()> {
+        let url = url.replace('\n', "%0A");
+        let mut line = url.clone().into_bytes();
+        line.push(b'\n');
+        self.urls.write_all(&line)?;
+        let record = Record {
+            signature: signature.clone(),
+            url_offset: self.urls_len,
+            url_len: url.len() as u32,
+            root,
+        };
+        self.urls_len += line.len() as u64;
+        self.pages.write_all(&record.bytes())?;
+        let page = self.count;
+        self.count += 1;
+        self.batch_add(page, signature);
+        if self.count - self.covered >= self.batch_pages {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn batch_add(&mut self, page: u32, signature: &Signature) {
+        for key in signature.band_keys() {
+            self.batch.entry(key).or_default().push(page);
+        }
+    }
+
+    /// Writes the batch as a run, merges runs of like sizes, and commits `index`.
+    fn spill(&mut self) -> Result<()> {
+        let mut entries: Vec<(u64, u32)> = (self.batch.drain())
+            .flat_map(|(key, pages)| pages.into_iter().map(move |p| (key, p)))
+            .collect();
+        entries.sort_unstable();
+        let id = self.take_run_id();
+        let run = write_run(&self.dir, id, entries.into_iter().map(Ok))?;
+        self.runs.push(run);
+        while let [.., older, newer] = &self.runs[..]
+            && newer.entries * 2 >= older.entries
+        {
+            let id = self.next_run;
+            let merged = merge_runs(&self.dir, id, older, newer)?;
+            self.next_run += 1;
+            let gone = self.runs.split_off(self.runs.len() - 2);
+            self.runs.push(merged);
+            self.commit()?;
+            for run in gone {
+                let path = run_path(&self.dir, run.id);
+                durable::remove_if_present(&path)
+                    .with_context(|| format!("removing {}", path.display()))?;
+            }
+        }
+        self.commit()
+    }
+
+    fn take_run_id(&mut self) -> u64 {
+        self.next_run += 1;
+        self.next_run - 1
+    }
+
+    /// Makes the pages durable, then names the runs and the pages they hold in `index`.
+    fn commit(&mut self) -> Result<()> {
+        self.urls.sync_data()?;
+        self.pages.sync_data()?;
+        self.covered = self.count;
+        let mut text = format!(
+            "{INDEX_HEADER}\npages {}\nnext {}\n",
+            self.count, self.next_run
+        );
+        for run in &self.runs {
+            text.push_str(&format!("run {} {}\n", run.id, run.entries));
+        }
+        let path = self.dir.join("index");
+        durable::replace(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+impl Run {
+    /// Adds the pages of `key` (at most `MAX_PER_KEY`) to `out`.
+    fn lookup(&self, key: u64, out: &mut Vec<u32>) -> Result<()> {
+        // The block before the first fence not below `key` may end with it.
+        let block = self.fences.partition_point(|&f| f < key).saturating_sub(1);
+        let mut at = (block * STRIDE) as u64;
+        let mut found = 0;
+        let mut buf = vec![0u8; STRIDE * ENTRY];
+        while at < self.entries {
+            let n = (self.entries - at).min(STRIDE as u64) as usize;
+            let bytes = &mut buf[..n * ENTRY];
+            self.file.read_exact_at(bytes, at * ENTRY as u64)?;
+            for entry in bytes.chunks_exact(ENTRY) {
+                let (k, page) = parse_entry(entry);
+                if k > key {
+                    return Ok(());
+                }
+                if k == key {
+                    out.push(page);
+                    found += 1;
+                    if found == MAX_PER_KEY {
+                        return Ok(());
+                    }
+                }
+            }
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+fn parse_entry(entry: &[u8]) -> (u64, u32) {
+    let key = u64::from_be_bytes(entry[..8].try_into().expect("8 bytes"));
+    let page = u32::from_be_bytes(entry[8..12].try_into().expect("4 bytes"));
+    (key, page)
+}
+
+fn run_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(format!("run.{id}"))
+}
+
+/// Writes sorted entries to run `id`, fsynced, with its fences.
+fn write_run(
+    dir: &Path,
+    id: u64,
+    entries: impl Iterator<Item = Result<(u64, u32)>>,
+) -> Result<Run> {
+    let path = run_path(dir, id);
+    let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let (mut count, mut fences) = (0u64, Vec::new());
+    for entry in entries {
+        let (key, page) = entry?;
+        if count % STRIDE as u64 == 0 {
+            fences.push(key);
+        }
+        out.write_all(&key.to_be_bytes())?;
+        out.write_all(&page.to_be_bytes())?;
+        count += 1;
+    }
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    drop(file);
+    let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+    Ok(Run {
+        id,
+        file,
+        entries: count,
+        fences,
+    })
+}
+
+/// The entries of a run, in order.
+fn entries(run: &Run) -> impl Iterator<Item = Result<(u64, u32)>> + '_ {
+    let mut reader = BufReader::with_capacity(1 << 20, &run.file);
+    let mut left = run.entries;
+    std::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        left -= 1;
+        let mut entry = [0u8; ENTRY];
+        Some(
+            reader
+                .read_exact(&mut entry)
+                .map(|()| parse_entry(&entry))
+                .map_err(Into::into),
+        )
+    })
+}
+
+/// Merges two runs into run `id`.
+fn merge_runs(dir: &Path, id: u64, a: &Run, b: &Run) -> Result<Run> {
+    let (mut a, mut b) = (entries(a).peekable(), entries(b).peekable());
+    let merged = std::iter::from_fn(move || {
+        let take_a = match (a.peek(), b.peek()) {
+            (None, None) => return None,
+            (Some(Ok(x)), Some(Ok(y))) => x <= y,
+            (Some(_), None) | (Some(Err(_)), _) => true,
+            (None, Some(_)) | (_, Some(Err(_))) => false,
+        };
+        if take_a { a.next() } else { b.next() }
+    });
+    // Each read uses its own file position: the runs were opened anew for reading.
+    write_run(dir, id, merged)
+}
+
+/// Every `STRIDE`th key of a run.
+fn fences(file: &File, entries: u64) -> Result<Vec<u64>> {
+    let mut fences = Vec::with_capacity((entries as usize).div_ceil(STRIDE));
+    let mut entry = [0u8; ENTRY];
+    let mut at = 0;
+    while at < entries {
+        file.read_exact_at(&mut entry, at * ENTRY as u64)?;
+        fences.push(parse_entry(&entry).0);
+        at += STRIDE as u64;
+    }
+    Ok(fences)
+}
+
+/// The runs `index` names (opened, fences not yet read), the pages they hold, the next run id.
+fn read_index(dir: &Path) -> Result<(Vec<Run>, u32, u64)> {
+    let path = dir.join("index");
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0, 0)),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let damaged = || {
+        format!(
+            "{}: not a near-duplicate index (remove {} to start afresh)",
+            path.display(),
+            dir.display()
+        )
+    };
+    let mut lines = text.lines();
+    ensure!(lines.next() == Some(INDEX_HEADER), "{}", damaged());
+    let (mut runs, mut pages, mut next) = (Vec::new(), 0, 0);
+    for line in lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields[..] {
+            ["pages", n] => pages = n.parse().with_context(damaged)?,
+            ["next", n] => next = n.parse().with_context(damaged)?,
+            ["run", id, n] => {
+                let id: u64 = id.parse().with_context(damaged)?;
+                let entries: u64 = n.parse().with_context(damaged)?;
+                let run_file = run_path(dir, id);
+                let file = File::open(&run_file)
+                    .with_context(|| format!("opening {}", run_file.display()))?;
+                ensure!(
+                    file.metadata()?.len() == entries * ENTRY as u64,
+                    "{}: {} has the wrong size",
+                    damaged(),
+                    run_file.display()
+                );
+                runs.push(Run {
+                    id,
+                    file,
+                    entries,
+                    fences: Vec::new(),
+                });
+            }
+            _ => bail!("{}", damaged()),
+        }
+    }
+    Ok((runs, pages, next))
+}
+
+/// Removes runs a killed merge left that `index` does not name.
+fn remove_stray_runs(dir: &Path, runs: &[Run]) -> Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let stray = name.strip_prefix("run.").is_some_and(|id| {
+            id.parse::<u64>()
+                .map_or(true, |id| !runs.iter().any(|r| r.id == id))
+        }) || name.ends_with(".tmp");
+        if stray {
+            durable::remove_if_present(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(seed: u64) -> Signature {
+        let mut rng = crate::SplitMix(seed);
+        let mut values = [0u16; HASHES];
+        for v in &mut values {
+            *v = rng.next_u64() as u16;
+        }
+        Signature { values }
+    }
+
+    /// Pages per batch in these tests.
+    const BATCH: u32 = 64;
+
+    /// `s` with its last `changed` values changed (resemblance 1 - changed / 256).
+    fn changed(s: &Signature, changed: usize) -> Signature {
+        let mut out = s.clone();
+        for v in &mut out.values[HASHES - changed..] {
+            *v = v.wrapping_add(1);
+        }
+        out
+    }
+
+    fn open(dir: &Path) -> NearDupIndex {
+        NearDupIndex::open_with(dir, 0.9, BATCH).unwrap()
+    }
+
+    #[test]
+    fn a_page_far_from_its_original_is_found_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(dir.path());
+        let original = signature(0);
+        assert_eq!(index.check("http://a/0", &original).unwrap(), None);
+        for i in 1..50 * BATCH as u64 {
+            let url = format!("http://a/{i}");
+            assert_eq!(index.check(&url, &signature(i)).unwrap(), None, "{i}");
+        }
+        assert!(!index.runs().is_empty());
+        let copy = changed(&original, 20);
+        let found = index.check("http://b/copy", &copy).unwrap().unwrap();
+        assert_eq!(found.earlier, "http://a/0");
+        assert_eq!(found.first, "http://a/0");
+        assert!((found.resemblance - (1.0 - 20.0 / 256.0)).abs() < 1e-9);
+        // Below the threshold: not a near-duplicate.
+        let mut far = original.clone();
+        for v in &mut far.values[..40] {
+            *v = v.wrapping_add(1);
+        }
+        assert_eq!(index.check("http://b/far", &far).unwrap(), None);
+        // A copy of the copy belongs to the first page's cluster.
+        let found = index
+            .check("http://c/x", &changed(&copy, 1))
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.earlier, "http://a/0");
+        let clusters = fs::read_to_string(dir.path().join(CLUSTERS)).unwrap();
+        assert!(
+            clusters.starts_with("http://a/0\thttp://b/copy\t0.922\thttp://a/0\n"),
+            "{clusters}"
+        );
+    }
+
+    #[test]
+    fn the_same_url_again_is_not_its_own_near_duplicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(dir.path());
+        assert_eq!(index.check("http://a/", &signature(1)).unwrap(), None);
+        assert_eq!(index.check("http://a/", &signature(1)).unwrap(), None);
+        assert!(index.check("http://b/", &signature(1)).unwrap().is_some());
+    }
+
+    #[test]
+    fn reopening_keeps_every_page_and_cuts_a_torn_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = BATCH as u64 + 100;
+        {
+            let index = open(dir.path());
+            for i in 0..pages {
+                index
+                    .check(&format!("http://a/{i}"), &signature(i))
+                    .unwrap();
+            }
+        }
+        // A kill in the middle of a record: half of one more.
+        let path = dir.path().join(DIR).join("pages");
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(&[7u8; RECORD / 2]).unwrap();
+        fs::write(dir.path().join(DIR).join("run.99"), b"stray").unwrap();
+        let index = open(dir.path());
+        assert_eq!(index.len() as u64, pages);
+        assert!(!dir.path().join(DIR).join("run.99").exists());
+        // Pages in a run and pages in the batch are both found.
+        for i in [0, pages - 1] {
+            let found = index
+                .check("http://b/", &changed(&signature(i), 2))
+                .unwrap();
+            assert_eq!(found.unwrap().earlier, format!("http://a/{i}"));
+        }
+    }
+
+    #[test]
+    fn runs_stay_few() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(dir.path());
+        for i in 0..9 * BATCH as u64 {
+            index
+                .check(&format!("http://a/{i}"), &signature(i))
+                .unwrap();
+        }
+        let runs = index.runs();
+        assert!(runs.len() <= 4, "{runs:?}");
+        let total: u64 = runs.iter().sum();
+        assert_eq!(total, 9 * BATCH as u64 * BANDS as u64);
+    }
+}

@@ -1,0 +1,333 @@
+//! Near-duplicate pages: a MinHash signature (Broder 1997) of a page's visible text, whose
+//! matching share estimates the resemblance of two pages: the Jaccard similarity of their sets
+//! of 5-word shingles. The signatures of a whole crawl are kept and searched on disk by
+//! `seen::neardup`.
+//!
+//! The text ([`Shingler`]):
+//! - Text is what a browser with scripts off shows: the text between tags, outside `<script>`,
+//!   `<style>` and the other elements whose content is not markup (`<title>` and `<textarea>`
+//!   included), and outside `<template>`; character references decoded (with the attribute
+//!   rule, `html::attribute_value`: a legacy name without `;` before `=` or a letter stays as
+//!   written, which changes no word that matters). The link extractor's tokenizer finds it in
+//!   the same pass as the links (`extract::page_links_fingerprinted`).
+//! - Words are runs of alphanumeric characters, lower-cased; a tag ends a word. A page's
+//!   shingles are its runs of [`SHINGLE_WORDS`] consecutive words (across tags), each hashed to
+//!   64 bits; the measure counts each distinct shingle once, and so does the signature (a
+//!   minimum does not change when a value repeats).
+//! - Too little text to judge: a page of fewer than [`MIN_WORDS`] words has no signature and
+//!   is never a near-duplicate nor an original (README.md, "Limits"). On such pages one changed
+//!   word is a large share of the shingles, and navigation-only pages are all alike.
+//! - Bounded work: at most [`MAX_TEXT_BYTES`] of visible text are read (the first ones); past
+//!   it the tokenizer stops collecting text. A word costs an XXH3 of its bytes, a shingle a hash mix and one compare.
+//!
+//! The signature: one-permutation MinHash (Li, Owen and Zhang 2012) with optimal densification
+//! (Shrivastava 2017): a shingle's hash picks one of [`HASHES`] bins by its top 8 bits, and a
+//! bin keeps the least low 32 bits of its shingles; an empty bin (a short page) takes the value
+//! of the first non-empty bin of a fixed pseudo-random probe sequence of its own, the same for
+//! every page, so two pages' bins agree with probability their resemblance, whatever their
+//! lengths. A bin's value is stored as its low 16 bits (b-bit MinHash, Li and König 2010):
+//! two different minima agree by chance once in 65,536, which moves an estimate by less than
+//! 0.0001. 256 bins estimate a resemblance of 0.9 within ±0.019 (one standard deviation).
+
+use crate::seen::neardup::{HASHES, Signature};
+
+/// What the crawl does with near-duplicate pages (`--near-duplicates`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum NearDuplicates {
+    /// No signature is computed.
+    #[default]
+    Off,
+    /// Noted `near-duplicate:URL` in the URL log and counted; links followed as on any page.
+    Note,
+    /// Noted and counted, and the page's links are not followed.
+    SkipLinks,
+}
+
+/// Words per shingle (Broder's measure).
+pub const SHINGLE_WORDS: usize = 5;
+/// Pages of fewer words are left out (module doc; BENCHMARKS.md, "Near-duplicates").
+pub const MIN_WORDS: u64 = 50;
+/// Bytes of visible text read per page at most.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// Accumulates one page's visible text into its signature.
+#[derive(Clone)]
+pub struct Shingler {
+    /// Per bin, the least low 32 bits of its shingles' hashes; `u32::MAX` and not `filled`
+    /// when it has none.
+    bins: [u32; HASHES],
+    /// Bins with a shingle, a bit each.
+    filled: [u64; HASHES / 64],
+    /// The hashes of the last words (a ring of `SHINGLE_WORDS`), and the slot of the oldest.
+    words: [u64; SHINGLE_WORDS],
+    oldest: usize,
+    /// The last `SHINGLE_WORDS` words' hashes, each rotated by 13 bits per word after it.
+    rolling: u64,
+    /// Words seen (a shingle is whole from `SHINGLE_WORDS` on).
+    seen: u64,
+    /// The word being read, lower-cased (UTF-8).
+    word: Vec<u8>,
+    /// Text bytes taken so far.
+    taken: usize,
+}
+
+impl Default for Shingler {
+    fn default() -> Self {
+        Shingler {
+            bins: [u32::MAX; HASHES],
+            filled: [0; HASHES / 64],
+            words: [0; SHINGLE_WORDS],
+            oldest: 0,
+            rolling: 0,
+            seen: 0,
+            word: Vec::new(),
+            taken: 0,
+        }
+    }
+}
+
+impl Shingler {
+    /// A signature of no text yet.
+    pub fn new() -> Shingler {
+        Shingler::default()
+    }
+
+    /// Whether more text is wanted (fewer than `MAX_TEXT_BYTES` taken).
+    pub fn wants_more(&self) -> bool {
+        self.taken < MAX_TEXT_BYTES
+    }
+
+    /// Takes one run of text between tags (decoded, references resolved), up to the cap. The
+    /// run's end ends a word.
+    pub fn text(&mut self, text: &str) {
+        let room = MAX_TEXT_BYTES.saturating_sub(self.taken);
+        let mut text = text;
+        if text.len() > room {
+            let mut cut = room;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text = &text[..cut];
+        }
+        self.taken += text.len();
+        for (i, &b) in text.as_bytes().iter().enumerate() {
+            if b.is_ascii() {
+                if b.is_ascii_alphanumeric() {
+                    self.word.push(b.to_ascii_lowercase());
+                } else {
+                    self.end_word();
+                }
+            } else if is_char_start(b) {
+                let c = text[i..].chars().next().expect("a char starts here");
+                if c.is_alphanumeric() {
+                    for lower in c.to_lowercase() {
+                        let mut utf8 = [0; 4];
+                        self.word.extend(lower.encode_utf8(&mut utf8).as_bytes());
+                    }
+                } else {
+                    self.end_word();
+                }
+            }
+        }
+        self.end_word();
+    }
+
+    fn end_word(&mut self) {
+        if self.word.is_empty() {
+            return;
+        }
+        let word = xxhash_rust::xxh3::xxh3_64(&self.word);
+        self.word.clear();
+        // The shingle's hash: its words' hashes, each rotated 13 bits per word after it (order
+        // matters), the oldest's leaving (5 × 13 = 65: 1 bit), then mixed.
+        let leaving = std::mem::replace(&mut self.words[self.oldest], word);
+        self.oldest = (self.oldest + 1) % SHINGLE_WORDS;
+        self.rolling = self.rolling.rotate_left(13) ^ word ^ leaving.rotate_left(1);
+        self.seen += 1;
+        if self.seen >= SHINGLE_WORDS as u64 {
+            self.shingle(mix(self.rolling));
+        }
+    }
+
+    /// Adds a shingle's hash to its bin.
+    fn shingle(&mut self, h: u64) {
+        let bin = (h >> 56) as usize;
+        self.bins[bin] = self.bins[bin].min(h as u32);
+        self.filled[bin / 64] |= 1 << (bin % 64);
+    }
+
+    /// The signature, or `None` when the text had fewer than `MIN_WORDS` words.
+    pub fn finish(mut self) -> Option<Signature> {
+        self.end_word();
+        if self.seen < MIN_WORDS {
+            return None;
+        }
+        let filled = |bin: usize| self.filled[bin / 64] >> (bin % 64) & 1 == 1;
+        let mut values = [0u16; HASHES];
+        for (bin, value) in values.iter_mut().enumerate() {
+            let mut source = bin;
+            let mut attempt = 0u64;
+            while !filled(source) {
+                // The probe sequence is the bin's own, so pages agree on where a bin looks.
+                attempt += 1;
+                source = (mix((bin as u64) << 32 | attempt) >> 56) as usize;
+            }
+            // The donor's value, told apart by the bin it fills (optimal densification).
+            let v = self.bins[source];
+            *value = if source == bin {
+                v as u16
+            } else {
+                (mix(u64::from(v) << 8 | bin as u64) >> 48) as u16
+            };
+        }
+        Some(Signature { values })
+    }
+}
+
+/// Whether `b` begins a UTF-8 character (is no continuation byte).
+fn is_char_start(b: u8) -> bool {
+    b & 0xC0 != 0x80
+}
+
+/// splitmix64's finalizer: every bit of a shingle's hash depends on every bit of its words'.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The signature of an HTML page's visible text (`extract::page_links_fingerprinted` reads it
+/// beside the links), for tests and the measurements.
+pub fn page_signature(body: &[u8], charset: Option<&str>) -> Option<Signature> {
+    let base = url::Url::parse("http://fingerprint.invalid/").expect("a valid URL");
+    let read = crate::url::extract::page_links_fingerprinted;
+    read(body, &base, charset, 20_000, "robots", true).fingerprint
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(text: &str) -> Signature {
+        let mut h = Shingler::new();
+        h.text(text);
+        h.finish().expect("enough words")
+    }
+
+    /// An article of `words` generated words (a fixed vocabulary, drawn without pattern).
+    fn article(seed: u64, words: usize) -> String {
+        let mut rng = crate::SplitMix(seed);
+        (0..words)
+            .map(|_| format!("w{}", rng.below(3000)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The exact resemblance of two texts' 5-word shingle sets.
+    fn exact(a: &str, b: &str) -> f64 {
+        let set = |t: &str| {
+            let w: Vec<String> = t
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            w.windows(SHINGLE_WORDS)
+                .map(|s| s.join(" "))
+                .collect::<std::collections::HashSet<_>>()
+        };
+        let (a, b) = (set(a), set(b));
+        a.intersection(&b).count() as f64 / a.union(&b).count() as f64
+    }
+
+    #[test]
+    fn identical_text_has_identical_signatures_and_markup_case_and_spacing_do_not_count() {
+        let body = article(9, 60);
+        let a = signature(&format!(
+            "The quick brown fox jumps over the lazy dog {body}"
+        ));
+        let b = signature(&format!(
+            "the  QUICK brown\nfox, jumps over: the lazy dog! {body}"
+        ));
+        assert_eq!(a.resemblance(&b), 1.0);
+    }
+
+    #[test]
+    fn the_estimate_follows_the_exact_resemblance() {
+        for (words, changed) in [(100, 1), (400, 3), (400, 12), (1000, 30), (3000, 40)] {
+            let body = article(1, words);
+            let mut other: Vec<&str> = body.split(' ').collect();
+            for i in 0..changed {
+                other[(i * 7919 + 13) % words] = "changed";
+            }
+            let other = other.join(" ");
+            let (sa, sb) = (signature(&body), signature(&other));
+            let (estimate, truth) = (sa.resemblance(&sb), exact(&body, &other));
+            assert!(
+                (estimate - truth).abs() < 0.08,
+                "{words} words, {changed} changed: estimate {estimate}, exact {truth}"
+            );
+        }
+        let a = signature(&article(2, 500));
+        assert!(a.resemblance(&signature(&article(3, 500))) < 0.05);
+    }
+
+    #[test]
+    fn words_change_the_signature_in_order_and_in_case_of_non_ascii_letters() {
+        let body = article(4, 60);
+        assert_eq!(
+            signature(&format!("Grüße aus Köln {body}"))
+                .resemblance(&signature(&format!("GRÜßE AUS KÖLN {body}"))),
+            1.0
+        );
+    }
+
+    #[test]
+    fn too_little_text_has_no_signature() {
+        let mut h = Shingler::new();
+        h.text(&article(5, MIN_WORDS as usize - 1));
+        assert!(h.finish().is_none());
+        let mut h = Shingler::new();
+        h.text(&article(5, MIN_WORDS as usize));
+        assert!(h.finish().is_some());
+    }
+
+    #[test]
+    fn text_past_the_cap_is_not_read() {
+        let head = article(3, 2000);
+        let pad = "x ".repeat(MAX_TEXT_BYTES);
+        let a = signature(&format!("{head} {pad}"));
+        let b = signature(&format!("{head} {pad} {}", article(4, 50_000)));
+        assert_eq!(a.resemblance(&b), 1.0);
+    }
+
+    #[test]
+    fn a_page_is_its_visible_text_with_references_decoded() {
+        let body = article(6, 60);
+        let page = format!(
+            "<!doctype html><html><head><title>Not this</title>\
+            <style>p {{ color: red }}</style><script>var hidden = 1;</script></head>\
+            <body><p class=x>Tom &amp; Jerry&#33;<!-- a comment --></p>\
+            <template><p>inert words</p></template><noscript>shown words</noscript>\
+            <p>{body}</p></body>"
+        );
+        let text = signature(&format!("Tom & Jerry! shown words {body}"));
+        let read = page_signature(page.as_bytes(), None).unwrap();
+        assert_eq!(read.resemblance(&text), 1.0);
+        assert!(page_signature(b"<p><script>only code</script>", None).is_none());
+    }
+
+    #[test]
+    fn the_links_read_beside_the_signature_are_the_links_read_without() {
+        let page = format!(
+            "<base href=/b/><p>text <a href=x>x</a> more <img src=i.png> {}</p>",
+            article(7, 60)
+        );
+        let url = url::Url::parse("http://a.test/p").unwrap();
+        let read = crate::url::extract::page_links_fingerprinted;
+        let mut with = read(page.as_bytes(), &url, None, 100, "crawl", true);
+        let without = read(page.as_bytes(), &url, None, 100, "crawl", false);
+        assert!(with.fingerprint.take().is_some());
+        assert_eq!(with, without);
+    }
+}
