@@ -15,6 +15,6 @@ cd "$(dirname "$0")/.."
 start=$(date +%s.%N)
 CRAWL_NETNS_PARTITION_SECS=${PARTITION:-30} cargo test --quiet --test it \
   netns::shards_on_machines_of_their_own_ride_out_a_partition_and_a_move -- --nocapture 2>&1 |
-  grep -E '^(shard 2 cut off|4 shards in namespaces|run 2 in namespaces|test result)'
+  grep -E '^(shard 2 cut off|4 shards in namespaces|run 2 in namespaces|run 3 in namespaces|test result)'
 end=$(date +%s.%N)
 echo "wall seconds: $(echo "$end - $start" | bc)"

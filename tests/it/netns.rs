@@ -15,16 +15,21 @@
 //! crawling; it waits, retries with backoff and goes on. Shard 1 is killed mid-crawl and
 //! started in a new namespace (another address) from a copy of its directory. The crawl ends
 //! once, every page fetched, none twice but the moved shard's pages in flight at the kill.
+//! Then two recrawls on the same machines, the second after a third of the pages changed, each
+//! beside one process recrawling the same web: the same pages, each once, the same notes.
 
-use crate::shards::{ShardRun, ShardSpec, host_of, reachable, spawn_netns, wait_all, write_seeds};
+use crate::shards::{
+    ShardRun, ShardSpec, assert_changes_captured, host_of, reachable, single_run, spawn_netns,
+    validating_web, wait_all, write_seeds,
+};
 use crate::util::{CRAWL_DEADLINE, counts, parse_log, read_summary, small_graph};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -291,7 +296,8 @@ fn shards_on_machines_of_their_own_ride_out_a_partition_and_a_move() {
     const HOSTS: usize = 32;
     let graph = small_graph(HOSTS, 15, 46);
     // A little latency, so that the partition and the kill land mid-crawl.
-    let web = graph.start(Duration::from_millis(5), &|_| None).unwrap();
+    let version = Arc::new(AtomicUsize::new(0));
+    let web = validating_web(&graph, Arc::clone(&version), Duration::from_millis(5));
     let ports: Vec<u16> = (0..HOSTS)
         .map(|h| {
             let origin = host_of(&web.url(h, "/"));
@@ -426,42 +432,61 @@ fn shards_on_machines_of_their_own_ride_out_a_partition_and_a_move() {
         extra
     );
 
-    // Run 2, a recrawl on the same machines (shard 1 on its new one): every page once, each
-    // unchanged (the same payload digest), every shard complete.
-    let start = web.request_count();
+    // Runs 2 and 3, recrawls on the same machines (shard 1 on its new one), each beside one
+    // process recrawling the same web: every page once, every shard complete; run 2 finds
+    // every page unchanged (a 304, or the same payload digest), run 3 every changed page.
+    let single = tempfile::tempdir().unwrap();
+    write_seeds(single.path(), &web, HOSTS);
+    single_run(single.path(), &web, &expected, 1);
     let hosts = [&machines[0], &elsewhere, &machines[2], &machines[3]];
     let outs = ["shard-0", "shard-1-moved", "shard-2", "shard-3"];
-    let shards: Vec<ShardRun> = (0..4)
-        .map(|k| spawn_netns(hosts[k], &spec(outs[k], k, 2)))
-        .collect();
-    let logs: Vec<_> = shards.iter().map(|s| s.log.clone()).collect();
-    wait_all(shards);
-    let again: Vec<(usize, usize)> = web.log()[start..]
-        .iter()
-        .filter(|e| crate::util::is_page_target(&e.target))
-        .map(|e| (e.host, testweb::Graph::page_of_path(&e.target).unwrap()))
-        .collect();
-    assert_eq!(again.len(), expected.len(), "each page once in run 2");
-    crate::util::assert_same_set("run 2", &expected, &again);
-    let notes = logs
-        .iter()
-        .flat_map(|l| parse_log(&std::fs::read_to_string(l).unwrap()))
-        .filter(|r| r.is_page())
-        .map(|r| r.note);
+    let recrawl = |run: usize| -> BTreeMap<String, String> {
+        let start = web.request_count();
+        let shards: Vec<ShardRun> = (0..4)
+            .map(|k| spawn_netns(hosts[k], &spec(outs[k], k, run)))
+            .collect();
+        let logs: Vec<_> = shards.iter().map(|s| s.log.clone()).collect();
+        wait_all(shards);
+        let again: Vec<(usize, usize)> = web.log()[start..]
+            .iter()
+            .filter(|e| crate::util::is_page_target(&e.target))
+            .map(|e| (e.host, testweb::Graph::page_of_path(&e.target).unwrap()))
+            .collect();
+        assert_eq!(again.len(), expected.len(), "each page once in run {run}");
+        crate::util::assert_same_set(&format!("run {run}"), &expected, &again);
+        for out in outs {
+            let summary = read_summary(&dir.path().join(out));
+            assert_eq!(
+                (&summary["ending"], &summary["shard"]["run"]),
+                (&"complete".into(), &run.into()),
+                "{out}"
+            );
+        }
+        logs.iter()
+            .flat_map(|l| parse_log(&std::fs::read_to_string(l).unwrap()))
+            .filter(|r| r.is_page())
+            .map(|r| (r.url, r.note))
+            .collect()
+    };
+    let second = recrawl(2);
     assert_eq!(
-        counts(notes),
+        counts(second.values().cloned()),
         [("unchanged".to_owned(), expected.len())].into()
     );
-    for out in outs {
-        let summary = read_summary(&dir.path().join(out));
-        assert_eq!(
-            (&summary["ending"], &summary["shard"]["run"]),
-            (&"complete".into(), &2.into()),
-            "{out}"
-        );
-    }
+    assert_eq!(second, single_run(single.path(), &web, &expected, 2));
     eprintln!(
-        "run 2 in namespaces: {} pages, each once, all unchanged",
+        "run 2 in namespaces: {} pages, each once, all unchanged, as one process found",
+        expected.len()
+    );
+
+    version.store(1, Ordering::SeqCst);
+    let third = recrawl(3);
+    let changed = assert_changes_captured(&web, &expected, &third);
+    assert_eq!(third, single_run(single.path(), &web, &expected, 3));
+    eprintln!(
+        "run 3 in namespaces, after {} of the pages changed: {} pages, each once, every change \
+         captured, as one process found",
+        changed.len(),
         expected.len()
     );
 }

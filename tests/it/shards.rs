@@ -777,8 +777,12 @@ pub(crate) fn namespace(web: &TestWeb, hosts: usize) -> String {
 /// `graph` served with validators: every page's `ETag` names its body (a 304 answers it in
 /// `If-None-Match`), except pages with `(host + page) % 5 == 1`, which have none (a recrawl
 /// compares their payload digest). From `version` 1 on, pages with `(host + page) % 3 == 0`
-/// say so in their text: they have changed.
-fn validating_web(graph: &Graph, version: Arc<AtomicUsize>) -> TestWeb {
+/// say so in their text: they have changed. Each answer waits `latency` first.
+pub(crate) fn validating_web(
+    graph: &Graph,
+    version: Arc<AtomicUsize>,
+    latency: Duration,
+) -> TestWeb {
     let hosts = graph.spec().hosts;
     TestWeb::start_with_engine(hosts, testweb::Engine::Reactor, |origins| {
         let origins: Arc<[String]> = origins.into();
@@ -808,6 +812,7 @@ fn validating_web(graph: &Graph, version: Arc<AtomicUsize>) -> TestWeb {
                     }
                     answer.with_header("ETag", etag)
                 })
+                .with_latency(latency)
             })
             .collect()
     })
@@ -860,8 +865,32 @@ fn assert_requested_once(web: &TestWeb, start: usize, expected: &[(usize, usize)
     crate::util::assert_same_set(what, expected, &requested);
 }
 
+/// The URLs of `expected` that [`validating_web`] changed at version 1, after checking that
+/// `notes` (each page's note in a recrawl after the change) says `changed` of each of them and
+/// `unchanged` of every other page.
+pub(crate) fn assert_changes_captured(
+    web: &TestWeb,
+    expected: &[(usize, usize)],
+    notes: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let changed: BTreeSet<String> = expected
+        .iter()
+        .filter(|(h, p)| (h + p) % 3 == 0)
+        .map(|(h, p)| web.url(*h, &Graph::path(*p)))
+        .collect();
+    for (url, note) in notes {
+        let want = if changed.contains(url) {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        assert_eq!(note, want, "{url}");
+    }
+    changed
+}
+
 /// One run of a single process on the same web, in `single/out`: each page's note.
-fn single_run(
+pub(crate) fn single_run(
     single: &Path,
     web: &TestWeb,
     expected: &[(usize, usize)],
@@ -884,7 +913,7 @@ fn a_sharded_crawl_is_recrawled_twice_like_one_process_and_each_run_is_kept_apar
     const HOSTS: usize = 12;
     let graph = small_graph(HOSTS, 20, 46);
     let version = Arc::new(AtomicUsize::new(0));
-    let web = validating_web(&graph, Arc::clone(&version));
+    let web = validating_web(&graph, Arc::clone(&version), Duration::ZERO);
     let redis = RedisServer::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
     write_seeds(dir.path(), &web, HOSTS);
@@ -944,19 +973,7 @@ fn a_sharded_crawl_is_recrawled_twice_like_one_process_and_each_run_is_kept_apar
     version.store(1, Ordering::SeqCst);
     let third = sharded_run(dir.path(), &web, &redis, 12, &expected);
     assert_eq!(third, single_run(single.path(), &web, &expected, 3));
-    let changed: BTreeSet<String> = expected
-        .iter()
-        .filter(|(h, p)| (h + p) % 3 == 0)
-        .map(|(h, p)| web.url(*h, &Graph::path(*p)))
-        .collect();
-    for (url, note) in &third {
-        let want = if changed.contains(url) {
-            "changed"
-        } else {
-            "unchanged"
-        };
-        assert_eq!(note, want, "{url}");
-    }
+    let changed = assert_changes_captured(&web, &expected, &third);
     let s = summaries(3);
     assert_eq!(total(&s, "changed"), changed.len() as u64);
     // Each unchanged page is a revisit record in its shard's archive.
