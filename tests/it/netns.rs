@@ -15,8 +15,9 @@
 //! crawling; it waits, retries with backoff and goes on. Shard 1 is killed mid-crawl and
 //! started in a new namespace (another address) from a copy of its directory. The crawl ends
 //! once, every page fetched, none twice but the moved shard's pages in flight at the kill.
-//! Then two recrawls on the same machines, the second after a third of the pages changed, each
-//! beside one process recrawling the same web: the same pages, each once, the same notes.
+//! Then two recrawls on the same machines, the second after a third of the pages changed and
+//! with the broker killed and restarted mid-run, each beside one process recrawling the same
+//! web: the same pages, each once, the same notes.
 
 use crate::shards::{
     ShardRun, ShardSpec, assert_changes_captured, host_of, reachable, single_run, spawn_netns,
@@ -146,6 +147,15 @@ impl Lab {
             std::thread::sleep(Duration::from_millis(20));
         }
         "redis://10.46.0.1:6379/0".into()
+    }
+
+    /// Kills the broker (SIGKILL, as a lost machine) and starts it again on its directory:
+    /// what it had acknowledged comes back from its append-only file.
+    fn restart_broker(&mut self) {
+        let mut broker = self.broker.take().expect("a broker to restart");
+        broker.kill().unwrap();
+        broker.wait().unwrap();
+        self.start_broker();
     }
 
     /// `redis-cli ARGS…` from the broker's namespace: its answer, trimmed.
@@ -440,12 +450,14 @@ fn shards_on_machines_of_their_own_ride_out_a_partition_and_a_move() {
     single_run(single.path(), &web, &expected, 1);
     let hosts = [&machines[0], &elsewhere, &machines[2], &machines[3]];
     let outs = ["shard-0", "shard-1-moved", "shard-2", "shard-3"];
-    let recrawl = |run: usize| -> BTreeMap<String, String> {
+    // `mid` is called once the shards have started.
+    let recrawl = |run: usize, mid: &mut dyn FnMut(&mut [ShardRun])| {
         let start = web.request_count();
-        let shards: Vec<ShardRun> = (0..4)
+        let mut shards: Vec<ShardRun> = (0..4)
             .map(|k| spawn_netns(hosts[k], &spec(outs[k], k, run)))
             .collect();
         let logs: Vec<_> = shards.iter().map(|s| s.log.clone()).collect();
+        mid(&mut shards);
         wait_all(shards);
         let again: Vec<(usize, usize)> = web.log()[start..]
             .iter()
@@ -466,9 +478,9 @@ fn shards_on_machines_of_their_own_ride_out_a_partition_and_a_move() {
             .flat_map(|l| parse_log(&std::fs::read_to_string(l).unwrap()))
             .filter(|r| r.is_page())
             .map(|r| (r.url, r.note))
-            .collect()
+            .collect::<BTreeMap<String, String>>()
     };
-    let second = recrawl(2);
+    let second = recrawl(2, &mut |_| {});
     assert_eq!(
         counts(second.values().cloned()),
         [("unchanged".to_owned(), expected.len())].into()
@@ -479,13 +491,24 @@ fn shards_on_machines_of_their_own_ride_out_a_partition_and_a_move() {
         expected.len()
     );
 
+    // Run 3 after a third of the pages changed, with the broker killed and restarted in its
+    // namespace while the shards crawl.
     version.store(1, Ordering::SeqCst);
-    let third = recrawl(3);
+    let third = recrawl(3, &mut |shards| {
+        until_lines(&mut shards[0], 20, "shard 0 in run 3");
+        lab.restart_broker();
+        for (k, shard) in shards.iter_mut().enumerate() {
+            assert!(
+                shard.still_running(),
+                "run 3: shard {k} ended before the broker came back"
+            );
+        }
+    });
     let changed = assert_changes_captured(&web, &expected, &third);
     assert_eq!(third, single_run(single.path(), &web, &expected, 3));
     eprintln!(
-        "run 3 in namespaces, after {} of the pages changed: {} pages, each once, every change \
-         captured, as one process found",
+        "run 3 in namespaces, after {} of the pages changed and with the broker restarted: {} \
+         pages, each once, every change captured, as one process found",
         changed.len(),
         expected.len()
     );
