@@ -3,9 +3,10 @@
 # names, 30 s. Four shards, each in a network namespace of its own on a bridge, the broker in
 # another; shard 2's link goes down for PARTITION seconds mid-crawl (it waits, retries with
 # backoff, goes on), shard 1 is killed and started in a new namespace from a copy of its
-# directory; then a recrawl on the same machines. Prints what the test reports: the URL log's
-# growth while cut off, the broker's report of the shard frozen meanwhile, pages fetched twice,
-# the crawl's end. Needs root (ip netns) and redis-server.
+# directory; then two recrawls on the same machines, the second after a third of the pages
+# changed and with the broker killed and restarted, each beside one process. Prints what the
+# test reports: the URL log's growth while cut off, the broker's report of the shard frozen
+# meanwhile, pages fetched twice, each run's end. Needs root (ip netns) and redis-server.
 #
 #   sudo benches/shards_netns.sh               # a 30 s partition
 #   PARTITION=60 sudo benches/shards_netns.sh  # at the reconnect limit (60 s): it gives up
