@@ -145,11 +145,25 @@ impl Archive {
                 if result.is_err() {
                     batches.reader_gone();
                 }
-                let stats = result.and_then(|()| warc.finish())?;
-                if let Some(wet) = wet {
-                    wet.finish()?;
+                result?;
+                // The index is sorted (and synced) on a thread of its own while the WARC file
+                // is synced and renamed; it takes its final name only after the WARC file.
+                let (closed, sorted) = std::thread::scope(|scope| {
+                    let sorting = std::thread::Builder::new()
+                        .name("cdxj-sort".into())
+                        .spawn_scoped(scope, || index.sort())
+                        .context("starting the CDXJ sort's thread")?;
+                    let closed = warc.finish().and_then(|stats| {
+                        wet.map_or(Ok(()), |wet| wet.finish().map(drop))?;
+                        Ok(stats)
+                    });
+                    let sorted = (sorting.join()).map_err(|_| anyhow!("the CDXJ sort panicked"))?;
+                    anyhow::Ok((closed, sorted))
+                })?;
+                let stats = closed?;
+                if let Some(sorted) = sorted? {
+                    sorted.commit()?;
                 }
-                index.close()?;
                 Ok(stats)
             })
             .context("starting the WARC writer thread")?;
