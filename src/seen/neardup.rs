@@ -381,7 +381,8 @@ impl Inner {
             .collect();
         entries.sort_unstable();
         let id = self.take_run_id();
-        let run = write_run(&self.dir, id, entries.into_iter().map(Ok))?;
+        let expected = entries.len() as u64;
+        let run = write_run(&self.dir, id, expected, entries.into_iter().map(Ok))?;
         self.runs.push(run);
         while let [.., older, newer] = &self.runs[..]
             && newer.entries * 2 >= older.entries
@@ -469,15 +470,19 @@ fn run_path(dir: &Path, id: u64) -> PathBuf {
 fn write_run(
     dir: &Path,
     id: u64,
+    expected: u64,
     entries: impl Iterator<Item = Result<(u64, u32)>>,
 ) -> Result<Run> {
     let path = run_path(dir, id);
     let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
-    let (mut count, mut fences) = (0u64, Vec::new());
+    // Sized for the `expected` entries: a vector grown by doubling would hold up to twice the
+    // fences for as long as the run lives, and the largest merge is when memory peaks.
+    let mut fences = Vec::with_capacity((expected as usize).div_ceil(STRIDE));
+    let mut count = 0u64;
     for entry in entries {
         let (key, page) = entry?;
-        if count % STRIDE as u64 == 0 {
+        if count.is_multiple_of(STRIDE as u64) {
             fences.push(key);
         }
         out.write_all(&key.to_be_bytes())?;
@@ -517,6 +522,7 @@ fn entries(run: &Run) -> impl Iterator<Item = Result<(u64, u32)>> + '_ {
 
 /// Merges two runs into run `id`.
 fn merge_runs(dir: &Path, id: u64, a: &Run, b: &Run) -> Result<Run> {
+    let expected = a.entries + b.entries;
     let (mut a, mut b) = (entries(a).peekable(), entries(b).peekable());
     let merged = std::iter::from_fn(move || {
         let take_a = match (a.peek(), b.peek()) {
@@ -528,7 +534,7 @@ fn merge_runs(dir: &Path, id: u64, a: &Run, b: &Run) -> Result<Run> {
         if take_a { a.next() } else { b.next() }
     });
     // Each read uses its own file position: the runs were opened anew for reading.
-    write_run(dir, id, merged)
+    write_run(dir, id, expected, merged)
 }
 
 /// Every `STRIDE`th key of a run.
