@@ -21,7 +21,7 @@
 //! earlier page the note names. At most [`MAX_PER_KEY`] pages are read per band key and
 //! [`MAX_VERIFIED`] verified per page, so a page costs bounded work however large a cluster.
 //!
-//! Memory, flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent pages
+//! Memory, nearly flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent pages
 //! in a hash map; past it they are sorted into a new run, and runs are merged while the newer
 //! is at least half the size of the older (a log-structured merge: at most log2(pages /
 //! `BATCH_PAGES`) runs, each entry rewritten at most that many times). A lookup reads one block
