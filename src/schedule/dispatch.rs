@@ -1788,7 +1788,7 @@ mod tests {
             .merge_early(&state, &due, before_merge)
             .unwrap()
             .expect("spaced");
-        assert!(at >= before_merge + Duration::from_millis(100));
+        assert!(at >= before_merge + crate::seen::due::EARLY_SPACING_MIN);
         assert_eq!(due.stats().merges, 1);
         assert_eq!(d.merge_early(&state, &due, at).unwrap(), None);
         drop(state);

@@ -60,7 +60,7 @@ const DELIVERY_GROUP: usize = 4096;
 /// host waits on the next one for the pages its last page led to (10 ms instead of 100 took
 /// the 50-host loopback web's first 10 % of pages from ~0.20 to ~0.15 s, BENCHMARKS.md); the
 /// multiple of the last merge's duration below still bounds the merge thread's share.
-const EARLY_SPACING_MIN: Duration = Duration::from_millis(10);
+pub(crate) const EARLY_SPACING_MIN: Duration = Duration::from_millis(10);
 /// ...nor sooner than this many times the last merge's duration: the merge thread is busy with
 /// early merges at most 1 / (1 + `EARLY_SPACING_FACTOR`) of the time, however large the seen
 /// set grows, so its cost stays a bounded share of the crawl's while batches stay small.
