@@ -17,8 +17,8 @@
 //! with probability `1 - (1 - s^8)^16`: 0.9999 at 0.9, 0.99 at 0.85, 0.95 at 0.8, 0.06 at 0.5.
 //! The pages sharing one are the candidates; each is verified by the share of all [`HASHES`]
 //! values the two signatures agree on, earliest page first, and the first at or above the
-//! threshold (that is not the same URL: a page fetched again on a resume or a recrawl) is the
-//! earlier page the note names. At most [`MAX_PER_KEY`] pages are read per band key and
+//! threshold is the earlier page the note names; when that is the same URL (a page fetched again
+//! on a resume or a recrawl) the page is the original of its cluster and no near-duplicate. At most [`MAX_PER_KEY`] pages are read per band key and
 //! [`MAX_VERIFIED`] verified per page, so a page costs bounded work however large a cluster.
 //!
 //! Memory, nearly flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent pages
@@ -328,7 +328,12 @@ impl Inner {
         for &page in candidates.iter().take(MAX_VERIFIED) {
             let record = read_record(&self.pages, page)?;
             let resemblance = signature.resemblance(&record.signature);
-            if resemblance >= threshold && self.url(page)? != url {
+            if resemblance >= threshold {
+                // The earliest near page is this URL's own earlier capture (a resume or a
+                // recrawl): the page is the original of its cluster, whatever came after it.
+                if self.url(page)? == url {
+                    return Ok(None);
+                }
                 return Ok(Some((page, record.root, resemblance)));
             }
         }
@@ -686,6 +691,9 @@ mod tests {
         assert_eq!(index.check("http://a/", &signature(1)).unwrap(), None);
         assert_eq!(index.check("http://a/", &signature(1)).unwrap(), None);
         assert!(index.check("http://b/", &signature(1)).unwrap().is_some());
+        // Fetched again after its copy, the original is still the original: its own earlier
+        // capture comes before the copy, whichever of the two a recrawl fetches first.
+        assert_eq!(index.check("http://a/", &signature(1)).unwrap(), None);
     }
 
     #[test]

@@ -976,10 +976,20 @@ fn a_sharded_crawl_is_recrawled_twice_like_one_process_and_each_run_is_kept_apar
     let changed = assert_changes_captured(&web, &expected, &third);
     let s = summaries(3);
     assert_eq!(total(&s, "changed"), changed.len() as u64);
-    // Each unchanged page is a revisit record in its shard's archive.
+    // Each unchanged page is a revisit record in its shard's archive. A shard may own none of
+    // the 12 hosts (hosts go by a hash of `host:port`, the ports the system's: odds (3/4)^12,
+    // 1 in 32) and then has no WARC file.
     let revisits: usize = (0..4)
         .map(|k| {
             let out = dir.path().join(format!("shard-{k}"));
+            let has_warc = std::fs::read_dir(out.join("warc")).is_ok_and(|files| {
+                files
+                    .flatten()
+                    .any(|f| f.file_name().to_string_lossy().ends_with(".warc.zst"))
+            });
+            if !has_warc {
+                return 0;
+            }
             crate::util::warc_text(&out, ".warc.zst")
                 .matches("WARC-Type: revisit")
                 .count()
