@@ -67,7 +67,8 @@ pub const DIR: &str = "neardup";
 /// The cluster file, in the crawl's state directory: first page, member, resemblance, earlier.
 pub const CLUSTERS: &str = "neardups.tsv";
 
-const INDEX_HEADER: &str = "crawl neardup index 1";
+/// Version 2: words hashed by `minhash::Word` (version 1's signatures, XXH3 words, differ).
+const INDEX_HEADER: &str = "crawl neardup index 2";
 
 /// A page's MinHash signature (`url::minhash`).
 #[derive(Clone, Debug, PartialEq, Eq)]

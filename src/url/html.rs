@@ -42,7 +42,7 @@ use std::ops::Range;
 
 mod charref;
 
-pub(crate) use charref::attribute_value;
+pub(crate) use charref::{attribute_value, reference};
 
 /// How the text after a start tag is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

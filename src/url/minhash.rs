@@ -18,7 +18,12 @@
 //!   is never a near-duplicate nor an original (README.md, "Limits"). On such pages one changed
 //!   word is a large share of the shingles, and navigation-only pages are all alike.
 //! - Bounded work: at most [`MAX_TEXT_BYTES`] of visible text are read (the first ones); past
-//!   it the tokenizer stops collecting text. A word costs an XXH3 of its bytes, a shingle a hash mix and one compare.
+//!   it the tokenizer stops collecting text. A run of a UTF-8 page is read where it is, a byte
+//!   at a time (`Shingler::html_text`: no decoding, copy or allocation; a character reference
+//!   or a non-ASCII character decoded in place), the same words as decoding it first would give
+//!   (`encoded_text`, which pages in other encodings take). A word is hashed as its bytes are
+//!   read (`Word`: a shift per byte, a multiply per 8, a mix at its end), a shingle costs a
+//!   rotation, a mix and one compare.
 //!
 //! The signature: one-permutation MinHash (Li, Owen and Zhang 2012) with optimal densification
 //! (Shrivastava 2017): a shingle's hash picks one of [`HASHES`] bins by its top 8 bits, and a
@@ -30,6 +35,8 @@
 //! 0.0001. 256 bins estimate a resemblance of 0.9 within ±0.019 (one standard deviation).
 
 use crate::seen::neardup::{HASHES, Signature};
+use crate::url::html::{attribute_value, reference};
+use encoding_rs::Encoding;
 
 /// What the crawl does with near-duplicate pages (`--near-duplicates`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -65,11 +72,70 @@ pub struct Shingler {
     rolling: u64,
     /// Words seen (a shingle is whole from `SHINGLE_WORDS` on).
     seen: u64,
-    /// The word being read, lower-cased (UTF-8).
-    word: Vec<u8>,
+    /// The word being read.
+    word: Word,
+    /// The last character reference decoded (`html_text`), kept for its buffer.
+    reference: String,
     /// Text bytes taken so far.
     taken: usize,
 }
+
+/// The hash of a word being read, a byte of its lower-cased UTF-8 at a time, with no copy of
+/// it: the bytes not yet folded packed in `tail` (at most 7), the ones before folded into
+/// `head` 8 at a time. Two words of at most 7 bytes never get the same hash (`finish` is a
+/// bijection of the packed bytes and the length); longer ones collide with probability 2^-64.
+#[derive(Clone, Copy, Default)]
+struct Word {
+    head: u64,
+    tail: u64,
+    len: u64,
+}
+
+impl Word {
+    #[inline(always)]
+    fn push(&mut self, b: u8) {
+        self.tail = self.tail << 8 | u64::from(b);
+        self.len += 1;
+        if self.len.is_multiple_of(8) {
+            self.head = (self.head ^ self.tail)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(29);
+            self.tail = 0;
+        }
+    }
+
+    /// The word's hash, or `None` for no word; the word is empty after.
+    #[inline(always)]
+    fn take(&mut self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let word = std::mem::take(self);
+        Some(mix(word.head ^ word.tail ^ word.len << 56))
+    }
+}
+
+/// What an ASCII byte is to a word: its lower case when alphanumeric, else `SEPARATOR`; and
+/// `SPECIAL` for what `html_text` reads otherwise (`&`, NUL, non-ASCII bytes).
+const CLASS: [u8; 256] = {
+    let mut table = [SPECIAL; 256];
+    let mut b = 1;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            SEPARATOR
+        };
+        b += 1;
+    }
+    table[b'&' as usize] = SPECIAL;
+    table
+};
+const SEPARATOR: u8 = 0;
+const SPECIAL: u8 = 1;
+/// `CLASS` values from this on are letters and digits (`'0'` is the least).
+const ALPHANUMERIC: u8 = b'0';
 
 impl Default for Shingler {
     fn default() -> Self {
@@ -80,7 +146,8 @@ impl Default for Shingler {
             oldest: 0,
             rolling: 0,
             seen: 0,
-            word: Vec::new(),
+            word: Word::default(),
+            reference: String::new(),
             taken: 0,
         }
     }
@@ -110,38 +177,112 @@ impl Shingler {
             text = &text[..cut];
         }
         self.taken += text.len();
-        for (i, &b) in text.as_bytes().iter().enumerate() {
-            if b.is_ascii() {
-                if b.is_ascii_alphanumeric() {
-                    self.word.push(b.to_ascii_lowercase());
-                } else {
-                    self.end_word();
-                }
-            } else if is_char_start(b) {
-                let c = text[i..].chars().next().expect("a char starts here");
-                if c.is_alphanumeric() {
-                    for lower in c.to_lowercase() {
-                        let mut utf8 = [0; 4];
-                        self.word.extend(lower.encode_utf8(&mut utf8).as_bytes());
-                    }
-                } else {
-                    self.end_word();
-                }
-            }
+        for c in text.chars() {
+            self.char(c);
         }
         self.end_word();
     }
 
-    fn end_word(&mut self) {
-        if self.word.is_empty() {
+    /// Takes one run of text between tags as it is in a page in `encoding`, undecoded: the
+    /// same as `text` of it decoded and its references resolved (`html::attribute_value`).
+    pub fn encoded_text(&mut self, raw: &[u8], encoding: &'static Encoding) {
+        let decoded = encoding.decode_without_bom_handling(raw).0;
+        self.text(&attribute_value(&decoded));
+    }
+
+    /// `encoded_text` of a run of a UTF-8 page (its bytes valid UTF-8), without the copies: a
+    /// run that cannot pass the cap (most) is read in place, a byte at a time, its references
+    /// and other characters decoded where they are.
+    pub fn html_text(&mut self, run: &str) {
+        // A NUL becomes 3 bytes (U+FFFD), a reference at most 6 for its 5 (`&nGt;`).
+        if run.len() > MAX_TEXT_BYTES.saturating_sub(self.taken) / 3 {
+            self.text(&attribute_value(run));
             return;
         }
-        let word = xxhash_rust::xxh3::xxh3_64(&self.word);
-        self.word.clear();
+        let bytes = run.as_bytes();
+        // Bytes of the decoded text.
+        let mut decoded = bytes.len();
+        // The word in a local, which the compiler keeps in registers.
+        let mut word = std::mem::take(&mut self.word);
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let class = CLASS[usize::from(b)];
+            i += 1;
+            if class >= ALPHANUMERIC {
+                word.push(class);
+            } else if class == SEPARATOR {
+                if let Some(hash) = word.take() {
+                    self.add_word(hash);
+                }
+            } else {
+                self.word = word;
+                if b == b'&' {
+                    let mut value = std::mem::take(&mut self.reference);
+                    value.clear();
+                    let next = reference(bytes, i, &mut value);
+                    decoded = decoded - (next + 1 - i) + value.len();
+                    i = next;
+                    value.chars().for_each(|c| self.char(c));
+                    self.reference = value;
+                } else {
+                    let c = run[i - 1..]
+                        .chars()
+                        .next()
+                        .expect("a character starts here");
+                    i += c.len_utf8() - 1;
+                    if c == '\0' {
+                        // U+FFFD, no letter.
+                        decoded += 2;
+                    }
+                    self.char(c);
+                }
+                word = std::mem::take(&mut self.word);
+            }
+        }
+        self.word = word;
+        self.taken += decoded;
+        self.end_word();
+    }
+
+    /// Reads one character of decoded text.
+    #[inline]
+    fn char(&mut self, c: char) {
+        if c.is_ascii() {
+            let class = CLASS[c as usize];
+            if class >= ALPHANUMERIC {
+                self.word.push(class);
+            } else {
+                self.end_word();
+            }
+        } else if c.is_alphanumeric() {
+            for lower in c.to_lowercase() {
+                let mut utf8 = [0; 4];
+                for &b in lower.encode_utf8(&mut utf8).as_bytes() {
+                    self.word.push(b);
+                }
+            }
+        } else {
+            self.end_word();
+        }
+    }
+
+    fn end_word(&mut self) {
+        if let Some(hash) = self.word.take() {
+            self.add_word(hash);
+        }
+    }
+
+    /// The next word is the one of hash `word`.
+    fn add_word(&mut self, word: u64) {
         // The shingle's hash: its words' hashes, each rotated 13 bits per word after it (order
         // matters), the oldest's leaving (5 × 13 = 65: 1 bit), then mixed.
         let leaving = std::mem::replace(&mut self.words[self.oldest], word);
-        self.oldest = (self.oldest + 1) % SHINGLE_WORDS;
+        self.oldest = if self.oldest + 1 == SHINGLE_WORDS {
+            0
+        } else {
+            self.oldest + 1
+        };
         self.rolling = self.rolling.rotate_left(13) ^ word ^ leaving.rotate_left(1);
         self.seen += 1;
         if self.seen >= SHINGLE_WORDS as u64 {
@@ -182,11 +323,6 @@ impl Shingler {
         }
         Some(Signature { values })
     }
-}
-
-/// Whether `b` begins a UTF-8 character (is no continuation byte).
-fn is_char_start(b: u8) -> bool {
-    b & 0xC0 != 0x80
 }
 
 /// splitmix64's finalizer: every bit of a shingle's hash depends on every bit of its words'.
@@ -282,6 +418,57 @@ mod tests {
         );
     }
 
+    /// The signature of `runs` read in place (`html_text`) and decoded first (`text`).
+    fn both_ways(runs: &[&str]) -> (Option<Signature>, Option<Signature>, usize, usize) {
+        let (mut in_place, mut decoded) = (Shingler::new(), Shingler::new());
+        for run in runs {
+            in_place.html_text(run);
+            decoded.text(&crate::url::html::attribute_value(run));
+        }
+        let taken = (in_place.taken, decoded.taken);
+        (in_place.finish(), decoded.finish(), taken.0, taken.1)
+    }
+
+    #[test]
+    fn text_read_in_place_is_text_decoded_first() {
+        let body = article(8, 60);
+        let mixed = [
+            "Caf&eacute; cr&#232;me &amp; Gr\u{fc}&szlig;e: &lt;Vec&lt;T&gt;&gt;, &nGt; &acE; x",
+            "&notit; &copy=2 &#x41;&#66;C &#0; a\0b &; & &# &#x; \u{FEFF}BOM caf\u{e9}s",
+            "longer-than-eight-bytes words: internationalization Stra\u{df}enbahnhaltestelle",
+            "\u{130}stanbul \u{3a3}\u{3a3} \u{2014}dash\u{2014} \u{4e2d}\u{6587} ,,, a1b2c3",
+            &body,
+            "  ",
+            "end",
+        ];
+        let (a, b, taken_a, taken_b) = both_ways(&mixed);
+        assert_eq!(taken_a, taken_b);
+        assert_eq!(
+            a.expect("enough words").values,
+            b.expect("enough words").values
+        );
+        // Each run alone ends its words: splitting a run in two is another text.
+        let (a, b, ..) = both_ways(&[&body, "Caf", "&eacute;s", &body]);
+        assert_eq!(a.unwrap().values, b.unwrap().values);
+    }
+
+    #[test]
+    fn words_of_up_to_seven_bytes_have_distinct_hashes() {
+        let hash = |w: &[u8]| {
+            let mut word = Word::default();
+            w.iter().for_each(|&b| word.push(b));
+            word.take().expect("a word")
+        };
+        let mut seen = std::collections::HashSet::new();
+        let letters = b"ab0";
+        for len in 1..=7u32 {
+            for n in 0..3usize.pow(len) {
+                let w: Vec<u8> = (0..len).map(|i| letters[n / 3usize.pow(i) % 3]).collect();
+                assert!(seen.insert(hash(&w)), "{w:?}");
+            }
+        }
+    }
+
     #[test]
     fn too_little_text_has_no_signature() {
         let mut h = Shingler::new();
@@ -315,6 +502,24 @@ mod tests {
         let read = page_signature(page.as_bytes(), None).unwrap();
         assert_eq!(read.resemblance(&text), 1.0);
         assert!(page_signature(b"<p><script>only code</script>", None).is_none());
+    }
+
+    #[test]
+    fn a_page_not_valid_utf8_is_read_as_one_that_is() {
+        let page = format!(
+            "<p>Gr\u{fc}&szlig;e &amp; caf&eacute; {}</p><script>x = \"SCRIPT\"</script>",
+            article(10, 60)
+        );
+        let invalid = page
+            .replace("SCRIPT", "\u{fffd}")
+            .replace("\u{fffd}", "\u{1}");
+        let mut invalid = invalid.into_bytes();
+        let at = invalid.iter().position(|&b| b == 1).unwrap();
+        invalid[at] = 0xFF;
+        assert!(std::str::from_utf8(&invalid).is_err());
+        let valid = page_signature(page.as_bytes(), None).unwrap();
+        let decoded = page_signature(&invalid, None).unwrap();
+        assert_eq!(valid.values, decoded.values);
     }
 
     #[test]

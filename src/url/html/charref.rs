@@ -26,7 +26,7 @@ pub(crate) fn attribute_value(raw: &str) -> Cow<'_, str> {
             out.push('\u{FFFD}');
             pos += 1;
         } else {
-            pos = reference(raw, pos + 1, &mut out);
+            pos = reference(bytes, pos + 1, &mut out);
         }
         match find_either(b'&', 0, &bytes[pos..]) {
             Some(i) => {
@@ -41,10 +41,10 @@ pub(crate) fn attribute_value(raw: &str) -> Cow<'_, str> {
     }
 }
 
-/// After an `&` at `at - 1`: writes what the reference stands for (or the `&` itself, when
-/// there is none) and returns where reading goes on.
-fn reference(raw: &str, at: usize, out: &mut String) -> usize {
-    let bytes = raw.as_bytes();
+/// After an `&` at `at - 1` of a value's bytes (UTF-8): writes what the reference stands for
+/// (or the `&` itself, when there is none) and returns where reading goes on. Only ASCII bytes
+/// after the `&` are read (`url::minhash` decodes references in place with it).
+pub(crate) fn reference(bytes: &[u8], at: usize, out: &mut String) -> usize {
     match bytes.get(at) {
         Some(b'#') => numeric(bytes, at + 1, out),
         Some(c) if c.is_ascii_alphanumeric() => named(bytes, at, out),
