@@ -31,12 +31,7 @@ if [ -z "${IN_NS:-}" ]; then
   exec env IN_NS=1 unshare --mount "$0" "$@"
 fi
 . benches/lib.sh
-need nginx nginx-light
-[ -e /usr/lib/nginx/modules/ngx_http_echo_module.so ] || need /usr/lib/nginx/modules/ngx_http_echo_module.so libnginx-mod-http-echo
-need openssl openssl
-[ -x /usr/bin/time ] || need /usr/bin/time time
-[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+need_tls_web
 
 tmp=$(mktemp -d); chmod 755 "$tmp"
 nginx_pid= dns_pid=
@@ -48,13 +43,7 @@ dns_pid=$!
 printf 'nameserver 127.0.0.53\noptions timeout:2 attempts:3\n' >"$tmp/resolv.conf"
 mount --bind "$tmp/resolv.conf" /etc/resolv.conf
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/ca.key" \
-  -out "$tmp/ca.pem" -days 2 -subj "/CN=bench CA" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/server.key" \
-  -out "$tmp/server.csr" -subj "/CN=web.test" 2>/dev/null
-openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
-  -out "$tmp/server.pem" -days 2 -extfile <(echo "subjectAltName=DNS:*.web.test") 2>/dev/null
-chmod 644 "$tmp"/*.key
+bench_certificate "DNS:*.web.test" ec
 
 sleep_s=$(echo "scale=3; $LATENCY_MS / 1000" | bc)
 ideal=$(python3 benches/ring_web.py ideal - "$HOSTS" "$PAGES" "$sleep_s" "$FACTOR")

@@ -78,3 +78,45 @@ need_dir() {
     { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }
   [ -d "$1" ] || { echo "$1: not installed by Debian's package $2" >&2; exit 2; }
 }
+
+# need_tls_web: what the HTTPS latency benches need (installed when missing): nginx with its
+# echo module, openssl, GNU time; the release build unless SKIP_BUILD; room for many sockets.
+need_tls_web() {
+  need nginx nginx-light
+  [ -e /usr/lib/nginx/modules/ngx_http_echo_module.so ] ||
+    need /usr/lib/nginx/modules/ngx_http_echo_module.so libnginx-mod-http-echo
+  need openssl openssl
+  [ -x /usr/bin/time ] || need /usr/bin/time time
+  [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+}
+
+# bench_certificate SAN [KEY]: a CA ($tmp/ca.pem, for --ca-cert) and a server certificate it
+# signs for SAN (openssl's subjectAltName: IP:127.0.0.1, DNS:*.web.test, ...) in
+# $tmp/server.pem and $tmp/server.key, readable by nginx's workers. KEY: rsa (2048 bits, the
+# default) or ec (P-256).
+bench_certificate() {
+  local san=$1 key=(-newkey rsa:2048)
+  [ "${2:-rsa}" = ec ] && key=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
+  openssl req -x509 "${key[@]}" -nodes -keyout "$tmp/ca.key" -out "$tmp/ca.pem" -days 2 \
+    -subj "/CN=bench CA" 2>/dev/null
+  openssl req "${key[@]}" -nodes -keyout "$tmp/server.key" -out "$tmp/server.csr" \
+    -subj "/CN=bench server" 2>/dev/null
+  openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
+    -out "$tmp/server.pem" -days 2 -extfile <(echo "subjectAltName=$san") 2>/dev/null
+  chmod 644 "$tmp"/*.key
+}
+
+# doc_web WEB: sets $root to the files of WEB, a site served as one host by the near-duplicate
+# benches: `template` (testweb::neardup's template copies, $REPEAT times over, written to
+# $tmp/template by examples/neardup_web.rs), `rust-doc` or `python3-doc` (Debian's trees).
+doc_web() {
+  case $1 in
+    template)
+      root=$tmp/template
+      target/release/examples/neardup_web "$root" --repeat "$REPEAT" 2>/dev/null ;;
+    rust-doc) root=/usr/share/doc/rust-doc/html; need_dir "$root" rust-doc ;;
+    python3-doc) root=/usr/share/doc/python3-doc/html; need_dir "$root" python3-doc ;;
+    *) echo "unknown web $1" >&2; exit 2 ;;
+  esac
+}

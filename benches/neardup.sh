@@ -37,14 +37,7 @@ trap 'kill "${nginx_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for web in $WEBS; do
-  case $web in
-    template)
-      root=$tmp/template
-      target/release/examples/neardup_web "$root" --repeat "$REPEAT" 2>/dev/null ;;
-    rust-doc) root=/usr/share/doc/rust-doc/html; need_dir "$root" rust-doc ;;
-    python3-doc) root=/usr/share/doc/python3-doc/html; need_dir "$root" python3-doc ;;
-    *) echo "unknown web $web" >&2; exit 2 ;;
-  esac
+  doc_web "$web"
   rm -rf "$tmp/www"; mkdir -p "$tmp/www"; ln -s "$root" "$tmp/www/h00000"
   serve_nginx 1
   seeds=$tmp/seeds; echo "http://127.0.0.1:$BASE_PORT/index.html" >"$seeds"

@@ -27,14 +27,7 @@ nginx_pid=
 trap '[ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for web in $WEBS; do
-  case $web in
-    template)
-      root=$tmp/template
-      target/release/examples/neardup_web "$root" --repeat "$REPEAT" 2>/dev/null ;;
-    rust-doc) root=/usr/share/doc/rust-doc/html; need_dir "$root" rust-doc ;;
-    python3-doc) root=/usr/share/doc/python3-doc/html; need_dir "$root" python3-doc ;;
-    *) echo "unknown web $web" >&2; exit 2 ;;
-  esac
+  doc_web "$web"
   rm -rf "$tmp/www"; mkdir -p "$tmp/www"; ln -s "$root" "$tmp/www/h00000"
   serve_nginx 1
   echo "http://127.0.0.1:$BASE_PORT/index.html" >"$tmp/seeds"

@@ -28,25 +28,14 @@ SCHEMES=${SCHEMES:-"https http"}
 BASE_PORT=${BASE_PORT:-23000}
 CRAWL=${CRAWL:-target/release/crawl}
 . benches/lib.sh
-need nginx nginx-light
-[ -e /usr/lib/nginx/modules/ngx_http_echo_module.so ] || need /usr/lib/nginx/modules/ngx_http_echo_module.so libnginx-mod-http-echo
-need openssl openssl
-[ -x /usr/bin/time ] || need /usr/bin/time time
-[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+need_tls_web
 
 tmp=$(mktemp -d); chmod 755 "$tmp"   # nginx workers read the web
 nginx_pid=
 trap '[ -z "$nginx_pid" ] || kill "$nginx_pid" 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"' EXIT
 
 # A CA and a server certificate it signs, for 127.0.0.1.
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/ca.key" -out "$tmp/ca.pem" -days 2 \
-  -subj "/CN=bench CA" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -keyout "$tmp/server.key" -out "$tmp/server.csr" \
-  -subj "/CN=127.0.0.1" 2>/dev/null
-openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial \
-  -out "$tmp/server.pem" -days 2 -extfile <(echo "subjectAltName=IP:127.0.0.1") 2>/dev/null
-chmod 644 "$tmp"/*.key
+bench_certificate IP:127.0.0.1
 
 # serve HOSTS SCHEME: nginx on HOSTS ports, every response LATENCY_MS late; sets $nginx_pid.
 serve() {
