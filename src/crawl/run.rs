@@ -209,7 +209,7 @@ impl Stages {
     fn spawn(&self, config: &CrawlConfig, log: &UrlLog) -> Result<()> {
         let fetcher = &self.fetcher;
         let lastmods = Lastmods::new(LASTMODS);
-        let fingerprints = match config.near_duplicates {
+        let near_dup_index = match config.near_duplicates {
             crate::url::minhash::NearDuplicates::Off => None,
             _ => Some(
                 crate::seen::neardup::NearDupIndex::open(
@@ -239,7 +239,7 @@ impl Stages {
             links: self.links.as_ref(),
             fetched: &self.fetched,
             lastmods: &lastmods,
-            fingerprints: fingerprints.as_ref(),
+            near_dup_index: near_dup_index.as_ref(),
             budget: self.budget.as_ref(),
         };
         let (done, done_signal) = std::sync::mpsc::channel::<()>();

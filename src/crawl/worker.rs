@@ -88,7 +88,7 @@ pub struct WorkerContext<'a> {
     /// A recrawl's sitemap `lastmod`s (`recrawl::Lastmods`).
     pub lastmods: &'a Lastmods,
     /// The near-duplicate index (`--near-duplicates`; `None` when off).
-    pub fingerprints: Option<&'a crate::seen::neardup::NearDupIndex>,
+    pub near_dup_index: Option<&'a crate::seen::neardup::NearDupIndex>,
     /// A recrawl's `--recrawl-budget` (`recrawl::budget`).
     pub budget: Option<&'a RecrawlBudget>,
     /// Where each answered page goes after its links are offered (`crawl::sinks`).
@@ -922,7 +922,7 @@ impl WorkerContext<'_> {
             near_duplicates: config.near_duplicates,
             focus: config.focus.as_deref(),
             counters: self.counters,
-            fingerprints: self.fingerprints,
+            near_dup_index: self.near_dup_index,
         }
     }
 

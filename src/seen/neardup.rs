@@ -438,7 +438,8 @@ impl Run {
         let block = self.fences.partition_point(|&f| f < key).saturating_sub(1);
         let mut at = (block * STRIDE) as u64;
         let mut found = 0;
-        let mut buf = vec![0u8; STRIDE * ENTRY];
+        // One block on the stack (1.5 KiB): a lookup is 16 a page per run, no allocation.
+        let mut buf = [0u8; STRIDE * ENTRY];
         while at < self.entries {
             let n = (self.entries - at).min(STRIDE as u64) as usize;
             let bytes = &mut buf[..n * ENTRY];

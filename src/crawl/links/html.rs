@@ -95,13 +95,13 @@ impl LinkReader<'_> {
 
     /// The earlier page a page of `page_url` with this signature nearly repeats (counted); a
     /// page without a signature never does. A failure of the index (a full disk) is reported
-    /// once a page and the page counts as no near-duplicate.
+    /// once a crawl, and the page counts as no near-duplicate.
     fn near_duplicate(
         &self,
         page_url: &Url,
         signature: Option<crate::seen::neardup::Signature>,
     ) -> Option<String> {
-        let (signature, index) = (signature?, self.fingerprints?);
+        let (signature, index) = (signature?, self.near_dup_index?);
         match index.check(page_url.as_str(), &signature) {
             Ok(Some(found)) => {
                 self.counters
@@ -111,7 +111,15 @@ impl LinkReader<'_> {
             }
             Ok(None) => None,
             Err(e) => {
-                eprintln!("crawl: warning: the near-duplicate index: {e:#}");
+                // Once a crawl: a full disk would otherwise print a line a page.
+                static WARNED: std::sync::atomic::AtomicBool =
+                    std::sync::atomic::AtomicBool::new(false);
+                if !WARNED.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "crawl: warning: the near-duplicate index: {e:#} (pages it cannot \
+                         compare count as no near-duplicate; further failures not shown)"
+                    );
+                }
                 None
             }
         }

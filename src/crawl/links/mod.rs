@@ -48,7 +48,7 @@ pub(in crate::crawl) struct LinkReader<'a> {
     /// `--focus`: whether a page matches its topic.
     pub focus: Option<&'a Focus>,
     pub counters: &'a Counters,
-    pub fingerprints: Option<&'a crate::seen::neardup::NearDupIndex>,
+    pub near_dup_index: Option<&'a crate::seen::neardup::NearDupIndex>,
 }
 
 /// URLs found together (a page's links, a Location header's target, a sitemap's pages), at
