@@ -1,5 +1,5 @@
 //! A web of known near-duplicates and known distinct pages, and a near-duplicate trap, for
-//! `tests/it/neardup.rs` (the precision of the crawler's SimHash, and `--near-duplicates`).
+//! `tests/it/neardup.rs` (the precision and recall of the crawler's MinHash, and `--near-duplicates`).
 //!
 //! Host [`SITE`] serves [`ARTICLES`] distinct articles under one template (a navigation bar and
 //! a footer every page shares, as a real site's pages do), their bodies [`LENGTHS`] words
