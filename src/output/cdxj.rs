@@ -659,13 +659,6 @@ impl CdxjWriter {
     }
 }
 
-/// Sorts the lines of `src` into `dst` (replaced durably): `sort_to_temp`, then the rename.
-#[cfg(test)]
-fn sort_into(src: &Path, dst: &Path, budget: u64) -> Result<()> {
-    let tmp = sort_to_temp(src, dst, budget)?;
-    Ok(durable::commit(&tmp, dst)?)
-}
-
 /// Bytes read and written at a time by the sort: a crawl's index of 20,000 lines is 5 MB, which
 /// 8 KiB buffers read and wrote in some 1,300 system calls on the crawl's last path.
 const SORT_IO: usize = 1 << 20;
@@ -904,6 +897,12 @@ pub fn for_each_capture(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sorts the lines of `src` into `dst` (replaced durably): `sort_to_temp`, then the rename.
+    fn sort_into(src: &Path, dst: &Path, budget: u64) -> Result<()> {
+        let tmp = sort_to_temp(src, dst, budget)?;
+        Ok(durable::commit(&tmp, dst)?)
+    }
 
     #[test]
     fn surt_keys_follow_the_surt_package() {
