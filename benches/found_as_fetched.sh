@@ -10,12 +10,16 @@
 #
 #   benches/found_as_fetched.sh                     # 10,000 hosts × 10 pages, http and https
 #   HOSTS=2000 SCHEMES=https benches/found_as_fetched.sh
+#   KEEP=1 CRAWL_ARGS="--no-tls-resume" benches/found_as_fetched.sh   # keep the logs; crawl options
 #
 # Runs itself in a mount namespace of its own (unshare --mount, root) so that /etc/resolv.conf
 # can name its DNS server without touching the machine's (nsswitch.conf must say dns for hosts).
 # Columns: wall = summary.json seconds; ideal;
 # idle beyond the rule per host = Σ over its gaps of max(0, start − end_prev − F × s_prev) from
-# nginx's log (start = $msec − $request_time), p50 / p90 / max over hosts; first request of a
+# nginx's log (start = $msec − $request_time), p50 / p90 / max over hosts; the same with s_prev
+# the crawler's own response time (its URL log's `ms`: from its request written to the answer's
+# arrival, which includes the server's queueing before nginx reads the request; the rule the
+# crawler can keep), p50 / p90; first request of a
 # host after the crawl's first, p50 / p90 / max; overlaps = a host's request starting before its
 # previous one ended; handshakes = connections nginx accepted over https, resumed ones apart.
 set -euo pipefail
@@ -51,8 +55,8 @@ lscpu | sed -n 's/^Model name: *//p' | head -1 | sed 's/^/CPU: /'
 echo "cores $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg), $("$CRAWL" --version | head -1), $(nginx -v 2>&1 | cut -d' ' -f3)"
 echo "web: $HOSTS hosts × $PAGES pages by name, found as fetched, every response $LATENCY_MS ms; ideal ${ideal% *} s, ${ideal#* } requests"
 echo
-echo "| scheme | pages | wall (s) | ideal (s) | wall / ideal | idle beyond rule p50 / p90 / max (s) | 1st request p50 / p90 / max (s) | overlaps | handshakes (resumed) | CPU (s) | peak RSS (MiB) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| scheme | pages | wall (s) | ideal (s) | wall / ideal | idle beyond rule p50 / p90 / max (s) | by the crawler's times p50 / p90 (s) | 1st request p50 / p90 / max (s) | overlaps | handshakes (resumed) | CPU (s) | peak RSS (MiB) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for scheme in $SCHEMES; do
   rm -rf "$tmp/www"
   python3 benches/ring_web.py write "$tmp/www" "$HOSTS" "$PAGES" "$scheme"
@@ -79,7 +83,7 @@ EOF
   echo "$scheme://h0.web.test/" >"$tmp/seeds"
   set +e
   /usr/bin/time -f '%M %e %U %S' -o "$tmp/time" "$CRAWL" "$tmp/seeds" --out "$tmp/out" \
-    --scope any --allow-private --ca-cert "$tmp/ca.pem" -q >"$tmp/urls.$scheme" 2>"$tmp/err"
+    --scope any --allow-private --ca-cert "$tmp/ca.pem" -q --log-format jsonl ${CRAWL_ARGS:-} >"$tmp/urls.$scheme" 2>"$tmp/err"
   status=$?
   set -e
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
@@ -91,27 +95,35 @@ tmp, scheme, factor, ideal = sys.argv[1], sys.argv[2], float(sys.argv[3]), float
 t = open(f"{tmp}/time").read().split()
 rss, cpu = int(t[-4]), float(t[-2]) + float(t[-1])
 wall = json.load(open(f"{tmp}/out/summary.json"))["seconds"]
+seen_took = {}
+for line in open(f"{tmp}/urls.{scheme}"):
+    entry = json.loads(line)
+    seen_took[entry["url"]] = entry["ms"] / 1000
 per_host, conns, pages = defaultdict(list), {}, 0
 for line in open(f"{tmp}/access.log"):
     msec, took, host, conn, reused, status, uri = line.split()
     end, took = float(msec), float(took)
-    per_host[host].append((end - took, end))
+    path = uri[: -len("index.html")] if uri.endswith("/index.html") else uri
+    per_host[host].append((end - took, end, seen_took.get(f"{scheme}://{host}{path}", took)))
     conns.setdefault(conn, reused)
     pages += status == "200"
-t0 = min(s for v in per_host.values() for s, _ in v)
-idle, first, overlaps = [], [], 0
+t0 = min(s for v in per_host.values() for s, *_ in v)
+idle, idle_seen, first, overlaps = [], [], [], 0
 for v in per_host.values():
     v.sort()
     first.append(v[0][0] - t0)
-    total = 0.0
-    for (s0, e0), (s1, e1) in zip(v, v[1:]):
+    total = total_seen = 0.0
+    for (s0, e0, seen0), (s1, e1, _) in zip(v, v[1:]):
         overlaps += s1 < e0
         total += max(0.0, s1 - e0 - factor * (e0 - s0))
+        total_seen += max(0.0, s1 - e0 - factor * max(e0 - s0, seen0))
     idle.append(total)
+    idle_seen.append(total_seen)
 q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
 hs = f"{len(conns):,} ({sum(r == 'r' for r in conns.values()):,})" if scheme == "https" else "-"
 print(f"| {scheme} | {pages:,} | {wall:.1f} | {ideal:.1f} | {wall / ideal:.2f} | "
       f"{q(idle, .5):.2f} / {q(idle, .9):.2f} / {max(idle):.2f} | "
+      f"{q(idle_seen, .5):.2f} / {q(idle_seen, .9):.2f} | "
       f"{q(first, .5):.1f} / {q(first, .9):.1f} / {max(first):.1f} | {overlaps} | {hs} | {cpu:.1f} | {rss / 1024:.0f} |")
 PY
   [ -n "${KEEP:-}" ] && mv "$tmp/out" "$tmp/out.$scheme" || rm -rf "$tmp/out"

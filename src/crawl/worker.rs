@@ -275,8 +275,8 @@ impl WorkerContext<'_> {
             }
             return Ok(());
         }
-        if let Some((rules, elapsed)) = self.fetch_robots(host, &url)? {
-            self.dispatcher.robots_done(host, rules, elapsed);
+        if let Some((rules, reply)) = self.fetch_robots(host, &url)? {
+            self.dispatcher.robots_done(host, rules, reply);
         }
         Ok(())
     }
@@ -358,8 +358,8 @@ impl WorkerContext<'_> {
                     return Ok(());
                 };
                 match self.robots_answered(host, &robots, fetched) {
-                    Ok(Some((rules, elapsed))) => {
-                        self.dispatcher.robots_done(host, rules, elapsed);
+                    Ok(Some((rules, reply))) => {
+                        self.dispatcher.robots_done(host, rules, reply);
                         Ok(())
                     }
                     Ok(None) => Ok(()),
@@ -599,7 +599,7 @@ impl WorkerContext<'_> {
     /// for again later (`Dispatcher::robots_unanswered`); after its last retry the rules are
     /// the unreachable ones (everything disallowed: the host is held unreachable). Only a
     /// failure of the state directory is an error.
-    fn fetch_robots(&self, host: usize, url: &str) -> Result<Option<(RobotsRules, Duration)>> {
+    fn fetch_robots(&self, host: usize, url: &str) -> Result<Option<(RobotsRules, Reply)>> {
         self.robots_asked(url);
         let fetched = self.fetcher.get_robots(url);
         self.robots_answered(host, url, fetched)
@@ -617,7 +617,7 @@ impl WorkerContext<'_> {
         host: usize,
         url: &str,
         fetched: Result<Response, FetchError>,
-    ) -> Result<Option<(RobotsRules, Duration)>> {
+    ) -> Result<Option<(RobotsRules, Reply)>> {
         let token = &self.config.robots_token;
         // No answer worth keeping: asked again while its retries last.
         let unanswered = match &fetched {
@@ -645,7 +645,10 @@ impl WorkerContext<'_> {
                 self.counters
                     .private_refused
                     .fetch_add(1, Ordering::Relaxed);
-                Some((RobotsRules::from_response(token, 404, b""), e.elapsed))
+                Some((
+                    RobotsRules::from_response(token, 404, b""),
+                    e.elapsed.into(),
+                ))
             }
             Ok(response) => {
                 self.config.seed_hosts.answered(url);
@@ -655,11 +658,11 @@ impl WorkerContext<'_> {
                     self.save_robots(url, response.status, &response.body)?;
                     self.offer_robots_sitemaps(url, &rules)?;
                 }
-                let elapsed = response.elapsed;
+                let reply = Reply::took(response.elapsed).answered_at(response.answered);
                 // After redirects, the record is of the URL that answered.
                 let answered = response.final_url.clone();
                 self.archive(answered.as_deref().unwrap_or(url), response, None)?;
-                retry.is_none().then_some((rules, elapsed))
+                retry.is_none().then_some((rules, reply))
             }
             Err(e) => {
                 self.log_error(&e, 0, url, &noted(Note::Error(e.kind)));
@@ -667,7 +670,7 @@ impl WorkerContext<'_> {
                     return Ok(None);
                 }
                 self.save_robots(url, 0, b"")?;
-                Some((RobotsRules::unreachable(token), e.elapsed))
+                Some((RobotsRules::unreachable(token), e.elapsed.into()))
             }
         })
     }

@@ -890,12 +890,12 @@ impl Dispatcher {
     }
 
     /// A robots.txt fetch finished.
-    pub fn robots_done(&self, host: usize, rules: RobotsRules, response_time: Duration) {
+    pub fn robots_done(&self, host: usize, rules: RobotsRules, reply: impl Into<Reply>) {
         let mut state = self.state.lock().unwrap();
         state.in_flight -= 1;
         state
             .scheduler
-            .robots_done(host, rules, response_time, Instant::now());
+            .robots_done(host, rules, reply, Instant::now());
         self.wake_one(state);
     }
 }
