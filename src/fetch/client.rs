@@ -299,12 +299,13 @@ pub(crate) struct RawResponse {
 }
 
 impl RawResponse {
-    /// The response of a request (not redirected) sent at `started`, that took `elapsed`.
+    /// The response of a request (not redirected) sent at `started`, that took `elapsed` and
+    /// arrived at `arrived` (now, if not known).
     pub(crate) fn into_response_took(
         self,
         request_head: Vec<u8>,
-        started: SystemTime,
-        elapsed: Duration,
+        (started, elapsed): (SystemTime, Duration),
+        arrived: Option<Instant>,
     ) -> Response {
         Response {
             status: self.head.status,
@@ -316,7 +317,7 @@ impl RawResponse {
             skipped: self.skipped,
             elapsed,
             started,
-            answered: Some(Instant::now()),
+            answered: Some(arrived.map_or_else(Instant::now, |at| at.min(Instant::now()))),
             ip: self.ip,
             request_head,
         }

@@ -551,6 +551,14 @@ impl Connection {
         self.arrived?.duration_since(self.sent_at?).ok()
     }
 
+    /// When the last bytes read arrived, by the kernel's stamp, on the monotonic clock: the
+    /// instant a host's rest counts from (`Response::answered`). An event loop busy with other
+    /// connections reads an answer late; by then the host has rested that long already.
+    pub fn arrived_at(&self) -> Option<Instant> {
+        let ago = SystemTime::now().duration_since(self.arrived?).ok()?;
+        Instant::now().checked_sub(ago)
+    }
+
     /// Starts a parse of the response from the bytes held: `rollback` returns here.
     pub fn begin_attempt(&mut self) {
         self.mark = Some((self.pos, self.answered));
@@ -1197,6 +1205,39 @@ mod tests {
 
     fn soon() -> Instant {
         Instant::now() + Duration::from_secs(10)
+    }
+
+    /// A response's arrival is the kernel's stamp of its bytes, not the read that took them:
+    /// a loop that reads late (busy with other sockets) does not move the host's rest.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_arrival_is_the_kernels_stamp_not_the_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+        });
+        let before = Instant::now();
+        let tcp = TcpStream::connect(addr).unwrap();
+        crate::sys::stamp_arrivals(&tcp);
+        // Blocks until the bytes are in the kernel's buffer (a peek takes no stamp).
+        tcp.peek(&mut [0u8; 1]).unwrap();
+        let there = Instant::now();
+        let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
+        // As the event loop reads: non-blocking, what the socket holds.
+        conn.set_nonblocking().unwrap();
+        let read_from = Instant::now();
+        assert!(conn.read_more(64).0 > 0);
+        let arrived = conn.arrived_at().expect("a stamped arrival");
+        assert!(
+            before <= arrived && arrived <= there,
+            "{arrived:?} not in {before:?}..={there:?}"
+        );
+        assert!(arrived < read_from);
+        server.join().unwrap();
     }
 
     /// Reads one response from a server that writes `response` and closes.

@@ -688,7 +688,8 @@ impl<T> Loop<'_, T> {
                     .unwrap_or_else(|| slot.job.start.elapsed());
                 let elapsed = elapsed.min(slot.job.start.elapsed());
                 let head = std::mem::take(&mut slot.job.request_head);
-                let response = raw.into_response_took(head, slot.job.started, elapsed);
+                let arrived = conn.arrived_at().filter(|at| *at >= slot.job.start);
+                let response = raw.into_response_took(head, (slot.job.started, elapsed), arrived);
                 let conn = (reuse).then(|| slot.conn.take()).flatten();
                 if let Some(conn) = conn {
                     deregister(poll, &mut slot.interest, &conn);
