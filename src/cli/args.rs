@@ -100,7 +100,9 @@ pub struct Args {
     /// The cap that protects the machine. The crawl raises its soft open-file limit to the
     /// hard one at the start; each connection counts a socket in use and two kept idle, and
     /// 1 MiB of memory (buffers, the page it holds, a blocking request's thread stack), out of a quarter of
-    /// the memory available at the start. Ignored with -j.
+    /// the memory available at the start. Answers received and waiting for a processing
+    /// thread count apart, up to N more (they hold their pages, not sockets): hosts past their
+    /// rest are not held back by a busy machine's backlog. Ignored with -j.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub max_connections: Option<u32>,
 

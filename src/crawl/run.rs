@@ -312,7 +312,12 @@ impl Stages {
                     let e = anyhow::anyhow!("{e}").context("polling the reactor's sockets");
                     dispatcher.fail(&e)
                 };
-                reactor.run(fetcher, &|batch| answers.push_all(batch), &stop)
+                let deliver = |batch: &mut Vec<_>| {
+                    // Counted before queued: a processing thread's `answer_taken` follows.
+                    dispatcher.answers_queued(batch.len());
+                    answers.push_all(batch)
+                };
+                reactor.run(fetcher, &deliver, &stop)
             })
             .context("starting the reactor thread")
     }
@@ -538,6 +543,7 @@ fn start_processing<'scope>(
                 .spawn_scoped(scope, move || {
                     let mut result = Ok(());
                     while let Some(answer) = answers.pop() {
+                        worker.dispatcher.answer_taken();
                         result = result.and(worker.process(answer));
                     }
                     result

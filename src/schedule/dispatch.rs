@@ -65,7 +65,9 @@
 //! wakes one, which chains. A page finished by a processing thread while others stay in
 //! flight under the cap (`work_finished`) wakes nobody: no parked worker acts on that count
 //! but for the end and the cap, and at 10,000 hosts it was a wake-up a page, each waking a
-//! worker that parked again at once.
+//! worker that parked again at once. The cap (`at_cap`) is on requests: the event loop's
+//! answers queued for a processing thread count apart (`answers_queued`, `answer_taken`,
+//! each crossing back under the cap waking one worker), bounded by the same number.
 //! A host that needs no rest after a response is not freed at all: its next page goes to the
 //! worker that received the response (`host_free_or_next`), which wakes nobody. Otherwise
 //! that worker takes the page `next_work` would give first (a ready host's, not a robots.txt
@@ -211,7 +213,10 @@ struct State {
     frontier: Frontier,
     scheduler: Scheduler,
     in_flight: usize,
-    /// The most work in flight at once.
+    /// Of `in_flight`, the event loop's answers queued for a processing thread
+    /// (`answers_queued`, `answer_taken`): received, no longer requests (`at_cap`).
+    queued_answers: usize,
+    /// The most requests in flight at once (answers queued for processing not counted).
     most_in_flight: usize,
     pages_started: u64,
     ending: Option<Ending>,
@@ -403,6 +408,7 @@ impl Dispatcher {
                 frontier,
                 scheduler,
                 in_flight: 0,
+                queued_answers: 0,
                 most_in_flight: 0,
                 pages_started: 0,
                 ending: None,
@@ -704,7 +710,7 @@ impl Dispatcher {
             }
             // The requests in flight are at their cap (with the reactor, not bounded by the
             // workers): woken when one finishes.
-            if state.in_flight >= self.in_flight_cap {
+            if self.at_cap(&state) {
                 state = self.park(state, None);
                 continue;
             }
@@ -715,7 +721,8 @@ impl Dispatcher {
                 Next::Work(work) => {
                     self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
-                    state.most_in_flight = state.most_in_flight.max(state.in_flight);
+                    let requests = state.in_flight.saturating_sub(state.queued_answers);
+                    state.most_in_flight = state.most_in_flight.max(requests);
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
                     }
@@ -770,10 +777,45 @@ impl Dispatcher {
     /// depends on the count, and a wake-up per page would be a context switch for nothing.
     pub fn work_finished(&self) {
         let mut state = self.state.lock().unwrap();
+        let was_at_cap = self.at_cap(&state);
         state.in_flight -= 1;
-        if state.in_flight == 0 || state.in_flight + 1 == self.in_flight_cap {
+        if state.in_flight == 0 || (was_at_cap && !self.at_cap(&state)) {
             self.wake_one(state);
         }
+    }
+
+    /// The event loop answered `n` requests, now queued for the processing threads: they
+    /// count in flight until processed, but no longer against the cap on requests
+    /// (`at_cap`), and a worker parked at the cap is woken.
+    pub fn answers_queued(&self, n: usize) {
+        let mut state = self.state.lock().unwrap();
+        let was_at_cap = self.at_cap(&state);
+        state.queued_answers += n;
+        if was_at_cap && !self.at_cap(&state) {
+            self.wake_one(state);
+        }
+    }
+
+    /// A processing thread took one of the queued answers (`answers_queued`).
+    pub fn answer_taken(&self) {
+        let mut state = self.state.lock().unwrap();
+        let was_at_cap = self.at_cap(&state);
+        state.queued_answers -= 1;
+        if was_at_cap && !self.at_cap(&state) {
+            self.wake_one(state);
+        }
+    }
+
+    /// Whether no more work may be handed out for now: the requests in flight are at the cap
+    /// (`with_in_flight_cap`), or as many answers wait for a processing thread. Answers queued
+    /// are counted apart: when the processing threads fall behind (a burst of new HTTPS hosts
+    /// on a busy machine), answers waiting their turn took places of requests, and hosts past
+    /// their rest waited for them (10,000 hosts: the cap of 4,096 reached, hosts handed out up
+    /// to 1.8 s after their rest; issue 47). Each side is bounded by the cap, so the memory
+    /// the cap protects is at most twice its share.
+    fn at_cap(&self, state: &State) -> bool {
+        let requests = state.in_flight.saturating_sub(state.queued_answers);
+        requests >= self.in_flight_cap || state.queued_answers >= self.in_flight_cap
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -814,7 +856,11 @@ impl Dispatcher {
         let open = state.failure.is_none() && state.ending.is_none();
         let now = Instant::now();
         let rate_open = self.rate_gap.is_none() || state.rate_slot <= now;
-        let next = if open && !page_limit && rate_open && !self.stop.is_stopped() {
+        // The page chained takes the place of the one just received, still counted (`at_cap`
+        // counts it as a request): it may go if the cap holds with the one for the other.
+        let requests = state.in_flight.saturating_sub(state.queued_answers);
+        let room = requests <= self.in_flight_cap && state.queued_answers < self.in_flight_cap;
+        let next = if open && !page_limit && rate_open && room && !self.stop.is_stopped() {
             let next = match state.scheduler.page_done_or_next(host, reply, now)? {
                 Some(entry) => Some((host, entry)),
                 None => state.scheduler.next_page(now)?,
@@ -1179,7 +1225,7 @@ impl Dispatcher {
     /// When a worker is wanted (`more_ready`): wakes a parked one, or with none parked and an
     /// elastic pool under its `max`, asks the spawner for one more.
     fn call_worker(&self, state: &mut State, now: Instant) {
-        if !self.more_ready(state, now) || state.in_flight >= self.in_flight_cap {
+        if !self.more_ready(state, now) || self.at_cap(state) {
             return;
         }
         if state.parked > 0 {
@@ -1517,6 +1563,49 @@ mod tests {
             parked.join().unwrap(),
             "the parked worker missed the failure"
         );
+    }
+
+    /// Answers waiting for a processing thread are no longer requests: a worker parked with
+    /// the requests at their cap is woken when the event loop queues one; as many answers
+    /// queued as the cap hold the hand-out again, and so do the requests once processed.
+    #[test]
+    fn answers_queued_for_processing_free_their_places_of_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let urls = ["http://a.test/0", "http://b.test/0", "http://c.test/0"];
+        let d = resting(dir.path(), &urls, Workers::fixed(4));
+        let d = Arc::new(Arc::into_inner(d).unwrap().with_in_flight_cap(2));
+        let due = due_of(dir.path(), &d);
+        pages_in_flight(&d, &due, 2);
+        assert!(d.at_cap(&d.state.lock().unwrap()));
+        let parked = {
+            let (d, due) = (Arc::clone(&d), Arc::clone(&due));
+            // Woken, it hands out the third host's work, or meets the failure below.
+            std::thread::spawn(move || {
+                let _ = d.next_work(&due, false, &|_, _| {});
+            })
+        };
+        // Parked at the cap (nothing else stops it: no rest, no rate, no limit).
+        until_parked(&d, 1);
+        let wakes = d.state.lock().unwrap().wakes;
+        d.answers_queued(1);
+        assert_eq!(
+            d.state.lock().unwrap().wakes,
+            wakes + 1,
+            "the parked worker woken"
+        );
+        d.fail(&anyhow!("the test is over"));
+        parked.join().unwrap();
+        // (requests and answers in flight, answers queued) → at the cap of 2.
+        let mut state = d.state.lock().unwrap();
+        for (in_flight, queued, at_cap) in [(2, 0, true), (2, 1, false), (3, 2, true), (4, 1, true)]
+        {
+            (state.in_flight, state.queued_answers) = (in_flight, queued);
+            assert_eq!(
+                d.at_cap(&state),
+                at_cap,
+                "{in_flight} in flight, {queued} queued"
+            );
+        }
     }
 
     /// An elastic pool: workers parked throughout a window were spare, and half of them leave
