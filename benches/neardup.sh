@@ -6,6 +6,7 @@
 #   benches/neardup.sh                       # the template-copy web, rust-doc, python3-doc
 #   WEBS="template" benches/neardup.sh       # one of them
 #   THRESHOLD=0.8 benches/neardup.sh         # another threshold (crawler and measure alike)
+#   BASE=/tmp/crawl.old WEBS=rust-doc benches/neardup.sh   # an older binary beside this one
 #
 # Webs: `template` is testweb::neardup's template-copy web written as files by
 # `examples/neardup_web.rs` (REPEAT=10 times over: 3,000 pages, 60 articles of 30 to 1,000 words
@@ -15,7 +16,8 @@
 # of the crawl's own thread work, not of waiting), twice: `--near-duplicates off` and `note`,
 # REPS times each, alternating. Printed per web: pages, CPU µs/page (user+sys, GNU time) off
 # and note and their ratio (the median of REPS), peak RSS, then the truth script's line on the
-# last `note` run's log.
+# last `note` run's log. With BASE=BINARY, each round runs BASE off and note first, then this
+# build's, and a line for BASE is printed too (medians of the same rounds: the same load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEBS=${WEBS:-"template rust-doc python3-doc"}
@@ -43,23 +45,29 @@ for web in $WEBS; do
   seeds=$tmp/seeds; echo "http://127.0.0.1:$BASE_PORT/index.html" >"$seeds"
   declare -A cpu=() rss=()
   for ((rep = 0; rep < REPS; rep++)); do
-    for mode in off note; do
+    for run in ${BASE:+base-off base-note} off note; do
+      mode=${run#base-} binary=$CRAWL
+      [ "$run" = "$mode" ] || binary=$BASE
       rm -rf "$tmp/out"
-      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$CRAWL" "$seeds" --out "$tmp/out" \
+      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$binary" "$seeds" --out "$tmp/out" \
         --scope host --delay-factor 0 --no-warc -j 1 --near-duplicates "$mode" \
-        --near-duplicates-threshold "$THRESHOLD" >"$tmp/log.$mode" 2>/dev/null || true
-      pages=$(awk -F'\t' '$1 == 200 && $5 ~ /^text\/html/' "$tmp/log.$mode" | wc -l)
+        --near-duplicates-threshold "$THRESHOLD" >"$tmp/log.$run" 2>/dev/null || true
+      pages=$(awk -F'\t' '$1 == 200 && $5 ~ /^text\/html/' "$tmp/log.$run" | wc -l)
       read -r user sys kib <"$tmp/time"
-      cpu[$mode]+="$(awk -v u="$user" -v s="$sys" -v p="$pages" 'BEGIN {printf "%.1f", (u + s) * 1e6 / p}') "
-      rss[$mode]=$((kib / 1024))
+      cpu[$run]+="$(awk -v u="$user" -v s="$sys" -v p="$pages" 'BEGIN {printf "%.1f", (u + s) * 1e6 / p}') "
+      rss[$run]=$((kib / 1024))
     done
   done
-  off=$(tr ' ' '\n' <<<"${cpu[off]}" | grep . | median)
-  note=$(tr ' ' '\n' <<<"${cpu[note]}" | grep . | median)
-  noted=$(grep -c $'\tnear-duplicate:' "$tmp/log.note" || true)
-  printf '%s: %d HTML pages, CPU µs/page off %s, note %s (x%s), peak RSS MiB off %s, note %s, noted %s\n' \
-    "$web" "$pages" "$off" "$note" "$(awk -v a="$note" -v b="$off" 'BEGIN {printf "%.2f", a / b}')" \
-    "${rss[off]}" "${rss[note]}" "$noted"
+  for binary in ${BASE:+base-} ""; do
+    off=$(tr ' ' '\n' <<<"${cpu[${binary}off]}" | grep . | median)
+    note=$(tr ' ' '\n' <<<"${cpu[${binary}note]}" | grep . | median)
+    noted=$(grep -c $'\tnear-duplicate:' "$tmp/log.${binary}note" || true)
+    printf '%s%s: %d HTML pages, CPU µs/page off %s, note %s (x%s), peak RSS MiB off %s, note %s, noted %s (runs: off %s; note %s)\n' \
+      "$web" "${binary:+ (BASE)}" "$pages" "$off" "$note" \
+      "$(awk -v a="$note" -v b="$off" 'BEGIN {printf "%.2f", a / b}')" \
+      "${rss[${binary}off]}" "${rss[${binary}note]}" "$noted" "${cpu[${binary}off]% }" \
+      "${cpu[${binary}note]% }"
+  done
   python3 benches/neardup_truth.py "$tmp/log.note" "$root" --threshold "$THRESHOLD" ${VERBOSE:+-v}
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
   unset cpu rss

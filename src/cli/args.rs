@@ -292,7 +292,7 @@ pub struct Args {
     /// Note HTML pages whose visible text nearly repeats a page crawled before them.
     ///
     /// `note`: a page whose resemblance to some earlier page of the crawl (any host; on a
-    /// recrawl, the previous crawls' pages too) is at least --near-duplicates-threshold is
+    /// recrawl, the previous crawls' pages too, and those of --dedupe-against) is at least --near-duplicates-threshold is
     /// noted near-duplicate:URL in the URL log, URL the earliest such page (over its robots
     /// directives), listed in DIR/neardups.tsv (`crawl neardups DIR`) and counted in
     /// summary.json (near_duplicates). Resemblance is Broder's: the Jaccard similarity of the
@@ -608,6 +608,9 @@ pub struct Args {
     /// DIR is another crawl's --out (or a directory of CDXJ indexes): its CDXJ indexes are read
     /// at the start, and a page whose payload one of its captures holds is written as a revisit
     /// of that capture. Replaying such a page needs that crawl's WARC files beside this one's.
+    /// With --near-duplicates, DIR's near-duplicate index (DIR/neardup, if it has one) is read
+    /// too: its pages count as crawled before this crawl's, and a page near one of them is
+    /// noted near-duplicate:URL with that crawl's URL. DIR is read, never written.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["no_payload_dedupe", "no_warc"])]
     pub dedupe_against: Vec<PathBuf>,
 

@@ -219,6 +219,20 @@ impl Stages {
                 .context("opening the near-duplicate index")?,
             ),
         };
+        // `--dedupe-against`: the other crawls' near-duplicate indexes too, where they have one.
+        let against = (config.warc.as_ref())
+            .and_then(|warc| warc.dedupe.as_ref())
+            .map_or(&[][..], |dedupe| &dedupe.against[..]);
+        if let Some(index) = &near_dup_index {
+            for dir in against {
+                index.add_earlier(dir).with_context(|| {
+                    format!(
+                        "--dedupe-against {}: reading its near-duplicate index",
+                        dir.display()
+                    )
+                })?;
+            }
+        }
         let reactor = match reactor_wanted(config) {
             true => Some(Reactor::new().context("starting the reactor")?),
             false => None,

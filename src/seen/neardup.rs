@@ -21,13 +21,26 @@
 //! on a resume or a recrawl) the page is the original of its cluster and no near-duplicate. At most [`MAX_PER_KEY`] pages are read per band key and
 //! [`MAX_VERIFIED`] verified per page, so a page costs bounded work however large a cluster.
 //!
-//! Memory, nearly flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent pages
-//! in a hash map; past it they are sorted into a new run, and runs are merged while the newer
-//! is at least half the size of the older (a log-structured merge: at most log2(pages /
-//! `BATCH_PAGES`) runs, each entry rewritten at most that many times). A lookup reads one block
-//! of [`STRIDE`] entries per run (1.5 KiB), found by the run's fence keys (every `STRIDE`th key,
-//! 8 bytes per 1,536 bytes of run) — the one part that grows with the crawl, 16 entries × 8 /
-//! 128 = 1 byte a page.
+//! Another crawl (`--dedupe-against DIR`, [`NearDupIndex::add_earlier`]): its index in
+//! `DIR/neardup` is opened read-only and its pages count as crawled before this crawl's: they
+//! are searched first, and a page near one of them names that crawl's URL (and its cluster's
+//! first page there). Its records stay in its files; this crawl holds its runs' fences or
+//! entries and the band keys of its pages past its last run, as for its own (bounded alike).
+//!
+//! Memory, nearly flat in the number of pages: the band keys of at most [`BATCH_PAGES`] recent
+//! pages in a hash map (`Batch`: a key's first page inline, 16 bytes, no allocation per key);
+//! past it they are sorted into a new run, and runs are merged while the newer is at least half
+//! the size of the older (a log-structured merge: at most log2(pages / `BATCH_PAGES`) runs, each
+//! entry rewritten at most that many times; each run more than twice the next newer). A run of
+//! at most [`RESIDENT_BATCHES`] batches' entries (3 MiB) is held in memory as well as on disk
+//! (the file stays what `open` reads) and looked up there by interpolation search
+//! (`first_at_or_above`), with no system call: these are the newest runs, at most 4 batches'
+//! entries together in this merge order (3 MiB; a unit test holds it), and a merge reads its run
+//! back only once the two it replaces are dropped. A crawl of fewer than 5 batches of signed
+//! pages (20,480) thus never reads a run from disk. A lookup in an older run reads one block of
+//! [`STRIDE`] entries (1.5 KiB), found by the run's fence keys (every `STRIDE`th key, 8 bytes
+//! per 1,536 bytes of run) — the one part that grows with the crawl, 16 entries × 8 / 128 = 1
+//! byte a page.
 //!
 //! Crash safety, in the DUE's style: `pages` and `urls` are handed to the kernel before a check
 //! returns; a run is written, fsynced and complete before `index` names it, and `index` names
@@ -38,6 +51,7 @@
 use crate::state::durable;
 use anyhow::{Context, Result, bail, ensure};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -58,6 +72,9 @@ pub const ENTRY: usize = 12;
 pub const BATCH_PAGES: u32 = 4096;
 /// Entries between two fence keys of a run.
 pub const STRIDE: usize = 128;
+/// Batches whose entries a run may hold and still be kept in memory (module doc): 4 × 4,096
+/// pages × 16 keys × 12 bytes, 3 MiB.
+pub const RESIDENT_BATCHES: u64 = 4;
 /// Pages read per band key at most (the earliest).
 pub const MAX_PER_KEY: usize = 64;
 /// Candidates verified per page at most (the earliest).
@@ -86,15 +103,21 @@ impl Signature {
         same as f64 / HASHES as f64
     }
 
-    /// The band keys: each band's values and its number, hashed.
+    /// The band keys: each band's values (little endian) hashed by XXH3 seeded with its
+    /// number. One-shot: the streaming hasher gives the same keys (a unit test holds the two
+    /// equal, so runs written before stay readable) but derives a secret from its seed at each
+    /// of the 16 starts.
     pub fn band_keys(&self) -> [u64; BANDS] {
         let mut keys = [0u64; BANDS];
         for (band, key) in keys.iter_mut().enumerate() {
-            let mut h = xxhash_rust::xxh3::Xxh3::with_seed(band as u64);
-            for v in &self.values[band * ROWS..(band + 1) * ROWS] {
-                h.update(&v.to_le_bytes());
+            let mut bytes = [0u8; 2 * ROWS];
+            for (i, v) in self.values[band * ROWS..(band + 1) * ROWS]
+                .iter()
+                .enumerate()
+            {
+                bytes[2 * i..2 * i + 2].copy_from_slice(&v.to_le_bytes());
             }
-            *key = h.digest();
+            *key = xxhash_rust::xxh3::xxh3_64_with_seed(&bytes, band as u64);
         }
         keys
     }
@@ -117,26 +140,170 @@ pub struct NearDupIndex {
 
 struct Inner {
     dir: PathBuf,
-    pages: File,
-    urls: File,
+    /// This crawl's pages and band keys (`store.batch` the pages past the runs).
+    store: Store,
     clusters: File,
     /// Pages recorded, and bytes of `urls`.
     count: u32,
     urls_len: u64,
-    /// Pages the runs hold (`index`'s count); the rest are in `batch`.
+    /// Pages the runs hold (`index`'s count); the rest are in the batch.
     covered: u32,
-    batch: FxHashMap<u64, Vec<u32>>,
-    runs: Vec<Run>,
     next_run: u64,
     /// Pages a batch holds before it becomes a run.
     batch_pages: u32,
+    /// Other crawls' indexes (`--dedupe-against`), searched before this one's.
+    earlier: Vec<Store>,
+}
+
+/// An index's pages and band keys: what a search reads.
+struct Store {
+    pages: File,
+    urls: File,
+    batch: Batch,
+    runs: Vec<Run>,
+}
+
+impl Store {
+    /// Another crawl's index, opened read-only (`NearDupIndex::add_earlier`). That crawl may
+    /// be running: its runs named by `index` when this one read it are open here, and stay
+    /// readable when it merges them away (a removed file lives on while open); its pages past
+    /// them are read into a batch of this one's. Nothing of it is cut, removed or written.
+    fn open_earlier(crawl: &Path, batch_pages: u32) -> Result<Option<Store>> {
+        let dir = crawl.join(DIR);
+        if !dir.join("pages").exists() {
+            return Ok(None);
+        }
+        let (mut runs, covered, _) = read_index(&dir)?;
+        let open = |name: &str| {
+            let path = dir.join(name);
+            File::open(&path).with_context(|| format!("opening {}", path.display()))
+        };
+        let (pages, urls) = (open("pages")?, open("urls")?);
+        let (count, _) = whole_pages(&dir, &pages, &urls, covered)?;
+        read_bodies(&mut runs, batch_pages)?;
+        let batch = batch_of(&pages, covered..count)?;
+        Ok(Some(Store {
+            pages,
+            urls,
+            batch,
+            runs,
+        }))
+    }
+}
+
+/// What a search of one index found.
+enum Found {
+    /// The earliest page at or above the threshold, its cluster's first page, the resemblance.
+    Near(u32, u32, f64),
+    /// The earliest such page has the page's own URL: an earlier capture of it.
+    Itself,
+    Nothing,
+}
+
+/// The pages of `dir`'s `pages` whose record and URL are whole (a kill may tear the last), and
+/// the length of `urls` they use; at least `covered`, the pages its `index` names.
+fn whole_pages(dir: &Path, pages: &File, urls: &File, covered: u32) -> Result<(u32, u64)> {
+    let urls_len = urls.metadata()?.len();
+    let mut count = (pages.metadata()?.len() / RECORD as u64) as u32;
+    let mut kept_urls = 0;
+    while count > 0 {
+        let record = read_record(pages, count - 1)?;
+        if record.url_end() <= urls_len {
+            kept_urls = record.url_end();
+            break;
+        }
+        count -= 1;
+    }
+    ensure!(
+        count >= covered,
+        "{}: the index holds {covered} pages but `pages` only {count}; the near-duplicate index \
+         is damaged (remove {} to start it afresh)",
+        dir.display(),
+        dir.display()
+    );
+    Ok((count, kept_urls))
+}
+
+/// Reads the runs' entries into memory (runs of at most `RESIDENT_BATCHES` batches) or their
+/// fences.
+fn read_bodies(runs: &mut [Run], batch_pages: u32) -> Result<()> {
+    let resident = resident_entries(batch_pages);
+    for run in runs {
+        run.body = match run.entries <= resident {
+            true => load(run)?,
+            false => Body::Disk {
+                fences: fences(&run.file, run.entries)?,
+            },
+        };
+    }
+    Ok(())
+}
+
+/// The band keys of `pages`, recomputed from their records.
+fn batch_of(pages: &File, range: std::ops::Range<u32>) -> Result<Batch> {
+    let mut batch = Batch::default();
+    for page in range {
+        let record = read_record(pages, page)?;
+        batch.add(page, &record.signature.band_keys());
+    }
+    Ok(batch)
+}
+
+/// The band keys of the pages not yet in a run: each key's first page, and the pages after it
+/// of the few keys that more than one page has. No allocation for a key of one page: 16 bytes
+/// an entry, not a vector each.
+#[derive(Default)]
+struct Batch {
+    first: FxHashMap<u64, u32>,
+    more: FxHashMap<u64, Vec<u32>>,
+}
+
+impl Batch {
+    fn add(&mut self, page: u32, keys: &[u64; BANDS]) {
+        for &key in keys {
+            match self.first.entry(key) {
+                Entry::Vacant(entry) => {
+                    entry.insert(page);
+                }
+                Entry::Occupied(_) => self.more.entry(key).or_default().push(page),
+            }
+        }
+    }
+
+    /// Adds the pages of `key` (at most `MAX_PER_KEY`, the earliest) to `out`.
+    fn lookup(&self, key: u64, out: &mut Vec<u32>) {
+        if let Some(&page) = self.first.get(&key) {
+            out.push(page);
+            if let Some(more) = self.more.get(&key) {
+                out.extend(more.iter().take(MAX_PER_KEY - 1));
+            }
+        }
+    }
+
+    /// Every (key, page), emptying the batch (its tables keep their room for the next).
+    fn drain(&mut self) -> Vec<(u64, u32)> {
+        let mut entries: Vec<(u64, u32)> = self.first.drain().collect();
+        for (key, pages) in self.more.drain() {
+            entries.extend(pages.into_iter().map(|page| (key, page)));
+        }
+        entries
+    }
 }
 
 struct Run {
     id: u64,
     file: File,
     entries: u64,
-    fences: Vec<u64>,
+    body: Body,
+}
+
+/// How a run's entries are found.
+enum Body {
+    /// In the file, a block of [`STRIDE`] entries at a time, by every `STRIDE`th key.
+    Disk { fences: Vec<u64> },
+    /// In memory as well (a run of at most [`RESIDENT_BATCHES`] batches): the keys and their
+    /// pages in order.
+    Memory { keys: Vec<u64>, pages: Vec<u32> },
 }
 
 impl NearDupIndex {
@@ -163,70 +330,91 @@ impl NearDupIndex {
         let (pages, urls) = (open("pages")?, open("urls")?);
         let (clusters, _) = durable::open_log(&state.join(CLUSTERS))
             .with_context(|| format!("opening {}", state.join(CLUSTERS).display()))?;
-        // Whole records whose URL is whole.
-        let urls_len = urls.metadata()?.len();
-        let mut count = (pages.metadata()?.len() / RECORD as u64) as u32;
-        let mut kept_urls = 0;
-        while count > 0 {
-            let record = read_record(&pages, count - 1)?;
-            if record.url_end() <= urls_len {
-                kept_urls = record.url_end();
-                break;
-            }
-            count -= 1;
-        }
-        ensure!(
-            count >= covered,
-            "{}: the index holds {covered} pages but `pages` only {count}; the near-duplicate \
-             index is damaged (remove {} to start it afresh)",
-            dir.display(),
-            dir.display()
-        );
+        let (count, kept_urls) = whole_pages(&dir, &pages, &urls, covered)?;
         pages.set_len(u64::from(count) * RECORD as u64)?;
         urls.set_len(kept_urls)?;
-        for run in &mut runs {
-            run.fences = fences(&run.file, run.entries)?;
-        }
-        let mut inner = Inner {
+        read_bodies(&mut runs, batch_pages)?;
+        let batch = batch_of(&pages, covered..count)?;
+        let inner = Inner {
             dir,
-            pages,
-            urls,
+            store: Store {
+                pages,
+                urls,
+                batch,
+                runs,
+            },
             clusters,
             count,
             urls_len: kept_urls,
             covered,
-            batch: FxHashMap::default(),
-            runs,
             next_run,
             batch_pages,
+            earlier: Vec::new(),
         };
-        for page in covered..count {
-            let record = read_record(&inner.pages, page)?;
-            inner.batch_add(page, &record.signature);
-        }
         Ok(NearDupIndex {
             inner: Mutex::new(inner),
             threshold,
         })
     }
 
+    /// Adds another crawl's index (`--dedupe-against`; `crawl` is its state directory), read
+    /// and never written: its pages count as crawled before this crawl's. `Ok(false)` when it
+    /// has none (a crawl without `--near-duplicates`).
+    pub fn add_earlier(&self, crawl: &Path) -> Result<bool> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let batch_pages = inner.batch_pages;
+        let Some(earlier) = Store::open_earlier(crawl, batch_pages)? else {
+            return Ok(false);
+        };
+        inner.earlier.push(earlier);
+        Ok(true)
+    }
+
     /// Compares a page with every page recorded before it, records it, and returns the earlier
     /// page it nearly repeats, if any (also written to the cluster file).
     pub fn check(&self, url: &str, signature: &Signature) -> Result<Option<Match>> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let found = inner.find(url, signature, self.threshold)?;
-        let root = match &found {
-            Some((_, root, _)) => *root,
-            None => inner.count,
+        let keys = signature.band_keys();
+        // Another crawl's pages come before this one's, the first crawl named first. A page
+        // that joins a cluster begun there is the first of it in this crawl's index.
+        let mut prior = None;
+        for earlier in &inner.earlier {
+            match earlier.find(url, signature, &keys, self.threshold)? {
+                Found::Near(page, root, resemblance) => {
+                    prior = Some(Some(Match {
+                        earlier: earlier.url(page)?,
+                        first: earlier.url(root)?,
+                        resemblance,
+                    }));
+                    break;
+                }
+                Found::Itself => {
+                    prior = Some(None);
+                    break;
+                }
+                Found::Nothing => {}
+            }
+        }
+        let (found, root) = match prior {
+            Some(found) => (found, inner.count),
+            None => {
+                let own = &inner.store;
+                match own.find(url, signature, &keys, self.threshold)? {
+                    Found::Near(page, root, resemblance) => {
+                        let found = Match {
+                            earlier: own.url(page)?,
+                            first: own.url(root)?,
+                            resemblance,
+                        };
+                        (Some(found), root)
+                    }
+                    Found::Itself | Found::Nothing => (None, inner.count),
+                }
+            }
         };
-        inner.record(url, signature, root)?;
-        let Some((earlier, root, resemblance)) = found else {
+        inner.record(url, signature, &keys, root)?;
+        let Some(found) = found else {
             return Ok(None);
-        };
-        let found = Match {
-            earlier: inner.url(earlier)?,
-            first: inner.url(root)?,
-            resemblance,
         };
         let line = format!(
             "{}\t{}\t{:.3}\t{}\n",
@@ -246,10 +434,13 @@ impl NearDupIndex {
         self.len() == 0
     }
 
-    /// Runs on disk (for tests of the merge policy).
-    pub fn runs(&self) -> Vec<u64> {
+    /// Runs on disk, oldest first: their entries, and whether they are in memory as well (for
+    /// tests of the merge policy).
+    pub fn runs(&self) -> Vec<(u64, bool)> {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.runs.iter().map(|r| r.entries).collect()
+        (inner.store.runs.iter())
+            .map(|r| (r.entries, matches!(r.body, Body::Memory { .. })))
+            .collect()
     }
 }
 
@@ -306,20 +497,18 @@ fn read_record(pages: &File, page: u32) -> Result<Record> {
     Ok(Record::parse(&bytes))
 }
 
-impl Inner {
-    /// The earliest earlier page (not of `url`) at or above the threshold, its cluster's first
-    /// page, and the resemblance.
+impl Store {
+    /// The earliest page whose estimated resemblance is at or above the threshold.
     fn find(
         &self,
         url: &str,
         signature: &Signature,
+        keys: &[u64; BANDS],
         threshold: f64,
-    ) -> Result<Option<(u32, u32, f64)>> {
-        let mut candidates = Vec::new();
-        for key in signature.band_keys() {
-            if let Some(pages) = self.batch.get(&key) {
-                candidates.extend(pages.iter().take(MAX_PER_KEY));
-            }
+    ) -> Result<Found> {
+        let mut candidates = Vec::with_capacity(64);
+        for &key in keys {
+            self.batch.lookup(key, &mut candidates);
             for run in &self.runs {
                 run.lookup(key, &mut candidates)?;
             }
@@ -333,12 +522,12 @@ impl Inner {
                 // The earliest near page is this URL's own earlier capture (a resume or a
                 // recrawl): the page is the original of its cluster, whatever came after it.
                 if self.url(page)? == url {
-                    return Ok(None);
+                    return Ok(Found::Itself);
                 }
-                return Ok(Some((page, record.root, resemblance)));
+                return Ok(Found::Near(page, record.root, resemblance));
             }
         }
-        Ok(None)
+        Ok(Found::Nothing)
     }
 
     fn url(&self, page: u32) -> Result<String> {
@@ -349,14 +538,22 @@ impl Inner {
             .with_context(|| format!("reading the URL of page {page}"))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
+}
 
+impl Inner {
     /// Appends the page's URL and record, and its band keys to the batch (a full batch becomes
     /// a run).
-    fn record(&mut self, url: &str, signature: &Signature, root: u32) -> Result<()> {
+    fn record(
+        &mut self,
+        url: &str,
+        signature: &Signature,
+        keys: &[u64; BANDS],
+        root: u32,
+    ) -> Result<()> {
         let url = url.replace('\n', "%0A");
         let mut line = url.clone().into_bytes();
         line.push(b'\n');
-        self.urls.write_all(&line)?;
+        self.store.urls.write_all(&line)?;
         let record = Record {
             signature: signature.clone(),
             url_offset: self.urls_len,
@@ -364,43 +561,54 @@ impl Inner {
             root,
         };
         self.urls_len += line.len() as u64;
-        self.pages.write_all(&record.bytes())?;
+        self.store.pages.write_all(&record.bytes())?;
         let page = self.count;
         self.count += 1;
-        self.batch_add(page, signature);
+        self.store.batch.add(page, keys);
         if self.count - self.covered >= self.batch_pages {
             self.spill()?;
         }
         Ok(())
     }
 
-    fn batch_add(&mut self, page: u32, signature: &Signature) {
-        for key in signature.band_keys() {
-            self.batch.entry(key).or_default().push(page);
-        }
-    }
-
     /// Writes the batch as a run, merges runs of like sizes, and commits `index`.
     fn spill(&mut self) -> Result<()> {
-        let mut entries: Vec<(u64, u32)> = (self.batch.drain())
-            .flat_map(|(key, pages)| pages.into_iter().map(move |p| (key, p)))
-            .collect();
+        let mut entries = self.store.batch.drain();
         entries.sort_unstable();
         let id = self.take_run_id();
         let expected = entries.len() as u64;
-        let run = write_run(&self.dir, id, expected, entries.into_iter().map(Ok))?;
-        self.runs.push(run);
-        while let [.., older, newer] = &self.runs[..]
+        let mut run = write_run(&self.dir, id, expected, entries.iter().copied().map(Ok))?;
+        let resident = resident_entries(self.batch_pages);
+        if expected <= resident {
+            run.body = Body::Memory {
+                keys: entries.iter().map(|e| e.0).collect(),
+                pages: entries.iter().map(|e| e.1).collect(),
+            };
+        }
+        drop(entries);
+        self.store.runs.push(run);
+        while let [.., older, newer] = &self.store.runs[..]
             && newer.entries * 2 >= older.entries
         {
             let id = self.next_run;
-            let merged = merge_runs(&self.dir, id, older, newer)?;
+            let mut merged = merge_runs(&self.dir, id, older, newer)?;
             self.next_run += 1;
-            let gone = self.runs.split_off(self.runs.len() - 2);
-            self.runs.push(merged);
+            // Closed, and their entries out of memory, before the merged run is read back
+            // into it: a merge holds the two runs' entries or its own, not both.
+            let gone: Vec<u64> = (self
+                .store
+                .runs
+                .split_off(self.store.runs.len() - 2)
+                .into_iter())
+            .map(|run| run.id)
+            .collect();
+            if merged.entries <= resident {
+                merged.body = load(&merged)?;
+            }
+            self.store.runs.push(merged);
             self.commit()?;
-            for run in gone {
-                let path = run_path(&self.dir, run.id);
+            for id in gone {
+                let path = run_path(&self.dir, id);
                 durable::remove_if_present(&path)
                     .with_context(|| format!("removing {}", path.display()))?;
             }
@@ -415,14 +623,14 @@ impl Inner {
 
     /// Makes the pages durable, then names the runs and the pages they hold in `index`.
     fn commit(&mut self) -> Result<()> {
-        self.urls.sync_data()?;
-        self.pages.sync_data()?;
+        self.store.urls.sync_data()?;
+        self.store.pages.sync_data()?;
         self.covered = self.count;
         let mut text = format!(
             "{INDEX_HEADER}\npages {}\nnext {}\n",
             self.count, self.next_run
         );
-        for run in &self.runs {
+        for run in &self.store.runs {
             text.push_str(&format!("run {} {}\n", run.id, run.entries));
         }
         let path = self.dir.join("index");
@@ -431,11 +639,27 @@ impl Inner {
     }
 }
 
+/// Entries a run may have and be held in memory, for batches of `batch_pages`.
+fn resident_entries(batch_pages: u32) -> u64 {
+    RESIDENT_BATCHES * u64::from(batch_pages) * BANDS as u64
+}
+
 impl Run {
     /// Adds the pages of `key` (at most `MAX_PER_KEY`) to `out`.
     fn lookup(&self, key: u64, out: &mut Vec<u32>) -> Result<()> {
+        let fences = match &self.body {
+            Body::Memory { keys, pages } => {
+                let start = first_at_or_above(keys, key);
+                let n = (keys[start..].iter().take(MAX_PER_KEY))
+                    .take_while(|&&k| k == key)
+                    .count();
+                out.extend_from_slice(&pages[start..start + n]);
+                return Ok(());
+            }
+            Body::Disk { fences } => fences,
+        };
         // The block before the first fence not below `key` may end with it.
-        let block = self.fences.partition_point(|&f| f < key).saturating_sub(1);
+        let block = fences.partition_point(|&f| f < key).saturating_sub(1);
         let mut at = (block * STRIDE) as u64;
         let mut found = 0;
         // One block on the stack (1.5 KiB): a lookup is 16 a page per run, no allocation.
@@ -504,19 +728,86 @@ fn write_run(
         id,
         file,
         entries: count,
-        fences,
+        body: Body::Disk { fences },
     })
 }
 
-/// The entries of a run, in order.
+/// The first place in `keys` (sorted) whose key is not below `key`. Band keys are hashes,
+/// spread evenly over the u64s, so the place is guessed from the key's value, the guess
+/// corrected once by the key found there (interpolation search), and the place bracketed by
+/// steps doubling from there and searched within the bracket: a few neighbouring cache lines
+/// for even keys, where a binary search of a whole run misses the cache at each of its first
+/// steps (most of a lookup's time), and O(log n) steps whatever the keys.
+fn first_at_or_above(keys: &[u64], key: u64) -> usize {
+    let n = keys.len();
+    if n == 0 {
+        return 0;
+    }
+    let places = |d: u64| ((u128::from(d) * n as u128) >> 64) as usize;
+    let guess = places(key).min(n - 1);
+    let found = keys[guess];
+    let at = match found < key {
+        true => (guess + places(key - found)).min(n - 1),
+        false => guess.saturating_sub(places(found - key)),
+    };
+    if keys[at] < key {
+        // The place is after `at`: every key before `low` is below `key`.
+        let (mut low, mut step) = (at + 1, 1);
+        loop {
+            let probe = at + step;
+            if probe >= n {
+                return low + keys[low..].partition_point(|&k| k < key);
+            }
+            if keys[probe] >= key {
+                return low + keys[low..probe].partition_point(|&k| k < key);
+            }
+            (low, step) = (probe + 1, step * 2);
+        }
+    }
+    // The place is at `at` or before: every key from `high` on is at or above `key`.
+    let (mut high, mut step) = (at, 1);
+    loop {
+        if step > at {
+            return keys[..high].partition_point(|&k| k < key);
+        }
+        let probe = at - step;
+        if keys[probe] < key {
+            return probe + 1 + keys[probe + 1..high].partition_point(|&k| k < key);
+        }
+        (high, step) = (probe, step * 2);
+    }
+}
+
+/// A run's entries read into memory.
+fn load(run: &Run) -> Result<Body> {
+    let mut keys = Vec::with_capacity(run.entries as usize);
+    let mut pages = Vec::with_capacity(run.entries as usize);
+    for entry in entries(run) {
+        let (key, page) = entry?;
+        keys.push(key);
+        pages.push(page);
+    }
+    Ok(Body::Memory { keys, pages })
+}
+
+/// The entries of a run, in order (from memory when they are there).
 fn entries(run: &Run) -> impl Iterator<Item = Result<(u64, u32)>> + '_ {
-    let mut reader = BufReader::with_capacity(1 << 20, &run.file);
+    let buffer = match run.body {
+        Body::Memory { .. } => 0,
+        Body::Disk { .. } => 1 << 20,
+    };
+    let mut reader = BufReader::with_capacity(buffer, &run.file);
     let mut left = run.entries;
+    let mut at = 0;
     std::iter::from_fn(move || {
         if left == 0 {
             return None;
         }
         left -= 1;
+        if let Body::Memory { keys, pages } = &run.body {
+            at += 1;
+            return Some(Ok((keys[at - 1], pages[at - 1])));
+        }
         let mut entry = [0u8; ENTRY];
         Some(
             reader
@@ -557,7 +848,7 @@ fn fences(file: &File, entries: u64) -> Result<Vec<u64>> {
     Ok(fences)
 }
 
-/// The runs `index` names (opened, fences not yet read), the pages they hold, the next run id.
+/// The runs `index` names (opened, bodies not yet read), the pages they hold, the next run id.
 fn read_index(dir: &Path) -> Result<(Vec<Run>, u32, u64)> {
     let path = dir.join("index");
     let text = match fs::read_to_string(&path) {
@@ -596,7 +887,7 @@ fn read_index(dir: &Path) -> Result<(Vec<Run>, u32, u64)> {
                     id,
                     file,
                     entries,
-                    fences: Vec::new(),
+                    body: Body::Disk { fences: Vec::new() },
                 });
             }
             _ => bail!("{}", damaged()),
@@ -738,7 +1029,90 @@ mod tests {
         }
         let runs = index.runs();
         assert!(runs.len() <= 4, "{runs:?}");
-        let total: u64 = runs.iter().sum();
+        let total: u64 = runs.iter().map(|r| r.0).sum();
         assert_eq!(total, 9 * BATCH as u64 * BANDS as u64);
+    }
+
+    #[test]
+    fn runs_in_memory_stay_within_four_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(dir.path());
+        let batch = BATCH as u64 * BANDS as u64;
+        for i in 0..60 * BATCH as u64 {
+            index
+                .check(&format!("http://a/{i}"), &signature(i))
+                .unwrap();
+            let runs = index.runs();
+            let held: u64 = runs.iter().filter(|r| r.1).map(|r| r.0).sum();
+            assert!(held <= RESIDENT_BATCHES * batch, "{i}: {runs:?}");
+            assert!(
+                runs.iter()
+                    .all(|r| r.1 == (r.0 <= RESIDENT_BATCHES * batch))
+            );
+        }
+    }
+
+    #[test]
+    fn pages_are_found_in_runs_on_disk_and_in_memory_and_after_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = 25 * BATCH as u64 + 10;
+        {
+            let index = open(dir.path());
+            for i in 0..pages {
+                index
+                    .check(&format!("http://a/{i}"), &signature(i))
+                    .unwrap();
+            }
+            let runs = index.runs();
+            assert!(
+                runs.iter().any(|r| r.1) && runs.iter().any(|r| !r.1),
+                "{runs:?}"
+            );
+            for i in (0..pages).step_by(89) {
+                let copy = changed(&signature(i), 3);
+                let found = index.check(&format!("http://c/{i}"), &copy).unwrap();
+                assert_eq!(found.unwrap().earlier, format!("http://a/{i}"));
+            }
+        }
+        // Reopened: the runs read back (into memory or their fences).
+        let index = open(dir.path());
+        for i in (0..pages).step_by(97) {
+            let copy = changed(&signature(i), 3);
+            let found = index.check(&format!("http://b/{i}"), &copy).unwrap();
+            assert_eq!(found.unwrap().earlier, format!("http://a/{i}"));
+        }
+    }
+
+    #[test]
+    fn a_guessed_place_is_the_place() {
+        let mut rng = crate::SplitMix(7);
+        for n in [0, 1, 5, 600, 5000] {
+            let mut keys: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+            // Runs of equal keys, and keys that are not even at all.
+            keys.extend([5, 5, 5, 9, u64::MAX, u64::MAX].iter().take(n.min(6)));
+            keys.extend((0..n as u64 / 2).map(|i| i * 3));
+            keys.sort_unstable();
+            let mut probes: Vec<u64> = keys.iter().flat_map(|&k| [k, k.wrapping_add(1)]).collect();
+            probes.extend([0, 1, 4, 6, u64::MAX, u64::MAX - 1, 1 << 63]);
+            for probe in probes {
+                let want = keys.partition_point(|&k| k < probe);
+                assert_eq!(first_at_or_above(&keys, probe), want, "{n} {probe}");
+            }
+        }
+    }
+
+    #[test]
+    fn band_keys_are_the_streaming_hashers() {
+        // Runs written with XXH3's streaming hasher stay readable: the keys are the same.
+        for seed in 0..20 {
+            let s = signature(seed);
+            for (band, key) in s.band_keys().into_iter().enumerate() {
+                let mut h = xxhash_rust::xxh3::Xxh3::with_seed(band as u64);
+                for v in &s.values[band * ROWS..(band + 1) * ROWS] {
+                    h.update(&v.to_le_bytes());
+                }
+                assert_eq!(key, h.digest());
+            }
+        }
     }
 }

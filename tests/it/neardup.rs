@@ -1,7 +1,8 @@
 //! Near-duplicates (`--near-duplicates`, `url::minhash`, `seen::neardup`): the signatures
 //! against the exact resemblance on a web of known near-duplicate and distinct pages, a copy
 //! found thousands of pages from its original on another host and named, the index across a
-//! resume, the threshold's parsing, and a calendar trap that `skip-links` stops.
+//! resume, a recrawl and another crawl named by `--dedupe-against`, the threshold's parsing,
+//! and a calendar trap that `skip-links` stops.
 
 use crate::util::{crawl, crawl_dir, parse_log, read_summary};
 use crawl::internals::page_signature;
@@ -323,6 +324,16 @@ fn the_threshold_is_a_resemblance_above_0_and_at_most_1() {
     assert_eq!(run.summary()["near_duplicates"], 4);
 }
 
+/// The seeds alone, near-duplicates noted.
+const SEEDS_ONLY_NOTED: [&str; 6] = [
+    "--delay-factor",
+    "0",
+    "--max-depth",
+    "0",
+    "--near-duplicates",
+    "note",
+];
+
 #[test]
 fn a_recrawl_compares_with_the_previous_crawls_pages_and_restart_forgets_them() {
     let web = neardup::start().unwrap();
@@ -330,14 +341,7 @@ fn a_recrawl_compares_with_the_previous_crawls_pages_and_restart_forgets_them() 
     let copy = web.url(FAR, "/copy");
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("seeds.txt");
-    let args = [
-        "--delay-factor",
-        "0",
-        "--max-depth",
-        "0",
-        "--near-duplicates",
-        "note",
-    ];
+    let args = SEEDS_ONLY_NOTED;
     std::fs::write(&seeds, format!("{original}\n")).unwrap();
     let (code, _, stderr) = crawl_dir(dir.path(), &args, &[], None);
     assert_eq!(code, Some(0), "stderr: {stderr}");
@@ -368,5 +372,60 @@ fn a_recrawl_compares_with_the_previous_crawls_pages_and_restart_forgets_them() 
             let clusters = std::fs::read_to_string(dir.path().join("out/neardups.tsv")).unwrap();
             clusters.is_empty()
         }
+    );
+}
+
+#[test]
+fn dedupe_against_compares_with_the_other_crawls_pages() {
+    let web = neardup::start().unwrap();
+    let original = web.url(SITE, &format!("/article/{FAR_ARTICLE}"));
+    let copy = web.url(FAR, "/copy");
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let args = SEEDS_ONLY_NOTED;
+    std::fs::write(first.path().join("seeds.txt"), format!("{original}\n")).unwrap();
+    let (code, _, stderr) = crawl_dir(first.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    // Another --out: the copy is a near-duplicate of the first crawl's page, and the original
+    // fetched again is its own earlier capture there, no near-duplicate.
+    std::fs::write(
+        second.path().join("seeds.txt"),
+        format!("{copy}\n{original}\n"),
+    )
+    .unwrap();
+    let against = first.path().join("out").to_string_lossy().into_owned();
+    let with: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--dedupe-against", &against])
+        .collect();
+    let (code, stdout, stderr) = crawl_dir(second.path(), &with, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let rows = parse_log(&stdout);
+    let note = |url: &str| rows.iter().find(|r| r.url == url).unwrap().note.clone();
+    assert_eq!(
+        note(&copy),
+        format!("near-duplicate:{original}"),
+        "{stdout}"
+    );
+    assert!(!note(&original).starts_with("near-duplicate"), "{stdout}");
+    let clusters = std::fs::read_to_string(second.path().join("out/neardups.tsv")).unwrap();
+    assert!(
+        clusters.starts_with(&format!("{original}\t{copy}\t")),
+        "{clusters}"
+    );
+    // The first crawl's index is read, not written.
+    let first_pages = first.path().join("out/neardup/pages");
+    assert_eq!(std::fs::metadata(&first_pages).unwrap().len(), 528);
+    // Without --dedupe-against the copy is new (the second crawl's own index has it now, so
+    // a third --out).
+    let third = tempfile::tempdir().unwrap();
+    std::fs::write(third.path().join("seeds.txt"), format!("{copy}\n")).unwrap();
+    let (code, stdout, stderr) = crawl_dir(third.path(), &args, &[], None);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert!(
+        parse_log(&stdout)
+            .iter()
+            .all(|r| !r.note.starts_with("near-duplicate")),
+        "{stdout}"
     );
 }
