@@ -157,7 +157,11 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     }
 
     // Extract metadata (happens before content extraction in the Go pipeline).
-    let mut meta = metadata::extract_metadata(&doc, &opts);
+    let mut meta = if opts.skip_metadata {
+        Metadata::default()
+    } else {
+        metadata::extract_metadata(&doc, &opts)
+    };
 
     // Check essential metadata requirements.
     if opts.has_essential_metadata {
@@ -354,7 +358,11 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     }
 
     // Language classification and validation.
-    let lang = language_classifier(&tmp_body_text, &tmp_comments);
+    let lang = if opts.skip_language && opts.target_language.is_none() {
+        String::new()
+    } else {
+        language_classifier(&tmp_body_text, &tmp_comments)
+    };
     if let Some(ref target) = opts.target_language {
         // Match Go's strict semantics: reject even when lang is "" (unknown).
         // Go's `lang != opts.TargetLanguage` rejects undetected language when a target is set.

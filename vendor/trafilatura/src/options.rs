@@ -165,6 +165,12 @@ pub struct Options {
     pub html_date_override: Option<chrono::NaiveDate>,
     /// User-provided fallback candidates for content extraction.
     pub fallback_candidates: Option<FallbackCandidates>,
+    /// (Patch of `crawl`.) Skip the metadata pass: the result's `metadata` is left empty (its
+    /// `url` then never stands in for a missing `original_url`), the content is the same.
+    pub skip_metadata: bool,
+    /// (Patch of `crawl`.) Skip the language classification of the extracted text: the
+    /// result's `metadata.language` is left empty. Ignored with `target_language`.
+    pub skip_language: bool,
 }
 
 // ---------------------------------------------------------------------------

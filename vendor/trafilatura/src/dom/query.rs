@@ -8,6 +8,32 @@ use super::Document;
 /// Maximum recursion depth for query traversals.
 const MAX_TREE_DEPTH: usize = 500;
 
+/// (Patch of `crawl`.) Selectors parsed per thread: the extraction queries the same few dozen
+/// selector strings on every document, and parsing one costs more than many matches. At most
+/// `MAX_CACHED_SELECTORS` are kept (the cache is emptied past it: a caller's own strings).
+const MAX_CACHED_SELECTORS: usize = 256;
+
+thread_local! {
+    static SELECTORS: std::cell::RefCell<std::collections::HashMap<String, Option<std::rc::Rc<Selector>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// `selector` parsed (`None`: not a valid selector), from this thread's cache.
+fn parsed(selector: &str) -> Option<std::rc::Rc<Selector>> {
+    SELECTORS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(sel) = cache.get(selector) {
+            return sel.clone();
+        }
+        if cache.len() >= MAX_CACHED_SELECTORS {
+            cache.clear();
+        }
+        let sel = Selector::parse(selector).ok().map(std::rc::Rc::new);
+        cache.insert(selector.to_string(), sel.clone());
+        sel
+    })
+}
+
 impl Document {
     /// Find the first element (in document order) within the subtree rooted at
     /// `root` that matches the given CSS selector string.
@@ -16,7 +42,7 @@ impl Document {
     ///
     /// Port of `dom.QuerySelector`.
     pub fn query_selector(&self, root: NodeId, selector: &str) -> Option<NodeId> {
-        let sel = Selector::parse(selector).ok()?;
+        let sel = parsed(selector)?;
         self.query_first_compiled(root, &sel)
     }
 
@@ -25,7 +51,7 @@ impl Document {
     ///
     /// Port of `dom.QuerySelectorAll`.
     pub fn query_selector_all(&self, root: NodeId, selector: &str) -> Vec<NodeId> {
-        let Ok(sel) = Selector::parse(selector) else {
+        let Some(sel) = parsed(selector) else {
             return Vec::new();
         };
         self.query_selector_all_compiled(root, &sel)

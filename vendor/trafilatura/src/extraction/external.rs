@@ -54,6 +54,10 @@ pub(crate) fn compare_external_extraction(
         return (extracted_doc, extracted_text);
     }
 
+    if readability_cannot_win(original_doc, &extracted_doc, len_extracted, opts) {
+        return finish_external_extraction(original_doc, extracted_doc, len_extracted, opts);
+    }
+
     // Prior cleaning — clone the original and optionally prune for precision.
     let cleaned_doc = if opts.focus == ExtractionFocus::FavorPrecision {
         prune_unwanted_nodes(original_doc, OVERALL_DISCARDED_CONTENT, false)
@@ -102,7 +106,54 @@ pub(crate) fn compare_external_extraction(
             break;
         }
     }
+    finish_external_extraction(original_doc, extracted_doc, len_extracted, opts)
+}
 
+/// (Patch of `crawl`.) Whether `candidate_is_usable` would turn down any readability candidate
+/// of `original_doc`, so that readability (a copy, a serialization, a parse and its scoring of
+/// the page) need not run: the extraction (`len_extracted` characters) has more than half the
+/// page's text, which a candidate (a part of the page) cannot then double, and paragraph text
+/// with no more tables than paragraphs (or the page is too short for a "big" candidate). The
+/// page's text is its `<body>`'s before cleaning (scripts and all) with an eighth more for
+/// the separators a restructured candidate may put between text runs. Balanced focus, no
+/// user candidates: the rules that favor recall are not at play.
+fn readability_cannot_win(
+    original_doc: &Document,
+    extracted_doc: &Document,
+    len_extracted: usize,
+    opts: &Options,
+) -> bool {
+    if opts.focus != ExtractionFocus::Balanced
+        || opts.fallback_candidates.is_some()
+        || len_extracted == 0
+    {
+        return false;
+    }
+    let page = trim(&body_text(original_doc)).chars().count();
+    let bound = page + page / 8 + 16;
+    if bound > 2 * len_extracted {
+        return false;
+    }
+    if bound <= opts.config.min_extracted_size * 2 {
+        return true;
+    }
+    let root = extracted_doc.root();
+    let tables = extracted_doc.get_elements_by_tag_name(root, "table").len();
+    let paragraphs = extracted_doc.get_elements_by_tag_name(root, "p");
+    let paragraph_text = paragraphs
+        .iter()
+        .any(|&p| !trim(&extracted_doc.iter_text(p, " ")).is_empty());
+    paragraph_text && tables <= paragraphs.len()
+}
+
+/// The rest of `compare_external_extraction` once the candidates are weighed: justext's
+/// override of a faulty extraction, then the sanitizing of the kept tree.
+fn finish_external_extraction(
+    original_doc: &Document,
+    mut extracted_doc: Document,
+    mut len_extracted: usize,
+    opts: &Options,
+) -> (Document, String) {
     // Override faulty extraction: try with justext.
     // Port of Python's external.py lines 94-102.
     let mut jt_used = false;

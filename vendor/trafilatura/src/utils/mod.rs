@@ -21,14 +21,36 @@ use crate::dom::{Document, NodeId};
 ///
 /// Port of `trim`.
 pub fn trim(s: &str) -> String {
-    // Strip soft hyphens (U+00AD) — Go's HTML parser removes them during tokenization.
-    let no_soft_hyphen: String = s.chars().filter(|&c| c != '\u{00AD}').collect();
-    // Collapse whitespace (split_whitespace handles all Unicode whitespace).
-    let joined = no_soft_hyphen
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    // (Patch of `crawl`: one pass and one allocation, and no normalization of text that is
+    // NFC already, ASCII or passing the quick check; the result is upstream's.)
+    // Collapse whitespace (split_whitespace handles all Unicode whitespace) and strip soft
+    // hyphens (U+00AD) — Go's HTML parser removes them during tokenization. A soft hyphen is
+    // not whitespace, so stripping it inside each word is stripping it first.
+    let mut joined = String::with_capacity(s.len());
+    let soft_hyphens = s.contains('\u{00AD}');
+    for word in s.split_whitespace() {
+        let start = joined.len();
+        if start > 0 {
+            joined.push(' ');
+        }
+        let word_start = joined.len();
+        if soft_hyphens {
+            joined.extend(word.chars().filter(|&c| c != '\u{00AD}'));
+        } else {
+            joined.push_str(word);
+        }
+        if joined.len() == word_start {
+            // A word of soft hyphens only: no word, no space.
+            joined.truncate(start);
+        }
+    }
     // NFC normalization — Go's html.Parse normalizes NFD decomposed chars to NFC.
+    if joined.is_ascii()
+        || unicode_normalization::is_nfc_quick(joined.chars())
+            == unicode_normalization::IsNormalized::Yes
+    {
+        return joined;
+    }
     joined.nfc().collect()
 }
 
@@ -257,6 +279,36 @@ pub(crate) fn remove_emojis(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_trim_as_upstream() {
+        // (Patch of `crawl`.) Upstream's trim: strip soft hyphens, collapse, NFC.
+        let upstream = |s: &str| -> String {
+            let no_soft_hyphen: String = s.chars().filter(|&c| c != '\u{00AD}').collect();
+            let joined = no_soft_hyphen
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            joined.nfc().collect()
+        };
+        for s in [
+            "",
+            " ",
+            "a",
+            " a ",
+            "a b",
+            "\u{ad}",
+            "a \u{ad} b",
+            "\u{ad} a",
+            "a\u{ad}b  c",
+            "\u{ad}\u{ad} \u{ad}",
+            "u\u{308}ber  caf\u{e9}",
+            "\u{1100}\u{1161} x",
+            "\t\n x \u{a0}y",
+        ] {
+            assert_eq!(trim(s), upstream(s), "{s:?}");
+        }
+    }
 
     #[test]
     fn test_trim() {
