@@ -42,8 +42,14 @@ pub struct Metadata {
 }
 
 /// Characters of a text `detect_language` reads: a page's language shows in its first
-/// paragraphs, and whatlang's time is linear in what it reads.
-const DETECT_CHARS: usize = 4096;
+/// paragraphs, and whatlang's time grows with what it reads (its trigrams are counted and
+/// sorted): 4,096 cost 166-270 µs a text, 1,024 106-126 (the article-extraction benchmark's
+/// texts; 300 made-up words), on a crawl's pages without `lang` most of `--text full`'s cost.
+/// Against 4,096 characters, 1,024 gave the same language on the benchmark's 181 texts (one
+/// more found reliable) and on 1,828 rust-doc main texts (none different, 451 more found
+/// reliable, 6 fewer: the code further on makes a text look mixed). BENCHMARKS.md,
+/// "Per-page costs out of `--text`".
+const DETECT_CHARS: usize = 1024;
 
 /// The language of `text` (its first `DETECT_CHARS` characters) as an ISO 639-3 code (`eng`,
 /// `deu`), by whatlang's trigram models of 69 languages; `None` when whatlang finds none or
@@ -259,7 +265,8 @@ mod tests {
         assert_eq!(detect_language("ok"), None);
         assert_eq!(detect_language("12 34 -- ;"), None);
         // Only the first DETECT_CHARS characters are read.
-        let long = format!("{german} {}", english.repeat(200));
+        let head = german.repeat(DETECT_CHARS / german.chars().count() + 1);
+        let long = format!("{head} {}", english.repeat(200));
         assert_eq!(detect_language(&long).as_deref(), Some("deu"));
     }
 
