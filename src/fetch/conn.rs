@@ -1190,17 +1190,29 @@ mod tests {
 
     /// A connection to a loopback server that writes `response` and closes.
     fn answered_by(response: &'static [u8]) -> (Connection, std::thread::JoinHandle<()>) {
+        let (tcp, server) = answered_after(response, |_| ());
+        let ip = tcp.peer_addr().unwrap().ip();
+        (Connection::new(Stream::Tcp(tcp), Some(ip), None), server)
+    }
+
+    /// A socket to a loopback server that writes `response` and closes, once `ready` has
+    /// been done with the socket (before any byte of it can arrive).
+    fn answered_after(
+        response: &'static [u8],
+        ready: impl FnOnce(&TcpStream),
+    ) -> (TcpStream, std::thread::JoinHandle<()>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
+        let (go, told) = std::sync::mpsc::channel::<()>();
         let server = std::thread::spawn(move || {
             let (mut socket, _) = listener.accept().unwrap();
+            let _ = told.recv();
             socket.write_all(response).unwrap();
         });
         let tcp = TcpStream::connect(addr).unwrap();
-        (
-            Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None),
-            server,
-        )
+        ready(&tcp);
+        drop(go);
+        (tcp, server)
     }
 
     fn soon() -> Instant {
@@ -1212,21 +1224,17 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_arrival_is_the_kernels_stamp_not_the_read() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().unwrap();
-            socket
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-                .unwrap();
-        });
         let before = Instant::now();
-        let tcp = TcpStream::connect(addr).unwrap();
-        crate::sys::stamp_arrivals(&tcp);
+        // Stamping asked for before the server may write: no byte arrives unstamped.
+        let (tcp, server) = answered_after(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            crate::sys::stamp_arrivals,
+        );
         // Blocks until the bytes are in the kernel's buffer (a peek takes no stamp).
         tcp.peek(&mut [0u8; 1]).unwrap();
         let there = Instant::now();
-        let mut conn = Connection::new(Stream::Tcp(tcp), Some(addr.ip()), None);
+        let ip = tcp.peer_addr().unwrap().ip();
+        let mut conn = Connection::new(Stream::Tcp(tcp), Some(ip), None);
         // As the event loop reads: non-blocking, what the socket holds.
         conn.set_nonblocking().unwrap();
         let read_from = Instant::now();

@@ -267,6 +267,14 @@ struct State {
     gate: Option<Arc<dyn EndGate>>,
 }
 
+impl State {
+    /// Work in flight that is not an answer queued for processing: requests, and pages being
+    /// processed (`Dispatcher::at_cap`).
+    fn requests(&self) -> usize {
+        self.in_flight.saturating_sub(self.queued_answers)
+    }
+}
+
 /// With `--shard`, running out of local work is not the end: other shards may still send URLs.
 /// The end (or the page limit's) waits until the gate says every shard is done.
 pub trait EndGate: Send + Sync {
@@ -721,8 +729,7 @@ impl Dispatcher {
                 Next::Work(work) => {
                     self.take_rate_slot(&mut state, now);
                     state.in_flight += 1;
-                    let requests = state.in_flight.saturating_sub(state.queued_answers);
-                    state.most_in_flight = state.most_in_flight.max(requests);
+                    state.most_in_flight = state.most_in_flight.max(state.requests());
                     if let Work::Page { entry, .. } = &work {
                         state.hand_out(entry);
                     }
@@ -814,8 +821,7 @@ impl Dispatcher {
     /// to 1.8 s after their rest; issue 47). Each side is bounded by the cap, so the memory
     /// the cap protects is at most twice its share.
     fn at_cap(&self, state: &State) -> bool {
-        let requests = state.in_flight.saturating_sub(state.queued_answers);
-        requests >= self.in_flight_cap || state.queued_answers >= self.in_flight_cap
+        state.requests() >= self.in_flight_cap || state.queued_answers >= self.in_flight_cap
     }
 
     /// A page's response has been received (or its fetch failed): its host may serve its next
@@ -858,8 +864,8 @@ impl Dispatcher {
         let rate_open = self.rate_gap.is_none() || state.rate_slot <= now;
         // The page chained takes the place of the one just received, still counted (`at_cap`
         // counts it as a request): it may go if the cap holds with the one for the other.
-        let requests = state.in_flight.saturating_sub(state.queued_answers);
-        let room = requests <= self.in_flight_cap && state.queued_answers < self.in_flight_cap;
+        let room =
+            state.requests() <= self.in_flight_cap && state.queued_answers < self.in_flight_cap;
         let next = if open && !page_limit && rate_open && room && !self.stop.is_stopped() {
             let next = match state.scheduler.page_done_or_next(host, reply, now)? {
                 Some(entry) => Some((host, entry)),
