@@ -166,6 +166,8 @@ pub fn start_writeback(file: &std::fs::File, offset: u64, len: u64) {
 /// Asks the kernel to stamp each packet the socket receives with its arrival time
 /// (`SO_TIMESTAMPNS`), which `recv_stamped` returns: a response's time is then the server's and
 /// the network's, not also the wait of a busy machine before the worker ran to read it.
+/// Linux turns stamping on for the machine a moment after the first socket asks (a deferred
+/// work item): packets before that come unstamped, and the callers fall back to their own read.
 pub fn stamp_arrivals(socket: &impl std::os::fd::AsRawFd) {
     #[cfg(target_os = "linux")]
     {
