@@ -7,13 +7,14 @@
 #   WEBS="template" benches/neardup.sh       # one of them
 #   THRESHOLD=0.8 benches/neardup.sh         # another threshold (crawler and measure alike)
 #   BASE=/tmp/crawl.old WEBS=rust-doc benches/neardup.sh   # an older binary beside this one
+#   WARC=1 WEBS=rust-doc benches/neardup.sh  # the WARC written, as a default crawl does
 #
 # Webs: `template` is testweb::neardup's template-copy web written as files by
 # `examples/neardup_web.rs` (REPEAT=10 times over: 3,000 pages, 60 articles of 30 to 1,000 words
 # with 4 near-duplicate copies each, per round); `rust-doc` and `python3-doc` Debian's
 # documentation trees (installed if missing). Each is served by nginx as one host and crawled
 # from its index.html with `--scope host --delay-factor 0 --no-warc -j 1` (one worker: the CPU
-# of the crawl's own thread work, not of waiting), twice: `--near-duplicates off` and `note`,
+# of the crawl's own thread work, not of waiting; WARC=1 drops `--no-warc`), twice: `--near-duplicates off` and `note`,
 # REPS times each, alternating. Printed per web: pages, CPU µs/page (user+sys, GNU time) off
 # and note and their ratio (the median of REPS), peak RSS, then the truth script's line on the
 # last `note` run's log. With BASE=BINARY, each round runs BASE off and note first, then this
@@ -36,6 +37,9 @@ tmp=$(mktemp -d /tmp/neardup.XXXXXX)
 chmod 755 "$tmp"
 trap 'kill "${nginx_pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
+warc=(--no-warc)
+[ -z "${WARC:-}" ] || warc=()
+
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for web in $WEBS; do
@@ -50,7 +54,7 @@ for web in $WEBS; do
       [ "$run" = "$mode" ] || binary=$BASE
       rm -rf "$tmp/out"
       /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$binary" "$seeds" --out "$tmp/out" \
-        --scope host --delay-factor 0 --no-warc -j 1 --near-duplicates "$mode" \
+        --scope host --delay-factor 0 "${warc[@]}" -j 1 --near-duplicates "$mode" \
         --near-duplicates-threshold "$THRESHOLD" >"$tmp/log.$run" 2>/dev/null || true
       pages=$(awk -F'\t' '$1 == 200 && $5 ~ /^text\/html/' "$tmp/log.$run" | wc -l)
       read -r user sys kib <"$tmp/time"

@@ -34,13 +34,15 @@
 //! entry rewritten at most that many times; each run more than twice the next newer). A run of
 //! at most [`RESIDENT_BATCHES`] batches' entries (3 MiB) is held in memory as well as on disk
 //! (the file stays what `open` reads) and looked up there by interpolation search
-//! (`first_at_or_above`), with no system call: these are the newest runs, at most 4 batches'
+//! (`first_at_or_above_each`), with no system call: these are the newest runs, at most 4 batches'
 //! entries together in this merge order (3 MiB; a unit test holds it), and a merge reads its run
 //! back only once the two it replaces are dropped. A crawl of fewer than 5 batches of signed
 //! pages (20,480) thus never reads a run from disk. A lookup in an older run reads one block of
 //! [`STRIDE`] entries (1.5 KiB), found by the run's fence keys (every `STRIDE`th key, 8 bytes
 //! per 1,536 bytes of run) — the one part that grows with the crawl, 16 entries × 8 / 128 = 1
-//! byte a page.
+//! byte a page. The records of the newest [`CACHED_RECORDS`] pages, and of those read since,
+//! are kept too (2.1 MiB, whatever the crawl's size): a page's candidates are mostly pages of
+//! its own templates crawled near it, verified then without a `pread` each.
 //!
 //! Crash safety, in the DUE's style: `pages` and `urls` are handed to the kernel before a check
 //! returns; a run is written, fsynced and complete before `index` names it, and `index` names
@@ -75,6 +77,9 @@ pub const STRIDE: usize = 128;
 /// Batches whose entries a run may hold and still be kept in memory (module doc): 4 × 4,096
 /// pages × 16 keys × 12 bytes, 3 MiB.
 pub const RESIDENT_BATCHES: u64 = 4;
+/// Records of recent and recently read pages kept in memory per index (`Store::record`), by
+/// page number modulo this: 4,096 × 528 bytes, 2.1 MiB.
+pub const CACHED_RECORDS: usize = 4096;
 /// Pages read per band key at most (the earliest).
 pub const MAX_PER_KEY: usize = 64;
 /// Candidates verified per page at most (the earliest).
@@ -161,6 +166,10 @@ struct Store {
     urls: File,
     batch: Batch,
     runs: Vec<Run>,
+    /// Records by page number modulo [`CACHED_RECORDS`], with their page: the newest pages
+    /// (a page's candidates are often of the same pages' templates, crawled near it) and
+    /// those read since, without a `pread` each. Records never change once written.
+    cache: Vec<Option<(u32, Record)>>,
 }
 
 impl Store {
@@ -187,6 +196,7 @@ impl Store {
             urls,
             batch,
             runs,
+            cache: no_records(),
         }))
     }
 }
@@ -342,6 +352,7 @@ impl NearDupIndex {
                 urls,
                 batch,
                 runs,
+                cache: no_records(),
             },
             clusters,
             count,
@@ -378,7 +389,7 @@ impl NearDupIndex {
         // Another crawl's pages come before this one's, the first crawl named first. A page
         // that joins a cluster begun there is the first of it in this crawl's index.
         let mut prior = None;
-        for earlier in &inner.earlier {
+        for earlier in &mut inner.earlier {
             match earlier.find(url, signature, &keys, self.threshold)? {
                 Found::Near(page, root, resemblance) => {
                     prior = Some(Some(Match {
@@ -398,7 +409,7 @@ impl NearDupIndex {
         let (found, root) = match prior {
             Some(found) => (found, inner.count),
             None => {
-                let own = &inner.store;
+                let own = &mut inner.store;
                 match own.find(url, signature, &keys, self.threshold)? {
                     Found::Near(page, root, resemblance) => {
                         let found = Match {
@@ -442,6 +453,13 @@ impl NearDupIndex {
             .map(|r| (r.entries, matches!(r.body, Body::Memory { .. })))
             .collect()
     }
+}
+
+/// An empty record cache (`Store::cache`).
+fn no_records() -> Vec<Option<(u32, Record)>> {
+    std::iter::repeat_with(|| None)
+        .take(CACHED_RECORDS)
+        .collect()
 }
 
 /// A page's record in `pages`.
@@ -500,7 +518,7 @@ fn read_record(pages: &File, page: u32) -> Result<Record> {
 impl Store {
     /// The earliest page whose estimated resemblance is at or above the threshold.
     fn find(
-        &self,
+        &mut self,
         url: &str,
         signature: &Signature,
         keys: &[u64; BANDS],
@@ -509,32 +527,45 @@ impl Store {
         let mut candidates = Vec::with_capacity(64);
         for &key in keys {
             self.batch.lookup(key, &mut candidates);
-            for run in &self.runs {
-                run.lookup(key, &mut candidates)?;
-            }
+        }
+        for run in &self.runs {
+            run.lookup_each(keys, &mut candidates)?;
         }
         candidates.sort_unstable();
         candidates.dedup();
         for &page in candidates.iter().take(MAX_VERIFIED) {
-            let record = read_record(&self.pages, page)?;
-            let resemblance = signature.resemblance(&record.signature);
+            let record = self.record(page)?;
+            let (resemblance, root) = (signature.resemblance(&record.signature), record.root);
             if resemblance >= threshold {
                 // The earliest near page is this URL's own earlier capture (a resume or a
                 // recrawl): the page is the original of its cluster, whatever came after it.
                 if self.url(page)? == url {
                     return Ok(Found::Itself);
                 }
-                return Ok(Found::Near(page, record.root, resemblance));
+                return Ok(Found::Near(page, root, resemblance));
             }
         }
         Ok(Found::Nothing)
     }
 
-    fn url(&self, page: u32) -> Result<String> {
-        let record = read_record(&self.pages, page)?;
-        let mut bytes = vec![0u8; record.url_len as usize];
+    /// A page's record, from the cache or read into it.
+    fn record(&mut self, page: u32) -> Result<&Record> {
+        let slot = page as usize % CACHED_RECORDS;
+        if self.cache[slot]
+            .as_ref()
+            .is_none_or(|(cached, _)| *cached != page)
+        {
+            self.cache[slot] = Some((page, read_record(&self.pages, page)?));
+        }
+        Ok(&self.cache[slot].as_ref().expect("filled above").1)
+    }
+
+    fn url(&mut self, page: u32) -> Result<String> {
+        let record = self.record(page)?;
+        let (offset, len) = (record.url_offset, record.url_len);
+        let mut bytes = vec![0u8; len as usize];
         self.urls
-            .read_exact_at(&mut bytes, record.url_offset)
+            .read_exact_at(&mut bytes, offset)
             .with_context(|| format!("reading the URL of page {page}"))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -563,6 +594,7 @@ impl Inner {
         self.urls_len += line.len() as u64;
         self.store.pages.write_all(&record.bytes())?;
         let page = self.count;
+        self.store.cache[page as usize % CACHED_RECORDS] = Some((page, record));
         self.count += 1;
         self.store.batch.add(page, keys);
         if self.count - self.covered >= self.batch_pages {
@@ -645,19 +677,25 @@ fn resident_entries(batch_pages: u32) -> u64 {
 }
 
 impl Run {
-    /// Adds the pages of `key` (at most `MAX_PER_KEY`) to `out`.
-    fn lookup(&self, key: u64, out: &mut Vec<u32>) -> Result<()> {
-        let fences = match &self.body {
-            Body::Memory { keys, pages } => {
-                let start = first_at_or_above(keys, key);
-                let n = (keys[start..].iter().take(MAX_PER_KEY))
-                    .take_while(|&&k| k == key)
-                    .count();
-                out.extend_from_slice(&pages[start..start + n]);
-                return Ok(());
+    /// Adds the pages of each of `wanted` (at most `MAX_PER_KEY` a key) to `out`.
+    fn lookup_each(&self, wanted: &[u64; BANDS], out: &mut Vec<u32>) -> Result<()> {
+        let (keys, pages) = match &self.body {
+            Body::Memory { keys, pages } => (keys, pages),
+            Body::Disk { fences } => {
+                return (wanted.iter()).try_for_each(|&key| self.lookup_on_disk(fences, key, out));
             }
-            Body::Disk { fences } => fences,
         };
+        for (start, key) in first_at_or_above_each(keys, wanted).into_iter().zip(wanted) {
+            let n = (keys[start..].iter().take(MAX_PER_KEY))
+                .take_while(|&k| k == key)
+                .count();
+            out.extend_from_slice(&pages[start..start + n]);
+        }
+        Ok(())
+    }
+
+    /// Adds the pages of `key` (at most `MAX_PER_KEY`) to `out`, from a run on disk.
+    fn lookup_on_disk(&self, fences: &[u64], key: u64, out: &mut Vec<u32>) -> Result<()> {
         // The block before the first fence not below `key` may end with it.
         let block = fences.partition_point(|&f| f < key).saturating_sub(1);
         let mut at = (block * STRIDE) as u64;
@@ -732,24 +770,52 @@ fn write_run(
     })
 }
 
-/// The first place in `keys` (sorted) whose key is not below `key`. Band keys are hashes,
-/// spread evenly over the u64s, so the place is guessed from the key's value, the guess
+/// For each of `wanted`, the first place in `keys` (sorted) whose key is not below it. Band
+/// keys are hashes, spread evenly over the u64s, so the place is guessed from the key's value, the guess
 /// corrected once by the key found there (interpolation search), and the place bracketed by
 /// steps doubling from there and searched within the bracket: a few neighbouring cache lines
 /// for even keys, where a binary search of a whole run misses the cache at each of its first
 /// steps (most of a lookup's time), and O(log n) steps whatever the keys.
-fn first_at_or_above(keys: &[u64], key: u64) -> usize {
+///
+/// A step of all 16 at a time: the keys each step reads are loaded together, so the cache
+/// misses of a page's band keys overlap instead of following one another (a lookup's time was
+/// mostly those misses).
+fn first_at_or_above_each(keys: &[u64], wanted: &[u64; BANDS]) -> [usize; BANDS] {
     let n = keys.len();
     if n == 0 {
-        return 0;
+        return [0; BANDS];
     }
+    let guess = wanted.map(|key| guessed_place(n, key));
+    let found: [u64; BANDS] = std::array::from_fn(|i| keys[guess[i]]);
+    let at: [usize; BANDS] =
+        std::array::from_fn(|i| corrected_place(n, guess[i], found[i], wanted[i]));
+    let near: [u64; BANDS] = std::array::from_fn(|i| keys[at[i]]);
+    std::array::from_fn(|i| {
+        // Most corrected guesses are the place already (the key there, the one before below).
+        match near[i] >= wanted[i] && (at[i] == 0 || keys[at[i] - 1] < wanted[i]) {
+            true => at[i],
+            false => bracketed_place(keys, wanted[i], at[i]),
+        }
+    })
+}
+
+/// Where `key` would be among `n` even keys: its share of the u64s.
+fn guessed_place(n: usize, key: u64) -> usize {
+    (((u128::from(key) * n as u128) >> 64) as usize).min(n - 1)
+}
+
+/// The guess moved by how far the key `found` there is from `key`, in places.
+fn corrected_place(n: usize, guess: usize, found: u64, key: u64) -> usize {
     let places = |d: u64| ((u128::from(d) * n as u128) >> 64) as usize;
-    let guess = places(key).min(n - 1);
-    let found = keys[guess];
-    let at = match found < key {
+    match found < key {
         true => (guess + places(key - found)).min(n - 1),
         false => guess.saturating_sub(places(found - key)),
-    };
+    }
+}
+
+/// The first place not below `key`, bracketed by steps doubling from `at` and searched within.
+fn bracketed_place(keys: &[u64], key: u64, at: usize) -> usize {
+    let n = keys.len();
     if keys[at] < key {
         // The place is after `at`: every key before `low` is below `key`.
         let (mut low, mut step) = (at + 1, 1);
@@ -942,6 +1008,24 @@ mod tests {
         NearDupIndex::open_with(dir, 0.9, BATCH).unwrap()
     }
 
+    /// A page whose cached record another page took (the same slot) is read from `pages`:
+    /// each copy names its own original.
+    #[test]
+    fn records_past_the_cache_are_read_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = open(dir.path());
+        let pages = CACHED_RECORDS as u64 + 2;
+        for i in 0..pages {
+            let url = format!("http://a/{i}");
+            assert_eq!(index.check(&url, &signature(i)).unwrap(), None, "{i}");
+        }
+        for i in [0, 1, CACHED_RECORDS as u64, pages - 1, 0] {
+            let copy = changed(&signature(i), 5);
+            let found = index.check("http://b/copy", &copy).unwrap().unwrap();
+            assert_eq!(found.earlier, format!("http://a/{i}"));
+        }
+    }
+
     #[test]
     fn a_page_far_from_its_original_is_found_and_named() {
         let dir = tempfile::tempdir().unwrap();
@@ -1094,9 +1178,14 @@ mod tests {
             keys.sort_unstable();
             let mut probes: Vec<u64> = keys.iter().flat_map(|&k| [k, k.wrapping_add(1)]).collect();
             probes.extend([0, 1, 4, 6, u64::MAX, u64::MAX - 1, 1 << 63]);
-            for probe in probes {
-                let want = keys.partition_point(|&k| k < probe);
-                assert_eq!(first_at_or_above(&keys, probe), want, "{n} {probe}");
+            // Looked up 16 at a time, as a page's band keys are.
+            probes.resize(probes.len().next_multiple_of(BANDS), 3);
+            for sixteen in probes.chunks_exact(BANDS) {
+                let places = first_at_or_above_each(&keys, sixteen.try_into().unwrap());
+                for (&probe, place) in sixteen.iter().zip(places) {
+                    let want = keys.partition_point(|&k| k < probe);
+                    assert_eq!(place, want, "{n} {probe}");
+                }
             }
         }
     }
