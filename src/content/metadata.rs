@@ -45,7 +45,7 @@ pub struct Metadata {
 /// paragraphs, and whatlang's time grows with what it reads (its trigrams are counted and
 /// sorted): 4,096 cost 166-270 µs a text, 1,024 106-126 (the article-extraction benchmark's
 /// texts; 300 made-up words), on a crawl's pages without `lang` most of `--text full`'s cost.
-/// vendor/whatlang's patches have since cut the cost at 1,024 to about a third (~200 -> ~61 µs
+/// vendor/whatlang's patches have since cut the cost at 1,024 to about a third (211 -> 68 µs
 /// of CPU on the static web's texts), with the same answers (vendor/whatlang/PATCHES.md).
 /// Against 4,096 characters, 1,024 gave the same language on the benchmark's 181 texts (one
 /// more found reliable) and on 1,828 rust-doc main texts (none different, 451 more found
