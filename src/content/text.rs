@@ -119,7 +119,7 @@ pub(crate) fn main_content<'h>(
     // The crate's metadata and language are not read (`content::metadata` finds ours,
     // `datePublished` and the detected language included): its metadata pass was 13 % of the
     // extraction's CPU on rust-doc pages, 19 % on the Python docs; its language
-    // classification (whatlang over all the kept text) 16 % on short pages. Both are off
+    // classification (unpatched whatlang over all the kept text) 16 % on short pages. Both are off
     // (options of vendor/trafilatura's patch); the kept content is the same without them.
     options.html_date_mode = trafilatura::HtmlDateMode::Disabled;
     options.skip_metadata = true;
