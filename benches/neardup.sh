@@ -14,10 +14,10 @@
 # with 4 near-duplicate copies each, per round); `rust-doc` and `python3-doc` Debian's
 # documentation trees (installed if missing). Each is served by nginx as one host and crawled
 # from its index.html with `--scope host --delay-factor 0 --no-warc -j 1` (one worker: the CPU
-# of the crawl's own thread work, not of waiting; WARC=1 drops `--no-warc`), twice: `--near-duplicates off` and `note`,
-# REPS times each, alternating. Printed per web: pages, CPU µs/page (user+sys, GNU time) off
-# and note and their ratio (the median of REPS), peak RSS, then the truth script's line on the
-# last `note` run's log. With BASE=BINARY, each round runs BASE off and note first, then this
+# of the crawl's own thread work, not of waiting; WARC=1 drops `--no-warc`), twice:
+# `--near-duplicates off` and `note`, REPS times each, alternating. Printed per web: pages,
+# CPU µs/page (user+sys, GNU time) off and note and their ratio (the median of REPS), peak
+# RSS, then the truth script's line on the last `note` run's log. With BASE=BINARY, each round runs BASE off and note first, then this
 # build's, and a line for BASE is printed too (medians of the same rounds: the same load).
 set -euo pipefail
 cd "$(dirname "$0")/.."

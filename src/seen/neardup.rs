@@ -771,11 +771,11 @@ fn write_run(
 }
 
 /// For each of `wanted`, the first place in `keys` (sorted) whose key is not below it. Band
-/// keys are hashes, spread evenly over the u64s, so the place is guessed from the key's value, the guess
-/// corrected once by the key found there (interpolation search), and the place bracketed by
-/// steps doubling from there and searched within the bracket: a few neighbouring cache lines
-/// for even keys, where a binary search of a whole run misses the cache at each of its first
-/// steps (most of a lookup's time), and O(log n) steps whatever the keys.
+/// keys are hashes, spread evenly over the u64s, so the place is guessed from the key's value,
+/// the guess corrected once by the key found there (interpolation search), and the place
+/// bracketed by steps doubling from there and searched within the bracket: a few neighbouring
+/// cache lines for even keys, where a binary search of a whole run misses the cache at each of
+/// its first steps (most of a lookup's time), and O(log n) steps whatever the keys.
 ///
 /// A step of all 16 at a time: the keys each step reads are loaded together, so the cache
 /// misses of a page's band keys overlap instead of following one another (a lookup's time was
@@ -799,17 +799,21 @@ fn first_at_or_above_each(keys: &[u64], wanted: &[u64; BANDS]) -> [usize; BANDS]
     })
 }
 
-/// Where `key` would be among `n` even keys: its share of the u64s.
+/// Places among `n` even keys that a distance `d` between two keys spans: its share of the u64s.
+fn places(n: usize, d: u64) -> usize {
+    ((u128::from(d) * n as u128) >> 64) as usize
+}
+
+/// Where `key` would be among `n` even keys.
 fn guessed_place(n: usize, key: u64) -> usize {
-    (((u128::from(key) * n as u128) >> 64) as usize).min(n - 1)
+    places(n, key).min(n - 1)
 }
 
 /// The guess moved by how far the key `found` there is from `key`, in places.
 fn corrected_place(n: usize, guess: usize, found: u64, key: u64) -> usize {
-    let places = |d: u64| ((u128::from(d) * n as u128) >> 64) as usize;
     match found < key {
-        true => (guess + places(key - found)).min(n - 1),
-        false => guess.saturating_sub(places(found - key)),
+        true => (guess + places(n, key - found)).min(n - 1),
+        false => guess.saturating_sub(places(n, found - key)),
     }
 }
 
