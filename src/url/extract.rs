@@ -301,7 +301,9 @@ fn scan(
     // The last start tag was an HTML `<style>`: its text, the next token, is CSS.
     let mut style = false;
     while let Some(token) = tokens.next_token() {
-        if let Some(text) = &mut state.text {
+        if let Some(text) = &mut state.text
+            && tokens.has_text_runs()
+        {
             hash_text(&mut tokens, body, utf8, encoding, text);
         }
         let (name, ns) = match token {
@@ -432,16 +434,20 @@ fn hash_text(
     encoding: &'static Encoding,
     text: &mut Shingler,
 ) {
+    let in_place = utf8.filter(|_| encoding == UTF_8);
     for run in tokens.take_text_runs() {
-        // White space between tags (most runs) holds no word, and a run's end ends one.
-        if text.wants_more() && !body[run.clone()].iter().all(u8::is_ascii_whitespace) {
-            // Runs begin and end at ASCII bytes: they are UTF-8 when the body is (`get` only
-            // guards the claim).
-            let in_place = utf8.filter(|_| encoding == UTF_8);
-            match in_place.and_then(|page| page.get(run.clone())) {
-                Some(run) => text.html_text(run),
-                None => text.encoded_text(&body[run], encoding),
+        if !text.wants_more() {
+            break;
+        }
+        // Runs begin and end at ASCII bytes: they are UTF-8 when the body is (`get` only
+        // guards the claim). White space between tags (most runs) holds no word, and a run's
+        // end ends one: `html_text` passes over it, `encoded_text` is not asked.
+        match in_place.and_then(|page| page.get(run.clone())) {
+            Some(run) => text.html_text(run),
+            None if !body[run.clone()].iter().all(u8::is_ascii_whitespace) => {
+                text.encoded_text(&body[run], encoding)
             }
+            None => {}
         }
     }
     if !text.wants_more() {

@@ -257,6 +257,12 @@ impl<'a> Tokenizer<'a> {
         self.text_runs.drain(..)
     }
 
+    /// Whether runs of text wait for `take_text_runs`.
+    #[inline]
+    pub(crate) fn has_text_runs(&self) -> bool {
+        !self.text_runs.is_empty()
+    }
+
     /// The last start tag is inside an HTML `<template>` (its own start tag included).
     pub(crate) fn in_template(&self) -> bool {
         self.templates > 0

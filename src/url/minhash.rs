@@ -22,8 +22,10 @@
 //!   at a time (`Shingler::html_text`: no decoding, copy or allocation; a character reference
 //!   or a non-ASCII character decoded in place), the same words as decoding it first would give
 //!   (`encoded_text`, which pages in other encodings take). A word is hashed as its bytes are
-//!   read (`Word`: a shift per byte, a multiply per 8, a mix at its end), a shingle costs a
-//!   rotation, a mix and one compare.
+//!   read (`Word`: a shift per byte, a multiply per 8, a mix at its end); a run of ASCII
+//!   letters and digits is found first and hashed 8 bytes a load, to the same hash. The
+//!   commonest references (`&lt;`, `&amp;`, ...) are read as the separators they are. A
+//!   shingle costs a rotation, a mix and one compare.
 //!
 //! The signature: one-permutation MinHash (Li, Owen and Zhang 2012) with optimal densification
 //! (Shrivastava 2017): a shingle's hash picks one of [`HASHES`] bins by its top 8 bits, and a
@@ -101,6 +103,41 @@ impl Word {
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .rotate_left(29);
             self.tail = 0;
+        }
+    }
+
+    /// `push` of each of the first `len` bytes of `rest`, ASCII letters and digits all,
+    /// lower-cased: 8 a load where the word's length is a multiple of 8 (`tail` is empty
+    /// then), and its last 1 to 7 bytes in one load too when `rest` has 8 from there (the
+    /// bytes past the word shifted out; a copy to a buffer would stall the load). `| 0x20`
+    /// lower-cases a letter and keeps a digit (`'0'` is 0x30).
+    #[inline(always)]
+    fn push_ascii_alphanumeric(&mut self, rest: &[u8], len: usize) {
+        const LOWER: u64 = 0x2020_2020_2020_2020;
+        let eight = |at: usize| u64::from_be_bytes(rest[at..at + 8].try_into().expect("8 bytes"));
+        let mut at = 0;
+        while !self.len.is_multiple_of(8) && at < len {
+            self.push(rest[at] | 0x20);
+            at += 1;
+        }
+        while len - at >= 8 {
+            self.head = (self.head ^ (eight(at) | LOWER))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(29);
+            self.len += 8;
+            at += 8;
+        }
+        let last = len - at;
+        if last > 0 {
+            // Packed as `push` packs them, the first the highest.
+            self.tail = if rest.len() - at >= 8 {
+                (eight(at) | LOWER) >> (8 * (8 - last))
+            } else {
+                rest[at..len]
+                    .iter()
+                    .fold(0, |tail, &b| tail << 8 | u64::from(b | 0x20))
+            };
+            self.len += last as u64;
         }
     }
 
@@ -210,11 +247,26 @@ impl Shingler {
             let class = CLASS[usize::from(b)];
             i += 1;
             if class >= ALPHANUMERIC {
-                word.push(class);
+                // The rest of the ASCII letters and digits, found first and then hashed
+                // together.
+                let start = i - 1;
+                while i < bytes.len() && CLASS[usize::from(bytes[i])] >= ALPHANUMERIC {
+                    i += 1;
+                }
+                word.push_ascii_alphanumeric(&bytes[start..], i - start);
             } else if class == SEPARATOR {
                 if let Some(hash) = word.take() {
                     self.add_word(hash);
                 }
+            } else if b == b'&'
+                && let Some((length, decoded_length)) = separator_reference(&bytes[i..])
+            {
+                // The references code shows most (`&lt;`, `&amp;`), each a separator.
+                if let Some(hash) = word.take() {
+                    self.add_word(hash);
+                }
+                decoded = decoded - (length + 1) + decoded_length;
+                i += length;
             } else {
                 self.word = word;
                 if b == b'&' {
@@ -267,6 +319,7 @@ impl Shingler {
         }
     }
 
+    #[inline]
     fn end_word(&mut self) {
         if let Some(hash) = self.word.take() {
             self.add_word(hash);
@@ -323,6 +376,26 @@ impl Shingler {
         }
         Some(Signature { values })
     }
+}
+
+/// The length after `&` of the commonest references and the length of what each decodes to,
+/// when `after` starts with one: each is a character that is no letter nor digit (`<`, `>`,
+/// `&`, `"`, `'`, U+00A0), so it only ends a word, as `reference` and `Shingler::char` would
+/// read it.
+#[inline]
+fn separator_reference(after: &[u8]) -> Option<(usize, usize)> {
+    const SEPARATORS: [(&[u8], usize); 6] = [
+        (b"lt;", 1),
+        (b"gt;", 1),
+        (b"amp;", 1),
+        (b"quot;", 1),
+        (b"#39;", 1),
+        (b"nbsp;", 2),
+    ];
+    SEPARATORS
+        .iter()
+        .find(|(name, _)| after.starts_with(name))
+        .map(|&(name, decoded)| (name.len(), decoded))
 }
 
 /// splitmix64's finalizer: every bit of a shingle's hash depends on every bit of its words'.
@@ -434,6 +507,9 @@ mod tests {
         let body = article(8, 60);
         let mixed = [
             "Caf&eacute; cr&#232;me &amp; Gr\u{fc}&szlig;e: &lt;Vec&lt;T&gt;&gt;, &nGt; &acE; x",
+            "a&quot;b&#39;c&nbsp;d&ltx &lt &amp &quot &nbsp &#39 &#x27; &LT; &AMP; &lt;&gt;",
+            "Eight8ch NINE9char sixteen16charsXY seventeen17charsXYZ \u{e9}abcdefghijklmnop",
+            "abcdefg\u{e9}HIJKLMNOPQRS 1234567&eacute;89ABCDEFGHIJ x&amp;y&eacute;z",
             "&notit; &copy=2 &#x41;&#66;C &#0; a\0b &; & &# &#x; \u{FEFF}BOM caf\u{e9}s",
             "longer-than-eight-bytes words: internationalization Stra\u{df}enbahnhaltestelle",
             "\u{130}stanbul \u{3a3}\u{3a3} \u{2014}dash\u{2014} \u{4e2d}\u{6587} ,,, a1b2c3",
@@ -450,6 +526,30 @@ mod tests {
         // Each run alone ends its words: splitting a run in two is another text.
         let (a, b, ..) = both_ways(&[&body, "Caf", "&eacute;s", &body]);
         assert_eq!(a.unwrap().values, b.unwrap().values);
+    }
+
+    #[test]
+    fn words_hashed_eight_bytes_a_load_are_words_hashed_a_byte_at_a_time() {
+        let word = b"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789aBcDeFgHiJ";
+        for already in 0..10 {
+            for len in 0..=word.len() - already {
+                let (mut bytewise, mut loaded) = (Word::default(), Word::default());
+                for &b in &word[..already] {
+                    bytewise.push(CLASS[usize::from(b)]);
+                    loaded.push(CLASS[usize::from(b)]);
+                }
+                let more = &word[already..already + len];
+                more.iter()
+                    .for_each(|&b| bytewise.push(CLASS[usize::from(b)]));
+                // With the rest of `word` after it (read past the word), and without.
+                let mut cut = loaded;
+                loaded.push_ascii_alphanumeric(&word[already..], len);
+                cut.push_ascii_alphanumeric(more, len);
+                let expected = bytewise.take();
+                assert_eq!(expected, cut.take(), "{already} then {len} bytes alone");
+                assert_eq!(expected, loaded.take(), "{already} then {len} bytes");
+            }
+        }
     }
 
     #[test]
