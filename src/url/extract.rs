@@ -288,12 +288,6 @@ fn scan(
     let values = Values::new(body);
     let mut tokens = Tokenizer::new(body);
     tokens.collect_text(state.text.is_some());
-    // The body as text, when it is UTF-8: its text runs are read in place (`hash_text`).
-    let utf8 = state
-        .text
-        .is_some()
-        .then(|| std::str::from_utf8(body).ok())
-        .flatten();
     // The attributes of elements read for links only; any element's `style` is noted anyway.
     tokens.keep_attributes_of(|name| interesting(name, Namespace::Html));
     // The link limit was reached before a base: only a base is looked for.
@@ -304,7 +298,7 @@ fn scan(
         if let Some(text) = &mut state.text
             && tokens.has_text_runs()
         {
-            hash_text(&mut tokens, body, utf8, encoding, text);
+            hash_text(&mut tokens, body, encoding, text);
         }
         let (name, ns) = match token {
             Token::Start { name, ns, .. } => (name, ns),
@@ -415,7 +409,7 @@ fn scan(
         }
     }
     if let Some(text) = &mut state.text {
-        hash_text(&mut tokens, body, utf8, encoding, text);
+        hash_text(&mut tokens, body, encoding, text);
     }
     #[cfg(any(test, feature = "oracle"))]
     if tokens.unlike_lol_html {
@@ -424,30 +418,25 @@ fn scan(
 }
 
 /// Gives the text runs the tokenizer found since the last call to `text`, decoded from
-/// `encoding` with their character references (read in place when the body is `utf8`, valid
-/// UTF-8, and the encoding UTF-8); stops the tokenizer collecting once `text` has had its fill
+/// `encoding` with their character references (read in place when the encoding is UTF-8:
+/// `Shingler::html_text`); stops the tokenizer collecting once `text` has had its fill
 /// (`minhash::MAX_TEXT_BYTES`).
 fn hash_text(
     tokens: &mut Tokenizer<'_>,
     body: &[u8],
-    utf8: Option<&str>,
     encoding: &'static Encoding,
     text: &mut Shingler,
 ) {
-    let in_place = utf8.filter(|_| encoding == UTF_8);
     for run in tokens.take_text_runs() {
         if !text.wants_more() {
             break;
         }
-        // Runs begin and end at ASCII bytes: they are UTF-8 when the body is (`get` only
-        // guards the claim). White space between tags (most runs) holds no word, and a run's
-        // end ends one: `html_text` passes over it, `encoded_text` is not asked.
-        match in_place.and_then(|page| page.get(run.clone())) {
-            Some(run) => text.html_text(run),
-            None if !body[run.clone()].iter().all(u8::is_ascii_whitespace) => {
-                text.encoded_text(&body[run], encoding)
-            }
-            None => {}
+        // White space between tags (most runs) holds no word, and a run's end ends one:
+        // `html_text` passes over it, `encoded_text` is not asked.
+        if encoding == UTF_8 {
+            text.html_text(&body[run]);
+        } else if !body[run.clone()].iter().all(u8::is_ascii_whitespace) {
+            text.encoded_text(&body[run], encoding);
         }
     }
     if !text.wants_more() {

@@ -227,16 +227,20 @@ impl Shingler {
         self.text(&attribute_value(&decoded));
     }
 
-    /// `encoded_text` of a run of a UTF-8 page (its bytes valid UTF-8), without the copies: a
-    /// run that cannot pass the cap (most) is read in place, a byte at a time, its references
-    /// and other characters decoded where they are.
-    pub fn html_text(&mut self, run: &str) {
+    /// `encoded_text(run, UTF_8)` of a run of a UTF-8 page, without the copies: a run that
+    /// cannot pass the cap (most) is read in place, a byte at a time, its references and
+    /// other characters decoded where they are. The run's bytes are checked as UTF-8 from its
+    /// first non-ASCII byte on (most runs have none, and the page's markup is never checked);
+    /// from a malformed one on, the rest is decoded (`encoded_text`: runs begin and end at ASCII
+    /// bytes, and a decoder starts over at one, so a run decodes alone as in its page).
+    pub fn html_text(&mut self, bytes: &[u8]) {
         // A NUL becomes 3 bytes (U+FFFD), a reference at most 6 for its 5 (`&nGt;`).
-        if run.len() > MAX_TEXT_BYTES.saturating_sub(self.taken) / 3 {
-            self.text(&attribute_value(run));
+        if bytes.len() > MAX_TEXT_BYTES.saturating_sub(self.taken) / 3 {
+            self.encoded_text(bytes, encoding_rs::UTF_8);
             return;
         }
-        let bytes = run.as_bytes();
+        // The run from its first non-ASCII byte on, once checked.
+        let mut checked: Option<(usize, &str)> = None;
         // Bytes of the decoded text.
         let mut decoded = bytes.len();
         // The word in a local, which the compiler keeps in registers.
@@ -278,10 +282,26 @@ impl Shingler {
                     value.chars().for_each(|c| self.char(c));
                     self.reference = value;
                 } else {
-                    let c = run[i - 1..]
-                        .chars()
-                        .next()
-                        .expect("a character starts here");
+                    let at = i - 1;
+                    let c = if b.is_ascii() {
+                        char::from(b)
+                    } else {
+                        let (from, rest) = match checked {
+                            Some(checked) => checked,
+                            None => match std::str::from_utf8(&bytes[at..]) {
+                                Ok(rest) => *checked.insert((at, rest)),
+                                Err(_) => {
+                                    self.taken += decoded - (bytes.len() - at);
+                                    self.encoded_text(&bytes[at..], encoding_rs::UTF_8);
+                                    return;
+                                }
+                            },
+                        };
+                        rest[at - from..]
+                            .chars()
+                            .next()
+                            .expect("a character starts here")
+                    };
                     i += c.len_utf8() - 1;
                     if c == '\0' {
                         // U+FFFD, no letter.
@@ -495,7 +515,7 @@ mod tests {
     fn both_ways(runs: &[&str]) -> (Option<Signature>, Option<Signature>, usize, usize) {
         let (mut in_place, mut decoded) = (Shingler::new(), Shingler::new());
         for run in runs {
-            in_place.html_text(run);
+            in_place.html_text(run.as_bytes());
             decoded.text(&crate::url::html::attribute_value(run));
         }
         let taken = (in_place.taken, decoded.taken);
@@ -522,6 +542,22 @@ mod tests {
         assert_eq!(
             a.expect("enough words").values,
             b.expect("enough words").values
+        );
+        // A malformed byte (a page that says UTF-8 and is not, in part) is decoded as U+FFFD
+        // from there on, with the word before it and the references after it as they read.
+        let broken: &[u8] = b"Caf\xc3\xa9 cr\xe8me Gr\xc3\xbc&szlig;e &lt;\xff\xfeabc&amp; \xc3";
+        let mut in_place = Shingler::new();
+        let mut decoded = Shingler::new();
+        for _ in 0..20 {
+            in_place.html_text(broken);
+            in_place.html_text(body.as_bytes());
+            decoded.encoded_text(broken, encoding_rs::UTF_8);
+            decoded.encoded_text(body.as_bytes(), encoding_rs::UTF_8);
+        }
+        assert_eq!(in_place.taken, decoded.taken);
+        assert_eq!(
+            in_place.finish().unwrap().values,
+            decoded.finish().unwrap().values
         );
         // Each run alone ends its words: splitting a run in two is another text.
         let (a, b, ..) = both_ways(&[&body, "Caf", "&eacute;s", &body]);
