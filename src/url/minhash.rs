@@ -384,7 +384,10 @@ impl Shingler {
             while !filled(source) {
                 // The probe sequence is the bin's own, so pages agree on where a bin looks.
                 attempt += 1;
-                source = (mix((bin as u64) << 32 | attempt) >> 56) as usize;
+                source = match PROBES[bin].get(attempt as usize - 1) {
+                    Some(&probe) => usize::from(probe),
+                    None => probe(bin, attempt),
+                };
             }
             // The donor's value, told apart by the bin it fills (optimal densification).
             let v = self.bins[source];
@@ -418,8 +421,29 @@ fn separator_reference(after: &[u8]) -> Option<(usize, usize)> {
         .map(|&(name, decoded)| (name.len(), decoded))
 }
 
+/// Where an empty bin looks for its value at attempt `attempt` (from 1 on).
+const fn probe(bin: usize, attempt: u64) -> usize {
+    (mix((bin as u64) << 32 | attempt) >> 56) as usize
+}
+
+/// The first 8 probes of every bin, the same for every page: a page of few shingles (a third
+/// of its bins filled at 100) probes some 500 times.
+const PROBES: [[u8; 8]; HASHES] = {
+    let mut table = [[0u8; 8]; HASHES];
+    let mut bin = 0;
+    while bin < HASHES {
+        let mut attempt = 0;
+        while attempt < 8 {
+            table[bin][attempt] = probe(bin, attempt as u64 + 1) as u8;
+            attempt += 1;
+        }
+        bin += 1;
+    }
+    table
+};
+
 /// splitmix64's finalizer: every bit of a shingle's hash depends on every bit of its words'.
-fn mix(mut z: u64) -> u64 {
+const fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -601,6 +625,32 @@ mod tests {
             for n in 0..3usize.pow(len) {
                 let w: Vec<u8> = (0..len).map(|i| letters[n / 3usize.pow(i) % 3]).collect();
                 assert!(seen.insert(hash(&w)), "{w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_bins_take_the_values_their_probe_sequences_find() {
+        // 50 to 60 words: most bins empty, some probing past the table's 8.
+        for words in [50, 55, 60, 300] {
+            let mut h = Shingler::new();
+            h.text(&article(words as u64, words));
+            let (bins, filled) = (h.bins, h.filled);
+            let is_filled = |bin: usize| filled[bin / 64] >> (bin % 64) & 1 == 1;
+            let values = h.finish().expect("enough words").values;
+            for (bin, &value) in values.iter().enumerate() {
+                let (mut source, mut attempt) = (bin, 0);
+                while !is_filled(source) {
+                    attempt += 1;
+                    source = (mix((bin as u64) << 32 | attempt) >> 56) as usize;
+                }
+                let v = bins[source];
+                let expected = if source == bin {
+                    v as u16
+                } else {
+                    (mix(u64::from(v) << 8 | bin as u64) >> 48) as u16
+                };
+                assert_eq!(value, expected, "{words} words, bin {bin}");
             }
         }
     }
