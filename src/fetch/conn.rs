@@ -578,10 +578,14 @@ impl Connection {
 
     /// Reads what a non-blocking socket holds, at most `want` bytes (more if one read brings
     /// them), without parsing: bytes received, and whether the stream ended (its end, or its
-    /// error, is kept for the parse to meet where it would have).
+    /// error, is kept for the parse to meet where it would have). Room for what is wanted is
+    /// made as in `buffer_whole` (`make_room`), so a large rest of a body comes in large reads.
     pub fn read_more(&mut self, want: usize) -> (usize, bool) {
         let mut got = 0;
         while got < want && self.ended.is_none() {
+            if !self.buf.is_empty() {
+                self.make_room(want - got);
+            }
             match self.fill(Instant::now() + PER_READ) {
                 Ok(0) => return (got, true),
                 Ok(n) => got += n,
@@ -1005,6 +1009,9 @@ impl Connection {
             Framing::Empty => true,
             Framing::Length(n) => {
                 let want = n.min(limit);
+                if self.nonblocking {
+                    self.buffer_whole(want, deadline)?;
+                }
                 // Room for the whole body at once (it is capped): no copy of a half-read body
                 // into a larger buffer. Bounded again so that a lying length costs no more
                 // than a few pages a worker may read in a row.
@@ -1049,6 +1056,51 @@ impl Connection {
         } else {
             After::Reuse
         })
+    }
+
+    /// On a non-blocking connection, reads until the next `want` bytes (a body of known length)
+    /// are all buffered, before any is moved into the body: a parse that ends pending is rolled
+    /// back and run again (`Fail::pending`), so a body moved in part was copied (and its
+    /// buffer allocated) twice. The buffer's room doubles when it runs short (`make_room`; it
+    /// grew by `READ_CHUNK` before: a large body took many small reads). The end of the stream
+    /// comes back as `Ok`: the caller's loop reports the short body.
+    fn buffer_whole(&mut self, want: u64, deadline: Instant) -> Result<(), Fail> {
+        let want = usize::try_from(want).unwrap_or(usize::MAX);
+        loop {
+            let buffered = self.end - self.pos;
+            if buffered >= want {
+                return Ok(());
+            }
+            self.wanting = want - buffered;
+            self.make_room(self.wanting);
+            if self.fill(deadline)? == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Room for reads of the `wanted` bytes still to come, made once the room left is under
+    /// both them and `READ_CHUNK / 4` (`fill`'s own rule): what is unread (or kept from the
+    /// mark) moved to the front, then room for as many bytes as are kept (at least
+    /// `READ_CHUNK`, at most `wanted`). The buffer so at most doubles when it grows, and only
+    /// once nearly full: at most about twice what came plus `READ_CHUNK`, in a few
+    /// reallocations, however the server trickles its bytes or whatever length it claims.
+    fn make_room(&mut self, wanted: usize) {
+        if self.buf.len() - self.end >= wanted.min(READ_CHUNK / 4) {
+            return;
+        }
+        let from = self.mark.map_or(self.pos, |(mark, _)| mark);
+        if from > 0 {
+            self.buf.copy_within(from..self.end, 0);
+            (self.pos, self.end) = (self.pos - from, self.end - from);
+            if let Some((mark, _)) = &mut self.mark {
+                *mark = 0;
+            }
+        }
+        let n = wanted.min(self.end.max(READ_CHUNK));
+        if self.buf.len() - self.end < n {
+            self.buf.resize(self.end + n, 0);
+        }
     }
 
     /// Moves buffered bytes into `body`, up to `limit` bytes of body in all.
@@ -1272,6 +1324,148 @@ mod tests {
             break;
         }
         drop(keeper);
+    }
+
+    /// As the event loop parses: a body that came in part leaves the parse pending, short of
+    /// exactly what has not come (`buffer_whole`); once the rest came (`read_more`, into room
+    /// that doubles), the parse from the start takes the whole body as sent.
+    #[test]
+    fn a_body_that_came_in_part_is_taken_whole_once_it_all_came() {
+        const LEN: usize = 300_000;
+        let body: Vec<u8> = (0..LEN).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut first = format!("HTTP/1.1 200 OK\r\nContent-Length: {LEN}\r\n\r\n").into_bytes();
+        let head_len = first.len();
+        first.extend_from_slice(&body[..LEN / 3]);
+        let rest = body[LEN / 3..].to_vec();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (go, told) = std::sync::mpsc::channel::<()>();
+        let (sent, written) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket.write_all(&first).unwrap();
+            sent.send(()).unwrap();
+            let _ = told.recv();
+            socket.write_all(&rest).unwrap();
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        let ip = tcp.peer_addr().unwrap().ip();
+        let mut conn = Connection::new(Stream::Tcp(tcp), Some(ip), None);
+        conn.set_nonblocking().unwrap();
+        written.recv().unwrap();
+        let parse = |conn: &mut Connection| {
+            conn.begin_attempt();
+            let head = conn.read_head(soon())?;
+            let mut got = Vec::new();
+            conn.read_body(&head, head.framing()?, u64::MAX - 1, soon(), &mut got)
+                .map(|_| got)
+        };
+        // The first part is in the socket: read until the parse is past the head.
+        let mut short = 1;
+        let pending = loop {
+            conn.read_more(short);
+            match parse(&mut conn) {
+                Err(Fail {
+                    pending: Some(n), ..
+                }) if conn.end - conn.mark.unwrap().0 > head_len => {
+                    break n;
+                }
+                Err(Fail {
+                    pending: Some(n), ..
+                }) => short = n,
+                other => panic!("{:?}", other.map(|b| b.len())),
+            }
+            conn.rollback();
+        };
+        let buffered = conn.end - conn.mark.unwrap().0 - head_len;
+        assert_eq!(pending, LEN - buffered, "short of what has not come");
+        conn.rollback();
+        drop(go);
+        let mut short = pending;
+        let got = loop {
+            let (n, ended) = conn.read_more(short);
+            assert!(!ended, "the stream stays open");
+            short -= n.min(short);
+            if short > 0 {
+                continue;
+            }
+            match parse(&mut conn) {
+                Ok(got) => break got,
+                Err(Fail {
+                    pending: Some(n), ..
+                }) => short = n,
+                Err(fail) => panic!("{fail:?}"),
+            }
+            conn.rollback();
+        };
+        conn.end_attempt();
+        assert!(got == body, "the body as sent");
+        server.join().unwrap();
+    }
+
+    /// A server that claims a long body and trickles it a byte at a time: the buffer the
+    /// event loop keeps it in grows only when nearly full, to at most about twice what came
+    /// (`make_room`), not by the claimed length nor on every read.
+    #[test]
+    fn a_trickled_body_grows_the_buffer_by_what_came_not_by_each_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (more, asked) = std::sync::mpsc::channel::<bool>();
+        let (sent, written) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n")
+                .unwrap();
+            sent.send(()).unwrap();
+            while asked.recv() == Ok(true) {
+                socket.write_all(b"x").unwrap();
+                sent.send(()).unwrap();
+            }
+        });
+        let tcp = TcpStream::connect(addr).unwrap();
+        let ip = tcp.peer_addr().unwrap().ip();
+        let mut conn = Connection::new(Stream::Tcp(tcp), Some(ip), None);
+        conn.set_nonblocking().unwrap();
+        written.recv().unwrap();
+        let mut grown = 0;
+        let mut last_len = 0;
+        for _ in 0..2 * READ_CHUNK {
+            let mut got = 0;
+            while got == 0 {
+                got = conn.read_more(usize::MAX).0;
+            }
+            conn.begin_attempt();
+            let head = conn.read_head(soon()).unwrap();
+            let mut body = Vec::new();
+            let framing = head.framing().unwrap();
+            let parsed = conn.read_body(&head, framing, u64::MAX - 1, soon(), &mut body);
+            assert!(matches!(
+                parsed,
+                Err(Fail {
+                    pending: Some(_),
+                    ..
+                })
+            ));
+            assert!(
+                body.is_empty(),
+                "nothing moved into a body before all of it came"
+            );
+            conn.rollback();
+            let held = conn.end - conn.pos;
+            assert!(
+                conn.buf.len() <= 2 * held + 2 * READ_CHUNK,
+                "{} for {held}",
+                conn.buf.len()
+            );
+            grown += usize::from(conn.buf.len() != last_len);
+            last_len = conn.buf.len();
+            more.send(true).unwrap();
+            written.recv().unwrap();
+        }
+        assert!(grown <= 8, "grown {grown} times");
+        more.send(false).unwrap();
+        server.join().unwrap();
     }
 
     /// Reads one response from a server that writes `response` and closes.
