@@ -96,7 +96,9 @@ use crate::dom::Document;
 use crate::extraction::{
     baseline::{baseline, html2txt_doc},
     external::{compare_external_extraction, justext_rescue},
-    html_processing::{convert_tags, doc_cleaning, post_cleaning, prune_unwanted_nodes},
+    html_processing::{
+        convert_tags, doc_cleaning, post_cleaning, prune_unwanted_nodes, prune_unwanted_nodes_owned,
+    },
     {extract_comments, extract_content},
 };
 use crate::settings::FORMAT_TAG_CATALOG;
@@ -142,6 +144,14 @@ pub fn extract(html: &str, opts: &Options) -> Result<ExtractResult, TrafilaturaE
 ///
 /// Port of `ExtractDocument`.
 pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, TrafilaturaError> {
+    let result = extract_document_once(doc, opts);
+    // (Patch of crawl.) justext's memo holds this page's HTML: not kept past it.
+    extraction::external::forget_justext();
+    result
+}
+
+/// `extract_document` itself (`extract_document` then forgets its page).
+fn extract_document_once(doc: Document, opts: &Options) -> Result<ExtractResult, TrafilaturaError> {
     // Clone opts so we can mutate original_url if needed.
     let mut opts = opts.clone();
 
@@ -203,12 +213,14 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     // inherits it.
     let is_forum = forum_thread_page(&doc);
     if opts.exclude_comments && (opts.focus == ExtractionFocus::FavorPrecision || !is_forum) {
-        doc = prune_unwanted_nodes(&doc, selector::discard::REMOVED_COMMENTS, false);
+        doc = prune_unwanted_nodes_owned(doc, selector::discard::REMOVED_COMMENTS, false);
     }
 
     // Clone the document before destructive cleaning for fallback strategies.
+    // (Patch of crawl.) One copy, not two: upstream's second (`doc_backup2`) is never
+    // changed either, only read and copied, so both names read the same tree.
     let doc_backup1 = doc.clone_document();
-    let doc_backup2 = doc.clone_document();
+    let doc_backup2 = &doc_backup1;
 
     // Clean and normalise tags on the main work document.
     doc_cleaning(&mut doc, &opts);
@@ -238,7 +250,7 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     // Precision mode prunes comment containers post-conversion as well (lists are
     // converted elements here and match additional rules) — except on forums.
     if opts.focus == ExtractionFocus::FavorPrecision && !is_forum {
-        doc = prune_unwanted_nodes(&doc, selector::discard::REMOVED_COMMENTS, false);
+        doc = prune_unwanted_nodes_owned(doc, selector::discard::REMOVED_COMMENTS, false);
     }
 
     // Main content extraction.
@@ -253,7 +265,7 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     // Rescue with baseline if text is still too short and we are not in precision mode.
     let len_text = tmp_body_text.chars().count();
     if len_text < opts.config.min_extracted_size && opts.focus != ExtractionFocus::FavorPrecision {
-        (content_doc, tmp_body_text) = baseline(&doc_backup2);
+        (content_doc, tmp_body_text) = baseline(doc_backup2);
         // The dump saw the whole page: missing posts are boilerplate, not lost.
         forum_posts = None;
     }
@@ -263,7 +275,7 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
     // (non-article layout) — retry in recall mode, keep if clearly bigger.
     let len_text = tmp_body_text.chars().count();
     if opts.focus == ExtractionFocus::Balanced && len_text > 0 && len_text < 3000 {
-        let page_len = html2txt_doc(&doc_backup2).chars().count();
+        let page_len = html2txt_doc(doc_backup2).chars().count();
         if (len_text as f64) < 0.2 * page_len as f64 {
             // Retry on a comment-pruned copy so captured reader comments cannot
             // double into the retry output — except on a thread-forum, where the
@@ -272,10 +284,10 @@ pub fn extract_document(doc: Document, opts: &Options) -> Result<ExtractResult, 
             // backup is used as-is (recall_retry clones internally).
             let pruned_retry;
             let retry_doc: &Document = if is_forum {
-                &doc_backup2
+                doc_backup2
             } else {
                 pruned_retry =
-                    prune_unwanted_nodes(&doc_backup2, selector::discard::REMOVED_COMMENTS, false);
+                    prune_unwanted_nodes(doc_backup2, selector::discard::REMOVED_COMMENTS, false);
                 &pruned_retry
             };
             let (retry_body, retry_text) = recall_retry(retry_doc, &opts);

@@ -92,6 +92,15 @@ impl Document {
         self.get_attribute(id, "class").unwrap_or_default()
     }
 
+    /// (Patch of crawl.) The value of a named attribute, empty if absent, borrowed: the
+    /// selector rules' quick "no such attribute" test builds no string.
+    pub(crate) fn attr_or_empty(&self, id: NodeId, name: &str) -> &str {
+        match self.tree.get(id).map(|n| n.value()) {
+            Some(Node::Element(e)) => e.attr(name).unwrap_or(""),
+            _ => "",
+        }
+    }
+
     /// Returns the value of a named attribute, or None if not present.
     pub fn get_attribute(&self, id: NodeId, name: &str) -> Option<String> {
         if let Some(Node::Element(e)) = self.tree.get(id).map(|n| n.value()) {
@@ -901,8 +910,12 @@ impl Document {
         }
 
         // For element nodes, use scraper's ElementRef serialization.
-        if let Some(elem_ref) = scraper::ElementRef::wrap(node_ref) {
-            return elem_ref.html();
+        // (Patch of crawl.) Its output, written by `serialize` (html5ever's serializer
+        // writes each character of text through `write_fmt`).
+        if node_ref.value().is_element() {
+            let mut out = String::new();
+            serialize(node_ref, true, &mut out);
+            return out;
         }
         String::new()
     }
@@ -912,8 +925,11 @@ impl Document {
         let Some(node_ref) = self.tree.get(id) else {
             return String::new();
         };
-        if let Some(elem_ref) = scraper::ElementRef::wrap(node_ref) {
-            return elem_ref.inner_html();
+        // (Patch of crawl.) As `outer_html`: scraper's `inner_html`, written by `serialize`.
+        if node_ref.value().is_element() {
+            let mut out = String::new();
+            serialize(node_ref, false, &mut out);
+            return out;
         }
         String::new()
     }
@@ -941,6 +957,168 @@ impl Document {
             .id();
         Some((doc, first_child))
     }
+}
+
+/// (Patch of crawl.) The HTML of `node` (with `include_node`, scraper's `ElementRef::html`;
+/// without, its `inner_html`), byte for byte as scraper writes it through html5ever's
+/// `HtmlSerializer` (`scripting_enabled: false`), but each run of text copied at once:
+/// html5ever writes every character that needs no escaping through `write_fmt`, which was
+/// 11 % of the extraction's instructions on rust-doc pages.
+///
+/// What html5ever does, kept here: an element's tag and attribute names are its local names,
+/// an attribute's prefixed by its namespace (`xml:`, `xmlns:` but for `xmlns` itself,
+/// `xlink:`, else `unknown_namespace:`); the children of HTML void elements are not written
+/// but their text and comments are (the serializer's "ignore children" covers elements only),
+/// nor are the end tags of void elements or of elements inside them; text is written raw
+/// inside HTML `style`, `script`, `xmp`, `iframe`, `noembed`, `noframes` and `plaintext`
+/// (the parent on html5ever's stack: none for the children of `node` without
+/// `include_node`), else with `&`, U+00A0, `<` and `>` escaped (and `"` in attribute
+/// values); processing instructions are not written.
+fn serialize(node: ego_tree::NodeRef<'_, Node>, include_node: bool, out: &mut String) {
+    use ego_tree::iter::Edge;
+    /// html5ever's `ElemInfo`: whether text below is written raw, and children ignored.
+    struct Open {
+        raw_text: bool,
+        ignore_children: bool,
+    }
+    let mut stack = vec![Open {
+        raw_text: false,
+        ignore_children: false,
+    }];
+    for edge in node.traverse() {
+        match edge {
+            Edge::Open(open) => {
+                if open == node && !include_node {
+                    continue;
+                }
+                match open.value() {
+                    Node::Doctype(doctype) => {
+                        out.push_str("<!DOCTYPE ");
+                        out.push_str(doctype.name());
+                        out.push('>');
+                    }
+                    Node::Comment(comment) => {
+                        out.push_str("<!--");
+                        out.push_str(comment);
+                        out.push_str("-->");
+                    }
+                    Node::Text(text) => {
+                        let raw = stack.last().is_some_and(|parent| parent.raw_text);
+                        if raw {
+                            out.push_str(text);
+                        } else {
+                            push_escaped(out, text, false);
+                        }
+                    }
+                    Node::Element(element) => {
+                        let html = element.name.ns == ns!(html);
+                        let local: &str = &element.name.local;
+                        let raw_text = html
+                            && matches!(
+                                local,
+                                "style"
+                                    | "script"
+                                    | "xmp"
+                                    | "iframe"
+                                    | "noembed"
+                                    | "noframes"
+                                    | "plaintext"
+                            );
+                        if stack.last().is_some_and(|parent| parent.ignore_children) {
+                            stack.push(Open {
+                                raw_text,
+                                ignore_children: true,
+                            });
+                            continue;
+                        }
+                        out.push('<');
+                        out.push_str(local);
+                        for (name, value) in element.attrs.iter() {
+                            out.push(' ');
+                            match name.ns {
+                                ns!() => {}
+                                ns!(xml) => out.push_str("xml:"),
+                                ns!(xmlns) => {
+                                    if &*name.local != "xmlns" {
+                                        out.push_str("xmlns:");
+                                    }
+                                }
+                                ns!(xlink) => out.push_str("xlink:"),
+                                _ => out.push_str("unknown_namespace:"),
+                            }
+                            out.push_str(&name.local);
+                            out.push_str("=\"");
+                            push_escaped(out, value, true);
+                            out.push('"');
+                        }
+                        out.push('>');
+                        let ignore_children = html
+                            && matches!(
+                                local,
+                                "area"
+                                    | "base"
+                                    | "basefont"
+                                    | "bgsound"
+                                    | "br"
+                                    | "col"
+                                    | "embed"
+                                    | "frame"
+                                    | "hr"
+                                    | "img"
+                                    | "input"
+                                    | "keygen"
+                                    | "link"
+                                    | "meta"
+                                    | "param"
+                                    | "source"
+                                    | "track"
+                                    | "wbr"
+                            );
+                        stack.push(Open {
+                            raw_text,
+                            ignore_children,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(close) => {
+                if close == node && !include_node {
+                    continue;
+                }
+                if let Node::Element(element) = close.value() {
+                    let open = stack.pop().expect("an element closes after it opens");
+                    if !open.ignore_children {
+                        out.push_str("</");
+                        out.push_str(&element.name.local);
+                        out.push('>');
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// (Patch of crawl.) `text` as html5ever's `write_escaped` writes it: `&`, U+00A0, `<`, `>`
+/// (and `"` in an attribute value) as character references, the rest as is.
+fn push_escaped(out: &mut String, text: &str, attribute: bool) {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        let (from, reference) = match byte {
+            b'&' => (at, "&amp;"),
+            b'<' => (at, "&lt;"),
+            b'>' => (at, "&gt;"),
+            b'"' if attribute => (at, "&quot;"),
+            // U+00A0 is C2 A0 in UTF-8; C2 only ever leads a character.
+            0xA0 if at > 0 && bytes[at - 1] == 0xC2 => (at - 1, "&nbsp;"),
+            _ => continue,
+        };
+        out.push_str(&text[start..from]);
+        out.push_str(reference);
+        start = at + 1;
+    }
+    out.push_str(&text[start..]);
 }
 
 // ---------------------------------------------------------------------------
@@ -1171,6 +1349,39 @@ mod tests {
         let (d, first) = Document::from_string("<p>Hello world</p>").unwrap();
         assert_eq!(d.tag_name(first), "p");
         assert_eq!(d.text_content(first), "Hello world");
+    }
+
+    /// (Patch of crawl.) `outer_html` and `inner_html` write what scraper's `html` and
+    /// `inner_html` write, on every element of pages with what html5ever's serializer treats
+    /// apart: raw-text elements (HTML and SVG `style`), `noscript`, void elements given
+    /// children, namespaced attributes, U+00A0, quotes, comments and a doctype.
+    #[test]
+    fn test_serialize_as_scraper() {
+        let pages = [
+            "<!DOCTYPE html><html><head><style>a < b & c</style><script>if (a < b && c > d) {}</script>\
+             <title>T &amp; \u{a0}\"q\"</title></head><body><!-- c --><p class='x \"y\"' data-a='&amp;\u{a0}<>'>\
+             a&nbsp;b &lt; c &amp; d &gt; \"e\" \u{e9}\u{2014}</p><noscript><b>n</b> &lt;</noscript>\
+             <xmp>x < y</xmp><iframe>i < j</iframe><br><img src=a alt='b\"c'><hr>\
+             <svg xmlns:xlink='http://www.w3.org/1999/xlink'><style>s < t</style><a xlink:href='#h' xml:lang=en>l</a></svg>\
+             <math><mi>x</mi></math><table><tr><td>1</td></tr></table><plaintext>p < q &",
+            "<p>no html element</p><textarea>t &lt; u</textarea><template><b>t</b></template>",
+        ];
+        for page in pages {
+            let mut d = doc(page);
+            let brs = d.iter(d.root(), &["br", "img", "hr"]);
+            for (i, &void) in brs.iter().enumerate() {
+                // Void elements given children, as the extraction's tree edits can.
+                d.set_text(void, &format!("inside {i} < &"));
+                let child = d.create_element("span");
+                d.append_child(void, child);
+                d.set_text(child, "deeper");
+            }
+            for id in d.iter(d.root(), &[]) {
+                let node = scraper::ElementRef::wrap(d.tree.get(id).unwrap()).unwrap();
+                assert_eq!(d.outer_html(id), node.html(), "outer_html of <{}>", d.tag_name(id));
+                assert_eq!(d.inner_html(id), node.inner_html(), "inner_html of <{}>", d.tag_name(id));
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::settings::VALID_TAG_CATALOG;
 use crate::utils::trim;
 
 use super::baseline::basic_cleaning;
-use super::html_processing::{doc_cleaning, prune_unwanted_nodes};
+use super::html_processing::{doc_cleaning, prune_unwanted_nodes, prune_unwanted_nodes_owned};
 
 /// Tags removed from fallback extraction output during sanitization.
 ///
@@ -69,7 +69,8 @@ pub(crate) fn compare_external_extraction(
     // libreadability engine relies on its own, different heuristics. Apply the
     // unlikely-candidates rule to the readability input so fallback candidates
     // stay aligned with upstream (documented in DEVIATIONS.md).
-    let cleaned_doc = prune_unwanted_nodes(&cleaned_doc, UNLIKELY_CANDIDATES, false);
+    // (Patch of crawl.) Pruned in place: the copy above is not read again.
+    let cleaned_doc = prune_unwanted_nodes_owned(cleaned_doc, UNLIKELY_CANDIDATES, false);
 
     // Serialize to HTML for readability input. Readability needs a clean parse
     // (html5ever normalization) to produce correct results.
@@ -414,15 +415,65 @@ pub(crate) fn justext_rescue(
         .next()
         .unwrap_or_else(|| cleaned.root());
     let html = cleaned.outer_html(html_root);
+    drop(cleaned);
 
-    let stoplist = resolve_justext_stoplist(opts.target_language.as_deref());
+    // (Patch of crawl.) The same input gives the same answer: an extraction runs justext up to
+    // three times (the main pass's fallback, and the recall retry's fallback and rescue), most
+    // often on the same cleaned page.
+    let language = opts.target_language.as_deref();
+    if let Some(known) = JUSTEXT_MEMO.with_borrow(|memo| memo.answer(&html, language)) {
+        return known;
+    }
+    let stoplist = resolve_justext_stoplist(language);
     let result_doc = try_justext(&html, &stoplist);
     let text = trim(&body_text(&result_doc));
-    if text.is_empty() {
-        return None;
+    let answer = (!text.is_empty()).then_some((result_doc, text));
+    JUSTEXT_MEMO.with_borrow_mut(|memo| memo.keep(html, language, &answer));
+    answer
+}
+
+/// (Patch of crawl.) `justext_rescue`'s last input (the cleaned page's HTML and the target
+/// language) and answer, so that a second call on the same page costs a comparison instead of
+/// justext's two parses. The answer is a function of the input alone; `forget_justext` drops
+/// the page when its extraction ends.
+#[derive(Default)]
+struct JustextMemo {
+    html: String,
+    language: Option<String>,
+    answer: Option<Option<(Document, String)>>,
+}
+
+impl JustextMemo {
+    fn answer(&self, html: &str, language: Option<&str>) -> Option<Option<(Document, String)>> {
+        let known = self.answer.as_ref()?;
+        if self.html != html || self.language.as_deref() != language {
+            return None;
+        }
+        Some(
+            known
+                .as_ref()
+                .map(|(doc, text)| (doc.clone_document(), text.clone())),
+        )
     }
 
-    Some((result_doc, text))
+    fn keep(&mut self, html: String, language: Option<&str>, answer: &Option<(Document, String)>) {
+        self.html = html;
+        self.language = language.map(str::to_string);
+        self.answer = Some(
+            answer
+                .as_ref()
+                .map(|(doc, text)| (doc.clone_document(), text.clone())),
+        );
+    }
+}
+
+thread_local! {
+    static JUSTEXT_MEMO: std::cell::RefCell<JustextMemo> = std::cell::RefCell::default();
+}
+
+/// (Patch of crawl.) Drops `justext_rescue`'s memo (a page's HTML) once a page's extraction ends.
+pub(crate) fn forget_justext() {
+    JUSTEXT_MEMO.with_borrow_mut(|memo| *memo = JustextMemo::default());
 }
 
 /// Clean and sanitize the output of a generic fallback extractor.
@@ -817,6 +868,38 @@ mod tests {
         // Should at least attempt extraction (may or may not produce text depending on length)
         // The key thing is it doesn't panic
         let _ = result;
+    }
+
+    /// (Patch of crawl.) A second call on the same page answers from the memo as the first
+    /// did, and another page is not answered from it.
+    #[test]
+    fn test_justext_memo_answers_as_justext() {
+        let article = |topic: &str| {
+            let sentence = format!(
+                "This is a long paragraph about {topic} and the things that happen in the \
+                 world, which we would like to read about in the evening with the family. "
+            );
+            format!(
+                "<html><body><nav><a href=/>Home</a></nav><p>{}</p><p>{}</p></body></html>",
+                sentence.repeat(4),
+                sentence.repeat(3)
+            )
+        };
+        let opts = default_opts();
+        let (first, second) = (doc(&article("gardens")), doc(&article("rivers")));
+        forget_justext();
+        let fresh = justext_rescue(&first, &opts).expect("justext keeps the paragraphs");
+        let again = justext_rescue(&first, &opts).expect("the memo's answer");
+        assert_eq!(fresh.1, again.1);
+        assert_eq!(
+            fresh.0.inner_html(fresh.0.root()),
+            again.0.inner_html(again.0.root())
+        );
+        let other = justext_rescue(&second, &opts).expect("justext keeps the paragraphs");
+        assert!(other.1.contains("rivers") && !other.1.contains("gardens"));
+        forget_justext();
+        let unmemoized = justext_rescue(&second, &opts).expect("justext keeps the paragraphs");
+        assert_eq!(other.1, unmemoized.1);
     }
 
     #[test]

@@ -110,14 +110,23 @@ pub(crate) fn prune_html(doc: &mut Document, opts: &Options) {
 ///
 /// Port of `pruneUnwantedNodes`.
 pub(crate) fn prune_unwanted_nodes(doc: &Document, rules: &[Rule], with_backup: bool) -> Document {
+    prune_unwanted_nodes_owned(doc.clone_document(), rules, with_backup)
+}
+
+/// (Patch of crawl.) `prune_unwanted_nodes` of a document the caller gives up: pruned in
+/// place, not copied first (a copy of the whole tree a call; four calls a candidate).
+pub(crate) fn prune_unwanted_nodes_owned(
+    mut work: Document,
+    rules: &[Rule],
+    with_backup: bool,
+) -> Document {
     let (backup, old_len) = if with_backup {
-        let text_len = doc.iter_text(doc.root(), " ").chars().count();
-        (Some(doc.clone_document()), text_len)
+        let text_len = work.iter_text(work.root(), " ").chars().count();
+        (Some(work.clone_document()), text_len)
     } else {
         (None, 0)
     };
 
-    let mut work = doc.clone_document();
 
     // Collect all matches upfront, then remove in reverse order. Tail text
     // nodes stay in place (`keep_tail = true`): current Go prunes with

@@ -17,6 +17,7 @@ use crate::utils::trim;
 use elements::handle_text_elem;
 use html_processing::{
     delete_by_link_density, handle_text_node, link_density_test_tables, prune_unwanted_nodes,
+    prune_unwanted_nodes_owned,
 };
 
 // ---------------------------------------------------------------------------
@@ -28,25 +29,40 @@ use html_processing::{
 /// pass `doc.clone_document()`.
 ///
 /// Port of `pruneUnwantedSections`.
+#[cfg(test)]
 pub(crate) fn prune_unwanted_sections(
     doc: &Document,
     potential_tags: &HashSet<&str>,
     opts: &Options,
 ) -> Document {
+    prune_unwanted_sections_owned(doc.clone_document(), potential_tags, opts)
+}
+
+/// (Patch of crawl.) `prune_unwanted_sections` of a document the caller gives up: each
+/// `prune_unwanted_nodes` of the chain prunes it in place instead of copying the tree.
+pub(crate) fn prune_unwanted_sections_owned(
+    doc: Document,
+    potential_tags: &HashSet<&str>,
+    opts: &Options,
+) -> Document {
     // Prune overall discarded content (with backup in case too many nodes removed).
-    let mut work = prune_unwanted_nodes(doc, selector::discard::OVERALL_DISCARDED_CONTENT, true);
+    let mut work =
+        prune_unwanted_nodes_owned(doc, selector::discard::OVERALL_DISCARDED_CONTENT, true);
 
     // Prune images.
     if !opts.include_images {
-        work = prune_unwanted_nodes(&work, selector::discard::DISCARDED_IMAGE, false);
+        work = prune_unwanted_nodes_owned(work, selector::discard::DISCARDED_IMAGE, false);
     }
 
     // Balance precision / recall.
     if opts.focus != ExtractionFocus::FavorRecall {
-        work = prune_unwanted_nodes(&work, selector::discard::DISCARDED_TEASER, false);
+        work = prune_unwanted_nodes_owned(work, selector::discard::DISCARDED_TEASER, false);
         if opts.focus == ExtractionFocus::FavorPrecision {
-            work =
-                prune_unwanted_nodes(&work, selector::discard::PRECISION_DISCARDED_CONTENT, false);
+            work = prune_unwanted_nodes_owned(
+                work,
+                selector::discard::PRECISION_DISCARDED_CONTENT,
+                false,
+            );
         }
     }
 
@@ -135,7 +151,7 @@ fn recover_wild_text(
         }
     }
 
-    let mut search_doc = prune_unwanted_sections(doc, potential_tags, opts);
+    let mut search_doc = prune_unwanted_sections_owned(doc.clone_document(), potential_tags, opts);
 
     let root = search_doc.root();
 
@@ -189,6 +205,7 @@ pub(crate) fn extract_content(
     }
 
     let mut result_elems: Vec<(String, String)> = Vec::new();
+    let mut paragraph_text: Option<String> = None;
 
     // Try each content selector in priority order.
     'selector_loop: for &rule in selector::content::CONTENT {
@@ -206,7 +223,7 @@ pub(crate) fn extract_content(
         // Uses direct node copying rather than serialize+reparse to avoid html5ever overhead.
         let subtree_doc = doc.extract_subtree_as_document(sub_id);
 
-        let mut work = prune_unwanted_sections(&subtree_doc, &potential_tags, opts);
+        let mut work = prune_unwanted_sections_owned(subtree_doc, &potential_tags, opts);
         let work_body = work.body().unwrap_or_else(|| work.root());
 
         // Skip if the subtree is now empty.
@@ -216,11 +233,14 @@ pub(crate) fn extract_content(
 
         // Count paragraph text from the original document (before pruning),
         // scanning the whole doc — this matches Go's `dom.GetElementsByTagName(doc, "p")`.
-        let paragraph_text: String = doc
-            .iter(doc.root(), &["p"])
-            .into_iter()
-            .map(|id| doc.text_content(id))
-            .collect();
+        // (Patch of crawl.) `doc` does not change in the loop: its paragraphs' text is
+        // gathered once, not once a candidate.
+        let paragraph_text: &String = paragraph_text.get_or_insert_with(|| {
+            doc.iter(doc.root(), &["p"])
+                .into_iter()
+                .map(|id| doc.text_content(id))
+                .collect()
+        });
 
         let factor: usize = if opts.focus == ExtractionFocus::FavorPrecision {
             1

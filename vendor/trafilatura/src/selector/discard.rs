@@ -67,8 +67,18 @@ fn unlikely_candidates_rule1(doc: &Document, id: NodeId) -> bool {
     if tag == "html" || tag == "body" {
         return false;
     }
+    // (Patch of crawl.) Without a class or id the text below is " ", which no token matches.
+    if without_attributes(doc, id, &["class", "id"]) {
+        return false;
+    }
     let attributes = format!("{} {}", doc.class_name(id), doc.id_attr(id));
     UNLIKELY_TOKENS.is_match(&attributes) && !POSSIBLE_CONTENT_TOKENS.is_match(&attributes)
+}
+
+/// (Patch of crawl.) Whether element `id` has none of `names` or only empty values: a rule
+/// that looks for non-empty strings in them cannot match it.
+fn without_attributes(doc: &Document, id: NodeId, names: &[&str]) -> bool {
+    names.iter().all(|name| doc.attr_or_empty(id, name).is_empty())
 }
 
 /// Rules that discard image caption containers.
@@ -93,6 +103,14 @@ fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
     match tag {
         "div" | "dd" | "dt" | "li" | "ul" | "ol" | "dl" | "p" | "section" | "span" => {}
         _ => return false,
+    }
+    // (Patch of crawl.) Every test below looks for a non-empty string in these attributes
+    // but one, which looks for an attribute: an element without them is decided here,
+    // without building their strings.
+    if without_attributes(doc, id, &["class", "id", "role", "data-component"]) {
+        return doc
+            .get_attribute(id, "data-lp-replacement-content")
+            .is_some();
     }
 
     let class = doc.class_name(id);
@@ -190,6 +208,10 @@ fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
 ///
 /// Port of `overallDiscardedContentRule2`.
 fn overall_discarded_content_rule2(doc: &Document, id: NodeId) -> bool {
+    // (Patch of crawl.) Every test below looks for a non-empty string in these attributes.
+    if without_attributes(doc, id, &["class", "id", "style", "aria-hidden"]) {
+        return false;
+    }
     let class = doc.class_name(id);
     let elem_id = doc.id_attr(id);
     let style = doc.get_attribute(id, "style").unwrap_or_default();
@@ -336,6 +358,10 @@ fn discarded_image_rule1(doc: &Document, id: NodeId) -> bool {
         _ => return false,
     }
 
+    // (Patch of crawl.) Both tests look for a non-empty string in these attributes.
+    if without_attributes(doc, id, &["class", "id"]) {
+        return false;
+    }
     let class = doc.class_name(id);
     let elem_id = doc.id_attr(id);
 
@@ -356,6 +382,10 @@ fn discarded_teaser_rule1(doc: &Document, id: NodeId) -> bool {
         _ => return false,
     }
 
+    // (Patch of crawl.) Both tests look for a non-empty string in these attributes.
+    if without_attributes(doc, id, &["class", "id"]) {
+        return false;
+    }
     let class = doc.class_name(id);
     let elem_id = doc.id_attr(id);
 
@@ -370,6 +400,29 @@ mod tests {
 
     fn parse(html: &str) -> Document {
         Document::parse(html)
+    }
+
+    /// (Patch of crawl.) The rules' quick answer for elements without the attributes they read:
+    /// no match, but for the one test of an attribute's presence.
+    #[test]
+    fn test_rules_without_attributes() {
+        let doc = parse(
+            r#"<html><body><div>a</div><section lang="en">b</section>
+            <div data-lp-replacement-content="">c</div><p class="" id="">d</p></body></html>"#,
+        );
+        let body = doc.body().unwrap();
+        let elements = doc.get_elements_by_tag_name(body, "*");
+        let matched: Vec<bool> = elements
+            .iter()
+            .map(|&id| {
+                overall_discarded_content_rule1(&doc, id)
+                    || overall_discarded_content_rule2(&doc, id)
+                    || unlikely_candidates_rule1(&doc, id)
+                    || discarded_image_rule1(&doc, id)
+                    || discarded_teaser_rule1(&doc, id)
+            })
+            .collect();
+        assert_eq!(matched, [false, false, true, false]);
     }
 
     #[test]
