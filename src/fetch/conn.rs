@@ -671,12 +671,7 @@ impl Connection {
             // Little room left: move what is unread (or kept from the mark) to the front, or
             // grow (the callers bound how much is kept unread: a head, a line; a
             // non-blocking parse keeps its response, up to the body's cap).
-            let from = self.mark.map_or(self.pos, |(mark, _)| mark);
-            self.buf.copy_within(from..self.end, 0);
-            (self.pos, self.end) = (self.pos - from, self.end - from);
-            if let Some((mark, _)) = &mut self.mark {
-                *mark = 0;
-            }
+            self.compact();
             if self.end + READ_CHUNK / 4 > self.buf.len() {
                 self.buf.resize(self.buf.len() + READ_CHUNK, 0);
             }
@@ -1089,17 +1084,23 @@ impl Connection {
         if self.buf.len() - self.end >= wanted.min(READ_CHUNK / 4) {
             return;
         }
-        let from = self.mark.map_or(self.pos, |(mark, _)| mark);
-        if from > 0 {
-            self.buf.copy_within(from..self.end, 0);
-            (self.pos, self.end) = (self.pos - from, self.end - from);
-            if let Some((mark, _)) = &mut self.mark {
-                *mark = 0;
-            }
-        }
+        self.compact();
         let n = wanted.min(self.end.max(READ_CHUNK));
         if self.buf.len() - self.end < n {
             self.buf.resize(self.end + n, 0);
+        }
+    }
+
+    /// Moves what is unread (or kept from the mark) to the front of the buffer.
+    fn compact(&mut self) {
+        let from = self.mark.map_or(self.pos, |(mark, _)| mark);
+        if from == 0 {
+            return;
+        }
+        self.buf.copy_within(from..self.end, 0);
+        (self.pos, self.end) = (self.pos - from, self.end - from);
+        if let Some((mark, _)) = &mut self.mark {
+            *mark = 0;
         }
     }
 
