@@ -99,11 +99,17 @@ impl Word {
         self.tail = self.tail << 8 | u64::from(b);
         self.len += 1;
         if self.len.is_multiple_of(8) {
-            self.head = (self.head ^ self.tail)
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .rotate_left(29);
+            self.fold(self.tail);
             self.tail = 0;
         }
+    }
+
+    /// Folds 8 packed bytes of the word into `head`.
+    #[inline(always)]
+    fn fold(&mut self, eight: u64) {
+        self.head = (self.head ^ eight)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
     }
 
     /// `push` of each of the first `len` bytes of `rest`, ASCII letters and digits all,
@@ -121,9 +127,7 @@ impl Word {
             at += 1;
         }
         while len - at >= 8 {
-            self.head = (self.head ^ (eight(at) | LOWER))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .rotate_left(29);
+            self.fold(eight(at) | LOWER);
             self.len += 8;
             at += 8;
         }
