@@ -3,7 +3,7 @@
 //! the CPU time of the extraction calls alone (files read and decompressed first), per page.
 //!
 //! ```text
-//! cargo run --release --example extract_bench -- main|full OUT.json FILE.html[.gz]...
+//! cargo run --release --example extract_bench -- main|full|trafilatura|one-pass OUT.json FILE.html[.gz]...
 //! ```
 
 use std::io::Read;
@@ -13,12 +13,12 @@ use url::Url;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: extract_bench main|full OUT.json FILE.html[.gz]...";
+    let usage = "usage: extract_bench main|full|trafilatura|one-pass OUT.json FILE.html[.gz]...";
     let (Some(mode), Some(out)) = (args.next(), args.next()) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
-    if mode != "main" && mode != "full" {
+    if !["main", "full", "trafilatura", "one-pass"].contains(&mode.as_str()) {
         eprintln!("{usage} (not {mode:?})");
         std::process::exit(2);
     }
@@ -30,6 +30,8 @@ fn main() {
         let start = cpu_seconds();
         let text = match mode.as_str() {
             "main" => crawl::main_text(html, &url),
+            "trafilatura" => crawl::main_text_by(crawl::Extractor::Trafilatura, html, &url),
+            "one-pass" => crawl::main_text_by(crawl::Extractor::OnePass, html, &url),
             _ => crawl::full_text(html),
         };
         let took = cpu_seconds() - start;

@@ -40,7 +40,7 @@ pub use cli::command::main;
 /// A page's text and metadata (`--text`), for `examples/extract_bench.rs`
 /// (`benches/extraction.sh`: the article-extraction benchmark).
 pub use content::metadata::{Metadata, metadata};
-pub use content::text::{full_text, main_text};
+pub use content::text::{Extractor, full_text, main_text, main_text_by};
 pub use sys::tune_allocator;
 
 // For the integration tests, examples, benchmarks and fuzz targets: the pure functions they

@@ -81,8 +81,14 @@ pub fn metadata(html: &str, url: &Url) -> Metadata {
 /// The page's titles: its `<title>` and its `og:title`, those it has (`text::main_text` drops
 /// a first line that repeats one).
 pub(crate) fn titles(html: &str, url: &Url) -> Vec<String> {
+    metadata_and_titles(html, url).1
+}
+
+/// The metadata of `html` and its titles (`titles`), from one reading.
+pub(crate) fn metadata_and_titles(html: &str, url: &Url) -> (Metadata, Vec<String>) {
     let (metadata, og_title) = read(html, url);
-    metadata.title.into_iter().chain(og_title).collect()
+    let titles = metadata.title.iter().cloned().chain(og_title).collect();
+    (metadata, titles)
 }
 
 /// The metadata, and the `og:title` beside a `<title>` (which `Metadata::title` holds).
@@ -115,6 +121,7 @@ fn read(html: &str, url: &Url) -> (Metadata, Option<String>) {
                 }
                 continue;
             }
+            Token::End(_) => continue,
             Token::Start { ns, .. } if ns != Namespace::Html || tokens.in_template() => continue,
             Token::Start { .. } => match tokens.kept_as() {
                 Some(name) => name,

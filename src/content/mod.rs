@@ -22,6 +22,8 @@
 //!   item, table row, code line) to a line.
 
 pub mod fields;
+pub(crate) mod lines;
 pub mod markdown;
 pub mod metadata;
+pub(crate) mod one_pass;
 pub mod text;

@@ -19,7 +19,8 @@
 //! line that repeats the page's title is then dropped (the title is metadata): F1 0.964
 //! (BENCHMARKS.md, "Main text"; `benches/extraction.sh`).
 
-use crate::content::metadata;
+use crate::content::lines::{BLOCKS, Lines};
+use crate::content::{metadata, one_pass};
 use crate::url::html::{Token, Tokenizer, attribute_value};
 use url::Url;
 
@@ -33,26 +34,15 @@ pub enum TextMode {
 }
 
 /// The text `mode` keeps of a page whose body reads as `body` (decoded to UTF-8), fetched
-/// from `url`: of an HTML page (`html`) its main or full text, of a plain-text page the text
-/// itself (with its line endings made `\n`).
-pub fn text_of(mode: TextMode, body: &str, html: bool, url: &Url) -> String {
+/// from `url`, whose titles (`metadata::titles`) are `titles`: of an HTML page (`html`) its
+/// main or full text, of a plain-text page the text itself (with its line endings made `\n`).
+pub fn text_of(mode: TextMode, body: &str, html: bool, url: &Url, titles: &[String]) -> String {
     match (html, mode) {
-        (true, TextMode::Main) => main_text(body, url),
+        (true, TextMode::Main) => main_text_titled(Extractor::Either, body, url, titles),
         (true, TextMode::Full) => full_text(body),
         (false, _) => body.replace("\r\n", "\n"),
     }
 }
-
-/// Elements that start or end a line of text: HTML's block-level and table elements, and
-/// `<br>`. Lower case; a tag name is compared without case.
-#[rustfmt::skip]
-const BLOCKS: [&[u8]; 48] = [
-    b"address", b"article", b"aside", b"blockquote", b"br", b"caption", b"dd", b"details",
-    b"dialog", b"div", b"dl", b"dt", b"fieldset", b"figcaption", b"figure", b"footer", b"form",
-    b"h1", b"h2", b"h3", b"h4", b"h5", b"h6", b"header", b"hgroup", b"hr", b"li", b"main",
-    b"menu", b"nav", b"ol", b"option", b"p", b"pre", b"section", b"summary", b"table", b"tbody",
-    b"td", b"tfoot", b"th", b"thead", b"tr", b"ul", b"body", b"head", b"title", b"html",
-];
 
 /// Bytes of a page `main_text` builds its tree of; the rest is not read. Extraction's tree costs
 /// tens of bytes of memory per byte of page, and main content that starts past this is rare.
@@ -71,12 +61,42 @@ pub const MAX_DEPTH: usize = 500;
 /// does not find gives the text its last-resort baseline reads (the body's paragraphs, else
 /// all its text); empty if the page has no text or the extractor fails.
 pub fn main_text(html: &str, url: &Url) -> String {
+    main_text_by(Extractor::Either, html, url)
+}
+
+/// Which extractor `main_text_by` runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Extractor {
+    /// The one-pass reading where it answers (`one_pass`), trafilatura elsewhere: `--text main`.
+    Either,
+    /// trafilatura alone.
+    Trafilatura,
+    /// The one-pass reading alone: empty where it does not answer.
+    OnePass,
+}
+
+/// `main_text` by the extractor `by`; the others are for comparing them
+/// (`examples/extract_bench.rs`).
+pub fn main_text_by(by: Extractor, html: &str, url: &Url) -> String {
+    main_text_titled(by, html, url, &metadata::titles(html, url))
+}
+
+/// `main_text_by` of a page whose titles (`metadata::titles`) are `titles`.
+fn main_text_titled(by: Extractor, html: &str, url: &Url, titles: &[String]) -> String {
+    if by != Extractor::Trafilatura {
+        let page = &html[..floor_char_boundary(html, MAX_TREE_BYTES)];
+        match one_pass::main_text(page, MAX_DEPTH) {
+            Some(text) => return without_title(text, titles),
+            None if by == Extractor::OnePass => return String::new(),
+            None => {}
+        }
+    }
     let text = match main_content(html, url, false, |_| ()) {
         MainContent::Html(kept) => full_text(&kept),
         MainContent::TooDeep(page) => return full_text(page),
         MainContent::Failed => return String::new(),
     };
-    without_title(text, &metadata::titles(html, url))
+    without_title(text, titles)
 }
 
 /// What the extractor kept of a page (`main_content`).
@@ -101,11 +121,7 @@ pub(crate) fn main_content<'h>(
     links_and_images: bool,
     inspect: impl FnOnce(&trafilatura::dom::Document),
 ) -> MainContent<'h> {
-    let mut end = html.len().min(MAX_TREE_BYTES);
-    while !html.is_char_boundary(end) {
-        end -= 1;
-    }
-    let page = &html[..end];
+    let page = &html[..floor_char_boundary(html, MAX_TREE_BYTES)];
     if nesting_at_most(page.as_bytes(), MAX_DEPTH).is_none() {
         return MainContent::TooDeep(page);
     }
@@ -130,6 +146,15 @@ pub(crate) fn main_content<'h>(
         Ok(Ok(result)) => MainContent::Html(result.content_html),
         _ => MainContent::Failed,
     }
+}
+
+/// The largest `end` at most `at` that is a character boundary of `text`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut end = text.len().min(at);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// Elements that end without an end tag: void ones, and those the next of their kind (or
@@ -278,71 +303,6 @@ fn breaks_line(markup: &[u8], pre: &mut u32) -> bool {
         }
     }
     breaks
-}
-
-/// Text gathered into lines: whitespace collapsed, empty lines dropped.
-struct Lines {
-    text: String,
-    /// A space is owed before the next word of the line.
-    space: bool,
-}
-
-impl Lines {
-    fn with_capacity(bytes: usize) -> Lines {
-        Lines {
-            text: String::with_capacity(bytes),
-            space: false,
-        }
-    }
-
-    /// Appends `text` to the current line, its whitespace collapsed.
-    fn push(&mut self, text: &str) {
-        for (i, word) in text.split(char::is_whitespace).enumerate() {
-            if i > 0 {
-                self.space = true;
-            }
-            if word.is_empty() {
-                continue;
-            }
-            if self.space && !self.text.is_empty() && !self.text.ends_with('\n') {
-                self.text.push(' ');
-            }
-            self.space = false;
-            self.text.push_str(word);
-        }
-    }
-
-    /// Appends the text of a `<pre>` as it is: its line breaks end lines, its spaces stay
-    /// (tabs and carriage returns aside, whose widths the text cannot keep).
-    fn push_preformatted(&mut self, text: &str) {
-        for (i, line) in text.split('\n').enumerate() {
-            if i > 0 {
-                self.end_line();
-            }
-            let line = line.trim_end_matches('\r');
-            if self.space && !line.is_empty() && !self.text.is_empty() && !self.text.ends_with('\n')
-            {
-                self.text.push(' ');
-            }
-            self.space = false;
-            self.text.push_str(line);
-        }
-    }
-
-    /// Ends the current line, if it has any text.
-    fn end_line(&mut self) {
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.text.push('\n');
-        }
-        self.space = false;
-    }
-
-    fn finish(mut self) -> String {
-        while self.text.ends_with('\n') {
-            self.text.pop();
-        }
-        self.text
-    }
 }
 
 #[cfg(test)]

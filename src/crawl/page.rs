@@ -111,14 +111,22 @@ impl<'e> Page<'e> {
             return;
         }
         let html = self.response.is_html();
+        // The metadata first: its titles tell the main text which first line to drop.
+        let (meta, titles) = match html && (text.is_some() || markdown) {
+            true => {
+                let (meta, titles) = content::metadata::metadata_and_titles(self.text(), &self.url);
+                (Some(meta), titles)
+            }
+            false => (None, Vec::new()),
+        };
         if let Some(mode) = text {
-            self.text_kept = Some(content::text::text_of(mode, self.text(), html, &self.url));
+            let kept = content::text::text_of(mode, self.text(), html, &self.url, &titles);
+            self.text_kept = Some(kept);
         }
         if html && markdown {
             self.markdown_kept = Some(content::markdown::main_markdown(self.text(), &self.url));
         }
-        if html && (text.is_some() || markdown) {
-            let mut meta = content::metadata::metadata(self.text(), &self.url);
+        if let Some(mut meta) = meta {
             if meta.lang.is_none() {
                 let read = self.text_kept.as_deref().or(self.markdown_kept.as_deref());
                 meta.lang_detected = read.and_then(content::metadata::detect_language);

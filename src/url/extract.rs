@@ -311,7 +311,7 @@ fn scan(
                 }
                 continue;
             }
-            Token::Text(_) => continue,
+            Token::Text(_) | Token::End(_) => continue,
         };
         let tag_start = name.start - 1;
         let name = &body[name];

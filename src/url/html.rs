@@ -83,6 +83,10 @@ pub(crate) enum Token {
     /// The content of the element the last start tag opened, when that is text: RCDATA,
     /// RAWTEXT, script data or plaintext (up to its end tag, or to the end of the input).
     Text(Range<usize>),
+    /// An end tag's name, as written, in the data state; only when asked
+    /// (`report_end_tags`). The end tags of elements whose content is text are not reported:
+    /// their `Text` ends them.
+    End(Range<usize>),
 }
 
 /// The state at a tag's attributes (the standard's states of the same names).
@@ -128,6 +132,8 @@ pub(crate) struct Tokenizer<'a> {
     style: Option<Range<usize>>,
     /// HTML `<template>` elements open.
     templates: u32,
+    /// Report end tags (`Token::End`).
+    end_tags: bool,
     /// `lol_html` reads what followed differently (see the module doc); for the oracle tests.
     #[cfg(any(test, feature = "oracle"))]
     pub(crate) unlike_lol_html: bool,
@@ -218,6 +224,7 @@ impl<'a> Tokenizer<'a> {
             kept_as: None,
             style: None,
             templates: 0,
+            end_tags: false,
             #[cfg(any(test, feature = "oracle"))]
             unlike_lol_html: false,
             #[cfg(any(test, feature = "oracle"))]
@@ -257,6 +264,12 @@ impl<'a> Tokenizer<'a> {
         self.text_runs.drain(..)
     }
 
+    /// Reports end tags too (`Token::End`), for a reader that follows the elements' nesting
+    /// (`content::one_pass`); link extraction does not.
+    pub(crate) fn report_end_tags(&mut self, on: bool) {
+        self.end_tags = on;
+    }
+
     /// Whether runs of text wait for `take_text_runs`.
     #[inline]
     pub(crate) fn has_text_runs(&self) -> bool {
@@ -277,6 +290,16 @@ impl<'a> Tokenizer<'a> {
             .iter()
             .find(|a| eq_ci(&self.input[a.name.clone()], name))?;
         Some(a.value.clone().unwrap_or(a.name.end..a.name.end))
+    }
+
+    /// The last start tag's attributes in order, as (name, raw value) ranges of the input (an
+    /// empty value range for an attribute without a value); a repeated name is there twice,
+    /// where `attr_range` finds the first. None when they were not kept.
+    pub(crate) fn attributes(&self) -> impl Iterator<Item = (Range<usize>, Range<usize>)> + '_ {
+        self.attrs.iter().map(|a| {
+            let value = a.value.clone().unwrap_or(a.name.end..a.name.end);
+            (a.name.clone(), value)
+        })
     }
 
     /// `attr_range(b"style")`, without a search, and whether or not the attributes were kept.
@@ -364,7 +387,10 @@ impl<'a> Tokenizer<'a> {
                         let read = matches!(state, TagState::Done)
                             || self.finish_tag(state, false).is_some();
                         if read && (self.templates > 0 || self.ns.len() > 1) {
-                            self.end_tag_feedback(&input[name]);
+                            self.end_tag_feedback(&input[name.clone()]);
+                        }
+                        if read && self.end_tags {
+                            return Some(Token::End(name));
                         }
                     }
                     Some(b'>') => self.pos += 1,

@@ -79,6 +79,31 @@ pub(crate) mod extraction;
 pub mod metadata;
 pub mod options;
 pub mod result;
+
+/// (Patch of crawl.) The rules the main extraction applies to an element, for a caller that
+/// reads a page's elements one by one instead of through a `Document`: which content rules
+/// name it a main-content container, and whether the extraction prunes it.
+pub mod rules {
+    pub use crate::selector::Element;
+    pub use crate::selector::RULE_NEEDLES as NEEDLES;
+    /// The cleaning's tag list: elements removed with their content before extraction.
+    pub fn cleaned_tag(tag: &str) -> bool {
+        crate::settings::TAGS_TO_CLEAN.contains(tag)
+    }
+    /// The content rules (`selector::content::CONTENT`, tried in order: the first element
+    /// matching rule 1, else rule 2, ...) element `e` matches, as bits, rule 1 the lowest.
+    pub fn content_rules(e: &impl Element) -> u8 {
+        crate::selector::content::content_rules_matched(e)
+    }
+    /// Whether pruning a content container removes `e` with its content.
+    pub fn pruned(e: &impl Element) -> bool {
+        crate::selector::discard::pruned_from_content(e)
+    }
+    /// Whether the comment sections' removal takes `e` out (comments excluded, the default).
+    pub fn comments(e: &impl Element) -> bool {
+        crate::selector::discard::removed_comments(e)
+    }
+}
 pub(crate) mod selector;
 pub(crate) mod settings;
 pub mod utils;

@@ -92,12 +92,12 @@ impl Document {
         self.get_attribute(id, "class").unwrap_or_default()
     }
 
-    /// (Patch of crawl.) The value of a named attribute, empty if absent, borrowed: the
-    /// selector rules' quick "no such attribute" test builds no string.
-    pub(crate) fn attr_or_empty(&self, id: NodeId, name: &str) -> &str {
+    /// (Patch of crawl.) The value of a named attribute, borrowed: the selector rules read
+    /// attributes without building strings (`selector::Element`).
+    pub(crate) fn attr_ref(&self, id: NodeId, name: &str) -> Option<&str> {
         match self.tree.get(id).map(|n| n.value()) {
-            Some(Node::Element(e)) => e.attr(name).unwrap_or(""),
-            _ => "",
+            Some(Node::Element(e)) => e.attr(name),
+            _ => None,
         }
     }
 
@@ -1378,8 +1378,18 @@ mod tests {
             }
             for id in d.iter(d.root(), &[]) {
                 let node = scraper::ElementRef::wrap(d.tree.get(id).unwrap()).unwrap();
-                assert_eq!(d.outer_html(id), node.html(), "outer_html of <{}>", d.tag_name(id));
-                assert_eq!(d.inner_html(id), node.inner_html(), "inner_html of <{}>", d.tag_name(id));
+                assert_eq!(
+                    d.outer_html(id),
+                    node.html(),
+                    "outer_html of <{}>",
+                    d.tag_name(id)
+                );
+                assert_eq!(
+                    d.inner_html(id),
+                    node.inner_html(),
+                    "inner_html of <{}>",
+                    d.tag_name(id)
+                );
             }
         }
     }

@@ -127,7 +127,6 @@ pub(crate) fn prune_unwanted_nodes_owned(
         (None, 0)
     };
 
-
     // Collect all matches upfront, then remove in reverse order. Tail text
     // nodes stay in place (`keep_tail = true`): current Go prunes with
     // `etree.Remove(node, true)`. The older Go tail-juggling (SetTail on the

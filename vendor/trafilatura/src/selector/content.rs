@@ -1,33 +1,48 @@
 // Port of go-trafilatura/internal/selector/content.go
 
-use crate::dom::{Document, NodeId};
 use crate::selector::utils::{contains, lower, starts_with};
+use crate::selector::Element;
 
 /// Ordered list of content extraction rules.
 /// Applied in sequence; the first match wins.
 pub(crate) const CONTENT: &[super::Rule] = &[
-    content_rule1,
-    content_rule2,
-    content_rule3,
-    content_rule4,
-    content_rule5,
+    |d, i| content_rule1(&(d, i)),
+    |d, i| content_rule2(&(d, i)),
+    |d, i| content_rule3(&(d, i)),
+    |d, i| content_rule4(&(d, i)),
+    |d, i| content_rule5(&(d, i)),
 ];
+
+/// (Patch of crawl.) The CONTENT rules an element matches, as bits (rule 1 the lowest), for
+/// a caller that reads elements without a `Document` (`crate::rules`).
+pub(crate) fn content_rules_matched(e: &impl Element) -> u8 {
+    let rules: [fn(&_) -> bool; 5] = [
+        content_rule1,
+        content_rule2,
+        content_rule3,
+        content_rule4,
+        content_rule5,
+    ];
+    (0..5)
+        .filter(|&r| rules[r](e))
+        .fold(0, |bits, r| bits | 1 << r)
+}
 
 /// Matches common article/post content containers by class/id patterns.
 ///
 /// Port of `contentRule1`.
-fn content_rule1(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn content_rule1(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "article" | "div" | "main" | "section" => {}
         _ => return false,
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
-    let item_prop = doc.get_attribute(id, "itemprop").unwrap_or_default();
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
+    let item_prop = e.attribute("itemprop").unwrap_or_default();
 
-    matches!(class.as_str(), "post" | "entry")
+    matches!(class, "post" | "entry")
         || contains(&class, "post-text")
         || contains(&class, "post_text")
         || contains(&class, "post-body")
@@ -66,23 +81,23 @@ fn content_rule1(doc: &Document, id: NodeId) -> bool {
 /// Matches any `<article>` element.
 ///
 /// Port of `contentRule2`.
-fn content_rule2(doc: &Document, id: NodeId) -> bool {
-    doc.tag_name(id) == "article"
+fn content_rule2(e: &impl Element) -> bool {
+    e.tag() == "article"
 }
 
 /// Matches content containers by story/post/blog class patterns, plus `role="article"`.
 ///
 /// Port of `contentRule3`.
-fn content_rule3(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn content_rule3(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "article" | "div" | "main" | "section" => {}
         _ => return false,
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
-    let role = doc.get_attribute(id, "role").unwrap_or_default();
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
+    let role = e.attribute("role").unwrap_or_default();
 
     contains(&class, "post-bodycopy")
         || contains(&class, "storycontent")
@@ -113,15 +128,15 @@ fn content_rule3(doc: &Document, id: NodeId) -> bool {
 /// Matches content containers by content-main/content-body/main-content patterns.
 ///
 /// Port of `contentRule4`.
-fn content_rule4(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn content_rule4(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "article" | "div" | "main" | "section" => {}
         _ => return false,
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
 
     contains(&elem_id, "content-main")
         || contains(&class, "content-main")
@@ -140,17 +155,17 @@ fn content_rule4(doc: &Document, id: NodeId) -> bool {
 /// Matches containers starting with "main" in class/id/role, plus `<main>` itself.
 ///
 /// Port of `contentRule5`.
-fn content_rule5(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn content_rule5(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "article" | "div" | "section" => {}
         "main" => return true,
         _ => return false,
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
-    let role = doc.get_attribute(id, "role").unwrap_or_default();
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
+    let role = e.attribute("role").unwrap_or_default();
 
     starts_with(&class, "main") || starts_with(&elem_id, "main") || starts_with(&role, "main")
 }

@@ -4,14 +4,31 @@
 
 use crate::dom::{Document, NodeId};
 use crate::selector::utils::{contains, lower, starts_with};
+use crate::selector::Element;
 
 /// Rules that discard common boilerplate: footers, nav, sidebars, ads, etc.
 ///
 /// Port of `OverallDiscardedContent`.
 pub(crate) const OVERALL_DISCARDED_CONTENT: &[super::Rule] = &[
-    overall_discarded_content_rule1,
-    overall_discarded_content_rule2,
+    |d, i| overall_discarded_content_rule1(&(d, i)),
+    |d, i| overall_discarded_content_rule2(&(d, i)),
 ];
+
+/// (Patch of crawl.) Whether the main extraction's pruning removes an element (overall
+/// discarded content, image captions, teasers: the prunes of `prune_unwanted_sections` in
+/// balanced focus without images), for a caller that reads elements without a `Document`.
+pub(crate) fn pruned_from_content(e: &impl Element) -> bool {
+    overall_discarded_content_rule1(e)
+        || overall_discarded_content_rule2(e)
+        || discarded_image_rule1(e)
+        || discarded_teaser_rule1(e)
+}
+
+/// (Patch of crawl.) Whether `REMOVED_COMMENTS` removes an element, for a caller that reads
+/// elements without a `Document`.
+pub(crate) fn removed_comments(e: &impl Element) -> bool {
+    removed_comments_rule1(e)
+}
 
 /// Rules that discard elements in precision mode: headers and link/border containers.
 ///
@@ -33,7 +50,7 @@ pub(crate) const DISCARDED_COMMENTS: &[super::Rule] = &[
 /// Rules that remove full comment thread sections.
 ///
 /// Port of `RemovedComments`.
-pub(crate) const REMOVED_COMMENTS: &[super::Rule] = &[removed_comments_rule1];
+pub(crate) const REMOVED_COMMENTS: &[super::Rule] = &[|d, i| removed_comments_rule1(&(d, i))];
 
 /// Containers that readability-style extractors treat as unlikely content
 /// candidates: comments, sidebars, headers, footers, promos, and similar
@@ -68,7 +85,7 @@ fn unlikely_candidates_rule1(doc: &Document, id: NodeId) -> bool {
         return false;
     }
     // (Patch of crawl.) Without a class or id the text below is " ", which no token matches.
-    if without_attributes(doc, id, &["class", "id"]) {
+    if without_attributes(&(doc, id), &["class", "id"]) {
         return false;
     }
     let attributes = format!("{} {}", doc.class_name(id), doc.id_attr(id));
@@ -77,19 +94,19 @@ fn unlikely_candidates_rule1(doc: &Document, id: NodeId) -> bool {
 
 /// (Patch of crawl.) Whether element `id` has none of `names` or only empty values: a rule
 /// that looks for non-empty strings in them cannot match it.
-fn without_attributes(doc: &Document, id: NodeId, names: &[&str]) -> bool {
-    names.iter().all(|name| doc.attr_or_empty(id, name).is_empty())
+fn without_attributes(e: &impl Element, names: &[&str]) -> bool {
+    names.iter().all(|name| e.attr(name).is_empty())
 }
 
 /// Rules that discard image caption containers.
 ///
 /// Port of `DiscardedImage`.
-pub(crate) const DISCARDED_IMAGE: &[super::Rule] = &[discarded_image_rule1];
+pub(crate) const DISCARDED_IMAGE: &[super::Rule] = &[|d, i| discarded_image_rule1(&(d, i))];
 
 /// Rules that discard teaser/preview elements.
 ///
 /// Port of `DiscardedTeaser`.
-pub(crate) const DISCARDED_TEASER: &[super::Rule] = &[discarded_teaser_rule1];
+pub(crate) const DISCARDED_TEASER: &[super::Rule] = &[|d, i| discarded_teaser_rule1(&(d, i))];
 
 // ---------------------------------------------------------------------------
 // OverallDiscardedContent rules
@@ -98,8 +115,8 @@ pub(crate) const DISCARDED_TEASER: &[super::Rule] = &[discarded_teaser_rule1];
 /// Matches navigation, footers, social sharing, ads, paywalls, and other boilerplate.
 ///
 /// Port of `overallDiscardedContentRule1`.
-fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn overall_discarded_content_rule1(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "div" | "dd" | "dt" | "li" | "ul" | "ol" | "dl" | "p" | "section" | "span" => {}
         _ => return false,
@@ -107,16 +124,14 @@ fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
     // (Patch of crawl.) Every test below looks for a non-empty string in these attributes
     // but one, which looks for an attribute: an element without them is decided here,
     // without building their strings.
-    if without_attributes(doc, id, &["class", "id", "role", "data-component"]) {
-        return doc
-            .get_attribute(id, "data-lp-replacement-content")
-            .is_some();
+    if without_attributes(e, &["class", "id", "role", "data-component"]) {
+        return e.attribute("data-lp-replacement-content").is_some();
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
-    let role = doc.get_attribute(id, "role").unwrap_or_default();
-    let data_component = doc.get_attribute(id, "data-component").unwrap_or_default();
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
+    let role = e.attribute("role").unwrap_or_default();
+    let data_component = e.attribute("data-component").unwrap_or_default();
     let id_class = format!("{elem_id}{class}");
     // Pre-compute lowercased strings to avoid repeated allocations in the conditions.
     let lower_id = lower(&elem_id);
@@ -193,9 +208,7 @@ fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
         || contains(&elem_id, "bmdh")
         || contains(&class, "slide")
         || contains(&class, "viewport")
-        || doc
-            .get_attribute(id, "data-lp-replacement-content")
-            .is_some()
+        || e.attribute("data-lp-replacement-content").is_some()
         || contains(&elem_id, "premium")
         || contains(&class, "overlay")
         || contains(&class, "paid-content")
@@ -207,15 +220,15 @@ fn overall_discarded_content_rule1(doc: &Document, id: NodeId) -> bool {
 /// Matches hidden elements, comment debris, and display:none content.
 ///
 /// Port of `overallDiscardedContentRule2`.
-fn overall_discarded_content_rule2(doc: &Document, id: NodeId) -> bool {
+fn overall_discarded_content_rule2(e: &impl Element) -> bool {
     // (Patch of crawl.) Every test below looks for a non-empty string in these attributes.
-    if without_attributes(doc, id, &["class", "id", "style", "aria-hidden"]) {
+    if without_attributes(e, &["class", "id", "style", "aria-hidden"]) {
         return false;
     }
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
-    let style = doc.get_attribute(id, "style").unwrap_or_default();
-    let aria_hidden = doc.get_attribute(id, "aria-hidden").unwrap_or_default();
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
+    let style = e.attribute("style").unwrap_or_default();
+    let aria_hidden = e.attribute("aria-hidden").unwrap_or_default();
     let id_class = format!("{elem_id}{class}");
     let id_style = format!("{elem_id}{style}");
 
@@ -323,15 +336,15 @@ fn discarded_comments_rule3(doc: &Document, id: NodeId) -> bool {
 /// Matches full comment thread sections (starts with "comment" in id or class).
 ///
 /// Port of `removedCommentsRule1`.
-fn removed_comments_rule1(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn removed_comments_rule1(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "div" | "ol" | "ul" | "dl" | "section" | "details" => {}
         _ => return false,
     }
 
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
 
     starts_with(&elem_id, "comment")
         || starts_with(&elem_id, "Comment")
@@ -351,19 +364,19 @@ fn removed_comments_rule1(doc: &Document, id: NodeId) -> bool {
 /// Matches image caption containers.
 ///
 /// Port of `discardedImageRule1`.
-fn discarded_image_rule1(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn discarded_image_rule1(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "div" | "dd" | "dt" | "li" | "ul" | "ol" | "dl" | "p" | "section" | "span" => {}
         _ => return false,
     }
 
     // (Patch of crawl.) Both tests look for a non-empty string in these attributes.
-    if without_attributes(doc, id, &["class", "id"]) {
+    if without_attributes(e, &["class", "id"]) {
         return false;
     }
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
 
     contains(&elem_id, "caption") || contains(&class, "caption")
 }
@@ -375,19 +388,19 @@ fn discarded_image_rule1(doc: &Document, id: NodeId) -> bool {
 /// Matches teaser/preview containers (case-insensitive).
 ///
 /// Port of `discardedTeaserRule1`.
-fn discarded_teaser_rule1(doc: &Document, id: NodeId) -> bool {
-    let tag = doc.tag_name(id);
+fn discarded_teaser_rule1(e: &impl Element) -> bool {
+    let tag = e.tag();
     match tag {
         "div" | "dd" | "dt" | "li" | "ul" | "ol" | "dl" | "p" | "section" | "span" => {}
         _ => return false,
     }
 
     // (Patch of crawl.) Both tests look for a non-empty string in these attributes.
-    if without_attributes(doc, id, &["class", "id"]) {
+    if without_attributes(e, &["class", "id"]) {
         return false;
     }
-    let class = doc.class_name(id);
-    let elem_id = doc.id_attr(id);
+    let class = e.attr("class");
+    let elem_id = e.attr("id");
 
     contains(&lower(&elem_id), "teaser") || contains(&lower(&class), "teaser")
 }
@@ -415,11 +428,11 @@ mod tests {
         let matched: Vec<bool> = elements
             .iter()
             .map(|&id| {
-                overall_discarded_content_rule1(&doc, id)
-                    || overall_discarded_content_rule2(&doc, id)
+                overall_discarded_content_rule1(&(&doc, id))
+                    || overall_discarded_content_rule2(&(&doc, id))
                     || unlikely_candidates_rule1(&doc, id)
-                    || discarded_image_rule1(&doc, id)
-                    || discarded_teaser_rule1(&doc, id)
+                    || discarded_image_rule1(&(&doc, id))
+                    || discarded_teaser_rule1(&(&doc, id))
             })
             .collect();
         assert_eq!(matched, [false, false, true, false]);
