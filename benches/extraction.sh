@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Main-text extraction on the Zyte article-extraction benchmark (181 real pages with ground
-# truth): `content::text::main_text` (`--text main`), `full_text` (`--text full`) and
+# truth): `content::text::main_text` (`--text main`: the one-pass reading where it answers,
+# the trafilatura crate elsewhere), the crate alone (`crawl_trafilatura`), `full_text` (`--text full`) and
 # trafilatura (Python, from PyPI, in a venv of this script's own) on the same pages, scored
 # side by side by the benchmark's own evaluate.py (token 4-gram shingles: precision, recall, F1,
 # with bootstrap deviations), then the CPU per page of each extractor on those pages and on
@@ -30,7 +31,7 @@ mkdir "$tmp/output"
 ln -s "$bench/ground-truth.json" "$tmp/ground-truth.json"
 pages=("$bench"/html/*.html.gz)
 echo "extraction: ${#pages[@]} pages of $bench, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
-for mode in main full; do
+for mode in main trafilatura full; do
   target/release/examples/extract_bench "$mode" "$tmp/output/crawl_$mode.json" "${pages[@]}"
 done
 "$VENV/bin/python" benches/extraction_trafilatura.py "$tmp/output/trafilatura.json" "${pages[@]}"
@@ -54,7 +55,7 @@ for size in (1, 5):
         i += 1
     open(f"{out}/large-{size}mb.html", "w").write("<html><head><title>Large</title></head><body>" + "".join(page) + "</body></html>")
 PY
-for mode in main full; do
+for mode in main trafilatura full; do
   target/release/examples/extract_bench "$mode" "$tmp/large/out-$mode.json" "$tmp"/large/*.html
 done
 "$VENV/bin/python" benches/extraction_trafilatura.py "$tmp/large/out-trafilatura.json" "$tmp"/large/*.html
