@@ -46,8 +46,8 @@
 use crate::content::lines::{BLOCKS, Lines};
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 use trafilatura::rules::{self, Element};
@@ -193,8 +193,10 @@ struct Page {
     paragraph_chars: usize,
     /// The rules' verdicts on the tag names and attributes seen (pages repeat them: the rules
     /// are a hundred substring searches an element), keyed by `key`.
-    verdicts: HashMap<String, Verdict>,
+    verdicts: FxHashMap<String, Verdict>,
     key: String,
+    /// `might_match`'s buffer.
+    joined: String,
 }
 
 impl Page {
@@ -262,12 +264,13 @@ impl Page {
                 start.attributes[at] = Some(attribute_value(&html[value]));
             }
         }
-        if !might_match(&start, &mut self.key) {
-            return Verdict {
-                rules: tag_only_rules(tag),
-                comments: false,
-                pruned: false,
-            };
+        let by_tag = Verdict {
+            rules: tag_only_rules(tag),
+            comments: false,
+            pruned: false,
+        };
+        if start.attributes.iter().all(Option::is_none) {
+            return by_tag;
         }
         self.key.clear();
         self.key.push_str(start.name);
@@ -278,13 +281,16 @@ impl Page {
                 self.key.push_str(value);
             }
         }
-        if let Some(&known) = self.verdicts.get(&self.key) {
+        if let Some(&known) = self.verdicts.get(self.key.as_str()) {
             return known;
         }
-        let verdict = Verdict {
-            rules: rules::content_rules(&start),
-            comments: rules::comments(&start),
-            pruned: rules::pruned(&start),
+        let verdict = match might_match(&start, &mut self.joined) {
+            false => by_tag,
+            true => Verdict {
+                rules: rules::content_rules(&start),
+                comments: rules::comments(&start),
+                pruned: rules::pruned(&start),
+            },
         };
         self.verdicts.insert(self.key.clone(), verdict);
         verdict
@@ -627,9 +633,6 @@ fn might_match(tag: &StartTag, joined: &mut String) -> bool {
             .build(rules::NEEDLES)
             .expect("the rules' needles make an automaton")
     });
-    if tag.attributes.iter().all(Option::is_none) {
-        return false;
-    }
     if tag.attribute("data-lp-replacement-content").is_some() {
         return true;
     }
@@ -818,9 +821,9 @@ const DEFINITION_SCOPE: Tags = tags(&["dl", "table", "td", "th", "body"]);
 const ROW_SCOPE: Tags = tags(&["tr", "table"]);
 const LINK_SCOPE: Tags = tags(&["td", "th", "table", "body"]);
 
-/// Elements that end a line (`lines::BLOCKS`), and `<template>`, whose content is not read.
-const BREAKS: Tags = {
-    let mut set = tags(&["template"]);
+/// Elements that end a line: `lines::BLOCKS`.
+const BLOCK_TAGS: Tags = {
+    let mut set = Tags(0);
     let mut i = 0;
     while i < BLOCKS.len() {
         set.0 |= 1 << Tag::of_bytes(BLOCKS[i]).0;
@@ -828,6 +831,15 @@ const BREAKS: Tags = {
     }
     set
 };
+
+/// What ends a line here: `BLOCK_TAGS`, and `<template>`, whose content is not read.
+const BREAKS: Tags = Tags(BLOCK_TAGS.0 | tags(&["template"]).0);
+
+/// Whether a tag named `name` (any case) ends a line of text (`lines::BLOCKS`), for
+/// `text::full_text`: one look-up of the name, not a comparison with each block's.
+pub(crate) fn ends_line(name: &[u8]) -> bool {
+    known_tag(name).is(BLOCK_TAGS)
+}
 
 const HEADINGS: Tags = tags(&["h1", "h2", "h3", "h4", "h5", "h6"]);
 

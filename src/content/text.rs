@@ -23,7 +23,7 @@
 //! where the crate alone scores 0.964 and Python trafilatura 2.3.1 0.960 (BENCHMARKS.md,
 //! "Main text in one pass"; `benches/extraction.sh`).
 
-use crate::content::lines::{BLOCKS, Lines};
+use crate::content::lines::Lines;
 use crate::content::{metadata, one_pass};
 use crate::url::html::{Token, Tokenizer, attribute_value};
 use url::Url;
@@ -296,7 +296,7 @@ fn breaks_line(markup: &[u8], pre: &mut u32) -> bool {
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
         let name = &markup[name_start..name_start + len];
-        if name.is_empty() || !BLOCKS.iter().any(|b| name.eq_ignore_ascii_case(b)) {
+        if !one_pass::ends_line(name) {
             continue;
         }
         breaks = true;
