@@ -2,17 +2,6 @@
 //! line, whitespace inside a line collapsed: the output of `text::full_text` and of
 //! `one_pass::main_text`.
 
-/// Elements that start or end a line of text: HTML's block-level and table elements, and
-/// `<br>`. Lower case; a tag name is compared without case.
-#[rustfmt::skip]
-pub(crate) const BLOCKS: [&[u8]; 48] = [
-    b"address", b"article", b"aside", b"blockquote", b"br", b"caption", b"dd", b"details",
-    b"dialog", b"div", b"dl", b"dt", b"fieldset", b"figcaption", b"figure", b"footer", b"form",
-    b"h1", b"h2", b"h3", b"h4", b"h5", b"h6", b"header", b"hgroup", b"hr", b"li", b"main",
-    b"menu", b"nav", b"ol", b"option", b"p", b"pre", b"section", b"summary", b"table", b"tbody",
-    b"td", b"tfoot", b"th", b"thead", b"tr", b"ul", b"body", b"head", b"title", b"html",
-];
-
 /// Text gathered into lines: whitespace collapsed, empty lines dropped.
 #[derive(Default)]
 pub(crate) struct Lines {

@@ -3,8 +3,8 @@
 //!
 //! - `text`: the page's text, the main content for `--text main` (`one_pass` where the
 //!   extractor's rules find it in one pass of the tokenizer, else the trafilatura crate), all
-//!   visible text for `--text full` (lines made by `lines`); `metadata`: title, language,
-//!   canonical link, description, publication date. Pure functions of a page's HTML (already decoded to UTF-8) and URL: no I/O, no
+//!   visible text for `--text full` (lines made by `lines`, tag names read by `tags`);
+//!   `metadata`: title, language, canonical link, description, publication date. Pure functions of a page's HTML (already decoded to UTF-8) and URL: no I/O, no
 //!   state between pages, so a worker calls them on the page it holds and hands the result on.
 //! - `markdown`: the main content as Markdown for `--markdown` (the trafilatura crate, as
 //!   `text` where the one pass does not answer: its kept HTML, links and images included,
@@ -29,4 +29,5 @@ pub(crate) mod lines;
 pub mod markdown;
 pub mod metadata;
 pub(crate) mod one_pass;
+pub(crate) mod tags;
 pub mod text;

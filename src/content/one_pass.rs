@@ -43,7 +43,8 @@
 //! most `MAX_SEARCH` open nodes), memory a constant times the page (a node per start tag, a
 //! block per run of text, the kept text), nothing kept between pages.
 
-use crate::content::lines::{BLOCKS, Lines};
+use crate::content::lines::Lines;
+use crate::content::tags::{BLOCK_TAGS, KNOWN, OTHER, Tag, Tags, known_tag, tags};
 use crate::url::html::{Namespace, Token, Tokenizer, attribute_value};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use rustc_hash::FxHashMap;
@@ -303,10 +304,7 @@ impl Page {
         }
         let parent = self.open.last().map(|&p| &self.nodes[p as usize]);
         let index = self.nodes.len() as u32;
-        let removed = tag == TEMPLATE
-            || tag == HEAD
-            || (tag != FIGURE && rules::cleaned_tag(tag.name()))
-            || verdict.comments;
+        let removed = tag.is(*REMOVED) || verdict.comments;
         let node = Node {
             tag,
             rules: if self.removed > 0 || removed {
@@ -647,6 +645,18 @@ fn might_match(tag: &StartTag, joined: &mut String) -> bool {
             .any(|a| NEEDLES.is_match(tag.attr(a)))
 }
 
+/// The tags removed with their content: trafilatura's cleaning list (a `<figure>` aside: it is
+/// kept if it holds a table, `Page::pop` decides), `<head>` and `<template>`; asked at every
+/// start tag, so a bit set made once rather than the crate's set of strings.
+static REMOVED: LazyLock<Tags> = LazyLock::new(|| {
+    let cleaned = KNOWN
+        .iter()
+        .enumerate()
+        .filter(|&(_, name)| rules::cleaned_tag(name));
+    let bits = cleaned.fold(0, |bits, (i, _)| bits | 1 << i);
+    Tags((bits | tags(&["head", "template"]).0) & !tags(&["figure"]).0)
+});
+
 /// The content rules an element matches by its tag alone: `<article>` rule 2, `<main>` rule 5.
 fn tag_only_rules(tag: Tag) -> u8 {
     u8::from(tag == ARTICLE) << 1 | u8::from(tag == MAIN) << 4
@@ -657,137 +667,6 @@ fn link_heavy(chars: u32, link_chars: u32) -> bool {
     chars == 0 || f64::from(link_chars) > 0.8 * f64::from(chars)
 }
 
-/// Tag names the pass knows (`known_tag`): every name a list above or a
-/// rule names, and the cleaning's. Any other tag is `OTHER`.
-#[rustfmt::skip]
-const KNOWN: [&str; 117] = [
-    "a", "abbr", "address", "applet", "area", "article", "aside", "audio", "b", "base", "blink",
-    "blockquote", "body", "br", "button", "canvas", "caption", "center", "cite", "code", "col",
-    "datalist", "dd", "del", "details", "dialog", "div", "dl", "dt", "em", "embed", "fieldset",
-    "figcaption", "figure", "font", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4",
-    "h5", "h6", "head", "header", "hgroup", "hr", "html", "i", "iframe", "img", "input", "ins",
-    "kbd", "label", "legend", "li", "link", "main", "map", "mark", "marquee", "math", "menu",
-    "menuitem", "meta", "nav", "noscript", "object", "ol", "optgroup", "option", "output", "p",
-    "param", "picture", "pre", "progress", "q", "rp", "rt", "rtc", "s", "samp", "script",
-    "section", "select", "small", "source", "span", "strong", "style", "sub", "summary", "sup",
-    "svg", "table", "tbody", "td", "template", "textarea", "tfoot", "th", "thead", "time", "title",
-    "tr", "track", "tt", "u", "ul", "use", "var", "video", "wbr",
-];
-
-/// A tag name as an index of `KNOWN` (`OTHER` for the rest).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Tag(u8);
-
-/// Every tag name `KNOWN` does not list.
-const OTHER: Tag = Tag(u8::MAX);
-
-impl Tag {
-    /// The tag named `name` (lower case, in `KNOWN`: else the build fails).
-    const fn of(name: &str) -> Tag {
-        Tag::of_bytes(name.as_bytes())
-    }
-
-    const fn of_bytes(name: &[u8]) -> Tag {
-        let mut i = 0;
-        while i < KNOWN.len() {
-            if eq(KNOWN[i].as_bytes(), name) {
-                return Tag(i as u8);
-            }
-            i += 1;
-        }
-        panic!("a tag name not in KNOWN")
-    }
-
-    fn name(self) -> &'static str {
-        KNOWN.get(usize::from(self.0)).copied().unwrap_or("")
-    }
-
-    fn is(self, set: Tags) -> bool {
-        self.0 < 128 && set.0 >> self.0 & 1 == 1
-    }
-}
-
-const fn eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// A set of tags, a bit each.
-#[derive(Clone, Copy)]
-struct Tags(u128);
-
-const fn tags(names: &[&str]) -> Tags {
-    let mut bits = 0u128;
-    let mut i = 0;
-    while i < names.len() {
-        bits |= 1 << Tag::of(names[i]).0;
-        i += 1;
-    }
-    Tags(bits)
-}
-
-/// The tag named `name` (any case): its lower-case bytes packed into an integer and looked up
-/// in `KNOWN_TABLE` (a compare of integers, not of strings, for each of a page's tags).
-fn known_tag(name: &[u8]) -> Tag {
-    if name.is_empty() || name.len() > 16 {
-        return OTHER;
-    }
-    let mut key = 0u128;
-    for (i, b) in name.iter().enumerate() {
-        key |= u128::from(b.to_ascii_lowercase()) << (8 * i);
-    }
-    let mut slot = slot_of(key);
-    loop {
-        let (k, tag) = KNOWN_TABLE[slot];
-        if k == key {
-            return Tag(tag);
-        }
-        if k == 0 {
-            return OTHER;
-        }
-        slot = (slot + 1) % KNOWN_TABLE.len();
-    }
-}
-
-/// Where `known_tag` looks for `key` first.
-const fn slot_of(key: u128) -> usize {
-    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize
-}
-
-/// `KNOWN`'s names packed as `known_tag` packs a name, with their tags, in an open-addressed
-/// table of 512 slots (a quarter full: a name is found at its slot or the next, mostly), built
-/// at compile time. An empty slot's key is 0, no name's.
-const KNOWN_TABLE: [(u128, u8); 512] = {
-    let mut table = [(0u128, 0u8); 512];
-    let mut i = 0;
-    while i < KNOWN.len() {
-        let name = KNOWN[i].as_bytes();
-        let mut key = 0u128;
-        let mut j = 0;
-        while j < name.len() {
-            key |= (name[j] as u128) << (8 * j);
-            j += 1;
-        }
-        let mut slot = slot_of(key);
-        while table[slot].0 != 0 {
-            slot = (slot + 1) % 512;
-        }
-        table[slot] = (key, i as u8);
-        i += 1;
-    }
-    table
-};
-
 const A: Tag = Tag::of("a");
 const BR: Tag = Tag::of("br");
 const FIGURE: Tag = Tag::of("figure");
@@ -796,7 +675,6 @@ const LI: Tag = Tag::of("li");
 const P: Tag = Tag::of("p");
 const PRE: Tag = Tag::of("pre");
 const TABLE: Tag = Tag::of("table");
-const TEMPLATE: Tag = Tag::of("template");
 const ARTICLE: Tag = Tag::of("article");
 const MAIN: Tag = Tag::of("main");
 const SVG: Tag = Tag::of("svg");
@@ -821,25 +699,8 @@ const DEFINITION_SCOPE: Tags = tags(&["dl", "table", "td", "th", "body"]);
 const ROW_SCOPE: Tags = tags(&["tr", "table"]);
 const LINK_SCOPE: Tags = tags(&["td", "th", "table", "body"]);
 
-/// Elements that end a line: `lines::BLOCKS`.
-const BLOCK_TAGS: Tags = {
-    let mut set = Tags(0);
-    let mut i = 0;
-    while i < BLOCKS.len() {
-        set.0 |= 1 << Tag::of_bytes(BLOCKS[i]).0;
-        i += 1;
-    }
-    set
-};
-
-/// What ends a line here: `BLOCK_TAGS`, and `<template>`, whose content is not read.
+/// What ends a line here: `tags::BLOCKS`, and `<template>`, whose content is not read.
 const BREAKS: Tags = Tags(BLOCK_TAGS.0 | tags(&["template"]).0);
-
-/// Whether a tag named `name` (any case) ends a line of text (`lines::BLOCKS`), for
-/// `text::full_text`: one look-up of the name, not a comparison with each block's.
-pub(crate) fn ends_line(name: &[u8]) -> bool {
-    known_tag(name).is(BLOCK_TAGS)
-}
 
 const HEADINGS: Tags = tags(&["h1", "h2", "h3", "h4", "h5", "h6"]);
 
@@ -1008,34 +869,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_known_tag_is_found_in_any_case_and_no_other() {
-        for (i, name) in KNOWN.iter().enumerate() {
-            assert_eq!(known_tag(name.as_bytes()), Tag(i as u8), "{name}");
-            assert_eq!(
-                known_tag(name.to_uppercase().as_bytes()),
-                Tag(i as u8),
-                "{name}"
-            );
-            assert_eq!(Tag(i as u8).name(), *name);
-        }
-        for other in [
-            "",
-            "x",
-            "ab",
-            "divs",
-            "h7",
-            "my-element",
-            "blockquotes",
-            "abcdefghijklmnopq",
-        ] {
-            assert_eq!(known_tag(other.as_bytes()), OTHER, "{other}");
-        }
-    }
-
-    /// The needle test only skips rules that cannot match: on tags and attribute values made
-    /// of the rules' own needles, their neighbours and their pieces, `might_match` is false
-    /// only where no rule matches but by the tag.
     #[test]
     fn elements_the_needles_skip_match_no_rule() {
         let mut values: Vec<String> = vec![String::new(), "x".into(), "main".into(), "true".into()];

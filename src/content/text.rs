@@ -8,7 +8,7 @@
 //! `full_text` reads the page with the link extractor's tokenizer (`url::html`), which notes the
 //! runs of text between tags in its one pass; the tags between two runs say whether they are
 //! one block (inline tags: `<b>`, `<a>`, `<span>`) or two (`BLOCKS`: `<p>`, `<li>`, `<br>`,
-//! `<td>`...). It copies nothing but the text.
+//! `<td>`...; `tags::ends_line`). It copies nothing but the text.
 //!
 //! `main_text` is `one_pass::main_text` where it answers: the main content found by the
 //! `trafilatura` crate's own rules, read in one pass of the same tokenizer, on pages where
@@ -24,7 +24,7 @@
 //! "Main text in one pass"; `benches/extraction.sh`).
 
 use crate::content::lines::Lines;
-use crate::content::{metadata, one_pass};
+use crate::content::{metadata, one_pass, tags};
 use crate::url::html::{Token, Tokenizer, attribute_value};
 use url::Url;
 
@@ -88,7 +88,7 @@ pub fn main_text_by(by: Extractor, html: &str, url: &Url) -> String {
 /// `main_text_by` of a page whose titles (`metadata::titles`) are `titles`.
 fn main_text_titled(by: Extractor, html: &str, url: &Url, titles: &[String]) -> String {
     if by != Extractor::Trafilatura {
-        let page = &html[..floor_char_boundary(html, MAX_TREE_BYTES)];
+        let page = &html[..html.floor_char_boundary(MAX_TREE_BYTES)];
         // A panic costs the page its one pass, not the crawl its worker: trafilatura decides.
         let answer = std::panic::catch_unwind(|| one_pass::main_text(page, MAX_DEPTH));
         match answer.unwrap_or(None) {
@@ -127,7 +127,7 @@ pub(crate) fn main_content<'h>(
     links_and_images: bool,
     inspect: impl FnOnce(&trafilatura::dom::Document),
 ) -> MainContent<'h> {
-    let page = &html[..floor_char_boundary(html, MAX_TREE_BYTES)];
+    let page = &html[..html.floor_char_boundary(MAX_TREE_BYTES)];
     if nesting_at_most(page.as_bytes(), MAX_DEPTH).is_none() {
         return MainContent::TooDeep(page);
     }
@@ -152,15 +152,6 @@ pub(crate) fn main_content<'h>(
         Ok(Ok(result)) => MainContent::Html(result.content_html),
         _ => MainContent::Failed,
     }
-}
-
-/// The largest `end` at most `at` that is a character boundary of `text`.
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut end = text.len().min(at);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    end
 }
 
 /// Elements that end without an end tag: void ones, and those the next of their kind (or
@@ -296,7 +287,7 @@ fn breaks_line(markup: &[u8], pre: &mut u32) -> bool {
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
         let name = &markup[name_start..name_start + len];
-        if !one_pass::ends_line(name) {
+        if !tags::ends_line(name) {
             continue;
         }
         breaks = true;

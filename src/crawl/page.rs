@@ -112,12 +112,11 @@ impl<'e> Page<'e> {
         }
         let html = self.response.is_html();
         // The metadata first: its titles tell the main text which first line to drop.
-        let (meta, titles) = match html && (text.is_some() || markdown) {
-            true => {
-                let (meta, titles) = content::metadata::metadata_and_titles(self.text(), &self.url);
-                (Some(meta), titles)
-            }
-            false => (None, Vec::new()),
+        let (meta, titles) = if html && (text.is_some() || markdown) {
+            let (meta, titles) = content::metadata::metadata_and_titles(self.text(), &self.url);
+            (Some(meta), titles)
+        } else {
+            (None, Vec::new())
         };
         if let Some(mode) = text {
             let kept = content::text::text_of(mode, self.text(), html, &self.url, &titles);

@@ -211,11 +211,7 @@ impl Shingler {
         let room = MAX_TEXT_BYTES.saturating_sub(self.taken);
         let mut text = text;
         if text.len() > room {
-            let mut cut = room;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text = &text[..cut];
+            text = &text[..text.floor_char_boundary(room)];
         }
         self.taken += text.len();
         for c in text.chars() {
