@@ -4,8 +4,9 @@
 //! - `text`: the page's text, the main content for `--text main` (`one_pass` where the
 //!   extractor's rules find it in one pass of the tokenizer, else the trafilatura crate), all
 //!   visible text for `--text full` (lines made by `lines`, tag names read by `tags`);
-//!   `metadata`: title, language, canonical link, description, publication date. Pure functions of a page's HTML (already decoded to UTF-8) and URL: no I/O, no
-//!   state between pages, so a worker calls them on the page it holds and hands the result on.
+//!   `metadata`: title, language, canonical link, description, publication date. Pure
+//!   functions of a page's HTML (already decoded to UTF-8) and URL: no I/O, no state between
+//!   pages, so a worker calls them on the page it holds and hands the result on.
 //! - `markdown`: the main content as Markdown for `--markdown` (the trafilatura crate, as
 //!   `text` where the one pass does not answer: its kept HTML, links and images included,
 //!   written as CommonMark with GFM tables, links and images absolute).
